@@ -1,0 +1,280 @@
+"""The exact theoretical-occupancy engine.
+
+Each private helper mirrors one function of NVIDIA's reference implementation,
+cuda_occupancy.h (CUDA 12.9), and is named after it. The arithmetic is the
+header's; the constants the header hard-codes per compute capability come from
+the spec (`tuneadvise.specs`), so Fermi, which the header does not cover, runs
+through the same code with its own allocation units. The differential test in
+tests/test_reference_header.py holds the two equal over a seeded sweep.
+
+What the engine adds on top of the header: it names each launch failure (the
+header returns a silent 0), and it enforces limits the header leaves to the
+compiler or the launch (per-thread register cap of 2.x/3.0, static shared
+memory over 48 KB, __launch_bounds__ smaller than the block).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tuneadvise.specs.catalog import Arch
+
+INT_MAX = 2**31 - 1  # the header's "unlimited"
+
+LIMITERS = ("warps", "registers", "shared_memory", "blocks", "barriers")
+
+# Carveout preferences as cuda_occupancy.h encodes them (cudaOccCarveoutConfig).
+CARVEOUT_DEFAULT = -1
+CARVEOUT_MAX_L1 = 0
+CARVEOUT_MAX_SHARED = 100
+CARVEOUT_NAMES = {"default": CARVEOUT_DEFAULT, "max-l1": CARVEOUT_MAX_L1, "max-shared": CARVEOUT_MAX_SHARED}
+
+STATIC_SHARED_MEM_LIMIT = 48 * 1024  # ptxas refuses more static shared memory on every architecture
+
+
+@dataclass(frozen=True, slots=True)
+class Kernel:
+    """A kernel's resource usage and launch settings."""
+
+    registers: int
+    block_size: int  # threads per block (the product of the block's dimensions)
+    static_shared_mem: int = 0
+    dynamic_shared_mem: int = 0
+    carveout: int = CARVEOUT_DEFAULT  # -1 default, or a percentage 0..100
+    opt_in: bool = False  # cudaFuncAttributeMaxDynamicSharedMemorySize raised to the maximum
+    barriers: int = 1  # named barriers per block; 1 is what cuda_occupancy.h assumes from cudaFuncAttributes
+    max_threads_per_block: int | None = None  # __launch_bounds__ maxThreadsPerBlock
+
+
+@dataclass(frozen=True, slots=True)
+class LaunchError:
+    code: str  # stable identifier, e.g. "registers-per-thread"
+    field: str  # the input that causes it
+    message: str
+
+
+@dataclass(slots=True)
+class Occupancy:
+    arch: Arch
+    kernel: Kernel
+    active_blocks_per_sm: int
+    warps_per_block: int
+    block_limits: dict  # limiter -> blocks per SM it allows (None: no limit)
+    limiters: list
+    allocated_registers_per_block: int
+    allocated_shared_mem_per_block: int
+    shared_mem_config: int | None  # per-SM shared memory the driver would configure
+    errors: list = field(default_factory=list)
+    notes: list = field(default_factory=list)
+
+    @property
+    def launchable(self) -> bool:
+        return not self.errors
+
+    @property
+    def active_warps_per_sm(self) -> int:
+        return self.active_blocks_per_sm * self.warps_per_block
+
+    @property
+    def max_warps_per_sm(self) -> int:
+        return self.arch.max_warps_per_sm
+
+    @property
+    def occupancy(self) -> float:
+        return self.active_warps_per_sm / self.arch.max_warps_per_sm
+
+
+# --------------------------------------------------------------------------
+# Helpers mirroring cuda_occupancy.h
+# --------------------------------------------------------------------------
+
+def _div_round_up(x: int, y: int) -> int:
+    return (x + (y - 1)) // y
+
+
+def _round_up(x: int, y: int) -> int:
+    return y * _div_round_up(x, y)
+
+
+def _header_max_regs_per_thread(arch: Arch) -> int:
+    """cudaOccRegAllocationMaxPerThread: 255 up to 6.x, 256 from 7.0."""
+    return 256 if arch.major >= 7 else 255
+
+
+def align_up_shared_mem(arch: Arch, size: int) -> int | None:
+    """cudaOccAlignUpShmemSizeVoltaPlus: the smallest supported carveout >= size (None if none)."""
+    for config in arch.shared_mem_configs:
+        if size <= config:
+            return config
+    return None
+
+
+def shared_mem_preference(arch: Arch, carveout: int) -> int:
+    """cudaOccSMemPerMultiprocessor: the per-SM shared memory the carveout asks for."""
+    if arch.shared_mem_model == "carveout":  # cudaOccSMemPreferenceVoltaPlus
+        if carveout == CARVEOUT_DEFAULT:
+            size = arch.shared_mem_per_sm
+        else:
+            size = (carveout * arch.shared_mem_per_sm) // 100
+        aligned = align_up_shared_mem(arch, size)
+        return arch.shared_mem_per_sm if aligned is None else aligned
+    if arch.shared_mem_model == "cache-config":  # cudaOccSMemPreference, Kepler/Fermi branch
+        # Only the named preferences map to cudaFuncSetCacheConfig; a percentage is ignored there.
+        if carveout == CARVEOUT_MAX_L1:
+            return arch.shared_mem_configs[0]
+        return arch.shared_mem_configs[-1]
+    return arch.shared_mem_per_sm  # Maxwell/Pascal: dedicated shared memory
+
+
+def _warps_limit(arch: Arch, block_size: int) -> int:
+    """cudaOccMaxBlocksPerSMWarpsLimit (partitioned global caching off)."""
+    if block_size > arch.max_threads_per_block:
+        return 0
+    return arch.max_warps_per_sm // _div_round_up(block_size, arch.warp_size)
+
+
+def _registers_limit(arch: Arch, registers: int, block_size: int, granularity: int) -> tuple[int, int]:
+    """cudaOccMaxBlocksPerSMRegsLimit: (blocks, registers allocated per block)."""
+    warps = _div_round_up(block_size, arch.warp_size)
+    per_warp = _round_up(registers * arch.warp_size, arch.register_allocation_unit)
+    per_block = per_warp * warps
+    # The hardware's launch check assumes registers go to all sub-partitions at once.
+    assumed_per_block = per_warp * _round_up(warps, granularity)
+    if (arch.registers_per_block < assumed_per_block
+            or arch.registers_per_block < per_block
+            or registers > _header_max_regs_per_thread(arch)):
+        return 0, per_block
+    if per_warp == 0:
+        return INT_MAX, per_block
+    warps_per_partition = (arch.registers_per_sm // granularity) // per_warp
+    return (warps_per_partition * granularity) // warps, per_block
+
+
+def _shared_mem_limit(arch: Arch, kernel: Kernel) -> tuple[int, int, int | None]:
+    """cudaOccMaxBlocksPerSMSmemLimit: (blocks, bytes allocated per block, per-SM config)."""
+    unit = arch.shared_mem_allocation_unit
+    preference = shared_mem_preference(arch, kernel.carveout)
+    static = kernel.static_shared_mem + arch.reserved_shared_mem_per_block
+    total = static + kernel.dynamic_shared_mem
+    allocated = _round_up(total, unit)
+
+    opt_in = kernel.opt_in and arch.major >= 7
+    if opt_in:
+        # The kernel raised cudaFuncAttributeMaxDynamicSharedMemorySize to the largest value allowed.
+        max_dynamic = max(arch.shared_mem_per_block_optin - kernel.static_shared_mem, 0)
+        dynamic_exceeded = kernel.dynamic_shared_mem > max_dynamic
+        limit = (arch.shared_mem_per_block_optin if static + max_dynamic > arch.shared_mem_per_block
+                 else arch.shared_mem_per_block)
+    else:
+        dynamic_exceeded = False
+        limit = arch.shared_mem_per_block
+    if arch.major >= 8:  # cudaOccSMemPerBlock: the driver reserves memory per block from 8.0 on
+        limit += arch.reserved_shared_mem_per_block
+
+    if dynamic_exceeded or allocated > limit:
+        return 0, allocated, None
+    if preference >= allocated:
+        config = preference
+    elif arch.shared_mem_model == "carveout":
+        config = align_up_shared_mem(arch, allocated)
+    else:
+        config = arch.shared_mem_per_sm
+    blocks = config // allocated if allocated > 0 else INT_MAX
+    return blocks, allocated, config
+
+
+def _barriers_limit(arch: Arch, barriers: int) -> int:
+    """cudaOccMaxBlocksPerSMBlockBarrierLimit (9.0 and later)."""
+    available = arch.max_blocks_per_sm * arch.barriers_per_block_slot
+    return available // barriers if barriers else INT_MAX
+
+
+# --------------------------------------------------------------------------
+# The public calculation
+# --------------------------------------------------------------------------
+
+def block_limits(arch: Arch, kernel: Kernel) -> tuple[dict, int, int, int | None]:
+    """Blocks per SM each resource allows, exactly as cudaOccMaxActiveBlocksPerMultiprocessor."""
+    regs, allocated_regs = _registers_limit(
+        arch, kernel.registers, kernel.block_size, arch.warp_allocation_granularity)
+    if regs and arch.register_launch_check_granularity:
+        # GP100 (6.0): a kernel that cannot run on GP10x is refused on all Pascal parts.
+        check, _ = _registers_limit(
+            arch, kernel.registers, kernel.block_size, arch.register_launch_check_granularity)
+        if check == 0:
+            regs = 0
+    smem, allocated_smem, config = _shared_mem_limit(arch, kernel)
+    limits = {
+        "warps": _warps_limit(arch, kernel.block_size),
+        "registers": regs,
+        "shared_memory": smem,
+        "blocks": arch.max_blocks_per_sm,
+    }
+    if arch.barriers_per_block_slot is not None and kernel.barriers > 0:
+        limits["barriers"] = _barriers_limit(arch, kernel.barriers)
+    return limits, allocated_regs, allocated_smem, config
+
+
+def launch_errors(arch: Arch, kernel: Kernel, limits: dict) -> list[LaunchError]:
+    """Why a configuration cannot launch, one named reason per broken limit."""
+    errors = []
+    warps = _div_round_up(kernel.block_size, arch.warp_size)
+    if kernel.block_size > arch.max_threads_per_block:
+        errors.append(LaunchError("block-size", "block_size",
+                                  f"{kernel.block_size} threads per block exceeds {arch.sm}'s limit of {arch.max_threads_per_block}"))
+    if kernel.max_threads_per_block is not None and kernel.block_size > kernel.max_threads_per_block:
+        errors.append(LaunchError("launch-bounds", "block_size",
+                                  f"block of {kernel.block_size} threads exceeds the kernel's __launch_bounds__ maximum of {kernel.max_threads_per_block}"))
+    if kernel.registers > arch.max_registers_per_thread:
+        errors.append(LaunchError("registers-per-thread", "registers",
+                                  f"{kernel.registers} registers per thread exceeds {arch.sm}'s limit of {arch.max_registers_per_thread}"))
+    elif limits["registers"] == 0 and kernel.block_size <= arch.max_threads_per_block:
+        per_warp = _round_up(kernel.registers * arch.warp_size, arch.register_allocation_unit)
+        needed = per_warp * _round_up(warps, arch.warp_allocation_granularity)
+        errors.append(LaunchError("registers-per-block", "registers",
+                                  f"{kernel.registers} registers x {kernel.block_size} threads needs {needed} registers per block "
+                                  f"after allocation granularity; {arch.sm} allows {arch.registers_per_block}"))
+    if kernel.static_shared_mem > STATIC_SHARED_MEM_LIMIT:
+        errors.append(LaunchError("static-shared-mem", "shared_mem",
+                                  f"{kernel.static_shared_mem} bytes of static shared memory exceeds the 49152-byte limit "
+                                  "on static allocations; move it to dynamic shared memory"))
+    elif limits["shared_memory"] == 0:
+        requested = kernel.static_shared_mem + kernel.dynamic_shared_mem
+        if arch.major >= 7 and not kernel.opt_in and requested <= arch.shared_mem_per_block_optin:
+            errors.append(LaunchError("opt-in-required", "dynamic_shared_mem",
+                                      f"{requested} bytes of shared memory per block exceeds {arch.shared_mem_per_block} without opt-in; "
+                                      "set cudaFuncAttributeMaxDynamicSharedMemorySize (and pass opt_in) to use up to "
+                                      f"{arch.shared_mem_per_block_optin}"))
+        else:
+            ceiling = arch.shared_mem_per_block_optin if (kernel.opt_in and arch.major >= 7) else arch.shared_mem_per_block
+            errors.append(LaunchError("shared-mem-per-block", "dynamic_shared_mem",
+                                      f"{requested} bytes of shared memory per block exceeds {arch.sm}'s per-block limit of {ceiling}"))
+    return errors
+
+
+def occupancy(arch: Arch, kernel: Kernel) -> Occupancy:
+    """Theoretical occupancy of `kernel` on `arch`, with every limit and failure named."""
+    limits, allocated_regs, allocated_smem, config = block_limits(arch, kernel)
+    errors = launch_errors(arch, kernel, limits)
+    active = 0 if errors else min(limits.values())
+    limiters = [name for name in LIMITERS if name in limits and limits[name] == active]
+    notes = []
+    if kernel.opt_in and arch.major < 7:
+        notes.append(f"opt-in has no effect on {arch.sm}: the per-block limit is fixed at {arch.shared_mem_per_block} bytes")
+    if kernel.carveout not in (CARVEOUT_DEFAULT, CARVEOUT_MAX_L1, CARVEOUT_MAX_SHARED) and arch.shared_mem_model == "cache-config":
+        notes.append(f"{arch.sm} takes no carveout percentage; only max-l1 or max-shared (cudaFuncSetCacheConfig) change its split")
+    if kernel.carveout != CARVEOUT_DEFAULT and arch.shared_mem_model == "fixed":
+        notes.append(f"{arch.sm} has dedicated shared memory; the carveout preference has no effect")
+    return Occupancy(
+        arch=arch,
+        kernel=kernel,
+        active_blocks_per_sm=active,
+        warps_per_block=_div_round_up(kernel.block_size, arch.warp_size),
+        block_limits={k: (None if v == INT_MAX else v) for k, v in limits.items()},
+        limiters=limiters,
+        allocated_registers_per_block=allocated_regs,
+        allocated_shared_mem_per_block=allocated_smem,
+        shared_mem_config=config if not errors else None,
+        errors=errors,
+        notes=notes,
+    )

@@ -1,0 +1,140 @@
+"""Turn user-supplied text and JSON values into a validated `Kernel`.
+
+Every failure raises InputError naming the field and what is allowed, so the
+CLI can print one line and exit 2 without a traceback.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tuneadvise.advisor.engine import CARVEOUT_DEFAULT, CARVEOUT_NAMES, Kernel
+
+MAX_REGISTERS = 255  # no architecture encodes more registers per thread
+MAX_THREADS = 1024  # no architecture allows larger blocks
+MAX_BLOCK_DIMS = (1024, 1024, 64)
+MAX_BARRIERS = 16  # named barriers per block (bar.sync 0..15)
+MAX_SHARED_MEM = 1 << 30  # a sanity bound far above any architecture; larger values are typos
+
+_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib)?\s*$", re.IGNORECASE)
+_UNITS = {None: 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20}
+
+
+class InputError(ValueError):
+    def __init__(self, field: str, message: str):
+        self.field = field
+        self.detail = message
+        super().__init__(f"{field}: {message}")
+
+    def as_option(self) -> str:
+        """The message with the field spelled as a command-line option."""
+        return f"--{self.field.replace('_', '-')}: {self.detail}"
+
+
+def parse_size(value, field: str) -> int:
+    """Bytes from 12288, '12288', '12K', '12 KiB', '1.5K' (K = 1024)."""
+    if isinstance(value, bool):
+        raise InputError(field, f"expected a byte count such as 12288 or 12K, got {value!r}")
+    if isinstance(value, int):
+        number = value
+    elif isinstance(value, float) and value.is_integer():
+        number = int(value)
+    elif isinstance(value, str):
+        match = _SIZE.match(value)
+        if not match:
+            raise InputError(field, f"expected a byte count such as 12288 or 12K, got {value!r}")
+        scaled = float(match.group(1)) * _UNITS[(match.group(2) or "").lower() or None]
+        if not scaled.is_integer():
+            raise InputError(field, f"{value!r} is not a whole number of bytes")
+        number = int(scaled)
+    else:
+        raise InputError(field, f"expected a byte count such as 12288 or 12K, got {value!r}")
+    if number < 0 or number > MAX_SHARED_MEM:
+        raise InputError(field, f"must be between 0 and {MAX_SHARED_MEM} bytes, got {number}")
+    return number
+
+
+def parse_int(value, field: str, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, str, float)):
+        raise InputError(field, f"expected an integer from {low} to {high}, got {value!r}")
+    try:
+        number = int(value) if not isinstance(value, float) or value.is_integer() else None
+    except ValueError:
+        number = None
+    if number is None:
+        raise InputError(field, f"expected an integer from {low} to {high}, got {value!r}")
+    if not low <= number <= high:
+        raise InputError(field, f"must be from {low} to {high}, got {number}")
+    return number
+
+
+def parse_block(value, field: str = "block_size") -> tuple[int, ...]:
+    """Block dimensions from 256, '256', '16x16', '32,8,2' or [32, 8]."""
+    if isinstance(value, (list, tuple)):
+        parts = list(value)
+    elif isinstance(value, str):
+        parts = [p for p in re.split(r"[x,*\s]+", value.strip().lower()) if p]
+    else:
+        parts = [value]
+    if not 1 <= len(parts) <= 3:
+        raise InputError(field, f"expected 1 to 3 dimensions such as 256 or 16x16, got {value!r}")
+    dims = tuple(parse_int(p, field, 1, limit) for p, limit in zip(parts, MAX_BLOCK_DIMS))
+    threads = 1
+    for d in dims:
+        threads *= d
+    if threads > MAX_THREADS:
+        raise InputError(field, f"{'x'.join(map(str, dims))} is {threads} threads; no architecture allows more than {MAX_THREADS}")
+    return dims
+
+
+def parse_carveout(value, field: str = "carveout") -> int:
+    """'default', 'max-shared', 'max-l1', or a percentage 0..100 ('50' or '50%')."""
+    if isinstance(value, str):
+        text = value.strip().lower()
+        if text in CARVEOUT_NAMES:
+            return CARVEOUT_NAMES[text]
+        value = text.rstrip("%")
+    try:
+        return parse_int(value, field, 0, 100)
+    except InputError:
+        raise InputError(field, f"expected default, max-shared, max-l1 or a percentage 0-100, got {value!r}") from None
+
+
+def parse_bool(value, field: str) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "yes", "1", "false", "no", "0"):
+        return value.strip().lower() in ("true", "yes", "1")
+    if value in (0, 1):
+        return bool(value)
+    raise InputError(field, f"expected true or false, got {value!r}")
+
+
+def make_kernel(
+    *,
+    registers,
+    block_size,
+    shared_mem=0,
+    dynamic_shared_mem=0,
+    carveout="default",
+    opt_in=False,
+    barriers=1,
+    max_threads_per_block=None,
+) -> tuple[Kernel, tuple[int, ...]]:
+    """Validate raw values (CLI text or JSON) into a Kernel and the block's dimensions."""
+    dims = parse_block(block_size)
+    threads = 1
+    for d in dims:
+        threads *= d
+    kernel = Kernel(
+        registers=parse_int(registers, "registers", 0, MAX_REGISTERS),
+        block_size=threads,
+        static_shared_mem=parse_size(shared_mem, "shared_mem"),
+        dynamic_shared_mem=parse_size(dynamic_shared_mem, "dynamic_shared_mem"),
+        carveout=CARVEOUT_DEFAULT if carveout is None else parse_carveout(carveout),
+        opt_in=parse_bool(opt_in, "opt_in"),
+        barriers=parse_int(barriers, "barriers", 0, MAX_BARRIERS),
+        max_threads_per_block=None if max_threads_per_block is None
+        else parse_int(max_threads_per_block, "max_threads_per_block", 1, MAX_THREADS),
+    )
+    return kernel, dims

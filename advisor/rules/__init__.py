@@ -1,0 +1,111 @@
+"""The rule registry: rule texts from rules.toml, checks from checks.py.
+
+    >>> from tuneadvise.advisor.rules import registry
+    >>> registry()["TA106"].name
+    'dynamic-shared-mem-needs-opt-in'
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+from tuneadvise.specs.catalog import read_toml
+
+SEVERITIES = ("error", "warning", "info")
+SEVERITY_RANK = {name: rank for rank, name in enumerate(reversed(SEVERITIES))}  # info 0 < warning 1 < error 2
+
+
+@dataclass(frozen=True, slots=True)
+class Rule:
+    code: str
+    name: str
+    severity: str
+    summary: str
+    explanation: str
+    source: str
+    params: dict
+    trigger: dict
+    clean: dict
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "name": self.name, "severity": self.severity, "summary": self.summary,
+                "explanation": self.explanation, "source": self.source}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    code: str
+    severity: str
+    message: str
+    arch: str
+    details: dict = field(default_factory=dict)
+    source: str = ""
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "severity": self.severity, "message": self.message, "arch": self.arch,
+                "details": self.details, "source": self.source}
+
+
+@lru_cache(maxsize=1)
+def registry() -> dict[str, Rule]:
+    raw = read_toml(Path(__file__).with_name("rules.toml"))
+    return {
+        code: Rule(code=code, name=entry["name"], severity=entry["severity"], summary=entry["summary"],
+                   explanation=entry["explanation"].strip(), source=entry["source"],
+                   params=entry.get("params", {}), trigger=entry["trigger"], clean=entry["clean"])
+        for code, entry in raw.items()
+    }
+
+
+def lookup(code_or_name: str) -> Rule | None:
+    rules = registry()
+    key = code_or_name.strip()
+    if key.upper() in rules:
+        return rules[key.upper()]
+    return next((r for r in rules.values() if r.name == key.lower()), None)
+
+
+@dataclass(frozen=True, slots=True)
+class RuleSelection:
+    """ruff-style --select/--ignore: codes or prefixes ("TA1", "TA106")."""
+
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, select: str | None, ignore: str | None) -> "RuleSelection":
+        def split(text, option):
+            items = tuple(p.strip().upper() for p in (text or "").split(",") if p.strip())
+            known = registry()
+            for item in items:
+                if not any(code.startswith(item) for code in known):
+                    raise ValueError(f"{option}: '{item}' matches no rule code (see 'tuneadvise rules')")
+            return items
+
+        return cls(split(select, "--select"), split(ignore, "--ignore"))
+
+    def allows(self, code: str) -> bool:
+        if self.select and not any(code.startswith(p) for p in self.select):
+            return False
+        return not any(code.startswith(p) for p in self.ignore)
+
+
+def check_occupancy(resolved, result, selection: RuleSelection = RuleSelection(), **context) -> list[Finding]:
+    """Run every selected rule against one occupancy result.
+
+    `context` may carry spill_bytes, grid_size, sm_count, cluster_size,
+    compiled_for and block_dims, as lint or the command line know them.
+    """
+    from tuneadvise.advisor.rules.checks import CHECKS, Context
+
+    ctx = Context.build(resolved, result, context)
+    findings = []
+    for code, rule in registry().items():
+        if not selection.allows(code):
+            continue
+        for message, details in CHECKS[code](ctx, rule.params):
+            findings.append(Finding(code, rule.severity, message, result.arch.sm, details, rule.source))
+    findings.sort(key=lambda f: (-SEVERITY_RANK[f.severity], f.code))
+    return findings

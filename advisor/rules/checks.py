@@ -1,0 +1,346 @@
+"""One check per rule code. Each yields (message, details) pairs; the registry
+adds code, severity and source. Messages carry the actual numbers and, where
+there is one, the concrete change to make."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from tuneadvise.advisor import whatif
+from tuneadvise.advisor.engine import CARVEOUT_DEFAULT, CARVEOUT_MAX_SHARED, Occupancy, occupancy
+
+Check = Callable[["Context", dict], Iterator[tuple[str, dict]]]
+CHECKS: dict[str, Check] = {}
+
+
+def check(code: str):
+    def register(fn: Check) -> Check:
+        CHECKS[code] = fn
+        return fn
+
+    return register
+
+
+@dataclass(frozen=True)
+class Context:
+    result: Occupancy
+    product: object | None
+    block_dims: tuple
+    spill_bytes: int | None
+    grid_size: int | None
+    sm_count: int | None
+    cluster_size: int | None
+    compiled_for: str | None
+
+    @classmethod
+    def build(cls, resolved, result, context: dict) -> "Context":
+        product = resolved.product
+        sm_count = context.get("sm_count") or (product.get("sm_count") if product else None)
+        return cls(result, product, tuple(context.get("block_dims") or (result.kernel.block_size,)),
+                   context.get("spill_bytes"), context.get("grid_size"), sm_count,
+                   context.get("cluster_size"), context.get("compiled_for"))
+
+    @property
+    def arch(self):
+        return self.result.arch
+
+    @property
+    def kernel(self):
+        return self.result.kernel
+
+
+def _pct(x: float) -> str:
+    return f"{x * 100:.1f}%".replace(".0%", "%")
+
+
+# -- launch validity: one rule per engine launch-error code -------------------
+
+_ERROR_RULES = {
+    "TA102": "launch-bounds",
+    "TA103": "registers-per-thread",
+    "TA104": "registers-per-block",
+    "TA105": "static-shared-mem",
+    "TA106": "opt-in-required",
+    "TA107": "shared-mem-per-block",
+}
+
+
+def _launch_error_check(error_code: str) -> Check:
+    def run(ctx: Context, params: dict):
+        for error in ctx.result.errors:
+            if error.code == error_code:
+                yield error.message, {"field": error.field}
+
+    return run
+
+
+for _code, _error in _ERROR_RULES.items():
+    CHECKS[_code] = _launch_error_check(_error)
+
+
+# -- launch shape -------------------------------------------------------------
+
+@check("TA201")
+def _warp_multiple(ctx: Context, params: dict):
+    size, warp = ctx.kernel.block_size, ctx.arch.warp_size
+    if size % warp:
+        lanes = -size % warp
+        yield (f"block of {size} threads fills {-(-size // warp)} warps with {lanes} idle lanes; "
+               f"use {size // warp * warp or warp} or {-(-size // warp) * warp}"), {"block_size": size, "idle_lanes": lanes}
+
+
+@check("TA202")
+def _x_dimension(ctx: Context, params: dict):
+    if len(ctx.block_dims) > 1 and ctx.block_dims[0] % 32:
+        x = ctx.block_dims[0]
+        yield (f"block x-dimension {x} is not a multiple of 32, so warps straddle rows; "
+               f"reshape {'x'.join(map(str, ctx.block_dims))} to put 32 or 64 threads along x"), {"block_dims": list(ctx.block_dims)}
+
+
+# -- occupancy ------------------------------------------------------------------
+
+def _launch_bounds_hint(ctx: Context, blocks: int, regs: int) -> str:
+    return f"__launch_bounds__({ctx.kernel.block_size}, {blocks}) or -maxrregcount={regs}"
+
+
+@check("TA301")
+def _limiter(ctx: Context, params: dict):
+    result = ctx.result
+    if not result.launchable or result.occupancy >= 1.0:
+        return
+    parts, details = [], {"limiters": result.limiters, "blocks_per_sm": result.active_blocks_per_sm,
+                          "occupancy": round(result.occupancy, 6), "next_steps": []}
+    for limiter in result.limiters:
+        if limiter == "registers":
+            cliff = whatif.register_cliff(result)
+            for step in cliff.down:
+                details["next_steps"].append({"resource": "registers", "value": step.value,
+                                              "blocks_per_sm": step.blocks_per_sm, "occupancy": round(step.occupancy, 6)})
+            if cliff.down:
+                step = cliff.down[0]
+                parts.append(f"registers: {cliff.current} -> {step.value} gives {step.blocks_per_sm} blocks/SM, "
+                             f"{_pct(result.occupancy)} -> {_pct(step.occupancy)} "
+                             f"({_launch_bounds_hint(ctx, step.blocks_per_sm, step.value)})")
+            else:
+                parts.append(f"registers limit {result.active_blocks_per_sm} blocks/SM; fewer registers alone cannot add one")
+        elif limiter == "shared_memory":
+            cliff = whatif.shared_mem_cliff(result)
+            carve = whatif.best_carveout(result)
+            if carve is not None:
+                parts.append(f"shared memory: carveout {carve.value}% gives {carve.blocks_per_sm} blocks/SM, "
+                             f"{_pct(result.occupancy)} -> {_pct(carve.occupancy)} "
+                             "(cudaFuncAttributePreferredSharedMemoryCarveout)")
+            if cliff.down:
+                step = cliff.down[0]
+                shave = cliff.current - step.value
+                details["next_steps"].append({"resource": "shared_memory", "value": step.value,
+                                              "blocks_per_sm": step.blocks_per_sm, "occupancy": round(step.occupancy, 6)})
+                parts.append(f"shared memory: {cliff.current} -> {step.value} B per block (-{shave} B) gives "
+                             f"{step.blocks_per_sm} blocks/SM, {_pct(result.occupancy)} -> {_pct(step.occupancy)}")
+        elif limiter in ("warps", "blocks"):
+            table = whatif.block_size_table(result)
+            best = max(table, key=lambda s: (s.occupancy, s.value))
+            if best.occupancy > result.occupancy:
+                parts.append(f"{limiter}: block size {best.value} gives {_pct(best.occupancy)}")
+            else:
+                parts.append(f"{limiter}: {result.active_blocks_per_sm} blocks of {result.warps_per_block} warps per SM")
+        elif limiter == "barriers":
+            parts.append(f"barriers: {ctx.kernel.barriers} per block allow {result.block_limits['barriers']} blocks/SM; "
+                         "fewer named barriers per block would allow more")
+    yield (f"occupancy {_pct(result.occupancy)} ({result.active_warps_per_sm}/{result.max_warps_per_sm} warps) "
+           f"limited by {' + '.join(result.limiters)}: " + "; ".join(parts)), details
+
+
+@check("TA302")
+def _low_occupancy(ctx: Context, params: dict):
+    result = ctx.result
+    if result.launchable and result.occupancy < params["threshold"]:
+        yield (f"theoretical occupancy {_pct(result.occupancy)} is below {_pct(params['threshold'])} "
+               f"of the maximum, limited by {' + '.join(result.limiters)}"), {"occupancy": round(result.occupancy, 6)}
+
+
+@check("TA303")
+def _few_warps(ctx: Context, params: dict):
+    result = ctx.result
+    warps = result.active_warps_per_sm
+    if not result.launchable:
+        return
+    if warps < params["with_ilp"]:
+        yield (f"{warps} resident warps per SM cannot hide FMA latency even with 4-way ILP "
+               f"(at least {params['with_ilp']} needed)"), {"active_warps_per_sm": warps}
+    elif warps < params["without_ilp"]:
+        yield (f"{warps} resident warps per SM hide FMA latency only with ~{-(-params['without_ilp'] // warps)}-way "
+               f"instruction-level parallelism ({params['without_ilp']} warps needed without)"), {"active_warps_per_sm": warps}
+
+
+@check("TA304")
+def _near_cliff(ctx: Context, params: dict):
+    result = ctx.result
+    if not result.launchable:
+        return
+    regs = whatif.register_cliff(result, steps=0)
+    if regs.headroom is not None and regs.headroom < params["register_margin"]:
+        yield (f"{regs.headroom} more register(s) per thread would drop to fewer than "
+               f"{result.active_blocks_per_sm} blocks/SM; pin the count with "
+               f"__launch_bounds__({ctx.kernel.block_size}, {result.active_blocks_per_sm})"), \
+            {"resource": "registers", "headroom": regs.headroom}
+    smem = whatif.shared_mem_cliff(result, steps=0)
+    if smem.headroom is not None and smem.headroom < params["shared_mem_margin"] and smem.current:
+        yield (f"+{smem.headroom} B of shared memory per block would drop to fewer than "
+               f"{result.active_blocks_per_sm} blocks/SM"), {"resource": "shared_memory", "headroom": smem.headroom}
+
+
+# -- shared memory and carveout -------------------------------------------------
+
+@check("TA401")
+def _carveout_rounded(ctx: Context, params: dict):
+    arch, carveout = ctx.arch, ctx.kernel.carveout
+    if arch.shared_mem_model != "carveout" or carveout in (CARVEOUT_DEFAULT, CARVEOUT_MAX_SHARED):
+        return
+    asked = carveout * arch.shared_mem_per_sm // 100
+    from tuneadvise.advisor.engine import align_up_shared_mem
+
+    got = align_up_shared_mem(arch, asked)
+    if got != asked:
+        configs = ", ".join(str(c // 1024) for c in arch.shared_mem_configs)
+        yield (f"carveout {carveout}% asks for {asked} B of shared memory per SM; {arch.sm} configures {got} B "
+               f"(supported: {configs} KB)"), {"requested_bytes": asked, "configured_bytes": got}
+
+
+@check("TA402")
+def _carveout_limits(ctx: Context, params: dict):
+    best = whatif.best_carveout(ctx.result)
+    if best is not None and ctx.kernel.carveout != CARVEOUT_DEFAULT:
+        yield (f"carveout {ctx.kernel.carveout}% allows {ctx.result.active_blocks_per_sm} blocks/SM; "
+               f"{best.value}% or more allows {best.blocks_per_sm} ({_pct(ctx.result.occupancy)} -> {_pct(best.occupancy)}): "
+               f"cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, {best.value})"), \
+            {"carveout": best.value, "blocks_per_sm": best.blocks_per_sm}
+
+
+@check("TA403")
+def _carveout_ignored(ctx: Context, params: dict):
+    for note in ctx.result.notes:
+        if "carveout" in note:
+            yield note, {}
+
+
+@check("TA404")
+def _reserved_costs_block(ctx: Context, params: dict):
+    arch, result = ctx.arch, ctx.result
+    if not arch.reserved_shared_mem_per_block or not result.launchable or "shared_memory" not in result.limiters:
+        return
+    total = ctx.kernel.static_shared_mem + ctx.kernel.dynamic_shared_mem
+    reserved = arch.reserved_shared_mem_per_block
+    if total <= reserved:
+        return
+    trimmed = whatif._with_total(ctx.kernel, total - reserved)
+    if occupancy(arch, trimmed).active_blocks_per_sm > result.active_blocks_per_sm:
+        yield (f"the {reserved} B CUDA reserves per block pushes {total} B to {result.allocated_shared_mem_per_block} B "
+               f"allocated; {total - reserved} B per block would fit "
+               f"{occupancy(arch, trimmed).active_blocks_per_sm} blocks/SM instead of {result.active_blocks_per_sm}"), \
+            {"reserved_bytes": reserved, "fitting_bytes": total - reserved}
+
+
+@check("TA405")
+def _fermi_l1(ctx: Context, params: dict):
+    arch = ctx.arch
+    if arch.major != 2 or not ctx.spill_bytes:
+        return
+    total = ctx.kernel.static_shared_mem + ctx.kernel.dynamic_shared_mem
+    small = arch.shared_mem_configs[0]
+    if total <= small and ctx.kernel.carveout != 0:
+        yield (f"{ctx.spill_bytes} B of spills and {total} B of shared memory: cudaFuncSetCacheConfig(kernel, "
+               f"cudaFuncCachePreferL1) gives 48 KB of L1 for the spills and still fits the block in {small // 1024} KB"), {}
+
+
+# -- registers --------------------------------------------------------------------
+
+@check("TA501")
+def _spills(ctx: Context, params: dict):
+    if not ctx.spill_bytes:
+        return
+    note = ""
+    if ctx.arch.major == 7:
+        note = "; spills cost less on 7.x than on Pascal: re-evaluate the occupancy/spilling balance by timing both"
+    yield f"{ctx.spill_bytes} B of register spills per thread{note}", {"spill_bytes": ctx.spill_bytes}
+
+
+# -- architecture specific --------------------------------------------------------
+
+@check("TA601")
+def _turing(ctx: Context, params: dict):
+    result = ctx.result
+    if ctx.arch.cc == "7.5" and result.launchable and "blocks" in result.limiters and result.occupancy < 1:
+        need = -(-ctx.arch.max_threads_per_sm // ctx.arch.max_blocks_per_sm)
+        yield (f"Turing holds at most {ctx.arch.max_blocks_per_sm} blocks per SM: blocks of {ctx.kernel.block_size} "
+               f"threads reach {_pct(result.occupancy)}; use at least {need} threads per block"), {"min_block_size": need}
+
+
+@check("TA602")
+def _volta_on_turing(ctx: Context, params: dict):
+    if ctx.arch.cc == "7.5" and ctx.compiled_for and ctx.compiled_for.lower().startswith("sm_70"):
+        yield "code compiled for sm_70 reaches half of Turing's tensor-core peak; add -gencode arch=compute_75,code=sm_75", {}
+
+
+@check("TA603")
+def _cluster_size(ctx: Context, params: dict):
+    size, arch = ctx.cluster_size, ctx.arch
+    if not size or size <= 1:
+        return
+    if arch.max_cluster_size_portable is None:
+        yield f"thread-block clusters need compute capability 9.0 or later; {arch.sm} has none", {"cluster_size": size}
+    elif size > (arch.max_cluster_size_nonportable or arch.max_cluster_size_portable):
+        yield (f"cluster of {size} blocks exceeds {arch.sm}'s maximum of "
+               f"{arch.max_cluster_size_nonportable or arch.max_cluster_size_portable}"), {"cluster_size": size}
+
+
+@check("TA604")
+def _cluster_nonportable(ctx: Context, params: dict):
+    size, arch = ctx.cluster_size, ctx.arch
+    portable, largest = arch.max_cluster_size_portable, arch.max_cluster_size_nonportable
+    if size and portable and portable < size <= (largest or portable):
+        yield (f"cluster of {size} blocks exceeds the portable {portable}: set "
+               "cudaFuncAttributeNonPortableClusterSizeAllowed and size the launch with cudaOccupancyMaxActiveClusters"), \
+            {"cluster_size": size}
+
+
+# -- launch level (need a grid size and an SM count) ------------------------------
+
+@check("TA701")
+def _small_grid(ctx: Context, params: dict):
+    if ctx.grid_size and ctx.sm_count and ctx.grid_size < ctx.sm_count:
+        yield (f"grid of {ctx.grid_size} blocks leaves {ctx.sm_count - ctx.grid_size} of {ctx.sm_count} SMs idle"), \
+            {"grid_size": ctx.grid_size, "sm_count": ctx.sm_count}
+
+
+@check("TA702")
+def _small_grid_barriers(ctx: Context, params: dict):
+    if (ctx.grid_size and ctx.sm_count and ctx.kernel.barriers > 0
+            and ctx.sm_count <= ctx.grid_size < 2 * ctx.sm_count):
+        yield (f"grid of {ctx.grid_size} blocks gives some of the {ctx.sm_count} SMs a single block, "
+               "which idles at every __syncthreads; aim for at least "
+               f"{2 * ctx.sm_count} blocks"), {"grid_size": ctx.grid_size, "sm_count": ctx.sm_count}
+
+
+def waves(result: Occupancy, grid_size: int, sm_count: int) -> dict | None:
+    per_wave = result.active_blocks_per_sm * sm_count
+    if not per_wave:
+        return None
+    full, partial = divmod(grid_size, per_wave)
+    fill = partial / per_wave
+    lost = (1 - fill) / (full + 1) if partial else 0.0
+    return {"blocks_per_wave": per_wave, "full_waves": full, "partial_wave_blocks": partial,
+            "waves": round(grid_size / per_wave, 4), "tail_share_upper_bound": round(lost, 4)}
+
+
+@check("TA703")
+def _tail(ctx: Context, params: dict):
+    if not (ctx.grid_size and ctx.sm_count and ctx.result.launchable) or ctx.grid_size < ctx.sm_count:
+        return
+    w = waves(ctx.result, ctx.grid_size, ctx.sm_count)
+    if w and w["partial_wave_blocks"] and w["tail_share_upper_bound"] >= params["min_share"]:
+        yield (f"{w['waves']} waves of {w['blocks_per_wave']} blocks: the last holds {w['partial_wave_blocks']} blocks, "
+               f"so up to {_pct(w['tail_share_upper_bound'])} of the run time may be spent with SMs idle "
+               "(local upper bound, uniform block times); round the grid to a multiple of "
+               f"{w['blocks_per_wave']} or make blocks smaller"), w

@@ -1,0 +1,47 @@
+"""Entry point: a click group whose subcommands are imported only when run,
+so `tuneadvise occupancy` does not pay for rich, pydantic or CuPy."""
+
+from __future__ import annotations
+
+import importlib
+
+import click
+
+# command name -> "module:function" under tuneadvise.cli
+COMMANDS = {
+    "occupancy": "occupancy_cmd:occupancy",
+    "suggest": "suggest_cmd:suggest",
+    "specs": "specs_cmd:specs",
+    "rules": "rules_cmd:rules",
+    "explain": "rules_cmd:explain",
+    "lint": "lint_cmd:lint",
+    "roofline": "roofline_cmd:roofline",
+    "probe": "probe_cmd:probe",
+}
+
+
+class LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return sorted(COMMANDS)
+
+    def get_command(self, ctx, name):
+        target = COMMANDS.get(name)
+        if target is None:
+            return None
+        module, attr = target.split(":")
+        return getattr(importlib.import_module(f"tuneadvise.cli.{module}"), attr)
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="tuneadvise")
+def cli():
+    """Occupancy and tuning advisor for CUDA kernels.
+
+    \b
+    Exit codes: 0 success; 1 the configuration cannot launch, or findings at or
+    above --fail-on; 2 bad input or usage; 3 no GPU or CuPy (probe only).
+    """
+
+
+def main():
+    cli(prog_name="tuneadvise")

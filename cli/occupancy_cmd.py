@@ -1,0 +1,88 @@
+"""`tuneadvise occupancy`: theoretical occupancy of one kernel, or a batch."""
+
+from __future__ import annotations
+
+import click
+
+from tuneadvise.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    BadInput,
+    choose_format,
+    emit_json,
+    resolve_arch,
+)
+
+
+@click.command()
+@click.option("--arch", "-a", help="Family (volta), sm_70, 7.0, compute_70, or product (v100, h100-sxm).")
+@click.option("--registers", "-r", help="Registers per thread (0-255), as ptxas reports them.")
+@click.option("--block-size", "-b", help="Threads per block: 256, or dimensions such as 16x16 or 32,8,2.")
+@click.option("--shared-mem", "-s", default="0", show_default=True, help="Static shared memory per block: bytes, or 12K.")
+@click.option("--dynamic-shared-mem", "-d", default="0", show_default=True, help="Dynamic shared memory per block at launch.")
+@click.option("--carveout", default="default", show_default=True,
+              help="Shared-memory carveout preference: default, max-shared, max-l1, or a percentage 0-100.")
+@click.option("--opt-in", is_flag=True, help="The kernel raised cudaFuncAttributeMaxDynamicSharedMemorySize (over 48 KB).")
+@click.option("--barriers", default="1", show_default=True, help="Barriers per block (ptxas: 'used N barriers'); limits 9.0+.")
+@click.option("--max-threads-per-block", help="__launch_bounds__ maximum threads per block.")
+@click.option("--spec-file", type=click.Path(dir_okay=False), help="Use a validated spec file of your own.")
+@click.option("--batch", type=click.File("r"), help="JSON Lines of configurations ('-' for stdin); pair with --format jsonl.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "jsonl"]),
+              help="Output format; default: table on a terminal, json otherwise.")
+@click.option("--select", help="Only these finding codes or prefixes (comma-separated).")
+@click.option("--ignore", help="Drop these finding codes or prefixes (comma-separated).")
+@click.pass_context
+def occupancy(ctx, arch, registers, block_size, shared_mem, dynamic_shared_mem, carveout, opt_in, barriers,
+              max_threads_per_block, spec_file, batch, fmt, select, ignore):
+    """Theoretical occupancy per SM, the limiting resources, and launch failures.
+
+    \b
+    Example:
+      tuneadvise occupancy --arch volta --registers 64 --block-size 256 --shared-mem 12K
+    \b
+    Exit codes: 0 launchable; 1 cannot launch on that architecture;
+    2 bad input (in a batch: the worst line decides).
+    """
+    from tuneadvise.advisor.batch import run_batch
+    from tuneadvise.advisor.inputs import InputError, make_kernel
+    from tuneadvise.advisor.engine import occupancy as compute
+    from tuneadvise.advisor.report import occupancy_document
+
+    if batch is not None:
+        if fmt not in (None, "jsonl"):
+            raise BadInput("--format: batch output is JSON Lines; use --format jsonl")
+        catalog = resolve_arch(arch, spec_file) if spec_file else None
+        ctx.exit(run_batch(batch, click.get_text_stream("stdout"), catalog_arch=catalog))
+    missing = [name for name, value in (("--arch", arch), ("--registers", registers), ("--block-size", block_size))
+               if value is None and not (name == "--arch" and spec_file)]
+    if missing:
+        raise BadInput(f"{', '.join(missing)}: required (see 'tuneadvise occupancy --help')")
+    resolved = resolve_arch(arch, spec_file)
+    try:
+        kernel, dims = make_kernel(registers=registers, block_size=block_size, shared_mem=shared_mem,
+                                   dynamic_shared_mem=dynamic_shared_mem, carveout=carveout, opt_in=opt_in,
+                                   barriers=barriers, max_threads_per_block=max_threads_per_block)
+    except InputError as exc:
+        raise BadInput(exc.as_option()) from None
+    result = compute(resolved.arch, kernel)
+    findings = _findings(resolved, result, select, ignore)
+    fmt = choose_format(fmt)
+    if fmt == "table":
+        from tuneadvise.cli.render import render_occupancy
+
+        render_occupancy(resolved, result, dims, findings)
+    else:
+        emit_json(occupancy_document(result, dims, resolved.note,
+                                     resolved.product.name if resolved.product else None, findings))
+    ctx.exit(EXIT_OK if result.launchable else EXIT_FINDINGS)
+
+
+def _findings(resolved, result, select, ignore):
+    from tuneadvise.advisor.rules import RuleSelection, check_occupancy
+
+    try:
+        selection = RuleSelection.parse(select, ignore)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    return [f.to_dict() for f in check_occupancy(resolved, result, selection)]

@@ -1,0 +1,142 @@
+"""`tuneadvise specs`: list architectures, show one with its sources, validate a spec file."""
+
+from __future__ import annotations
+
+import click
+
+from tuneadvise.cli.common import BadInput, choose_format, console, emit_json, resolve_arch
+
+SCHEMA_VERSION = 1
+
+
+def _arch_document(arch) -> dict:
+    from tuneadvise.specs.catalog import ARCH_INT_FIELDS, ARCH_OPTIONAL_INT_FIELDS, describe_source
+
+    values = {}
+    for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS + ("shared_mem_configs",):
+        value = getattr(arch, key)
+        if value is None or (key == "shared_mem_configs" and not value):
+            continue
+        ref = arch.sources.get(key, "user")
+        values[key] = {"value": list(value) if isinstance(value, tuple) else value, "source": ref,
+                       "citation": describe_source(ref), "provenance": "spec"}
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "arch": arch.sm,
+        "compute_capability": arch.cc,
+        "family": arch.family,
+        "names": list(arch.names),
+        "shared_mem_model": arch.shared_mem_model,
+        "values": values,
+        "disagreements": [
+            {"field": d.field, "values": [{"value": v, "source": s, "citation": describe_source(s)} for v, s in d.values],
+             "used": d.used, "why": d.why}
+            for d in arch.disagreements
+        ],
+        "origin": arch.origin,
+    }
+
+
+@click.group(invoke_without_command=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table on a terminal, json otherwise.")
+@click.pass_context
+def specs(ctx, fmt):
+    """List architectures and products; `specs show ARCH` prints one with sources."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from tuneadvise.specs.catalog import shipped_catalog
+
+    catalog = shipped_catalog()
+    archs = catalog.sorted_archs()
+    if choose_format(fmt) == "json":
+        emit_json({
+            "schema_version": SCHEMA_VERSION,
+            "architectures": [{"arch": a.sm, "compute_capability": a.cc, "family": a.family, "names": list(a.names),
+                               "cuda_occupancy_h": catalog.family_covered_by_header[a.family]} for a in archs],
+            "families": {f: cc for f, (cc, _) in catalog.family_default.items()},
+            "products": [{"name": p.name, "title": p.title, "compute_capability": p.cc, "names": list(p.names)}
+                         for p in catalog.products.values()],
+        })
+        return
+    from rich.table import Table
+
+    table = Table(title="Architectures")
+    for column in ("CC", "Target", "Family", "Max warps/SM", "Max blocks/SM", "Regs/SM", "Shared/SM", "Opt-in/block"):
+        table.add_column(column)
+    for a in archs:
+        table.add_row(a.cc, a.sm, a.family, str(a.max_warps_per_sm), str(a.max_blocks_per_sm), f"{a.registers_per_sm:,}",
+                      f"{a.shared_mem_per_sm:,}", f"{a.shared_mem_per_block_optin:,}")
+    out = console()
+    out.print(table)
+    products = Table(title="Products")
+    for column in ("Name", "Product", "CC", "SMs", "Boost MHz", "DRAM GB/s", "FP32 TFLOP/s"):
+        products.add_column(column)
+    for p in catalog.products.values():
+        products.add_row(p.name, p.title, p.cc, str(p.get("sm_count")), str(p.get("boost_clock_mhz")),
+                         str(p.get("memory_bandwidth_gbs")), str(p.get("fp32_tflops")))
+    out.print(products)
+
+
+@specs.command("show")
+@click.argument("arch")
+@click.option("--spec-file", type=click.Path(dir_okay=False), help="Show an architecture from your own spec file.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]))
+def show(arch, spec_file, fmt):
+    """One architecture: every value with its source, and where sources disagree."""
+    resolved = resolve_arch(arch, spec_file)
+    document = _arch_document(resolved.arch)
+    if resolved.product:
+        from tuneadvise.specs.catalog import describe_source
+
+        p = resolved.product
+        document["product"] = {"name": p.name, "title": p.title,
+                               "values": {k: {"value": v, "source": p.sources[k], "citation": describe_source(p.sources[k])}
+                                          for k, v in p.values.items()},
+                               "disagreements": [{"field": d.field, "values": [{"value": v, "source": s} for v, s in d.values],
+                                                  "used": d.used, "why": d.why} for d in p.disagreements]}
+    if resolved.note:
+        document["arch_note"] = resolved.note
+    if choose_format(fmt) == "json":
+        emit_json(document)
+        return
+    from rich.table import Table
+
+    out = console()
+    if resolved.note:
+        out.print(f"[dim]{resolved.note}[/]")
+    table = Table(title=f"{document['arch']} (compute capability {document['compute_capability']}, {document['family']})")
+    table.add_column("Field")
+    table.add_column("Value", justify="right")
+    table.add_column("Source", overflow="fold")
+    for key, item in document["values"].items():
+        value = item["value"]
+        shown = ", ".join(map(str, value)) if isinstance(value, list) else f"{value:,}"
+        table.add_row(key, shown, item["citation"])
+    out.print(table)
+    if "product" in document:
+        ptable = Table(title=document["product"]["title"])
+        ptable.add_column("Field")
+        ptable.add_column("Value", justify="right")
+        ptable.add_column("Source", overflow="fold")
+        for key, item in document["product"]["values"].items():
+            ptable.add_row(key, f"{item['value']:,}", item["citation"])
+        out.print(ptable)
+    disagreements = document["disagreements"] + document.get("product", {}).get("disagreements", [])
+    for d in disagreements:
+        listed = "; ".join(f"{v['value']:g} ({v['source']})" for v in d["values"])
+        out.print(f"[yellow]Sources disagree on {d['field']}:[/] {listed}. Used: {d['used']:g}. {d['why']}")
+
+
+@specs.command("validate")
+@click.argument("path", type=click.Path(dir_okay=False))
+def validate(path):
+    """Validate a spec file (TOML or JSON); exit 2 with the first problem if it is invalid."""
+    from pathlib import Path
+
+    from tuneadvise.specs.models import SpecFileError, validate_family_document
+
+    try:
+        doc = validate_family_document(Path(path))
+    except SpecFileError as exc:
+        raise BadInput(str(exc)) from None
+    click.echo(f"{path}: valid ({len(doc.get('arch', []))} architecture(s), {len(doc.get('product', []))} product(s))")

@@ -1,0 +1,334 @@
+"""Load the shipped spec files into light, immutable records and resolve names.
+
+This is the hot path of every command, so it avoids pydantic: the shipped
+files are validated by `tuneadvise.specs.models` in the test suite (and by
+`tuneadvise specs validate`), while files supplied by users always go through
+those models before they reach the catalog (see `load_user_spec`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised on 3.10 only
+    import tomli as tomllib
+
+DATA_DIR = Path(__file__).with_name("data")
+
+FAMILIES = (
+    "fermi", "kepler", "maxwell", "pascal", "volta",
+    "turing", "ampere", "ada", "hopper", "blackwell",
+)
+
+# Fields every architecture must define (after family defaults are applied).
+ARCH_INT_FIELDS = (
+    "warp_size",
+    "max_threads_per_block",
+    "max_warps_per_sm",
+    "max_blocks_per_sm",
+    "registers_per_sm",
+    "registers_per_block",
+    "max_registers_per_thread",
+    "register_allocation_unit",
+    "warp_allocation_granularity",
+    "shared_mem_per_sm",
+    "shared_mem_per_block",
+    "shared_mem_per_block_optin",
+    "reserved_shared_mem_per_block",
+    "shared_mem_allocation_unit",
+)
+# Fields only some architectures have.
+ARCH_OPTIONAL_INT_FIELDS = (
+    "register_launch_check_granularity",
+    "barriers_per_block_slot",
+    "max_cluster_size_portable",
+    "max_cluster_size_nonportable",
+    "l1_shared_total",
+)
+PRODUCT_NUMBER_FIELDS = (
+    "sm_count",
+    "base_clock_mhz",
+    "boost_clock_mhz",
+    "memory_bandwidth_gbs",
+    "measured_copy_bandwidth_gbs",
+    "fp64_tflops",
+    "fp32_tflops",
+    "fp16_tflops",
+    "fp16_tensor_tflops",
+    "l2_bytes",
+)
+
+
+class UnknownArchError(ValueError):
+    """An --arch value that names no architecture or product."""
+
+    def __init__(self, text: str, suggestions: list[str]):
+        self.text = text
+        self.suggestions = suggestions
+        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(
+            f"--arch: unknown architecture '{text}'{hint} "
+            "(accepted: family names, sm_XX, compute_XX, X.Y, product names; see 'tuneadvise specs')"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Disagreement:
+    field: str
+    values: tuple[tuple[float, str], ...]  # (value, source)
+    used: float
+    why: str
+
+
+@dataclass(frozen=True, slots=True)
+class Arch:
+    """One compute capability's limits. Every number has an entry in `sources`."""
+
+    cc: str
+    major: int
+    minor: int
+    family: str
+    names: tuple[str, ...]
+    warp_size: int
+    max_threads_per_block: int
+    max_warps_per_sm: int
+    max_blocks_per_sm: int
+    registers_per_sm: int
+    registers_per_block: int
+    max_registers_per_thread: int
+    register_allocation_unit: int
+    warp_allocation_granularity: int
+    shared_mem_per_sm: int
+    shared_mem_per_block: int
+    shared_mem_per_block_optin: int
+    reserved_shared_mem_per_block: int
+    shared_mem_allocation_unit: int
+    shared_mem_model: str  # "carveout" (7.0+), "cache-config" (2.x/3.x), "fixed" (5.x/6.x)
+    shared_mem_configs: tuple[int, ...]
+    register_launch_check_granularity: int | None = None
+    barriers_per_block_slot: int | None = None
+    max_cluster_size_portable: int | None = None
+    max_cluster_size_nonportable: int | None = None
+    l1_shared_total: int | None = None
+    sources: dict = field(default_factory=dict, compare=False, hash=False)
+    disagreements: tuple[Disagreement, ...] = ()
+    origin: str = "shipped"  # "shipped", or the path of a user spec file
+
+    @property
+    def sm(self) -> str:
+        """Normalized target name, e.g. 'sm_90'."""
+        return f"sm_{self.major}{self.minor}"
+
+    @property
+    def max_threads_per_sm(self) -> int:
+        return self.max_warps_per_sm * self.warp_size
+
+
+@dataclass(frozen=True, slots=True)
+class Product:
+    name: str
+    title: str
+    cc: str
+    names: tuple[str, ...]
+    values: dict  # field -> number
+    sources: dict = field(default_factory=dict, compare=False, hash=False)
+    disagreements: tuple[Disagreement, ...] = ()
+
+    def get(self, key: str):
+        return self.values.get(key)
+
+
+@dataclass(frozen=True, slots=True)
+class Resolved:
+    """What an --arch value resolved to, and how."""
+
+    arch: Arch
+    product: Product | None = None
+    note: str | None = None  # e.g. why a family name picked this compute capability
+
+
+def _value(entry):
+    return entry["value"] if isinstance(entry, dict) else entry
+
+
+def _disagreements(raw: list) -> tuple[Disagreement, ...]:
+    return tuple(
+        Disagreement(
+            field=d["field"],
+            values=tuple((v["value"], v["source"]) for v in d["values"]),
+            used=d.get("used", d["values"][-1]["value"]),
+            why=d["why"],
+        )
+        for d in raw
+    )
+
+
+def build_arch(family: str, defaults: dict, entry: dict, origin: str = "shipped") -> Arch:
+    merged = {**defaults, **{k: v for k, v in entry.items() if k not in ("cc", "names", "disagreement")}}
+    major, minor = (int(x) for x in entry["cc"].split("."))
+    kwargs = {}
+    sources = {}
+    for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS + ("shared_mem_configs",):
+        if key in merged:
+            kwargs[key] = _value(merged[key])
+            if isinstance(merged[key], dict):
+                sources[key] = merged[key]["source"]
+    disagreements = _disagreements(entry.get("disagreement", []))
+    # The value in use is the arch's own field value.
+    disagreements = tuple(
+        Disagreement(d.field, d.values, kwargs.get(d.field, d.used), d.why) for d in disagreements
+    )
+    return Arch(
+        cc=entry["cc"],
+        major=major,
+        minor=minor,
+        family=family,
+        names=tuple(entry.get("names", ())),
+        shared_mem_model=merged.get("shared_mem_model", "fixed"),
+        shared_mem_configs=tuple(kwargs.pop("shared_mem_configs", ()) or ()),
+        sources=sources,
+        disagreements=disagreements,
+        origin=origin,
+        **kwargs,
+    )
+
+
+def build_product(entry: dict) -> Product:
+    values, sources = {}, {}
+    for key in PRODUCT_NUMBER_FIELDS:
+        if key in entry:
+            values[key] = _value(entry[key])
+            sources[key] = entry[key]["source"] if isinstance(entry[key], dict) else "user"
+    return Product(
+        name=entry["name"],
+        title=entry.get("title", entry["name"]),
+        cc=entry["cc"],
+        names=tuple(entry.get("names", ())),
+        values=values,
+        sources=sources,
+        disagreements=_disagreements(entry.get("disagreement", [])),
+    )
+
+
+class Catalog:
+    """All architectures and products, with name resolution."""
+
+    def __init__(self):
+        self.archs: dict[str, Arch] = {}
+        self.products: dict[str, Product] = {}
+        self.family_default: dict[str, tuple[str, str]] = {}
+        self.family_covered_by_header: dict[str, bool] = {}
+        self._aliases: dict[str, str] = {}  # lower-case name -> "cc:X.Y" or "product:NAME"
+
+    # -- building -----------------------------------------------------------
+    def add_family(self, doc: dict, origin: str = "shipped") -> list[Arch]:
+        family = doc["family"]
+        defaults = doc.get("defaults", {})
+        added = []
+        for entry in doc.get("arch", []):
+            arch = build_arch(family, defaults, entry, origin)
+            self.archs[arch.cc] = arch
+            for name in arch.names:
+                self._aliases[name.lower()] = f"cc:{arch.cc}"
+            added.append(arch)
+        for entry in doc.get("product", []):
+            product = build_product(entry)
+            self.products[product.name] = product
+            for name in (product.name, *product.names):
+                self._aliases[name.lower()] = f"product:{product.name}"
+        if "default_cc" in doc:
+            self.family_default[family] = (doc["default_cc"], doc.get("default_note", ""))
+            self._aliases.setdefault(family, f"family:{family}")
+        self.family_covered_by_header[family] = bool(doc.get("cuda_occupancy_h", False))
+        return added
+
+    # -- queries ------------------------------------------------------------
+    def sorted_archs(self) -> list[Arch]:
+        return sorted(self.archs.values(), key=lambda a: (a.major, a.minor))
+
+    def resolve(self, text: str) -> Resolved:
+        raw = str(text).strip()
+        key = raw.lower().replace(" ", "-")
+        cc = _parse_cc(key)
+        if cc is not None and cc in self.archs:
+            return Resolved(self.archs[cc])
+        target = self._aliases.get(key)
+        if target:
+            kind, name = target.split(":", 1)
+            if kind == "cc":
+                return Resolved(self.archs[name])
+            if kind == "product":
+                product = self.products[name]
+                return Resolved(self.archs[product.cc], product)
+            cc, note = self.family_default[name]
+            return Resolved(self.archs[cc], None, f"'{raw}' means compute capability {cc}: {note}")
+        raise UnknownArchError(raw, self.suggest(key))
+
+    def suggest(self, key: str) -> list[str]:
+        candidates = set(self._aliases) | {a.sm for a in self.archs.values()} | set(self.archs)
+        return difflib.get_close_matches(key, sorted(candidates), n=3, cutoff=0.5)
+
+
+_CC_PATTERNS = (
+    re.compile(r"^(?:sm|compute|arch)[_=-]?(\d)(\d)[af]?$"),
+    re.compile(r"^(?:sm|compute|arch)[_=-]?(1\d)(\d)[af]?$"),
+    re.compile(r"^(\d{1,2})\.(\d)[af]?$"),
+    re.compile(r"^(\d)(\d)$"),
+    re.compile(r"^(1\d)(\d)$"),
+)
+
+
+def _parse_cc(key: str) -> str | None:
+    """'sm_90a', 'compute_70', '7.0', '70', '120' -> 'X.Y'."""
+    for pattern in _CC_PATTERNS:
+        match = pattern.match(key)
+        if match:
+            return f"{int(match.group(1))}.{int(match.group(2))}"
+    return None
+
+
+def read_toml(path: Path) -> dict:
+    with open(path, "rb") as handle:
+        return tomllib.load(handle)
+
+
+@lru_cache(maxsize=1)
+def shipped_catalog() -> Catalog:
+    catalog = Catalog()
+    for family in FAMILIES:
+        catalog.add_family(read_toml(DATA_DIR / f"{family}.toml"))
+    return catalog
+
+
+@lru_cache(maxsize=1)
+def sources() -> dict:
+    return read_toml(DATA_DIR / "sources.toml")
+
+
+def describe_source(ref: str) -> str:
+    """'volta-guide#4.1.3' -> 'Volta Tuning Guide, release 13.0, 4.1.3'."""
+    ident, _, section = ref.partition("#")
+    entry = sources().get(ident)
+    if entry is None:
+        return ref
+    return f"{entry['title']}, {section}" if section else entry["title"]
+
+
+def load_user_spec(path: str | Path) -> tuple[Catalog, list[Arch]]:
+    """Validate a user's spec file with the pydantic models and add it to a catalog copy."""
+    from tuneadvise.specs.models import validate_family_document  # pydantic: only on this path
+
+    path = Path(path)
+    doc = validate_family_document(path)
+    catalog = Catalog()
+    for family in FAMILIES:
+        catalog.add_family(read_toml(DATA_DIR / f"{family}.toml"))
+    added = catalog.add_family(doc, origin=str(path))
+    return catalog, added

@@ -1,0 +1,220 @@
+"""Pydantic models that validate spec files: unknown fields are rejected, every
+number must name a known source, and the numbers must agree with each other.
+
+Imported only when a spec file is validated (tests, `specs validate`,
+`--spec-file`), never on the hot path of `occupancy`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from tuneadvise.specs.catalog import (
+    ARCH_INT_FIELDS,
+    ARCH_OPTIONAL_INT_FIELDS,
+    read_toml,
+    sources,
+)
+
+T = TypeVar("T")
+
+
+class SpecFileError(ValueError):
+    """A spec file that does not validate; the message names file, field and rule."""
+
+
+def _check_source(ref: str) -> str:
+    ident = ref.partition("#")[0]
+    if ident not in sources() and ident not in ("user", "driver", "measured"):
+        raise ValueError(f"unknown source '{ident}' (known: {', '.join(sorted(sources()))}, user, driver, measured)")
+    return ref
+
+
+class Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Sourced(Strict, Generic[T]):
+    value: T
+    source: str
+
+    @field_validator("source")
+    @classmethod
+    def _known_source(cls, ref: str) -> str:
+        return _check_source(ref)
+
+
+NonNeg = Annotated[int, Field(ge=0)]
+Pos = Annotated[int, Field(gt=0)]
+
+
+class DisagreementValue(Strict):
+    value: float
+    source: str
+
+    @field_validator("source")
+    @classmethod
+    def _known_source(cls, ref: str) -> str:
+        return _check_source(ref)
+
+
+class DisagreementModel(Strict):
+    field: str
+    values: list[DisagreementValue] = Field(min_length=2)
+    why: str = Field(min_length=10)
+
+
+class ArchFields(Strict):
+    """Every per-architecture field; all optional here because family defaults fill them in."""
+
+    warp_size: Sourced[Pos] | None = None
+    max_threads_per_block: Sourced[Pos] | None = None
+    max_warps_per_sm: Sourced[Pos] | None = None
+    max_blocks_per_sm: Sourced[Pos] | None = None
+    registers_per_sm: Sourced[Pos] | None = None
+    registers_per_block: Sourced[Pos] | None = None
+    max_registers_per_thread: Sourced[Annotated[int, Field(ge=1, le=255)]] | None = None
+    register_allocation_unit: Sourced[Pos] | None = None
+    warp_allocation_granularity: Sourced[Pos] | None = None
+    register_launch_check_granularity: Sourced[Pos] | None = None
+    shared_mem_per_sm: Sourced[Pos] | None = None
+    shared_mem_per_block: Sourced[Pos] | None = None
+    shared_mem_per_block_optin: Sourced[Pos] | None = None
+    reserved_shared_mem_per_block: Sourced[NonNeg] | None = None
+    shared_mem_allocation_unit: Sourced[Pos] | None = None
+    shared_mem_model: Literal["carveout", "cache-config", "fixed"] | None = None
+    shared_mem_configs: Sourced[list[NonNeg]] | None = None
+    l1_shared_total: Sourced[Pos] | None = None
+    barriers_per_block_slot: Sourced[Pos] | None = None
+    max_cluster_size_portable: Sourced[Pos] | None = None
+    max_cluster_size_nonportable: Sourced[Pos] | None = None
+
+
+class ArchEntry(ArchFields):
+    cc: str = Field(pattern=r"^\d{1,2}\.\d$")
+    names: list[str] = []
+    disagreement: list[DisagreementModel] = []
+
+
+class ProductEntry(Strict):
+    name: str = Field(pattern=r"^[a-z0-9][a-z0-9.-]*$")
+    title: str | None = None
+    names: list[str] = []
+    cc: str = Field(pattern=r"^\d{1,2}\.\d$")
+    sm_count: Sourced[Pos]
+    base_clock_mhz: Sourced[Pos] | None = None
+    boost_clock_mhz: Sourced[Pos]
+    memory_bandwidth_gbs: Sourced[Annotated[float, Field(gt=0)]]
+    measured_copy_bandwidth_gbs: Sourced[Annotated[float, Field(gt=0)]] | None = None
+    fp64_tflops: Sourced[Annotated[float, Field(gt=0)]] | None = None
+    fp32_tflops: Sourced[Annotated[float, Field(gt=0)]]
+    fp16_tflops: Sourced[Annotated[float, Field(gt=0)]] | None = None
+    fp16_tensor_tflops: Sourced[Annotated[float, Field(gt=0)]] | None = None
+    l2_bytes: Sourced[Pos] | None = None
+    disagreement: list[DisagreementModel] = []
+
+
+class ResolvedArch(Strict):
+    """An architecture after family defaults are applied: complete and consistent."""
+
+    cc: str
+    values: dict[str, int]
+    shared_mem_model: Literal["carveout", "cache-config", "fixed"]
+    shared_mem_configs: list[int]
+
+    @model_validator(mode="after")
+    def _consistent(self):
+        v = self.values
+        missing = [f for f in ARCH_INT_FIELDS if f not in v]
+        if missing:
+            raise ValueError(f"{self.cc}: missing {', '.join(missing)}")
+        checks = [
+            (v["registers_per_block"] <= v["registers_per_sm"], "registers_per_block must not exceed registers_per_sm"),
+            (v["max_threads_per_block"] <= v["max_warps_per_sm"] * v["warp_size"],
+             "max_threads_per_block must not exceed max_warps_per_sm x warp_size"),
+            (v["shared_mem_per_block"] <= v["shared_mem_per_block_optin"],
+             "shared_mem_per_block must not exceed shared_mem_per_block_optin"),
+            (v["shared_mem_per_block_optin"] + v["reserved_shared_mem_per_block"] <= v["shared_mem_per_sm"],
+             "shared_mem_per_block_optin + reserved must fit in shared_mem_per_sm"),
+            (v["shared_mem_per_sm"] % v["shared_mem_allocation_unit"] == 0,
+             "shared_mem_per_sm must be a multiple of shared_mem_allocation_unit"),
+            (v["registers_per_sm"] % v["warp_allocation_granularity"] == 0,
+             "registers_per_sm must divide evenly among warp_allocation_granularity sub-partitions"),
+        ]
+        if self.shared_mem_model != "fixed":
+            configs = self.shared_mem_configs
+            checks.append((configs == sorted(configs) and len(set(configs)) == len(configs),
+                           "shared_mem_configs must be strictly increasing"))
+            checks.append((bool(configs) and configs[-1] == v["shared_mem_per_sm"],
+                           "the largest shared_mem_configs entry must equal shared_mem_per_sm"))
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(f"{self.cc}: {message}")
+        return self
+
+
+class FamilyDocument(Strict):
+    family: str = Field(pattern=r"^[a-z][a-z0-9-]*$")
+    default_cc: str | None = None
+    default_note: str | None = None
+    cuda_occupancy_h: bool = False
+    defaults: ArchFields = ArchFields()
+    arch: list[ArchEntry] = Field(min_length=1)
+    product: list[ProductEntry] = []
+
+    @model_validator(mode="after")
+    def _resolve_each(self):
+        ccs = [a.cc for a in self.arch]
+        if len(set(ccs)) != len(ccs):
+            raise ValueError("an architecture is listed twice")
+        if self.default_cc is not None and self.default_cc not in ccs:
+            raise ValueError(f"default_cc {self.default_cc} is not one of {', '.join(ccs)}")
+        for entry in self.arch:
+            merged = {}
+            for source in (self.defaults, entry):
+                for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS:
+                    item = getattr(source, key)
+                    if item is not None:
+                        merged[key] = item.value
+            configs = entry.shared_mem_configs or self.defaults.shared_mem_configs
+            model = entry.shared_mem_model or self.defaults.shared_mem_model or "fixed"
+            ResolvedArch(cc=entry.cc, values=merged, shared_mem_model=model,
+                         shared_mem_configs=configs.value if configs else [])
+            for d in entry.disagreement:
+                used = merged.get(d.field)
+                if used is None:
+                    raise ValueError(f"{entry.cc}: disagreement names unknown field '{d.field}'")
+                if used not in [x.value for x in d.values]:
+                    raise ValueError(f"{entry.cc}: disagreement on {d.field} lists no value equal to the one used ({used})")
+        return self
+
+
+def _format_error(path: Path, err: ValidationError) -> str:
+    first = err.errors()[0]
+    where = ".".join(str(p) for p in first["loc"]) or "(document)"
+    return f"{path}: {where}: {first['msg']}"
+
+
+def validate_family_document(path: Path) -> dict:
+    """Validate a spec file; return the raw document for the catalog, or raise SpecFileError."""
+    try:
+        raw = read_toml(path) if path.suffix != ".json" else _read_json(path)
+    except OSError as exc:
+        raise SpecFileError(f"--spec-file: cannot read {path}: {exc.strerror}") from None
+    except ValueError as exc:  # tomllib.TOMLDecodeError and json.JSONDecodeError are ValueErrors
+        raise SpecFileError(f"--spec-file: {path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from None
+    try:
+        FamilyDocument.model_validate(raw)
+    except ValidationError as err:
+        raise SpecFileError("--spec-file: " + _format_error(path, err)) from None
+    return raw
+
+
+def _read_json(path: Path) -> dict:
+    import json
+
+    with open(path, encoding="utf-8") as handle:
+        return json.load(handle)

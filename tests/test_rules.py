@@ -1,0 +1,62 @@
+"""Every rule has an example that triggers it and one that does not; both run here."""
+
+import pytest
+
+from tuneadvise.advisor.analysis import analyze_config
+from tuneadvise.advisor.rules import RuleSelection, check_occupancy, registry
+from tuneadvise.specs.catalog import describe_source, shipped_catalog
+
+RULES = sorted(registry())
+
+
+def codes_for(example: dict) -> set:
+    resolved, result, dims, context = analyze_config(dict(example), shipped_catalog())
+    return {f.code for f in check_occupancy(resolved, result, **context)}
+
+
+@pytest.mark.parametrize("code", RULES)
+def test_rule_triggers_on_its_example(code):
+    assert code in codes_for(registry()[code].trigger)
+
+
+@pytest.mark.parametrize("code", RULES)
+def test_rule_stays_quiet_on_its_clean_example(code):
+    assert code not in codes_for(registry()[code].clean)
+
+
+@pytest.mark.parametrize("code", RULES)
+def test_rule_metadata_is_complete(code):
+    rule = registry()[code]
+    assert rule.severity in ("error", "warning", "info")
+    assert rule.summary and len(rule.explanation) > 40
+    assert describe_source(rule.source) != rule.source, "source must resolve in specs/data/sources.toml"
+
+
+def test_selection_by_prefix_and_ignore():
+    resolved, result, dims, context = analyze_config({"arch": "volta", "registers": 64, "block_size": 200}, shipped_catalog())
+    everything = {f.code for f in check_occupancy(resolved, result, **context)}
+    assert {"TA201", "TA301"} <= everything
+    only_shape = {f.code for f in check_occupancy(resolved, result, RuleSelection.parse("TA2", None), **context)}
+    assert only_shape == {c for c in everything if c.startswith("TA2")}
+    ignored = {f.code for f in check_occupancy(resolved, result, RuleSelection.parse(None, "TA201,TA3"), **context)}
+    assert "TA201" not in ignored and not any(c.startswith("TA3") for c in ignored)
+    with pytest.raises(ValueError, match="--select"):
+        RuleSelection.parse("XX9", None)
+
+
+def test_limiter_message_names_the_next_step_and_the_change():
+    resolved, result, dims, context = analyze_config({"arch": "volta", "registers": 44, "block_size": 256}, shipped_catalog())
+    [finding] = [f for f in check_occupancy(resolved, result, **context) if f.code == "TA301"]
+    assert "registers: 44 -> 40 gives 6 blocks/SM, 62.5% -> 75%" in finding.message
+    assert "__launch_bounds__(256, 6) or -maxrregcount=40" in finding.message
+    assert finding.details["next_steps"][1] == {"resource": "registers", "value": 32, "blocks_per_sm": 8, "occupancy": 1.0}
+
+
+def test_tail_effect_numbers():
+    resolved, result, dims, context = analyze_config(
+        {"arch": "h100-sxm", "registers": 32, "block_size": 256, "grid_size": 1200}, shipped_catalog())
+    [tail] = [f for f in check_occupancy(resolved, result, **context) if f.code == "TA703"]
+    # 8 blocks/SM x 132 SMs = 1056 per wave; 1 full wave + 144 blocks; (1 - 144/1056) / 2.
+    assert tail.details["blocks_per_wave"] == 1056 and tail.details["partial_wave_blocks"] == 144
+    assert tail.details["tail_share_upper_bound"] == pytest.approx((1 - 144 / 1056) / 2, abs=1e-4)
+    assert "upper bound" in tail.message
