@@ -22,7 +22,8 @@ def _error_line(code: str, message: str) -> str:
     return json.dumps({"schema_version": SCHEMA_VERSION, "error": {"code": code, "message": message}})
 
 
-def run_batch(lines, out, catalog_arch=None) -> int:
+def run_batch(lines, out, default=None) -> int:
+    """`default`: the Resolved arch for lines without an "arch" key (from --arch / --spec-file)."""
     catalog = shipped_catalog()
     resolve = lru_cache(maxsize=256)(catalog.resolve)
     dumps = json.JSONEncoder(separators=(",", ":")).encode
@@ -38,8 +39,8 @@ def run_batch(lines, out, catalog_arch=None) -> int:
             check_keys(item, BATCH_KEYS)
             if "arch" in item:
                 resolved = resolve(str(item["arch"]))
-            elif catalog_arch is not None:
-                resolved = catalog_arch
+            elif default is not None:
+                resolved = default
             else:
                 raise InputError("arch", "missing")
             for required in ("registers", "block_size"):

@@ -14,9 +14,6 @@ COMMANDS = {
     "specs": "specs_cmd:specs",
     "rules": "rules_cmd:rules",
     "explain": "rules_cmd:explain",
-    "lint": "lint_cmd:lint",
-    "roofline": "roofline_cmd:roofline",
-    "probe": "probe_cmd:probe",
 }
 
 
@@ -38,8 +35,8 @@ def cli():
     """Occupancy and tuning advisor for CUDA kernels.
 
     \b
-    Exit codes: 0 success; 1 the configuration cannot launch, or findings at or
-    above --fail-on; 2 bad input or usage; 3 no GPU or CuPy (probe only).
+    Exit codes: 0 success; 1 the configuration cannot launch; 2 bad input or
+    usage; 3 is reserved for GPU probes (no GPU or no CuPy).
     """
 
 

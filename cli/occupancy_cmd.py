@@ -30,11 +30,17 @@ from tuneadvise.cli.common import (
 @click.option("--batch", type=click.File("r"), help="JSON Lines of configurations ('-' for stdin); pair with --format jsonl.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "jsonl"]),
               help="Output format; default: table on a terminal, json otherwise.")
+@click.option("--spill-bytes", help="Spill stores per thread (ptxas 'bytes spill stores'), for the spill rules.")
+@click.option("--grid-size", help="Blocks in the grid, for the launch-level rules (with a product or --sm-count).")
+@click.option("--sm-count", help="SMs on the device (default: the product's, when --arch names one).")
+@click.option("--cluster-size", help="Blocks per thread-block cluster (9.0+).")
+@click.option("--compiled-for", help="The target the binary was compiled for (e.g. sm_70), if not the one it runs on.")
 @click.option("--select", help="Only these finding codes or prefixes (comma-separated).")
 @click.option("--ignore", help="Drop these finding codes or prefixes (comma-separated).")
 @click.pass_context
 def occupancy(ctx, arch, registers, block_size, shared_mem, dynamic_shared_mem, carveout, opt_in, barriers,
-              max_threads_per_block, spec_file, batch, fmt, select, ignore):
+              max_threads_per_block, spill_bytes, grid_size, sm_count, cluster_size, compiled_for, spec_file, batch,
+              fmt, select, ignore):
     """Theoretical occupancy per SM, the limiting resources, and launch failures.
 
     \b
@@ -52,8 +58,10 @@ def occupancy(ctx, arch, registers, block_size, shared_mem, dynamic_shared_mem, 
     if batch is not None:
         if fmt not in (None, "jsonl"):
             raise BadInput("--format: batch output is JSON Lines; use --format jsonl")
-        catalog = resolve_arch(arch, spec_file) if spec_file else None
-        ctx.exit(run_batch(batch, click.get_text_stream("stdout"), catalog_arch=catalog))
+        import sys
+
+        default = resolve_arch(arch, spec_file) if (arch or spec_file) else None
+        ctx.exit(run_batch(batch, sys.stdout, default=default))
     missing = [name for name, value in (("--arch", arch), ("--registers", registers), ("--block-size", block_size))
                if value is None and not (name == "--arch" and spec_file)]
     if missing:
@@ -65,8 +73,15 @@ def occupancy(ctx, arch, registers, block_size, shared_mem, dynamic_shared_mem, 
                                    barriers=barriers, max_threads_per_block=max_threads_per_block)
     except InputError as exc:
         raise BadInput(exc.as_option()) from None
+    from tuneadvise.advisor.analysis import parse_context
+
+    try:
+        context = parse_context({"spill_bytes": spill_bytes, "grid_size": grid_size, "sm_count": sm_count,
+                                 "cluster_size": cluster_size, "compiled_for": compiled_for})
+    except InputError as exc:
+        raise BadInput(exc.as_option()) from None
     result = compute(resolved.arch, kernel)
-    findings = _findings(resolved, result, select, ignore)
+    findings = _findings(resolved, result, select, ignore, dict(context, block_dims=dims))
     fmt = choose_format(fmt)
     if fmt == "table":
         from tuneadvise.cli.render import render_occupancy
@@ -78,11 +93,11 @@ def occupancy(ctx, arch, registers, block_size, shared_mem, dynamic_shared_mem, 
     ctx.exit(EXIT_OK if result.launchable else EXIT_FINDINGS)
 
 
-def _findings(resolved, result, select, ignore):
+def _findings(resolved, result, select, ignore, context):
     from tuneadvise.advisor.rules import RuleSelection, check_occupancy
 
     try:
         selection = RuleSelection.parse(select, ignore)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
-    return [f.to_dict() for f in check_occupancy(resolved, result, selection)]
+    return [f.to_dict() for f in check_occupancy(resolved, result, selection, **context)]

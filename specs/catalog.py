@@ -8,7 +8,7 @@ those models before they reach the catalog (see `load_user_spec`).
 
 from __future__ import annotations
 
-import difflib
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -273,6 +273,8 @@ class Catalog:
 
     def suggest(self, key: str) -> list[str]:
         candidates = set(self._aliases) | {a.sm for a in self.archs.values()} | set(self.archs)
+        import difflib  # only on the error path
+
         return difflib.get_close_matches(key, sorted(candidates), n=3, cutoff=0.5)
 
 
@@ -299,11 +301,53 @@ def read_toml(path: Path) -> dict:
         return tomllib.load(handle)
 
 
+def _cache_dir() -> Path | None:
+    if os.environ.get("TUNEADVISE_NO_CACHE"):
+        return None
+    root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(root) / "tuneadvise"
+
+
+def read_toml_cached(paths: list[Path]) -> list[dict]:
+    """Parse data files, reusing a marshal copy keyed by their mtimes and sizes.
+
+    Parsing ten TOML files costs more than the rest of a command's start-up;
+    marshal reads the same dictionaries back in well under a millisecond. The
+    cache is an optimisation only: any failure falls back to parsing.
+    """
+    import marshal
+
+    stats = [(p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in paths]
+    cache = _cache_dir()
+    target = None
+    if cache is not None:
+        import hashlib
+
+        key = hashlib.sha1(repr((str(paths[0].parent), stats)).encode()).hexdigest()[:20]
+        target = cache / f"data-{key}.marshal"
+        try:
+            with open(target, "rb") as handle:
+                return marshal.load(handle)
+        except (OSError, EOFError, ValueError, TypeError):
+            pass
+    docs = [read_toml(p) for p in paths]
+    if target is not None:
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            partial = target.with_suffix(f".{os.getpid()}.tmp")
+            with open(partial, "wb") as handle:
+                marshal.dump(docs, handle)
+            os.replace(partial, target)  # atomic: readers never see a partial file
+        except OSError:
+            pass
+    return docs
+
+
 @lru_cache(maxsize=1)
 def shipped_catalog() -> Catalog:
     catalog = Catalog()
-    for family in FAMILIES:
-        catalog.add_family(read_toml(DATA_DIR / f"{family}.toml"))
+    for doc in read_toml_cached([DATA_DIR / f"{family}.toml" for family in FAMILIES]):
+        catalog.add_family(doc)
     return catalog
 
 
@@ -328,7 +372,7 @@ def load_user_spec(path: str | Path) -> tuple[Catalog, list[Arch]]:
     path = Path(path)
     doc = validate_family_document(path)
     catalog = Catalog()
-    for family in FAMILIES:
-        catalog.add_family(read_toml(DATA_DIR / f"{family}.toml"))
+    for shipped in read_toml_cached([DATA_DIR / f"{family}.toml" for family in FAMILIES]):
+        catalog.add_family(shipped)
     added = catalog.add_family(doc, origin=str(path))
     return catalog, added

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-from tuneadvise.specs.catalog import read_toml
+from tuneadvise.specs.catalog import read_toml_cached
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {name: rank for rank, name in enumerate(reversed(SEVERITIES))}  # info 0 < warning 1 < error 2
@@ -50,7 +50,7 @@ class Finding:
 
 @lru_cache(maxsize=1)
 def registry() -> dict[str, Rule]:
-    raw = read_toml(Path(__file__).with_name("rules.toml"))
+    [raw] = read_toml_cached([Path(__file__).with_name("rules.toml")])
     return {
         code: Rule(code=code, name=entry["name"], severity=entry["severity"], summary=entry["summary"],
                    explanation=entry["explanation"].strip(), source=entry["source"],

@@ -1,0 +1,40 @@
+"""docs/rules.md, generated from the registry so it cannot drift.
+
+    python -m tuneadvise.advisor.rules.markdown > docs/rules.md
+"""
+
+from __future__ import annotations
+
+from tuneadvise.advisor.rules import registry
+from tuneadvise.specs.catalog import describe_source
+
+
+def _example(config: dict) -> str:
+    flags = []
+    for key, value in config.items():
+        option = "--" + key.replace("_", "-")
+        if value is True:
+            flags.append(option)
+        else:
+            flags.append(f"{option} {value}")
+    return "tuneadvise occupancy " + " ".join(flags)
+
+
+def render() -> str:
+    lines = ["# Rules", "", "Generated from `advisor/rules/rules.toml`; do not edit by hand.", "",
+             "Select or ignore rules by code or prefix with `--select` and `--ignore` (for example `--ignore TA3`).", ""]
+    lines += ["| code | name | severity | summary |", "| --- | --- | --- | --- |"]
+    for rule in registry().values():
+        lines.append(f"| [{rule.code}](#{rule.code.lower()}) | {rule.name} | {rule.severity} | {rule.summary} |")
+    for rule in registry().values():
+        lines += ["", f"## {rule.code}", "", f"**{rule.name}** ({rule.severity}): {rule.summary}.", "",
+                  rule.explanation, "", f"Source: {describe_source(rule.source)}.", ""]
+        if rule.params:
+            lines += ["Parameters: " + ", ".join(f"`{k}` = {v}" for k, v in rule.params.items()) + ".", ""]
+        lines += ["Triggers:", "", "```", _example(rule.trigger), "```", "", "Does not trigger:", "", "```",
+                  _example(rule.clean), "```"]
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(render(), end="")

@@ -1,0 +1,60 @@
+"""Documentation examples are executed, so they cannot go stale."""
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tuneadvise.advisor.rules import registry
+from tuneadvise.advisor.rules.markdown import _example, render
+from tuneadvise.cli.main import cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def invoke(command_line: str):
+    args = shlex.split(command_line)
+    assert args[0] == "tuneadvise"
+    return CliRunner().invoke(cli, args[1:], catch_exceptions=False)
+
+
+def test_rules_page_matches_registry():
+    assert (ROOT / "docs" / "rules.md").read_text() == render(), \
+        "regenerate with: python -m tuneadvise.advisor.rules.markdown > docs/rules.md"
+
+
+@pytest.mark.parametrize("code", sorted(registry()))
+def test_documented_rule_examples_run_through_the_cli(code):
+    rule = registry()[code]
+    triggered = invoke(_example(rule.trigger) + " --format json")
+    assert code in [f["code"] for f in json.loads(triggered.output)["findings"]]
+    quiet = invoke(_example(rule.clean) + " --format json")
+    assert code not in [f["code"] for f in json.loads(quiet.output)["findings"]]
+
+
+def test_readme_first_command_runs():
+    first = re.search(r"```bash\n(.*?)\n```", (ROOT / "README.md").read_text(), re.S).group(1)
+    command = first.split("&&", 1)[1].strip()
+    result = invoke(command + " --format json")
+    assert result.exit_code == 0 and json.loads(result.output)["active_blocks_per_sm"] == 4
+
+
+def test_readme_test_command_is_what_ci_runs():
+    readme_blocks = re.findall(r"```bash\n(.*?)\n```", (ROOT / "README.md").read_text(), re.S)
+    assert readme_blocks[1].strip() in (ROOT / ".ci" / "run").read_text()
+
+
+def test_readme_library_example():
+    code = re.search(r"```python\n(.*?)\n```", (ROOT / "README.md").read_text(), re.S).group(1)
+    exec(compile(code, "README.md", "exec"), {})
+
+
+def test_occupancy_page_example():
+    text = (ROOT / "docs" / "occupancy.md").read_text()
+    command = re.search(r"\$ (tuneadvise occupancy .*)", text).group(1)
+    doc = json.loads(invoke(command).output)
+    assert (doc["active_blocks_per_sm"], doc["occupancy"], doc["limiters"]) == (4, 0.5, ["registers"])
+    assert f'"active_blocks_per_sm": {doc["active_blocks_per_sm"]}' in text
