@@ -6,8 +6,6 @@ accept exactly the same keys with the same validation.
 
 from __future__ import annotations
 
-import difflib
-
 from tuneadvise.advisor.engine import Occupancy, occupancy
 from tuneadvise.advisor.inputs import InputError, make_kernel, parse_int
 
@@ -20,6 +18,8 @@ ALL_KEYS = ("arch",) + KERNEL_KEYS + CONTEXT_KEYS
 def check_keys(config: dict, allowed=ALL_KEYS) -> None:
     for key in config:
         if key not in allowed:
+            import difflib  # only on the error path
+
             close = difflib.get_close_matches(key, allowed, n=1)
             hint = f"; did you mean '{close[0]}'?" if close else f" (allowed: {', '.join(allowed)})"
             raise InputError(key, f"unknown key{hint}")

@@ -32,7 +32,7 @@ CARVEOUT_NAMES = {"default": CARVEOUT_DEFAULT, "max-l1": CARVEOUT_MAX_L1, "max-s
 STATIC_SHARED_MEM_LIMIT = 48 * 1024  # ptxas refuses more static shared memory on every architecture
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Kernel:
     """A kernel's resource usage and launch settings."""
 
@@ -46,14 +46,14 @@ class Kernel:
     max_threads_per_block: int | None = None  # __launch_bounds__ maxThreadsPerBlock
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class LaunchError:
     code: str  # stable identifier, e.g. "registers-per-thread"
     field: str  # the input that causes it
     message: str
 
 
-@dataclass(slots=True)
+@dataclass
 class Occupancy:
     arch: Arch
     kernel: Kernel

@@ -10,7 +10,7 @@ from tuneadvise.advisor.engine import Kernel, block_limits, launch_errors
 from tuneadvise.specs.catalog import Arch
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class LinearSharedMem:
     """Dynamic shared memory as a function of block size: base + per_thread x threads."""
 
@@ -26,7 +26,7 @@ class LinearSharedMem:
         return f"{self.base} + {self.per_thread} x threads B" if self.base else f"{self.per_thread} x threads B"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class BlockSizeChoice:
     block_size: int
     min_grid_size: int  # blocks that fill every SM once at this occupancy

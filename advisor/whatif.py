@@ -4,86 +4,87 @@ For every resource: how far it must drop to gain a block per SM (the next step
 and the one after), and how much it can grow before a block is lost. All
 answers come from re-running the exact engine, so allocation granularity,
 carveout rounding and the reserved kilobyte are honoured by construction.
+
+Resident blocks never increase when registers or shared memory grow, and never
+decrease when the carveout grows, so each cliff is found by bisection.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from tuneadvise.advisor.engine import Kernel, Occupancy, occupancy
+from tuneadvise.advisor.engine import Kernel, Occupancy, block_limits, launch_errors
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Step:
     value: int  # the resource's new value (registers per thread, bytes, percent...)
     blocks_per_sm: int
     occupancy: float
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Cliff:
     resource: str  # "registers" or "shared_memory"
     current: int
-    down: tuple[Step, ...]  # the next two occupancy steps reached by reducing the resource
+    down: tuple[Step, ...]  # the next occupancy steps reached by reducing the resource
     headroom: int | None  # how much the resource can grow before a block is lost (None: never)
 
 
-def _blocks(arch, kernel: Kernel) -> tuple[int, float]:
-    result = occupancy(arch, kernel)
-    return result.active_blocks_per_sm, result.occupancy
+def _blocks(arch, kernel: Kernel) -> int:
+    limits, *_ = block_limits(arch, kernel)
+    if launch_errors(arch, kernel, limits):
+        return 0
+    return min(limits.values())
+
+
+def _step(arch, kernel: Kernel, value: int) -> Step:
+    blocks = _blocks(arch, kernel)
+    warps = -(-kernel.block_size // arch.warp_size)
+    return Step(value, blocks, blocks * warps / arch.max_warps_per_sm)
+
+
+def _last_with(lo: int, hi: int, keeps) -> int | None:
+    """Largest x in [lo, hi] with keeps(x), for a predicate true up to some point; None if never."""
+    if lo > hi or not keeps(lo):
+        return None
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if keeps(mid):
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def _steps_down(arch, kernel, current_value, current_blocks, steps, make, floor, unit=1):
+    """Walk down the staircase: each step is the largest value that allows more blocks than the last."""
+    found, best, value = [], current_blocks, current_value
+    while len(found) < steps:
+        # Values are scanned in units; the largest value below `value` that gains a block.
+        top = (value - 1) // unit
+        candidates = _last_with(floor // unit, top, lambda k: _blocks(arch, make(k * unit)) > best) \
+            if _blocks(arch, make(floor)) > best else None
+        if candidates is None:
+            break
+        value = candidates * unit
+        step = _step(arch, make(value), value)
+        found.append(step)
+        best = step.blocks_per_sm
+    return tuple(found)
 
 
 def register_cliff(result: Occupancy, steps: int = 2) -> Cliff:
     arch, kernel = result.arch, result.kernel
-    current_blocks = result.active_blocks_per_sm
-    down, best = [], current_blocks
-    for regs in range(kernel.registers - 1, -1, -1):
-        blocks, occ = _blocks(arch, replace(kernel, registers=regs))
-        if blocks > best:
-            # Report the largest register count that reaches this step.
-            down.append(Step(regs, blocks, occ))
-            best = blocks
-            if len(down) == steps:
-                break
-    headroom = None
-    for regs in range(kernel.registers + 1, arch.max_registers_per_thread + 1):
-        if _blocks(arch, replace(kernel, registers=regs))[0] < current_blocks:
-            headroom = regs - 1 - kernel.registers
-            break
-    return Cliff("registers", kernel.registers, tuple(down), headroom)
+    make = lambda regs: replace(kernel, registers=regs)  # noqa: E731
+    down = _steps_down(arch, kernel, kernel.registers, result.active_blocks_per_sm, steps, make, 0)
+    last = _last_with(kernel.registers, arch.max_registers_per_thread,
+                      lambda regs: _blocks(arch, make(regs)) >= result.active_blocks_per_sm)
+    headroom = None if last == arch.max_registers_per_thread else last - kernel.registers
+    return Cliff("registers", kernel.registers, down, headroom)
 
 
-def shared_mem_cliff(result: Occupancy, steps: int = 2) -> Cliff:
-    """Steps in dynamic shared memory (what a launch can change without recompiling)."""
-    arch, kernel = result.arch, result.kernel
-    unit = arch.shared_mem_allocation_unit
-    current_blocks = result.active_blocks_per_sm
-    total = kernel.static_shared_mem + kernel.dynamic_shared_mem
-    down, best = [], current_blocks
-    # Candidate totals: each allocation-unit boundary below the current total.
-    boundary = (total - 1) // unit * unit if total else -1
-    while boundary >= 0 and len(down) < steps:
-        trial = _with_total(kernel, boundary)
-        if trial is None:
-            break
-        blocks, occ = _blocks(arch, trial)
-        if blocks > best:
-            down.append(Step(boundary, blocks, occ))
-            best = blocks
-        boundary -= unit
-    headroom = None
-    ceiling = arch.shared_mem_per_block_optin if kernel.opt_in else arch.shared_mem_per_block
-    units = -(-total // unit)
-    while units * unit < ceiling:
-        first_byte_of_next_unit = units * unit + 1
-        if _blocks(arch, _with_total(kernel, first_byte_of_next_unit))[0] < current_blocks:
-            headroom = first_byte_of_next_unit - 1 - total
-            break
-        units += 1
-    return Cliff("shared_memory", total, tuple(down), headroom)
-
-
-def _with_total(kernel: Kernel, total: int) -> Kernel | None:
+def _with_total(kernel: Kernel, total: int) -> Kernel:
     """Change the dynamic part so that static + dynamic == total (static cannot shrink at launch)."""
     dynamic = total - kernel.static_shared_mem
     if dynamic < 0:
@@ -91,34 +92,36 @@ def _with_total(kernel: Kernel, total: int) -> Kernel | None:
     return replace(kernel, dynamic_shared_mem=dynamic)
 
 
+def shared_mem_cliff(result: Occupancy, steps: int = 2) -> Cliff:
+    """Steps in total shared memory per block; the dynamic part is what a launch can change."""
+    arch, kernel = result.arch, result.kernel
+    unit = arch.shared_mem_allocation_unit
+    total = kernel.static_shared_mem + kernel.dynamic_shared_mem
+    make = lambda size: _with_total(kernel, size)  # noqa: E731
+    down = _steps_down(arch, kernel, total, result.active_blocks_per_sm, steps, make, 0, unit) if total else ()
+    ceiling = arch.shared_mem_per_block_optin if kernel.opt_in else arch.shared_mem_per_block
+    last = _last_with(total, ceiling, lambda size: _blocks(arch, make(size)) >= result.active_blocks_per_sm)
+    headroom = None if last in (None, ceiling) else last - total
+    return Cliff("shared_memory", total, down, headroom)
+
+
 def block_size_table(result: Occupancy) -> list[Step]:
     """Occupancy for each warp-multiple block size, as NVIDIA's calculator graphs it."""
     arch, kernel = result.arch, result.kernel
     limit = min(arch.max_threads_per_block, kernel.max_threads_per_block or arch.max_threads_per_block)
-    rows = []
-    for block in range(arch.warp_size, limit + 1, arch.warp_size):
-        blocks, occ = _blocks(arch, replace(kernel, block_size=block, max_threads_per_block=None))
-        rows.append(Step(block, blocks, occ))
-    return rows
+    return [_step(arch, replace(kernel, block_size=block, max_threads_per_block=None), block)
+            for block in range(arch.warp_size, limit + 1, arch.warp_size)]
 
 
 def best_carveout(result: Occupancy) -> Step | None:
-    """The smallest carveout percentage that reaches the highest block count, if better than now."""
+    """The smallest carveout percentage that reaches the most blocks, if better than now."""
     arch, kernel = result.arch, result.kernel
     if arch.shared_mem_model != "carveout" or not result.launchable:
         return None
-    best = Step(kernel.carveout, result.active_blocks_per_sm, result.occupancy)
-    for percent in range(0, 101):
-        blocks, occ = _blocks(arch, replace(kernel, carveout=percent))
-        if blocks > best.blocks_per_sm:
-            best = Step(percent, blocks, occ)
-    return best if best.blocks_per_sm > result.active_blocks_per_sm else None
-
-
-def register_target_for(result: Occupancy, blocks: int) -> int | None:
-    """The most registers per thread that still lets `blocks` blocks reside (for -maxrregcount)."""
-    arch, kernel = result.arch, result.kernel
-    for regs in range(arch.max_registers_per_thread, -1, -1):
-        if _blocks(arch, replace(kernel, registers=regs))[0] >= blocks:
-            return regs
-    return None
+    most = _step(arch, replace(kernel, carveout=100), 100)
+    if most.blocks_per_sm <= result.active_blocks_per_sm:
+        return None
+    # Blocks never fall as the carveout grows: find the first percentage that reaches the most.
+    lowest = _last_with(0, 100, lambda p: _blocks(arch, replace(kernel, carveout=100 - p)) >= most.blocks_per_sm)
+    percent = 100 - lowest
+    return _step(arch, replace(kernel, carveout=percent), percent)

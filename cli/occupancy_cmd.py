@@ -50,7 +50,6 @@ def occupancy(ctx, arch, registers, block_size, shared_mem, dynamic_shared_mem, 
     Exit codes: 0 launchable; 1 cannot launch on that architecture;
     2 bad input (in a batch: the worst line decides).
     """
-    from tuneadvise.advisor.batch import run_batch
     from tuneadvise.advisor.inputs import InputError, make_kernel
     from tuneadvise.advisor.engine import occupancy as compute
     from tuneadvise.advisor.report import occupancy_document
@@ -59,6 +58,8 @@ def occupancy(ctx, arch, registers, block_size, shared_mem, dynamic_shared_mem, 
         if fmt not in (None, "jsonl"):
             raise BadInput("--format: batch output is JSON Lines; use --format jsonl")
         import sys
+
+        from tuneadvise.advisor.batch import run_batch
 
         default = resolve_arch(arch, spec_file) if (arch or spec_file) else None
         ctx.exit(run_batch(batch, sys.stdout, default=default))

@@ -15,11 +15,6 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - exercised on 3.10 only
-    import tomli as tomllib
-
 DATA_DIR = Path(__file__).with_name("data")
 
 FAMILIES = (
@@ -79,7 +74,7 @@ class UnknownArchError(ValueError):
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Disagreement:
     field: str
     values: tuple[tuple[float, str], ...]  # (value, source)
@@ -87,7 +82,7 @@ class Disagreement:
     why: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Arch:
     """One compute capability's limits. Every number has an entry in `sources`."""
 
@@ -131,7 +126,7 @@ class Arch:
         return self.max_warps_per_sm * self.warp_size
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Product:
     name: str
     title: str
@@ -145,7 +140,7 @@ class Product:
         return self.values.get(key)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Resolved:
     """What an --arch value resolved to, and how."""
 
@@ -297,6 +292,11 @@ def _parse_cc(key: str) -> str | None:
 
 
 def read_toml(path: Path) -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+
     with open(path, "rb") as handle:
         return tomllib.load(handle)
 
@@ -321,10 +321,10 @@ def read_toml_cached(paths: list[Path]) -> list[dict]:
     cache = _cache_dir()
     target = None
     if cache is not None:
-        import hashlib
+        import zlib
 
-        key = hashlib.sha1(repr((str(paths[0].parent), stats)).encode()).hexdigest()[:20]
-        target = cache / f"data-{key}.marshal"
+        key = zlib.crc32(repr((str(paths[0].parent), stats, sys.version_info[:2])).encode())
+        target = cache / f"data-{key:08x}.marshal"
         try:
             with open(target, "rb") as handle:
                 return marshal.load(handle)

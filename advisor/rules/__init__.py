@@ -17,7 +17,7 @@ SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {name: rank for rank, name in enumerate(reversed(SEVERITIES))}  # info 0 < warning 1 < error 2
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Rule:
     code: str
     name: str
@@ -34,7 +34,7 @@ class Rule:
                 "explanation": self.explanation, "source": self.source}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Finding:
     code: str
     severity: str
@@ -67,7 +67,7 @@ def lookup(code_or_name: str) -> Rule | None:
     return next((r for r in rules.values() if r.name == key.lower()), None)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class RuleSelection:
     """ruff-style --select/--ignore: codes or prefixes ("TA1", "TA106")."""
 
