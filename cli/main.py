@@ -14,6 +14,7 @@ COMMANDS = {
     "specs": "specs_cmd:specs",
     "rules": "rules_cmd:rules",
     "explain": "rules_cmd:explain",
+    "check-source": "source_cmd:check_source",
 }
 
 

@@ -27,8 +27,17 @@ def test_rules_page_matches_registry():
 
 
 @pytest.mark.parametrize("code", sorted(registry()))
-def test_documented_rule_examples_run_through_the_cli(code):
+def test_documented_rule_examples_run_through_the_cli(code, tmp_path):
     rule = registry()[code]
+    if rule.kind == "source":
+        for example, expect in ((rule.trigger, True), (rule.clean, False)):
+            path = tmp_path / "file.cu"
+            path.write_text(example["source"])
+            result = CliRunner().invoke(cli, ["check-source", str(path), "--target", example["target"],
+                                              "--format", "json", "--fail-on", "warning"])
+            codes = [f["code"] for f in json.loads(result.output)["findings"]]
+            assert (code in codes) is expect and result.exit_code == (1 if expect else 0)
+        return
     triggered = invoke(_example(rule.trigger) + " --format json")
     assert code in [f["code"] for f in json.loads(triggered.output)["findings"]]
     quiet = invoke(_example(rule.clean) + " --format json")

@@ -10,6 +10,11 @@ RULES = sorted(registry())
 
 
 def codes_for(example: dict) -> set:
+    if "source" in example:
+        from tuneadvise.advisor.source_scan import scan_source
+
+        major = shipped_catalog().resolve(example["target"]).arch.major
+        return {f.code for f in scan_source(example["source"], "example.cu", major)}
     resolved, result, dims, context = analyze_config(dict(example), shipped_catalog())
     return {f.code for f in check_occupancy(resolved, result, **context)}
 
@@ -60,3 +65,14 @@ def test_tail_effect_numbers():
     assert tail.details["blocks_per_wave"] == 1056 and tail.details["partial_wave_blocks"] == 144
     assert tail.details["tail_share_upper_bound"] == pytest.approx((1 - 144 / 1056) / 2, abs=1e-4)
     assert "upper bound" in tail.message
+
+
+def test_source_scan_reports_file_and_line_and_honours_suppression():
+    from tuneadvise.advisor.source_scan import scan_source
+
+    text = "// __shfl(x, 1) in a comment is fine\n__global__ void k(float x) {\n  float a = __shfl_xor(x, 1);\n" \
+           "  float b = __ballot(x > 0); // tuneadvise: ignore[TA801]\n  /* __any(1) */ }\n"
+    findings = scan_source(text, "k.cu", 7)
+    assert [(f.code, f.details["line"]) for f in findings] == [("TA801", 3)]
+    assert findings[0].message.startswith("k.cu:3: __shfl_xor")
+    assert scan_source(text, "k.cu", 6) == []  # Pascal: lock-step holds

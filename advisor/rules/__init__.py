@@ -21,6 +21,7 @@ SEVERITY_RANK = {name: rank for rank, name in enumerate(reversed(SEVERITIES))}  
 class Rule:
     code: str
     name: str
+    kind: str  # "config" (checked against an occupancy result) or "source" (CUDA source scan)
     severity: str
     summary: str
     explanation: str
@@ -52,7 +53,7 @@ class Finding:
 def registry() -> dict[str, Rule]:
     [raw] = read_toml_cached([Path(__file__).with_name("rules.toml")])
     return {
-        code: Rule(code=code, name=entry["name"], severity=entry["severity"], summary=entry["summary"],
+        code: Rule(code=code, name=entry["name"], kind=entry.get("kind", "config"), severity=entry["severity"], summary=entry["summary"],
                    explanation=entry["explanation"].strip(), source=entry["source"],
                    params=entry.get("params", {}), trigger=entry["trigger"], clean=entry["clean"])
         for code, entry in raw.items()
@@ -103,7 +104,7 @@ def check_occupancy(resolved, result, selection: RuleSelection = RuleSelection()
     ctx = Context.build(resolved, result, context)
     findings = []
     for code, rule in registry().items():
-        if not selection.allows(code):
+        if rule.kind != "config" or not selection.allows(code):
             continue
         for message, details in CHECKS[code](ctx, rule.params):
             findings.append(Finding(code, rule.severity, message, result.arch.sm, details, rule.source))

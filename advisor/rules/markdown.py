@@ -10,6 +10,8 @@ from tuneadvise.specs.catalog import describe_source
 
 
 def _example(config: dict) -> str:
+    if "source" in config:
+        return f"// file.cu, checked with: tuneadvise check-source file.cu --target {config['target']}\n{config['source']}"
     flags = []
     for key, value in config.items():
         option = "--" + key.replace("_", "-")

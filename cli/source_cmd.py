@@ -1,0 +1,48 @@
+"""`tuneadvise check-source`: scan .cu/.cuh files for code the tuning guides warn about."""
+
+from __future__ import annotations
+
+import click
+
+from tuneadvise.cli.common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, console, emit_json
+
+
+@click.command("check-source")
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.option("--target", "-t", required=True, help="The oldest architecture the code is built for: sm_70, 7.0, volta...")
+@click.option("--select", help="Only these codes or prefixes.")
+@click.option("--ignore", help="Drop these codes or prefixes.")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]))
+@click.pass_context
+def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
+    """Legacy warp intrinsics, implicit warp-synchronous code (7.0+) and __mul24 (2.0+), by file:line.
+
+    Exit codes: 0 clean; 1 findings at or above --fail-on; 2 bad input.
+    """
+    from tuneadvise.advisor.rules import SEVERITY_RANK, RuleSelection
+    from tuneadvise.advisor.source_scan import scan_source
+    from tuneadvise.cli.common import resolve_arch
+
+    arch = resolve_arch(target).arch
+    try:
+        selection = RuleSelection.parse(select, ignore)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    findings = []
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8", errors="replace") as handle:
+                text = handle.read()
+        except OSError as exc:
+            raise BadInput(f"PATHS: cannot read {path}: {exc.strerror}") from None
+        findings += scan_source(text, path, arch.major, selection)
+    if choose_format(fmt) == "json":
+        emit_json({"schema_version": 1, "target": arch.sm, "findings": [f.to_dict() for f in findings]})
+    else:
+        out = console()
+        for f in findings:
+            out.print(f"{f.message} [{f.code} {f.severity}]")
+        out.print(f"{len(findings)} finding(s) in {len(paths)} file(s) for {arch.sm}")
+    worst = max((SEVERITY_RANK[f.severity] for f in findings), default=-1)
+    ctx.exit(EXIT_FINDINGS if worst >= SEVERITY_RANK[fail_on] else EXIT_OK)
