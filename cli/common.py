@@ -13,8 +13,6 @@ EXIT_FINDINGS = 1  # cannot launch, or findings at or above --fail-on
 EXIT_BAD_INPUT = 2  # malformed or impossible input, unknown names, usage errors
 EXIT_NO_GPU = 3  # probe: no GPU or no CuPy
 
-SCHEMA_VERSION = 1
-
 
 class BadInput(click.UsageError):
     """One-line bad-input error; click prints it and exits with EXIT_BAD_INPUT."""

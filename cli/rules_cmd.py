@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from tuneadvise.advisor.report import SCHEMA_VERSION
 from tuneadvise.cli.common import BadInput, choose_format, console, emit_json
 
 
@@ -21,7 +22,7 @@ def rules(severity, select, fmt):
         raise BadInput(str(exc)) from None
     chosen = [r for r in registry().values() if selection.allows(r.code) and (not severity or r.severity == severity)]
     if choose_format(fmt) == "json":
-        emit_json({"schema_version": 1, "rules": [r.to_dict() for r in chosen]})
+        emit_json({"schema_version": SCHEMA_VERSION, "rules": [r.to_dict() for r in chosen]})
         return
     from rich.table import Table
 

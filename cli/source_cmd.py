@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from tuneadvise.advisor.report import SCHEMA_VERSION
 from tuneadvise.cli.common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, console, emit_json
 
 
@@ -38,7 +39,7 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
             raise BadInput(f"PATHS: cannot read {path}: {exc.strerror}") from None
         findings += scan_source(text, path, arch.major, selection)
     if choose_format(fmt) == "json":
-        emit_json({"schema_version": 1, "target": arch.sm, "findings": [f.to_dict() for f in findings]})
+        emit_json({"schema_version": SCHEMA_VERSION, "target": arch.sm, "findings": [f.to_dict() for f in findings]})
     else:
         out = console()
         for f in findings:

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import click
 
+from tuneadvise.advisor.report import SCHEMA_VERSION
 from tuneadvise.cli.common import BadInput, choose_format, console, emit_json, resolve_arch
-
-SCHEMA_VERSION = 1
 
 
 def _arch_document(arch) -> dict:

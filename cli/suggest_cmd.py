@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import click
 
+from tuneadvise.advisor.report import SCHEMA_VERSION
 from tuneadvise.cli.common import EXIT_FINDINGS, BadInput, choose_format, console, emit_json, resolve_arch
 
 
@@ -52,7 +53,7 @@ def suggest(ctx, arch, registers, shared_mem, dynamic_shared_mem, dynamic_shared
     errors = kernel_errors(arch_spec, kernel)
     choice = max_potential_block_size(arch_spec, kernel, shared, sms or 1)
     document = {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "arch": arch_spec.sm,
         "compute_capability": arch_spec.cc,
         "block_size": choice.block_size,
