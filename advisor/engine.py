@@ -29,8 +29,6 @@ CARVEOUT_MAX_L1 = 0
 CARVEOUT_MAX_SHARED = 100
 CARVEOUT_NAMES = {"default": CARVEOUT_DEFAULT, "max-l1": CARVEOUT_MAX_L1, "max-shared": CARVEOUT_MAX_SHARED}
 
-STATIC_SHARED_MEM_LIMIT = 48 * 1024  # ptxas refuses more static shared memory on every architecture
-
 
 @dataclass(frozen=True)
 class Kernel:
@@ -133,13 +131,17 @@ def _warps_limit(arch: Arch, block_size: int) -> int:
     return arch.max_warps_per_sm // _div_round_up(block_size, arch.warp_size)
 
 
-def _registers_limit(arch: Arch, registers: int, block_size: int, granularity: int) -> tuple[int, int]:
-    """cudaOccMaxBlocksPerSMRegsLimit: (blocks, registers allocated per block)."""
+def _register_allocation(arch: Arch, registers: int, block_size: int, granularity: int) -> tuple[int, int, int, int]:
+    """(warps, registers per warp, per block, per block as the hardware's launch check assumes it)."""
     warps = _div_round_up(block_size, arch.warp_size)
     per_warp = _round_up(registers * arch.warp_size, arch.register_allocation_unit)
-    per_block = per_warp * warps
     # The hardware's launch check assumes registers go to all sub-partitions at once.
-    assumed_per_block = per_warp * _round_up(warps, granularity)
+    return warps, per_warp, per_warp * warps, per_warp * _round_up(warps, granularity)
+
+
+def _registers_limit(arch: Arch, registers: int, block_size: int, granularity: int) -> tuple[int, int]:
+    """cudaOccMaxBlocksPerSMRegsLimit: (blocks, registers allocated per block)."""
+    warps, per_warp, per_block, assumed_per_block = _register_allocation(arch, registers, block_size, granularity)
     if (arch.registers_per_block < assumed_per_block
             or arch.registers_per_block < per_block
             or registers > _header_max_regs_per_thread(arch)):
@@ -218,7 +220,6 @@ def block_limits(arch: Arch, kernel: Kernel) -> tuple[dict, int, int, int | None
 def launch_errors(arch: Arch, kernel: Kernel, limits: dict) -> list[LaunchError]:
     """Why a configuration cannot launch, one named reason per broken limit."""
     errors = []
-    warps = _div_round_up(kernel.block_size, arch.warp_size)
     if kernel.block_size > arch.max_threads_per_block:
         errors.append(LaunchError("block-size", "block_size",
                                   f"{kernel.block_size} threads per block exceeds {arch.sm}'s limit of {arch.max_threads_per_block}"))
@@ -229,15 +230,15 @@ def launch_errors(arch: Arch, kernel: Kernel, limits: dict) -> list[LaunchError]
         errors.append(LaunchError("registers-per-thread", "registers",
                                   f"{kernel.registers} registers per thread exceeds {arch.sm}'s limit of {arch.max_registers_per_thread}"))
     elif limits["registers"] == 0 and kernel.block_size <= arch.max_threads_per_block:
-        per_warp = _round_up(kernel.registers * arch.warp_size, arch.register_allocation_unit)
-        needed = per_warp * _round_up(warps, arch.warp_allocation_granularity)
+        *_, needed = _register_allocation(arch, kernel.registers, kernel.block_size, arch.warp_allocation_granularity)
         errors.append(LaunchError("registers-per-block", "registers",
                                   f"{kernel.registers} registers x {kernel.block_size} threads needs {needed} registers per block "
                                   f"after allocation granularity; {arch.sm} allows {arch.registers_per_block}"))
-    if kernel.static_shared_mem > STATIC_SHARED_MEM_LIMIT:
+    # Static allocations stay within the default per-block limit (48 KB) on every architecture.
+    if kernel.static_shared_mem > arch.shared_mem_per_block:
         errors.append(LaunchError("static-shared-mem", "shared_mem",
-                                  f"{kernel.static_shared_mem} bytes of static shared memory exceeds the 49152-byte limit "
-                                  "on static allocations; move it to dynamic shared memory"))
+                                  f"{kernel.static_shared_mem} bytes of static shared memory exceeds the "
+                                  f"{arch.shared_mem_per_block}-byte limit on static allocations; move it to dynamic shared memory"))
     elif limits["shared_memory"] == 0:
         requested = kernel.static_shared_mem + kernel.dynamic_shared_mem
         if arch.major >= 7 and not kernel.opt_in and requested <= arch.shared_mem_per_block_optin:

@@ -84,7 +84,7 @@ def register_cliff(result: Occupancy, steps: int = 2) -> Cliff:
     return Cliff("registers", kernel.registers, down, headroom)
 
 
-def _with_total(kernel: Kernel, total: int) -> Kernel:
+def with_total_shared_mem(kernel: Kernel, total: int) -> Kernel:
     """Change the dynamic part so that static + dynamic == total (static cannot shrink at launch)."""
     dynamic = total - kernel.static_shared_mem
     if dynamic < 0:
@@ -97,7 +97,7 @@ def shared_mem_cliff(result: Occupancy, steps: int = 2) -> Cliff:
     arch, kernel = result.arch, result.kernel
     unit = arch.shared_mem_allocation_unit
     total = kernel.static_shared_mem + kernel.dynamic_shared_mem
-    make = lambda size: _with_total(kernel, size)  # noqa: E731
+    make = lambda size: with_total_shared_mem(kernel, size)  # noqa: E731
     down = _steps_down(arch, kernel, total, result.active_blocks_per_sm, steps, make, 0, unit) if total else ()
     ceiling = arch.shared_mem_per_block_optin if kernel.opt_in else arch.shared_mem_per_block
     last = _last_with(total, ceiling, lambda size: _blocks(arch, make(size)) >= result.active_blocks_per_sm)

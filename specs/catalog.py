@@ -153,12 +153,13 @@ def _value(entry):
     return entry["value"] if isinstance(entry, dict) else entry
 
 
-def _disagreements(raw: list) -> tuple[Disagreement, ...]:
+def _disagreements(raw: list, values_in_use: dict) -> tuple[Disagreement, ...]:
+    """The value in use is the record's own field value (the models check it is one of those listed)."""
     return tuple(
         Disagreement(
             field=d["field"],
             values=tuple((v["value"], v["source"]) for v in d["values"]),
-            used=d.get("used", d["values"][-1]["value"]),
+            used=values_in_use.get(d["field"]),
             why=d["why"],
         )
         for d in raw
@@ -175,11 +176,7 @@ def build_arch(family: str, defaults: dict, entry: dict, origin: str = "shipped"
             kwargs[key] = _value(merged[key])
             if isinstance(merged[key], dict):
                 sources[key] = merged[key]["source"]
-    disagreements = _disagreements(entry.get("disagreement", []))
-    # The value in use is the arch's own field value.
-    disagreements = tuple(
-        Disagreement(d.field, d.values, kwargs.get(d.field, d.used), d.why) for d in disagreements
-    )
+    disagreements = _disagreements(entry.get("disagreement", []), kwargs)
     return Arch(
         cc=entry["cc"],
         major=major,
@@ -208,7 +205,7 @@ def build_product(entry: dict) -> Product:
         names=tuple(entry.get("names", ())),
         values=values,
         sources=sources,
-        disagreements=_disagreements(entry.get("disagreement", [])),
+        disagreements=_disagreements(entry.get("disagreement", []), values),
     )
 
 

@@ -8,7 +8,13 @@ from dataclasses import dataclass
 from typing import Callable, Iterator
 
 from tuneadvise.advisor import whatif
-from tuneadvise.advisor.engine import CARVEOUT_DEFAULT, CARVEOUT_MAX_SHARED, Occupancy, occupancy
+from tuneadvise.advisor.engine import (
+    CARVEOUT_DEFAULT,
+    CARVEOUT_MAX_SHARED,
+    Occupancy,
+    align_up_shared_mem,
+    occupancy,
+)
 
 Check = Callable[["Context", dict], Iterator[tuple[str, dict]]]
 CHECKS: dict[str, Check] = {}
@@ -199,8 +205,6 @@ def _carveout_rounded(ctx: Context, params: dict):
     if arch.shared_mem_model != "carveout" or carveout in (CARVEOUT_DEFAULT, CARVEOUT_MAX_SHARED):
         return
     asked = carveout * arch.shared_mem_per_sm // 100
-    from tuneadvise.advisor.engine import align_up_shared_mem
-
     got = align_up_shared_mem(arch, asked)
     if got != asked:
         configs = ", ".join(str(c // 1024) for c in arch.shared_mem_configs)
@@ -234,11 +238,11 @@ def _reserved_costs_block(ctx: Context, params: dict):
     reserved = arch.reserved_shared_mem_per_block
     if total <= reserved:
         return
-    trimmed = whatif._with_total(ctx.kernel, total - reserved)
-    if occupancy(arch, trimmed).active_blocks_per_sm > result.active_blocks_per_sm:
+    fitting = occupancy(arch, whatif.with_total_shared_mem(ctx.kernel, total - reserved)).active_blocks_per_sm
+    if fitting > result.active_blocks_per_sm:
         yield (f"the {reserved} B CUDA reserves per block pushes {total} B to {result.allocated_shared_mem_per_block} B "
                f"allocated; {total - reserved} B per block would fit "
-               f"{occupancy(arch, trimmed).active_blocks_per_sm} blocks/SM instead of {result.active_blocks_per_sm}"), \
+               f"{fitting} blocks/SM instead of {result.active_blocks_per_sm}"), \
             {"reserved_bytes": reserved, "fitting_bytes": total - reserved}
 
 
