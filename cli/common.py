@@ -36,6 +36,8 @@ def resolve_arch(arch: str, spec_file: str | None = None):
             raise BadInput(str(exc)) from None
         if arch is None and len(added) == 1:
             arch = added[0].cc
+    elif arch is not None and arch.strip().lower() == "native":
+        return native_arch()
     else:
         catalog = shipped_catalog()
     if arch is None:
@@ -44,6 +46,19 @@ def resolve_arch(arch: str, spec_file: str | None = None):
         return catalog.resolve(arch)
     except UnknownArchError as exc:
         raise BadInput(str(exc)) from None
+
+
+def native_arch():
+    """--arch native: the limits the local GPU's driver reports (exit 3 without one)."""
+    from tuneadvise.probes.gpu import GpuUnavailable, device_info, load_cupy
+    from tuneadvise.probes.native import native_catalog
+
+    try:
+        cupy = load_cupy("--arch native")
+    except GpuUnavailable as exc:
+        click.echo(f"tuneadvise: {exc}", err=True)
+        sys.exit(EXIT_NO_GPU)
+    return native_catalog(device_info(cupy, cupy.cuda.runtime.getDevice()).as_dict()).resolve("native")
 
 
 def stdout_is_terminal() -> bool:

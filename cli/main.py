@@ -15,6 +15,8 @@ COMMANDS = {
     "rules": "rules_cmd:rules",
     "explain": "rules_cmd:explain",
     "check-source": "source_cmd:check_source",
+    "probe": "probe_cmd:probe",
+    "verify": "probe_cmd:verify",
 }
 
 
@@ -37,7 +39,8 @@ def cli():
 
     \b
     Exit codes: 0 success; 1 the configuration cannot launch; 2 bad input or
-    usage; 3 is reserved for GPU probes (no GPU or no CuPy).
+    usage; 3 a command that needs a GPU (probe, verify, --arch native) found
+    no CuPy or no GPU.
     """
 
 

@@ -57,3 +57,32 @@ __global__ void __launch_bounds__(128) heavy(const double* in, double* out, int 
 
 template __global__ void saxpy<float, 4>(float, const float*, float*, int);
 template __global__ void saxpy<double, 2>(double, const double*, double*, int);
+
+// Register cap below the kernel's demand: ptxas reports spill stores and loads.
+__global__ void __maxnreg__(32) spilling(const float* in, float* out, int n) {
+    float v[40];
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+#pragma unroll
+    for (int k = 0; k < 40; ++k) v[k] = in[(i * 40 + k) % n];
+    for (int r = 0; r < 8; ++r)
+#pragma unroll
+        for (int k = 0; k < 40; ++k) v[k] = v[k] * v[(k * 3 + r) % 40] + 1.0f;
+    float s = 0.f;
+#pragma unroll
+    for (int k = 0; k < 40; ++k) s += v[k];
+    out[i] = s;
+}
+
+// Named barriers 0..3: ptxas reports "used 4 barriers".
+extern "C" __global__ void producer_consumer(float* data) {
+    extern __shared__ float dynamic[];
+    if (threadIdx.x < 64) {
+        dynamic[threadIdx.x] = data[threadIdx.x];
+        asm volatile("bar.arrive 3, 128;");
+    } else if (threadIdx.x < 128) {
+        asm volatile("bar.sync 3, 128;");
+        data[threadIdx.x] = dynamic[threadIdx.x - 64];
+    }
+    asm volatile("bar.sync 1, 64;" ::: "memory");
+    __syncthreads();
+}

@@ -1,0 +1,114 @@
+"""Streaming parsers for real compiler output: `nvcc -Xptxas -v` logs and
+`cuobjdump --dump-resource-usage` listings. Both yield one record per kernel
+and architecture as lines arrive, so large logs are never held whole.
+
+Formats as CUDA 13.0 prints them (tests/fixtures/lint holds real logs for
+sm_75 to sm_120); older toolkits add `bytes cmem[N]` and omit `used N
+barriers`, which both parsers accept.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+_COMPILING = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
+_PROPERTIES = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers")
+_BARRIERS = re.compile(r"used (\d+) barriers")
+_SMEM = re.compile(r"(\d+) bytes smem")
+_CUMULATIVE_STACK = re.compile(r"(\d+) bytes cumulative stack size")
+
+_CUOBJ_ARCH = re.compile(r"^arch = (sm_\w+)")
+_CUOBJ_FUNCTION = re.compile(r"^\s*Function ([^:]+):\s*$")
+_CUOBJ_FIELDS = re.compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
+
+
+@dataclass
+class KernelUsage:
+    """One kernel on one architecture, as a compiler tool reported it."""
+
+    name: str  # as written (mangled for C++)
+    arch: str  # "sm_90"
+    registers: int
+    shared_mem: int  # static, excluding the reserved per-block shared memory
+    barriers: int | None = None
+    stack_frame: int | None = None
+    spill_stores: int | None = None
+    spill_loads: int | None = None
+    source: str = ""  # "ptxas", "cuobjdump", "cubin"
+    line: int | None = None  # where the record ends in its file (for annotations)
+
+    @property
+    def spill_bytes(self) -> int | None:
+        if self.spill_stores is None:
+            return None
+        return self.spill_stores + (self.spill_loads or 0)
+
+
+def parse_ptxas(lines) -> "iterator[KernelUsage]":
+    """`ptxas info` lines -> KernelUsage, one per 'Used N registers' line."""
+    name = arch = None
+    props: tuple | None = None
+    for number, line in enumerate(lines, 1):
+        match = _COMPILING.search(line)
+        if match:
+            name, arch, props = match.group(1), match.group(2), None
+            continue
+        match = _PROPERTIES.search(line)
+        if match:
+            props = tuple(int(x) for x in match.groups())
+            continue
+        match = _USED.search(line)
+        if match and name is not None:
+            smem = _SMEM.search(line)
+            barriers = _BARRIERS.search(line)
+            yield KernelUsage(
+                name=name, arch=arch, registers=int(match.group(1)),
+                shared_mem=int(smem.group(1)) if smem else 0,
+                barriers=int(barriers.group(1)) if barriers else None,
+                stack_frame=props[0] if props else None,
+                spill_stores=props[1] if props else None,
+                spill_loads=props[2] if props else None,
+                source="ptxas", line=number,
+            )
+            name = None
+
+
+def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None) -> "iterator[KernelUsage]":
+    """`cuobjdump --dump-resource-usage` -> KernelUsage.
+
+    From sm_90 on (CUDA 13 verified on sm_90, sm_100, sm_120) the SHARED
+    figure includes the per-block reserved shared memory, 1 KB; on sm_75 to
+    sm_89 it does not. `reserved_shared_mem(arch)` gives the amount to
+    subtract; by default 1 KB from sm_90 on. The driver's static figure for the
+    same kernels, recorded on an H100, excludes it.
+    """
+    reserved_shared_mem = reserved_shared_mem or _default_reserved_in_cuobjdump
+    name = None
+    for number, line in enumerate(lines, 1):
+        match = _CUOBJ_ARCH.match(line)
+        if match:
+            arch = match.group(1)
+            continue
+        match = _CUOBJ_FUNCTION.match(line)
+        if match:
+            name = match.group(1).strip()
+            continue
+        if name is not None and "REG:" in line:
+            fields = dict(_CUOBJ_FIELDS.findall(line))
+            shared = int(fields.get("SHARED", 0))
+            yield KernelUsage(
+                name=name, arch=arch or "unknown", registers=int(fields.get("REG", 0)),
+                shared_mem=max(0, shared - reserved_shared_mem(arch)),
+                stack_frame=int(fields["STACK"]) if "STACK" in fields else None,
+                source="cuobjdump", line=number,
+            )
+            name = None
+
+
+def _default_reserved_in_cuobjdump(arch: str | None) -> int:
+    if not arch:
+        return 0
+    digits = re.sub(r"\D", "", arch)
+    return 1024 if digits and int(digits) >= 90 else 0

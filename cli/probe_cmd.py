@@ -1,0 +1,166 @@
+"""`probe` and `verify`: the commands that need a GPU. Without CuPy or a
+device they print one sentence and exit with EXIT_NO_GPU (3)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from tuneadvise.cli.common import EXIT_FINDINGS, EXIT_NO_GPU, BadInput, choose_format, console, emit_json
+
+
+def _cupy_or_exit(what: str):
+    from tuneadvise.probes.gpu import GpuUnavailable, load_cupy
+
+    try:
+        return load_cupy(what)
+    except GpuUnavailable as exc:
+        click.echo(f"tuneadvise: {exc}", err=True)
+        sys.exit(EXIT_NO_GPU)
+
+
+def _parse_only(only: str | None) -> list[str]:
+    from tuneadvise.probes.suite import PROBES
+
+    if not only:
+        return list(PROBES)
+    names = [n.strip() for n in only.split(",") if n.strip()]
+    unknown = [n for n in names if n not in PROBES]
+    if unknown:
+        raise BadInput(f"--only: unknown probe '{unknown[0]}' (choose from {', '.join(PROBES)})")
+    return [n for n in PROBES if n in names]
+
+
+def _parse_devices(device: str, count: int) -> list[int]:
+    if device == "all":
+        return list(range(count))
+    if not device.isdigit() or int(device) >= count:
+        raise BadInput(f"--device: '{device}' is not a device index below {count} or 'all'")
+    return [int(device)]
+
+
+@click.command()
+@click.option("--only", metavar="NAMES", help="Comma-separated probes: compute, dram, l2, shared, latency, launch, occupancy.")
+@click.option("--quick", is_flag=True, help="Smaller sizes and fewer repeats (under 5 s on a datacenter GPU).")
+@click.option("--device", default="0", show_default=True, metavar="N|all", help="Which GPU, or every GPU in turn.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table on a terminal, else json.")
+@click.option("--save", "save", type=click.Path(dir_okay=False, writable=True),
+              help="Write the device as a spec file (driver limits + measured peaks) for --spec-file.")
+@click.option("--tiny", is_flag=True, hidden=True, help="Smallest sizes, for compute-sanitizer runs.")
+def probe(only, quick, device, fmt, save, tiny):
+    """Measure this GPU's real limits with CUDA probe kernels (needs CuPy).
+
+    \b
+    Exit codes: 0 all probes ran; 1 a probe failed (the others still report);
+    2 bad input; 3 no CuPy or no GPU.
+    """
+    names = _parse_only(only)
+    fmt = choose_format(fmt)
+    cupy = _cupy_or_exit("probe")
+    from tuneadvise.probes.gpu import device_count
+
+    devices = _parse_devices(device, device_count(cupy))
+    documents = [_probe_one(cupy, index, names, quick, fmt, tiny) for index in devices]
+    if save:
+        _save_spec(save, documents[0])
+    if fmt == "json":
+        emit_json(documents[0] if len(documents) == 1 else {"schema_version": documents[0]["schema_version"],
+                                                             "devices": documents})
+    failed = any(doc["failed"] for doc in documents)
+    sys.exit(EXIT_FINDINGS if failed else 0)
+
+
+def _probe_one(cupy, index: int, names: list[str], quick: bool, fmt: str, tiny: bool = False) -> dict:
+    from tuneadvise.probes.gpu import device_info
+    from tuneadvise.probes.results import apply_peaks, document, match_product
+    from tuneadvise.probes.suite import ProbeContext, run_probes
+    from tuneadvise.specs.catalog import shipped_catalog
+
+    with cupy.cuda.Device(index):
+        info = device_info(cupy, index)
+        ctx = ProbeContext(cupy, info, quick=quick, tiny=tiny)
+        results = _run_with_progress(ctx, names, fmt)
+        clock = ctx._clock_mhz
+    product = match_product(shipped_catalog(), info.cc, info.sm_count, info.name)
+    apply_peaks(results, product, info.sm_count, info.attributes["warp_size"], clock)
+    doc = document(info.as_dict(), product, clock, results, quick)
+    if fmt == "table":
+        from tuneadvise.cli.probe_render import render_probe
+
+        render_probe(console(), doc, product)
+    return doc
+
+
+def _run_with_progress(ctx, names: list[str], fmt: str):
+    from tuneadvise.probes.suite import run_probes
+
+    if fmt != "table" or not sys.stderr.isatty():
+        return run_probes(ctx, names)
+    from rich.console import Console
+    from rich.progress import Progress
+
+    with Progress(console=Console(stderr=True), transient=True) as bar:
+        task = bar.add_task(f"probing {ctx.device.name}", total=len(names))
+        return run_probes(ctx, names, progress=lambda name: bar.advance(task))
+
+
+def _save_spec(path: str, doc: dict) -> None:
+    from tuneadvise.probes.native import native_document, to_toml, write_atomically
+    from tuneadvise.specs.catalog import shipped_catalog
+
+    catalog = shipped_catalog()
+    medians = {r["name"]: r["value"] for r in doc["results"] if r["value"] is not None and not r["above_peak"]}
+    product = catalog.products.get(doc["product"]) if doc["product"] else None
+    spec = native_document(doc["device"], catalog.archs.get(doc["device"]["compute_capability"]), medians, product)
+    try:
+        write_atomically(path, to_toml(spec))
+    except OSError as exc:
+        raise BadInput(f"--save: cannot write {path}: {exc.strerror}") from None
+
+
+@click.command()
+@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.option("--device", default=0, show_default=True, help="GPU index.")
+@click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table on a terminal, else json.")
+def verify(path, device, fmt):
+    """Load a .cubin/.ptx/.fatbin through CuPy and compare the driver's occupancy
+    answers with the engine's over a sweep of block sizes, dynamic shared memory
+    and carveouts, kernel by kernel.
+
+    \b
+    Exit codes: 0 every answer equal; 1 a disagreement; 2 bad input; 3 no GPU.
+    """
+    from pathlib import Path
+
+    fmt = choose_format(fmt)
+    cupy = _cupy_or_exit("verify")
+    from tuneadvise.probes.gpu import device_info
+    from tuneadvise.probes.verify import barrier_counts, verify_module
+    from tuneadvise.specs.catalog import shipped_catalog
+
+    with cupy.cuda.Device(device):
+        info = device_info(cupy, device)
+        arch = shipped_catalog().archs.get(info.cc)
+        if arch is None:
+            raise BadInput(f"no spec for this device's compute capability {info.cc}")
+        try:
+            verdicts = verify_module(cupy, Path(path), arch, barriers=barrier_counts(Path(path)))
+        except cupy.cuda.driver.CUDADriverError as exc:
+            raise BadInput(f"{path}: the driver could not load it ({exc})") from None
+    doc = {
+        "schema_version": 1,
+        "device": info.name,
+        "arch": arch.sm,
+        "kernels": [{"name": v.name, "attributes": v.attributes, "checked": v.checked,
+                     "disagreements": v.disagreements} for v in verdicts],
+    }
+    if fmt == "json":
+        emit_json(doc)
+    else:
+        out = console()
+        for v in verdicts:
+            status = "[green]equal[/]" if not v.disagreements else f"[red]{len(v.disagreements)} disagreements[/]"
+            out.print(f"{v.name}: {v.checked} driver answers, {status} "
+                      f"({v.attributes['registers']} registers, {v.attributes['static_shared_mem']} B static shared)")
+    sys.exit(EXIT_FINDINGS if any(v.disagreements for v in verdicts) else 0)

@@ -1,0 +1,134 @@
+"""The only module that touches CuPy: loading it, describing the device,
+compiling the probe kernels and timing launches.
+
+Everything else in `tuneadvise.probes` works on plain numbers, so the
+reporting logic runs (and is tested) without a GPU.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+KERNEL_DIR = Path(__file__).parent / "kernels"
+INSTALL_HINT = "install the GPU extra: pip install 'tuneadvise[gpu]' (CuPy for CUDA 12), or a CuPy build matching your CUDA"
+
+
+class GpuUnavailable(RuntimeError):
+    """No CuPy, no driver or no device: the probe command exits with code 3."""
+
+
+def load_cupy(what: str = "probe"):
+    """Import CuPy and check that a device answers; one sentence on failure."""
+    try:
+        import cupy
+    except ImportError:
+        raise GpuUnavailable(f"{what} needs CuPy, which is not installed; {INSTALL_HINT}.") from None
+    try:
+        count = cupy.cuda.runtime.getDeviceCount()
+    except Exception as exc:  # CUDARuntimeError, or a missing libcuda
+        raise GpuUnavailable(f"{what} found no usable NVIDIA GPU (CUDA said: {_first_line(exc)}).") from None
+    if count == 0:
+        raise GpuUnavailable(f"{what} found no NVIDIA GPU on this machine.")
+    return cupy
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip() or type(exc).__name__
+    return text.splitlines()[0]
+
+
+# cudaDeviceAttr numbers (driver_types.h); names as the spec fields read them.
+DEVICE_ATTRIBUTES = {
+    "max_threads_per_block": 1,
+    "shared_mem_per_block": 8,
+    "warp_size": 10,
+    "registers_per_block": 12,
+    "clock_rate_khz": 13,
+    "sm_count": 16,
+    "memory_clock_rate_khz": 36,
+    "memory_bus_width": 37,
+    "l2_bytes": 38,
+    "max_threads_per_sm": 39,
+    "major": 75,
+    "minor": 76,
+    "shared_mem_per_sm": 81,
+    "registers_per_sm": 82,
+    "shared_mem_per_block_optin": 97,
+    "max_blocks_per_sm": 106,
+    "reserved_shared_mem_per_block": 111,
+}
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    index: int
+    name: str
+    cc: str
+    attributes: dict  # DEVICE_ATTRIBUTES name -> value, as the driver reports it
+    total_memory: int
+    free_memory: int
+    driver_version: int
+    runtime_version: int
+
+    @property
+    def sm_count(self) -> int:
+        return self.attributes["sm_count"]
+
+    def as_dict(self) -> dict:
+        return {
+            "index": self.index,
+            "name": self.name,
+            "compute_capability": self.cc,
+            "attributes": dict(self.attributes),
+            "total_memory_bytes": self.total_memory,
+            "free_memory_bytes": self.free_memory,
+            "driver_version": self.driver_version,
+            "runtime_version": self.runtime_version,
+        }
+
+
+def device_info(cupy, index: int) -> DeviceInfo:
+    runtime = cupy.cuda.runtime
+    with cupy.cuda.Device(index):
+        attributes = {name: runtime.deviceGetAttribute(code, index) for name, code in DEVICE_ATTRIBUTES.items()}
+        free, total = runtime.memGetInfo()
+        name = runtime.getDeviceProperties(index)["name"]
+        if isinstance(name, bytes):
+            name = name.decode()
+        return DeviceInfo(
+            index=index,
+            name=name,
+            cc=f"{attributes['major']}.{attributes['minor']}",
+            attributes=attributes,
+            total_memory=total,
+            free_memory=free,
+            driver_version=runtime.driverGetVersion(),
+            runtime_version=runtime.runtimeGetVersion(),
+        )
+
+
+def device_count(cupy) -> int:
+    return cupy.cuda.runtime.getDeviceCount()
+
+
+def load_module(cupy, name: str, options: tuple = ()):
+    """Compile probes/kernels/NAME.cu with NVRTC. CuPy caches the binary on
+    disk (~/.cupy/kernel_cache), so only the first run pays for compilation."""
+    source = (KERNEL_DIR / f"{name}.cu").read_text()
+    return cupy.RawModule(code=source, options=("-std=c++17", f"-I{KERNEL_DIR}", *options))
+
+
+def time_launches(cupy, launch, repeats: int, warmup: int = 2) -> list[float]:
+    """Seconds per launch, from CUDA events around each one, after warm-up."""
+    for _ in range(warmup):
+        launch()
+    start, stop = cupy.cuda.Event(), cupy.cuda.Event()
+    samples = []
+    for _ in range(repeats):
+        start.record()
+        launch()
+        stop.record()
+        stop.synchronize()
+        samples.append(cupy.cuda.get_elapsed_time(start, stop) / 1e3)
+    return samples

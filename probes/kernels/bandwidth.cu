@@ -1,0 +1,81 @@
+// Memory bandwidth probes. Bytes are counted as BabelStream counts them: every
+// element read plus every element written, once per kernel.
+//
+// The stream kernels use 16-byte vectors and a grid-stride loop; `n` counts
+// double2 elements. A sum that is never 'impossible' keeps the read kernel's
+// loads alive without a store per element.
+
+// Each thread keeps UNROLL independent 16-byte accesses in flight (as
+// BabelStream's unrolled grid-stride loop does), then finishes the remainder.
+#define UNROLL 4
+#define GRID_STRIDE_LOOP(BODY)                                                            \
+    const size_t stride = (size_t)gridDim.x * blockDim.x;                                   \
+    size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;                               \
+    for (; i + (UNROLL - 1) * stride < n; i += UNROLL * stride) {                           \
+        _Pragma("unroll") for (int u = 0; u < UNROLL; ++u) { const size_t j = i + u * stride; BODY } \
+    }                                                                                       \
+    for (; i < n; i += stride) { const size_t j = i; BODY }
+
+extern "C" __global__ void stream_read(const double2* __restrict__ a, size_t n, double* __restrict__ sink) {
+    double acc = 0.0;
+    GRID_STRIDE_LOOP(double2 v = a[j]; acc += v.x + v.y;)
+    if (acc == -1.0) sink[blockIdx.x] = acc;  // never true for the probe's data
+}
+
+extern "C" __global__ void stream_write(double2* __restrict__ c, size_t n, double scalar) {
+    GRID_STRIDE_LOOP(c[j] = make_double2(scalar, scalar);)
+}
+
+extern "C" __global__ void stream_copy(const double2* __restrict__ a, double2* __restrict__ c, size_t n) {
+    GRID_STRIDE_LOOP(c[j] = a[j];)
+}
+
+extern "C" __global__ void stream_triad(double2* __restrict__ a, const double2* __restrict__ b,
+                                        const double2* __restrict__ c, size_t n, double scalar) {
+    GRID_STRIDE_LOOP(double2 x = b[j]; double2 y = c[j]; a[j] = make_double2(x.x + scalar * y.x, x.y + scalar * y.y);)
+}
+
+// L2: re-read a working set smaller than L2, `passes` times, bypassing L1
+// (ld.global.cg) so every load is served by L2.
+extern "C" __global__ void l2_read(const float4* __restrict__ a, size_t n, int passes, float* __restrict__ sink) {
+    float acc = 0.0f;
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+    for (int p = 0; p < passes; ++p) {
+        size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+        for (; i + 3 * stride < n; i += 4 * stride) {
+            float4 v0 = __ldcg(a + i), v1 = __ldcg(a + i + stride), v2 = __ldcg(a + i + 2 * stride), v3 = __ldcg(a + i + 3 * stride);
+            acc += (v0.x + v0.y + v0.z + v0.w) + (v1.x + v1.y + v1.z + v1.w) + (v2.x + v2.y + v2.z + v2.w) + (v3.x + v3.y + v3.z + v3.w);
+        }
+        for (; i < n; i += stride) {
+            float4 v = __ldcg(a + i);
+            acc += v.x + v.y + v.z + v.w;
+        }
+    }
+    if (acc == -1.0f) sink[blockIdx.x] = acc;
+}
+
+// Shared memory: conflict-free 16-byte loads (a warp reads 512 contiguous
+// bytes). The base index moves every iteration so the loads cannot be hoisted;
+// 16 loads per iteration use immediate offsets into a 32 KiB array.
+#define SMEM_VECTORS 2048  // float4 = 32 KiB
+#define SMEM_UNROLL 16
+
+extern "C" __global__ void __launch_bounds__(1024) shared_read(int iterations, float* __restrict__ sink) {
+    __shared__ float4 s[SMEM_VECTORS];
+    for (int i = threadIdx.x; i < SMEM_VECTORS; i += blockDim.x)
+        s[i] = make_float4((float)i, 1.0f, 2.0f, 3.0f);
+    __syncthreads();
+    float4 acc0 = make_float4(0.f, 0.f, 0.f, 0.f), acc1 = acc0;
+    for (int it = 0; it < iterations; ++it) {
+        const int base = (threadIdx.x + it * 32) & (SMEM_VECTORS / 2 - 1);
+#pragma unroll
+        for (int k = 0; k < SMEM_UNROLL; k += 2) {
+            float4 v = s[base + k * 64];
+            float4 w = s[base + (k + 1) * 64];
+            acc0.x += v.x; acc0.y += v.y; acc0.z += v.z; acc0.w += v.w;
+            acc1.x += w.x; acc1.y += w.y; acc1.z += w.z; acc1.w += w.w;
+        }
+    }
+    float total = acc0.x + acc0.y + acc0.z + acc0.w + acc1.x + acc1.y + acc1.z + acc1.w;
+    if (total == -1.0f) sink[blockIdx.x] = total;
+}

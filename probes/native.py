@@ -1,0 +1,123 @@
+"""The local device as a spec: what the driver reports, plus what it cannot
+report (allocation granularities, carveout sizes) from the shipped spec of the
+same compute capability, each value with its source. Saved by
+`probe --save FILE`, read back with `--spec-file FILE`; the same document
+serves `--arch native`."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+# spec field -> device attribute it is read from
+FROM_DEVICE = {
+    "warp_size": "warp_size",
+    "max_threads_per_block": "max_threads_per_block",
+    "max_blocks_per_sm": "max_blocks_per_sm",
+    "registers_per_sm": "registers_per_sm",
+    "registers_per_block": "registers_per_block",
+    "shared_mem_per_sm": "shared_mem_per_sm",
+    "shared_mem_per_block": "shared_mem_per_block",
+    "shared_mem_per_block_optin": "shared_mem_per_block_optin",
+    "reserved_shared_mem_per_block": "reserved_shared_mem_per_block",
+}
+FROM_SHIPPED = (
+    "max_registers_per_thread", "register_allocation_unit", "warp_allocation_granularity",
+    "register_launch_check_granularity", "shared_mem_allocation_unit", "l1_shared_total",
+    "barriers_per_block_slot", "max_cluster_size_portable", "max_cluster_size_nonportable",
+)
+MEASURED = {"memory_bandwidth_gbs": "dram_copy", "fp32_tflops": "fp32_fma", "fp64_tflops": "fp64_fma", "fp16_tflops": "fp16x2_fma"}
+
+
+def native_document(device: dict, shipped_arch, measurements: dict | None = None, product=None) -> dict:
+    """device: DeviceInfo.as_dict(); measurements: probe name -> median value."""
+    attrs = device["attributes"]
+    cc = device["compute_capability"]
+    arch = {"cc": cc, "names": ["native"]}
+    for spec_field, attribute in FROM_DEVICE.items():
+        arch[spec_field] = {"value": attrs[attribute], "source": f"driver#{attribute} of {device['name']}"}
+    arch["max_warps_per_sm"] = {"value": attrs["max_threads_per_sm"] // attrs["warp_size"],
+                                "source": f"driver#max_threads_per_sm / warp_size of {device['name']}"}
+    if shipped_arch is not None:
+        for spec_field in FROM_SHIPPED:
+            value = getattr(shipped_arch, spec_field)
+            if value is not None:
+                arch[spec_field] = {"value": value, "source": shipped_arch.sources.get(spec_field, "user")}
+        arch["shared_mem_model"] = shipped_arch.shared_mem_model
+        if shipped_arch.shared_mem_configs:
+            arch["shared_mem_configs"] = {"value": list(shipped_arch.shared_mem_configs),
+                                          "source": shipped_arch.sources.get("shared_mem_configs", "user")}
+    doc = {"family": "native", "arch": [arch]}
+    product_entry = _product_entry(device, measurements or {}, product)
+    if product_entry:
+        doc["product"] = [product_entry]
+    return doc
+
+
+def _product_entry(device: dict, measurements: dict, product) -> dict | None:
+    attrs = device["attributes"]
+    entry = {
+        "name": "native",
+        "title": f"{device['name']} (measured)",
+        "cc": device["compute_capability"],
+        "sm_count": {"value": attrs["sm_count"], "source": "driver#sm_count"},
+        "boost_clock_mhz": {"value": max(1, attrs["clock_rate_khz"] // 1000), "source": "driver#clock_rate_khz"},
+    }
+    for spec_field, probe in MEASURED.items():
+        if measurements.get(probe):
+            entry[spec_field] = {"value": round(measurements[probe], 3), "source": f"measured#probe {probe}"}
+        elif product is not None and product.get(spec_field):
+            entry[spec_field] = {"value": product.get(spec_field), "source": product.sources.get(spec_field, "user")}
+    if "memory_bandwidth_gbs" not in entry or "fp32_tflops" not in entry:
+        return None  # a product entry needs both; without them the arch alone is saved
+    return entry
+
+
+def to_toml(doc: dict) -> str:
+    """The small TOML subset spec files use: scalars, lists, inline tables, arrays of tables."""
+    lines = [f"family = {_scalar(doc['family'])}", ""]
+    for table in ("arch", "product"):
+        for entry in doc.get(table, []):
+            lines.append(f"[[{table}]]")
+            lines.extend(f"{key} = {_scalar(value)}" for key, value in entry.items())
+            lines.append("")
+    return "\n".join(lines)
+
+
+def _scalar(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    if isinstance(value, list):
+        return "[" + ", ".join(_scalar(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_scalar(v)}" for k, v in value.items()) + " }"
+    raise TypeError(f"cannot write {type(value).__name__} to TOML")
+
+
+def write_atomically(path: str | Path, text: str) -> None:
+    """Write next to the target and rename, so no partial file is ever left."""
+    path = Path(path)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        partial.write_text(text)
+        os.replace(partial, path)
+    finally:
+        if partial.exists():
+            partial.unlink()
+
+
+def native_catalog(device: dict):
+    """The shipped catalog plus this device as architecture and product 'native'."""
+    from tuneadvise.specs.catalog import DATA_DIR, FAMILIES, Catalog, read_toml_cached, shipped_catalog
+
+    shipped = shipped_catalog()
+    doc = native_document(device, shipped.archs.get(device["compute_capability"]))
+    catalog = Catalog()
+    for family_doc in read_toml_cached([DATA_DIR / f"{family}.toml" for family in FAMILIES]):
+        catalog.add_family(family_doc)
+    catalog.add_family(doc, origin=f"driver ({device['name']})")
+    return catalog

@@ -1,0 +1,144 @@
+"""Probe results as plain numbers: statistics, theoretical peaks, efficiency,
+flags, and the versioned JSON document. No GPU needed; the tests run this on
+results recorded from real devices (tests/fixtures/)."""
+
+from __future__ import annotations
+
+import statistics
+from dataclasses import dataclass, field
+
+SCHEMA_VERSION = 1
+# A result more than this far above its theoretical peak is flagged, not reported as fact.
+ABOVE_PEAK_TOLERANCE = 0.03
+
+
+@dataclass
+class Measurement:
+    name: str  # stable identifier, e.g. "dram_triad"
+    group: str  # memory, compute, latency, launch, occupancy
+    unit: str
+    samples: list = field(default_factory=list)  # one value per timed repeat, in `unit`
+    method: str = ""
+    higher_is_better: bool = True
+    peak: float | None = None  # theoretical, in `unit`
+    peak_basis: str | None = None  # how the peak was obtained
+    details: dict = field(default_factory=dict)  # probe-specific numbers (sizes, cycles, configs)
+    error: str | None = None  # set when the probe failed; the others still run
+
+    @property
+    def value(self) -> float | None:
+        return statistics.median(self.samples) if self.samples else None
+
+    @property
+    def best(self) -> float | None:
+        if not self.samples:
+            return None
+        return max(self.samples) if self.higher_is_better else min(self.samples)
+
+    @property
+    def spread(self) -> float | None:
+        """(max - min) / median: how much the repeats disagree."""
+        if len(self.samples) < 2 or not self.value:
+            return None
+        return (max(self.samples) - min(self.samples)) / abs(self.value)
+
+    @property
+    def efficiency(self) -> float | None:
+        if self.peak is None or self.value is None or not self.higher_is_better:
+            return None
+        return self.value / self.peak
+
+    @property
+    def above_peak(self) -> bool:
+        return self.efficiency is not None and self.efficiency > 1 + ABOVE_PEAK_TOLERANCE
+
+    def as_dict(self) -> dict:
+        return {
+            "name": self.name,
+            "group": self.group,
+            "unit": self.unit,
+            "value": self.value,
+            "best": self.best,
+            "spread": self.spread,
+            "samples": list(self.samples),
+            "peak": self.peak,
+            "peak_basis": self.peak_basis,
+            "efficiency": self.efficiency,
+            "above_peak": self.above_peak,
+            "method": self.method,
+            "details": self.details,
+            "error": self.error,
+        }
+
+    @classmethod
+    def from_dict(cls, doc: dict) -> "Measurement":
+        return cls(
+            name=doc["name"], group=doc["group"], unit=doc["unit"], samples=list(doc.get("samples", [])),
+            method=doc.get("method", ""), higher_is_better=doc.get("higher_is_better", doc["group"] not in ("latency", "launch")),
+            peak=doc.get("peak"), peak_basis=doc.get("peak_basis"), details=doc.get("details", {}), error=doc.get("error"),
+        )
+
+
+# -- theoretical peaks ---------------------------------------------------------
+
+# probe name -> product field holding its peak (TFLOP/s scale with the SM clock)
+_THROUGHPUT_FIELDS = {"fp32_fma": "fp32_tflops", "fp64_fma": "fp64_tflops", "fp16x2_fma": "fp16_tflops"}
+
+
+def match_product(catalog, cc: str, sm_count: int, device_name: str):
+    """The catalog product this device is: same compute capability and SM count,
+    and, among several, the one whose name appears in the device's name."""
+    candidates = [p for p in catalog.products.values() if p.cc == cc and p.get("sm_count") == sm_count]
+    flat = device_name.lower().replace(" ", "").replace("-", "")
+    for product in candidates:
+        for name in (product.name, *product.names):
+            if name.replace("-", "") in flat:
+                return product
+    if len(candidates) == 1:
+        return candidates[0]
+    # Several with no name match (e.g. "H100 80GB HBM3" vs SXM/PCIe): prefer the base model.
+    named = [p for p in candidates if p.name.split("-")[0] in flat]
+    return named[0] if named else None
+
+
+def apply_peaks(measurements: list[Measurement], product, sm_count: int, warp_size: int, clock_mhz: float | None) -> None:
+    """Fill in each measurement's theoretical peak from the product spec.
+
+    Arithmetic peaks are scaled from the product's boost clock to the SM clock
+    observed during the run; shared memory is SMs x 32 banks x 4 bytes x clock
+    (the roofline note's formula); device memory is the product's figure.
+    """
+    for m in measurements:
+        if m.name.startswith("dram_") and product is not None:
+            m.peak = float(product.get("memory_bandwidth_gbs"))
+            m.peak_basis = f"{product.title}: {m.peak:g} GB/s ({product.sources.get('memory_bandwidth_gbs')})"
+        elif m.name in _THROUGHPUT_FIELDS and product is not None and product.get(_THROUGHPUT_FIELDS[m.name]):
+            at_boost = float(product.get(_THROUGHPUT_FIELDS[m.name]))
+            boost = product.get("boost_clock_mhz")
+            observed = m.details.get("sm_clock_mhz") or clock_mhz  # the clock during this very run
+            if observed and boost:
+                m.peak = at_boost * observed / boost
+                m.peak_basis = f"{product.title}: {at_boost:g} TFLOP/s at {boost} MHz, scaled to the observed {observed:.0f} MHz"
+            else:
+                m.peak = at_boost
+                m.peak_basis = f"{product.title}: {at_boost:g} TFLOP/s at the {boost} MHz boost clock"
+        elif m.name == "shared_read" and clock_mhz:
+            m.peak = sm_count * warp_size * 4 * clock_mhz * 1e6 / 1e9
+            m.peak_basis = f"{sm_count} SMs x {warp_size} banks x 4 B x {clock_mhz:.0f} MHz"
+
+
+def document(device: dict, product, clock_mhz: float | None, measurements: list[Measurement], quick: bool) -> dict:
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "device": device,
+        "product": product.name if product is not None else None,
+        "sm_clock_mhz": clock_mhz,
+        "quick": quick,
+        "results": [m.as_dict() for m in measurements],
+        "failed": [m.name for m in measurements if m.error],
+        "above_peak": [m.name for m in measurements if m.above_peak],
+    }
+
+
+def measurements_from_document(doc: dict) -> list[Measurement]:
+    return [Measurement.from_dict(r) for r in doc["results"]]

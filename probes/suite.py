@@ -1,0 +1,389 @@
+"""The probe suite: each probe runs its kernels on one device and returns
+Measurements. A probe that fails (out of memory, a compile error) becomes a
+Measurement with `error` set; the others still run.
+
+Sizes come from the device: streaming arrays far larger than L2, L2 working
+sets inside it, and never more than MEMORY_SHARE of the free device memory.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+from tuneadvise.probes.gpu import DeviceInfo, load_module, time_launches
+from tuneadvise.probes.results import Measurement
+
+MEMORY_SHARE = 0.4  # the most of the free device memory any probe allocates
+MiB = 1 << 20
+
+
+@dataclass
+class ProbeContext:
+    cupy: object
+    device: DeviceInfo
+    quick: bool = False
+    tiny: bool = False  # smallest sizes, for running under compute-sanitizer
+    _modules: dict = field(default_factory=dict)
+    _clock_mhz: float | None = None
+
+    @property
+    def repeats(self) -> int:
+        return 1 if self.tiny else 5 if self.quick else 20
+
+    def module(self, name: str, options: tuple = ()):
+        key = (name, options)
+        if key not in self._modules:
+            self._modules[key] = load_module(self.cupy, name, options)
+        return self._modules[key]
+
+    def clock_mhz(self) -> float | None:
+        """SM clock observed during an FP32 FMA run (measured once, then reused)."""
+        if self._clock_mhz is None:
+            cp = self.cupy
+            kernel = self.module("compute").get_function("fma_fp32")
+            grid = self.full_wave(256)
+            sink = cp.zeros(grid, dtype=cp.float64)
+            clock = cp.zeros(2, dtype=cp.uint64)
+            kernel((grid,), (256,), (cp.int32(2000), cp.float32(0.999), cp.float32(0.001), sink, clock))
+            cycles, ns = (int(v) for v in clock.get())
+            self._clock_mhz = cycles / ns * 1e3 if ns else None
+        return self._clock_mhz
+
+    def memory_budget(self) -> int:
+        free, _ = self.cupy.cuda.runtime.memGetInfo()
+        return int(free * MEMORY_SHARE)
+
+    def full_wave(self, block: int) -> int:
+        """Blocks of `block` threads that fill every SM's thread slots once."""
+        return self.device.sm_count * max(1, self.device.attributes["max_threads_per_sm"] // block)
+
+
+# -- device memory ---------------------------------------------------------------
+
+STREAM_UNROLL = 4  # as in bandwidth.cu
+STREAM_KERNELS = {  # name -> (arrays read, arrays written)
+    "read": (1, 0),
+    "write": (0, 1),
+    "copy": (1, 1),
+    "triad": (2, 1),
+}
+
+
+def dram_bandwidth(ctx: ProbeContext) -> list[Measurement]:
+    cp = ctx.cupy
+    l2 = ctx.device.attributes["l2_bytes"]
+    wanted = (4 if ctx.quick else 16) * l2
+    per_array = 8 * MiB if ctx.tiny else min(max(wanted, 256 * MiB), ctx.memory_budget() // 3)
+    n = per_array // 16  # double2 elements
+    a = cp.full(2 * n, 1.0, dtype=cp.float64)
+    b = cp.full(2 * n, 2.0, dtype=cp.float64)
+    c = cp.zeros(2 * n, dtype=cp.float64)
+    sink = cp.zeros(max(ctx.full_wave(256) * 4, -(-n // (STREAM_UNROLL * 256))), dtype=cp.float64)
+    module = ctx.module("bandwidth")
+    block = 256
+    size = cp.uint64(n)
+    scalar = cp.float64(0.4)
+    arguments = {"read": (a, size, sink), "write": (c, size, scalar), "copy": (a, c, size), "triad": (a, b, c, size, scalar)}
+    # Grids tried: one full wave looping over the array, four waves, and one
+    # pass of UNROLL vectors per thread (BabelStream's shape). The fastest in
+    # a short trial is the one measured.
+    grids = sorted({ctx.full_wave(block), 4 * ctx.full_wave(block), max(1, -(-n // (STREAM_UNROLL * block)))})
+    results = []
+    for name, args in arguments.items():
+        kernel = module.get_function(f"stream_{name}")
+        reads, writes = STREAM_KERNELS[name]
+        moved = (reads + writes) * n * 16
+
+        def launcher(grid, kernel=kernel, args=args):
+            return lambda: kernel((grid,), (block,), args)
+
+        trials = {g: sorted(time_launches(cp, launcher(g), 1 if ctx.tiny else 3, warmup=1))[0] for g in grids}
+        grid = min(trials, key=trials.get)
+        seconds = time_launches(cp, launcher(grid), ctx.repeats)
+        results.append(Measurement(
+            name=f"dram_{name}", group="memory", unit="GB/s",
+            samples=[moved / s / 1e9 for s in seconds],
+            method=f"{name} over {per_array // MiB} MiB arrays, bytes read + written (BabelStream's count), CUDA events",
+            details={"array_bytes": per_array, "bytes_moved": moved, "grid": grid, "block": block,
+                     "grids_tried": {str(g): round(moved / t / 1e9, 1) for g, t in trials.items()}},
+        ))
+    del a, b, c
+    return results
+
+
+def l2_bandwidth(ctx: ProbeContext) -> list[Measurement]:
+    cp = ctx.cupy
+    l2 = ctx.device.attributes["l2_bytes"]
+    working_set = (MiB if ctx.tiny else l2 // 4)  # well inside L2, also inside one partition of a split L2
+    n = working_set // 16
+    data = cp.ones(4 * n, dtype=cp.float32)
+    sink = cp.zeros(ctx.full_wave(256), dtype=cp.float32)
+    passes = 1 if ctx.tiny else 10 if ctx.quick else 40
+    kernel = ctx.module("bandwidth").get_function("l2_read")
+    grid, block = (ctx.full_wave(256),), (256,)
+    seconds = time_launches(cp, lambda: kernel(grid, block, (data, cp.uint64(n), cp.int32(passes), sink)), ctx.repeats)
+    moved = n * 16 * passes
+    return [Measurement(
+        name="l2_read", group="memory", unit="GB/s", samples=[moved / s / 1e9 for s in seconds],
+        method=f"ld.global.cg re-reads of a {working_set // MiB} MiB working set ({passes} passes), CUDA events",
+        details={"working_set_bytes": working_set, "passes": passes},
+    )]
+
+
+def shared_bandwidth(ctx: ProbeContext) -> list[Measurement]:
+    cp = ctx.cupy
+    block = 1024
+    blocks = ctx.device.sm_count * 2
+    iterations = 10 if ctx.tiny else 2000 if ctx.quick else 8000
+    kernel = ctx.module("bandwidth").get_function("shared_read")
+    sink = cp.zeros(blocks, dtype=cp.float32)
+    seconds = time_launches(cp, lambda: kernel((blocks,), (block,), (cp.int32(iterations), sink)), ctx.repeats)
+    moved = blocks * block * iterations * 16 * 16  # 16 loads of 16 bytes per iteration
+    return [Measurement(
+        name="shared_read", group="memory", unit="GB/s", samples=[moved / s / 1e9 for s in seconds],
+        method="conflict-free 16-byte shared loads, 2 blocks of 1024 threads per SM, CUDA events",
+        details={"blocks": blocks, "iterations": iterations},
+    )]
+
+
+# -- arithmetic ------------------------------------------------------------------
+
+FMA_KERNELS = {  # probe name -> (kernel, FLOPs per FMA instruction, argument maker)
+    "fp32_fma": ("fma_fp32", 2, lambda cp: (cp.float32(0.999), cp.float32(0.001))),
+    "fp64_fma": ("fma_fp64", 2, lambda cp: (cp.float64(0.999), cp.float64(0.001))),
+    "fp16x2_fma": ("fma_fp16x2", 4, lambda cp: (cp.uint32(0x3BFF3BFF), cp.uint32(0x14001400))),
+}
+CHAINS, UNROLL = 8, 16  # as in compute.cu
+
+
+def _calibrate(cp, run, first: int, target_s: float) -> int:
+    """Iterations that make one launch take about target_s."""
+    start = cp.cuda.Event()
+    stop = cp.cuda.Event()
+    run(first)
+    start.record()
+    run(first)
+    stop.record()
+    stop.synchronize()
+    elapsed = cp.cuda.get_elapsed_time(start, stop) / 1e3
+    return max(first, int(first * target_s / max(elapsed, 1e-6)))
+
+
+def arithmetic(ctx: ProbeContext) -> list[Measurement]:
+    cp = ctx.cupy
+    module = ctx.module("compute")
+    block = 256
+    grid = ctx.full_wave(block)
+    results = []
+    for name, (kernel_name, flops_per_fma, args) in FMA_KERNELS.items():
+        kernel = module.get_function(kernel_name)
+        sink = cp.zeros(grid, dtype=cp.float64)
+        clock = cp.zeros(2, dtype=cp.uint64)
+        x, y = args(cp)
+
+        def run(iterations, kernel=kernel, sink=sink, clock=clock, x=x, y=y):
+            kernel((grid,), (block,), (cp.int32(iterations), x, y, sink, clock))
+
+        iterations = 16 if ctx.tiny else _calibrate(cp, run, 16, 0.01 if ctx.quick else 0.03)
+        seconds = time_launches(cp, lambda: run(iterations), ctx.repeats, warmup=1)
+        cycles, ns = (int(v) for v in clock.get())
+        flops = grid * block * iterations * UNROLL * CHAINS * flops_per_fma
+        results.append(Measurement(
+            name=name, group="compute", unit="TFLOP/s", samples=[flops / s / 1e12 for s in seconds],
+            method=f"{CHAINS} independent FMA chains per thread, one full wave, CUDA events",
+            details={"iterations": iterations, "sm_clock_mhz": cycles / ns * 1e3 if ns else None},
+        ))
+    clocks = [m.details["sm_clock_mhz"] for m in results if m.details.get("sm_clock_mhz")]
+    if clocks:
+        ctx._clock_mhz = max(clocks)
+    return results
+
+
+# -- latency ---------------------------------------------------------------------
+
+def _random_cycle(entries: int, seed: int):
+    """next[i] for one random cycle through all entries, so a chase from any
+    start visits every entry before repeating (no short loops)."""
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    perm = rng.permutation(entries)
+    nxt = np.empty(entries, dtype=np.int64)
+    nxt[perm[:-1]] = perm[1:]
+    nxt[perm[-1]] = perm[0]
+    return nxt
+
+
+def _chase_table(cp, entries: int, stride: int, seed: int):
+    """A single random cycle through `entries` slots `stride` words apart, as a
+    device array where each slot holds the index of the next."""
+    import numpy as np
+
+    nxt = _random_cycle(entries, seed)
+    table = np.zeros(entries * stride, dtype=np.uint32)
+    table[np.arange(entries) * stride] = (nxt * stride).astype(np.uint32)
+    return cp.asarray(table)
+
+
+def latency(ctx: ProbeContext) -> list[Measurement]:
+    cp = ctx.cupy
+    clock_mhz = ctx.clock_mhz()
+    module = ctx.module("latency")
+    out = cp.zeros(2, dtype=cp.uint64)
+    steps = 100 if ctx.tiny else 2000 if ctx.quick else 10000
+    repeats = 1 if ctx.tiny else 3 if ctx.quick else 7
+    l2 = ctx.device.attributes["l2_bytes"]
+    line_words = 32  # one 128-byte line per slot
+    levels = [  # name, slots, cached loads, warm pass
+        ("l1", 16 * 1024 // 128, 1, True),
+        ("l2", (l2 // 8) // 128, 0, True),
+        ("dram", (4 * MiB if ctx.tiny else min(32 * l2, ctx.memory_budget() // 2)) // 128, 0, False),
+    ]
+    results = []
+    shared_table = cp.asarray(_random_cycle(4096, 1).astype("uint32"))
+    samples = []
+    for _ in range(repeats):
+        module.get_function("chase_shared")((1,), (256,), (shared_table, cp.int32(steps), out))
+        samples.append(int(out[0].get()) / steps)
+    results.append(_latency_measurement("shared", samples, clock_mhz, "4,096-entry random cycle in shared memory"))
+    for name, slots, cached, warm in levels:
+        table = _chase_table(cp, slots, line_words, seed=len(name))
+        warm_steps = slots if warm else 0
+        samples = []
+        for r in range(repeats):
+            start = (r * 7919 % slots) * line_words
+            module.get_function("chase_global")((1,), (1,), (table, cp.uint32(start), cp.int32(warm_steps),
+                                                             cp.int32(steps), cp.int32(cached), out))
+            samples.append(int(out[0].get()) / steps)
+        load = "ld.global.ca" if cached else "ld.global.cg"
+        results.append(_latency_measurement(
+            name, samples, clock_mhz,
+            f"random cycle over {slots * 128 // 1024:,} KiB, one 128-byte line per step, {load}"
+            + ("" if warm else ", cold (TLB misses included)")))
+        del table
+    return results
+
+
+def _latency_measurement(level: str, cycles: list[float], clock_mhz: float | None, how: str) -> Measurement:
+    return Measurement(
+        name=f"latency_{level}", group="latency", unit="cycles", samples=cycles, higher_is_better=False,
+        method=f"one-thread pointer chase timed with clock64(): {how}",
+        details={"ns": (sorted(cycles)[len(cycles) // 2] / clock_mhz * 1e3) if clock_mhz else None},
+    )
+
+
+# -- launch overhead -------------------------------------------------------------
+
+def launch_overhead(ctx: ProbeContext) -> list[Measurement]:
+    cp = ctx.cupy
+    kernel = ctx.module("residency").get_function("empty_kernel")
+    batch = 10 if ctx.tiny else 200 if ctx.quick else 1000
+
+    def many():
+        for _ in range(batch):
+            kernel((1,), (32,), ())
+
+    per_launch = [s / batch * 1e6 for s in time_launches(cp, many, 5 if ctx.quick else 10, warmup=1)]
+    round_trips = []
+    stream = cp.cuda.get_current_stream()
+    for _ in range(5 if ctx.tiny else 50 if ctx.quick else 200):
+        t0 = time.perf_counter()
+        kernel((1,), (32,), ())
+        stream.synchronize()
+        round_trips.append((time.perf_counter() - t0) * 1e6)
+    return [
+        Measurement(name="launch_async", group="launch", unit="us", samples=per_launch, higher_is_better=False,
+                    method=f"{batch} back-to-back empty launches between CUDA events (CuPy launch path included)"),
+        Measurement(name="launch_sync", group="launch", unit="us", samples=round_trips, higher_is_better=False,
+                    method="launch of an empty kernel plus stream synchronize, host clock"),
+    ]
+
+
+# -- occupancy, empirically ----------------------------------------------------------
+
+REGISTER_VARIANTS = ((), ("--maxrregcount=64",), ("--maxrregcount=32",))
+HOLD_NS = 200_000  # long enough that every block of a wave is resident at once
+
+
+def residency_configs(quick: bool, opt_in_max: int) -> list[tuple]:
+    """(nvrtc options, block size, dynamic shared memory, carveout) to try."""
+    blocks = (128, 512) if quick else (64, 128, 256, 512, 768, 1024)
+    dynamics = (0, 40 * 1024) if quick else (0, 16 * 1024, 40 * 1024, 100 * 1024)
+    variants = REGISTER_VARIANTS[:2] if quick else REGISTER_VARIANTS
+    configs = [(v, b, d, -1) for v in variants for b in blocks for d in dynamics if d <= opt_in_max]
+    if not quick:  # carveout preferences change the shared-memory split, so the answer
+        configs += [((), 256, 16 * 1024, c) for c in (0, 25, 50)]
+    return configs
+
+
+def empirical_occupancy(ctx: ProbeContext) -> list[Measurement]:
+    from tuneadvise.advisor.engine import occupancy
+    from tuneadvise.probes import driver
+    from tuneadvise.probes.residency import max_resident_per_sm, summarize
+    from tuneadvise.specs.catalog import shipped_catalog
+
+    cp = ctx.cupy
+    arch = shipped_catalog().archs.get(ctx.device.cc)
+    if arch is None:
+        raise RuntimeError(f"no spec for compute capability {ctx.device.cc}")
+    sms = ctx.device.sm_count
+    seed = cp.ones(256, dtype=cp.float32)
+    rows = []
+    configs = residency_configs(ctx.quick or ctx.tiny, arch.shared_mem_per_block_optin)
+    for options, block, dynamic, carveout in configs[:2] if ctx.tiny else configs:
+        kernel = ctx.module("residency", options).get_function("resident")
+        attrs = driver.kernel_attributes(kernel)
+        # Always opted in to the maximum, so the engine is told opt_in=True.
+        driver.set_launch_attributes(kernel, arch.shared_mem_per_block_optin - attrs["static_shared_mem"], carveout)
+        predicted = occupancy(arch, driver.engine_kernel(attrs, block, dynamic, carveout, opt_in=True))
+        row = {"registers": attrs["registers"], "block_size": block, "dynamic_shared_mem": dynamic,
+               "carveout": carveout, "engine": predicted.active_blocks_per_sm,
+               "driver": driver.active_blocks(cp, kernel, block, dynamic)}
+        if predicted.launchable and predicted.active_blocks_per_sm:
+            grid = max(2 * predicted.active_blocks_per_sm * sms, 2 * sms)
+            records = cp.zeros(3 * grid, dtype=cp.uint64)
+            sink = cp.zeros(grid, dtype=cp.float32)
+            kernel((grid,), (block,), (records, cp.uint64(HOLD_NS), cp.int32(96), cp.int32(dynamic // 4), seed, sink),
+                   shared_mem=dynamic)
+            host = records.get().reshape(-1, 3)
+            summary = summarize(max_resident_per_sm(host, margin_ns=HOLD_NS // 10))
+            row.update(measured=summary["max"], measured_min=summary["min"], sms_seen=summary["sms"])
+        else:
+            row.update(measured=None, measured_min=None, sms_seen=0)
+        row["match"] = row["measured"] == row["engine"] if row["measured"] is not None else row["driver"] == 0
+        rows.append(row)
+    matches = sum(r["match"] for r in rows)
+    return [Measurement(
+        name="occupancy_empirical", group="occupancy", unit="configs equal to the engine", samples=[matches],
+        method="blocks record %smid and %globaltimer; most blocks resident on one SM at once vs the engine's prediction",
+        details={"configs": rows, "total": len(rows)},
+    )]
+
+
+PROBES = {  # name -> (function, what it measures); the order is the run order
+    "compute": (arithmetic, "FP32, FP64 and FP16 (half2) FMA throughput, and the SM clock"),
+    "dram": (dram_bandwidth, "device-memory read, write, copy and triad bandwidth"),
+    "l2": (l2_bandwidth, "L2 read bandwidth"),
+    "shared": (shared_bandwidth, "shared-memory read bandwidth"),
+    "latency": (latency, "pointer-chase latency of shared memory, L1, L2 and device memory"),
+    "launch": (launch_overhead, "kernel launch overhead"),
+    "occupancy": (empirical_occupancy, "resident blocks per SM, measured, against the engine and the driver"),
+}
+
+
+def run_probes(ctx: ProbeContext, names: list[str], progress=None) -> list[Measurement]:
+    """Run the named probes in order; a failing probe is reported, not raised."""
+    results = []
+    for name in names:
+        function, _ = PROBES[name]
+        try:
+            results.extend(function(ctx))
+        except Exception as exc:  # out of memory, compile errors, driver errors: name it, go on
+            message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+            results.append(Measurement(name=name, group="failed", unit="", error=f"{type(exc).__name__}: {message}"))
+        finally:
+            ctx.cupy.get_default_memory_pool().free_all_blocks()
+        if progress is not None:
+            progress(name)
+    return results

@@ -1,0 +1,73 @@
+"""`verify`: load a user's compiled kernels through CuPy, ask the driver's
+occupancy API over a sweep, and compare every answer with the engine."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tuneadvise.advisor.engine import occupancy
+
+BLOCK_SIZES = tuple(range(32, 1025, 32))
+CARVEOUTS = (-1, 0, 25, 50, 100)
+DYNAMIC_KIB = (0, 1, 8, 16, 32, 48, 64, 100, 164, 227)
+
+
+@dataclass
+class KernelVerdict:
+    name: str
+    attributes: dict
+    checked: int = 0
+    disagreements: list = field(default_factory=list)  # dicts: the inputs, engine, driver
+
+
+def kernel_names(path: Path) -> list[str]:
+    """Entry points of a .ptx (from `.entry`) or a cubin/fatbin (from its ELF symbols)."""
+    data = path.read_bytes()
+    if data[:4] == b"\x7fELF":
+        from tuneadvise.advisor.cubin import read_cubin
+
+        return [k.name for k in read_cubin(data)]
+    text = data.decode("utf-8", errors="replace")
+    return re.findall(r"\.entry\s+([A-Za-z_$][\w$]*)", text)
+
+
+def verify_module(cupy, path: Path, arch, names: list[str] | None = None, barriers: dict | None = None) -> list[KernelVerdict]:
+    from tuneadvise.probes import driver
+
+    module = cupy.RawModule(path=str(path))
+    verdicts = []
+    for name in names or kernel_names(path):
+        kernel = module.get_function(name)
+        attrs = driver.kernel_attributes(kernel)
+        verdict = KernelVerdict(name, attrs)
+        count = (barriers or {}).get(name, 1)
+        for carveout in CARVEOUTS:
+            driver.set_launch_attributes(kernel, arch.shared_mem_per_block_optin - attrs["static_shared_mem"], carveout)
+            for block in BLOCK_SIZES:
+                if block > attrs["max_threads_per_block"]:
+                    continue
+                for kib in DYNAMIC_KIB:
+                    dynamic = kib * 1024
+                    if dynamic + attrs["static_shared_mem"] > arch.shared_mem_per_block_optin:
+                        continue
+                    ours = occupancy(arch, driver.engine_kernel(attrs, block, dynamic, carveout, True, count)).active_blocks_per_sm
+                    theirs = driver.active_blocks(cupy, kernel, block, dynamic)
+                    verdict.checked += 1
+                    if ours != theirs:
+                        verdict.disagreements.append({"block_size": block, "dynamic_shared_mem": dynamic,
+                                                      "carveout": carveout, "engine": ours, "driver": theirs})
+        verdicts.append(verdict)
+    return verdicts
+
+
+def barrier_counts(path: Path) -> dict:
+    """Barriers per kernel where the binary records them (cubin); empty otherwise,
+    and the engine then assumes the one barrier the occupancy API assumes."""
+    data = path.read_bytes()
+    if data[:4] != b"\x7fELF":
+        return {}
+    from tuneadvise.advisor.cubin import read_cubin
+
+    return {k.name: k.barriers for k in read_cubin(data) if k.barriers}
