@@ -17,6 +17,7 @@ COMMANDS = {
     "check-source": "source_cmd:check_source",
     "probe": "probe_cmd:probe",
     "verify": "probe_cmd:verify",
+    "roofline": "roofline_cmd:roofline",
 }
 
 

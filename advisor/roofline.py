@@ -1,0 +1,140 @@
+"""Roofline and the shared-memory performance pyramid, from a product spec or
+from measured probe results.
+
+Classic roofline: attainable = min(peak FLOP/s, intensity x memory bandwidth);
+the ridge point is peak / bandwidth. Pyramid (the Rough-n-Ready Roofline note,
+V100 edition): combined shared-memory + L1 bandwidth is SMs x 32 lanes x 4
+bytes x clock, and a kernel moving B bytes of shared/L1 traffic per FLOP is
+capped at that bandwidth / B. The note uses the base clock, so the pyramid
+does too when the product has one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+PRECISIONS = {"fp64": "fp64_tflops", "fp32": "fp32_tflops", "fp16": "fp16_tflops"}
+PROBE_FOR = {"fp64": "fp64_fma", "fp32": "fp32_fma", "fp16": "fp16x2_fma"}
+
+
+class RooflineError(ValueError):
+    """A machine that lacks a figure the roofline needs; the message names it."""
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    value: float  # FLOP/s or bytes/s
+    basis: str  # where it comes from
+
+
+@dataclass(frozen=True)
+class Machine:
+    name: str
+    precision: str
+    peak: Ceiling  # FLOP/s
+    memory: Ceiling  # bytes/s, the one the verdict uses
+    memory_theoretical: Ceiling | None
+    shared_l1: Ceiling | None  # bytes/s
+
+    @property
+    def ridge(self) -> float:
+        """FLOP/byte where the memory roof meets the compute roof."""
+        return self.peak.value / self.memory.value
+
+
+def machine_from_product(product, warp_size: int, precision: str, probe: dict | None = None) -> Machine:
+    """Ceilings of a product; measured ones from a probe document where given,
+    else the product's measured copy bandwidth, else its theoretical figures."""
+    field = PRECISIONS[precision]
+    peak_tflops = product.get(field)
+    if not peak_tflops:
+        raise RooflineError(f"--precision: {product.name} has no {precision} peak in its spec")
+    peak = Ceiling(peak_tflops * 1e12, f"{product.title}: {peak_tflops:g} TFLOP/s {precision} ({product.sources.get(field)})")
+    theoretical = Ceiling(product.get("memory_bandwidth_gbs") * 1e9,
+                          f"{product.title}: {product.get('memory_bandwidth_gbs'):g} GB/s theoretical "
+                          f"({product.sources.get('memory_bandwidth_gbs')})")
+    memory = theoretical
+    if product.get("measured_copy_bandwidth_gbs"):
+        measured = product.get("measured_copy_bandwidth_gbs")
+        memory = Ceiling(measured * 1e9, f"{product.title}: {measured:g} GB/s measured copy "
+                                         f"({product.sources.get('measured_copy_bandwidth_gbs')})")
+    if probe is not None:
+        results = {r["name"]: r for r in probe.get("results", []) if r.get("value") and not r.get("above_peak")}
+        if "dram_copy" in results:
+            memory = Ceiling(results["dram_copy"]["value"] * 1e9,
+                             f"measured: probe dram_copy on {probe['device']['name']}, median")
+        if PROBE_FOR[precision] in results:
+            peak = Ceiling(results[PROBE_FOR[precision]]["value"] * 1e12,
+                           f"measured: probe {PROBE_FOR[precision]} on {probe['device']['name']}, median")
+    clock = product.get("base_clock_mhz") or product.get("boost_clock_mhz")
+    clock_name = "base" if product.get("base_clock_mhz") else "boost"
+    shared = None
+    if clock and product.get("sm_count"):
+        value = product.get("sm_count") * warp_size * 4 * clock * 1e6
+        shared = Ceiling(value, f"{product.get('sm_count')} SMs x {warp_size} lanes x 4 B x {clock} MHz ({clock_name} clock)")
+    return Machine(product.name, precision, peak, memory, theoretical, shared)
+
+
+@dataclass(frozen=True)
+class Placement:
+    intensity: float  # FLOP/byte of device-memory traffic
+    attainable: float  # FLOP/s under the roofline
+    bound: str  # "memory" or "compute"
+    pyramid_cap: float | None  # FLOP/s cap from shared/L1 traffic
+    ceiling: float  # the lower of the two
+    achieved: float | None
+    headroom: float | None  # ceiling / achieved
+
+
+def place(machine: Machine, intensity: float, shared_bytes_per_flop: float | None = None,
+          achieved: float | None = None) -> Placement:
+    attainable = min(machine.peak.value, intensity * machine.memory.value)
+    bound = "memory" if intensity < machine.ridge else "compute"
+    cap = None
+    if shared_bytes_per_flop:
+        if machine.shared_l1 is None:
+            raise RooflineError("--shared-bytes-per-flop: this machine's spec has no SM count or clock")
+        cap = min(machine.peak.value, machine.shared_l1.value / shared_bytes_per_flop)
+    ceiling = min(attainable, cap) if cap is not None else attainable
+    if cap is not None and cap < attainable:
+        bound = "shared-memory/L1"
+    headroom = ceiling / achieved if achieved else None
+    return Placement(intensity, attainable, bound, cap, ceiling, achieved, headroom)
+
+
+def pyramid(machine: Machine, bytes_per_flop=(0.5, 1, 2, 4, 6, 8, 16)) -> list[tuple[float, float]]:
+    """(shared/L1 bytes per FLOP, attainable FLOP/s) bands."""
+    if machine.shared_l1 is None:
+        return []
+    return [(b, min(machine.peak.value, machine.shared_l1.value / b)) for b in bytes_per_flop]
+
+
+def document(machine: Machine, placement: Placement | None, schema_version: int) -> dict:
+    doc = {
+        "schema_version": schema_version,
+        "machine": machine.name,
+        "precision": machine.precision,
+        "peak_flop_per_s": machine.peak.value,
+        "peak_basis": machine.peak.basis,
+        "memory_bandwidth_bytes_per_s": machine.memory.value,
+        "memory_bandwidth_basis": machine.memory.basis,
+        "theoretical_memory_bandwidth_bytes_per_s": machine.memory_theoretical.value if machine.memory_theoretical else None,
+        "shared_l1_bandwidth_bytes_per_s": machine.shared_l1.value if machine.shared_l1 else None,
+        "shared_l1_bandwidth_basis": machine.shared_l1.basis if machine.shared_l1 else None,
+        "ridge_intensity_flop_per_byte": machine.ridge,
+        "pyramid": [{"shared_bytes_per_flop": b, "attainable_flop_per_s": f} for b, f in pyramid(machine)],
+        "kernel": None,
+    }
+    if placement is not None:
+        doc["kernel"] = {
+            "intensity_flop_per_byte": placement.intensity,
+            "bound": placement.bound,
+            "roofline_flop_per_s": placement.attainable,
+            "pyramid_cap_flop_per_s": placement.pyramid_cap,
+            "ceiling_flop_per_s": placement.ceiling,
+            "achieved_flop_per_s": placement.achieved,
+            "headroom_ratio": placement.headroom,
+            # More than 3 % above the ceiling: the inputs (FLOPs, bytes, time) deserve a second look.
+            "achieved_above_ceiling": bool(placement.achieved and placement.achieved > placement.ceiling * 1.03),
+        }
+    return doc
