@@ -74,7 +74,7 @@ def probe(only, quick, device, fmt, save, tiny):
 def _probe_one(cupy, index: int, names: list[str], quick: bool, fmt: str, tiny: bool = False) -> dict:
     from tuneadvise.probes.gpu import device_info
     from tuneadvise.probes.results import apply_peaks, document, match_product
-    from tuneadvise.probes.suite import ProbeContext, run_probes
+    from tuneadvise.probes.suite import ProbeContext
     from tuneadvise.specs.catalog import shipped_catalog
 
     with cupy.cuda.Device(index):
@@ -124,7 +124,7 @@ def _save_spec(path: str, doc: dict) -> None:
 @click.option("--device", default=0, show_default=True, help="GPU index.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table on a terminal, else json.")
 def verify(path, device, fmt):
-    """Load a .cubin/.ptx/.fatbin through CuPy and compare the driver's occupancy
+    """Load a .cubin or .ptx through CuPy and compare the driver's occupancy
     answers with the engine's over a sweep of block sizes, dynamic shared memory
     and carveouts, kernel by kernel.
 
@@ -136,8 +136,16 @@ def verify(path, device, fmt):
     fmt = choose_format(fmt)
     cupy = _cupy_or_exit("verify")
     from tuneadvise.probes.gpu import device_info
-    from tuneadvise.probes.verify import barrier_counts, verify_module
+    from tuneadvise.advisor.cubin import CubinError
+    from tuneadvise.probes.verify import barrier_counts, kernel_names, verify_module
     from tuneadvise.specs.catalog import shipped_catalog
+
+    try:
+        names = kernel_names(Path(path))
+    except CubinError as exc:
+        raise BadInput(f"{path}: {exc}") from None
+    if not names:
+        raise BadInput(f"{path}: no kernel entry points found (expected a .cubin or .ptx)")
 
     with cupy.cuda.Device(device):
         info = device_info(cupy, device)
@@ -145,7 +153,7 @@ def verify(path, device, fmt):
         if arch is None:
             raise BadInput(f"no spec for this device's compute capability {info.cc}")
         try:
-            verdicts = verify_module(cupy, Path(path), arch, barriers=barrier_counts(Path(path)))
+            verdicts = verify_module(cupy, Path(path), arch, names, barrier_counts(Path(path)))
         except cupy.cuda.driver.CUDADriverError as exc:
             raise BadInput(f"{path}: the driver could not load it ({exc})") from None
     doc = {

@@ -23,7 +23,7 @@ class KernelVerdict:
 
 
 def kernel_names(path: Path) -> list[str]:
-    """Entry points of a .ptx (from `.entry`) or a cubin/fatbin (from its ELF symbols)."""
+    """Entry points of a .ptx (from `.entry`) or a cubin (from its .nv.info.NAME sections)."""
     data = path.read_bytes()
     if data[:4] == b"\x7fELF":
         from tuneadvise.advisor.cubin import read_cubin
