@@ -79,9 +79,9 @@ def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None) ->
     """`cuobjdump --dump-resource-usage` -> KernelUsage.
 
     From sm_90 on (CUDA 13 verified on sm_90, sm_100, sm_120) the SHARED
-    figure includes the per-block reserved shared memory, 1 KB; on sm_75 to
-    sm_89 it does not. `reserved_shared_mem(arch)` gives the amount to
-    subtract; by default 1 KB from sm_90 on. The driver's static figure for the
+    figure includes the per-block reserved shared memory; on sm_75 to sm_89 it
+    does not. `reserved_shared_mem(arch)` gives the amount to subtract; by
+    default the spec's reserved_shared_mem_per_block from sm_90 on. The driver's static figure for the
     same kernels, recorded on an H100, excludes it.
     """
     reserved_shared_mem = reserved_shared_mem or _default_reserved_in_cuobjdump
@@ -107,8 +107,19 @@ def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None) ->
             name = None
 
 
-def _default_reserved_in_cuobjdump(arch: str | None) -> int:
+def spec_reserved_shared_mem(arch: str | None) -> int:
+    """The spec's reserved shared memory per block for a target such as 'sm_90'
+    (0 for a target the spec does not know, so nothing is subtracted)."""
+    from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
+
     if not arch:
         return 0
-    digits = re.sub(r"\D", "", arch)
-    return 1024 if digits and int(digits) >= 90 else 0
+    try:
+        return shipped_catalog().resolve(arch).arch.reserved_shared_mem_per_block
+    except UnknownArchError:
+        return 0
+
+
+def _default_reserved_in_cuobjdump(arch: str | None) -> int:
+    digits = re.sub(r"\D", "", arch or "")
+    return spec_reserved_shared_mem(arch) if digits and int(digits) >= 90 else 0

@@ -14,6 +14,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from tuneadvise.advisor.compiler_output import spec_reserved_shared_mem
+
 ELF_MAGIC = b"\x7fELF"
 FATBIN_MAGIC = 0xBA55ED50
 STT_FUNC = 2
@@ -140,7 +142,8 @@ def _read_cubin(data: bytes) -> list[CubinKernel]:
     # From sm_90 on, each kernel's .nv.shared section also holds the reserved
     # shared memory (a .nv.shared.reserved.* section marks it); the driver's
     # static figure excludes it, and so does ours.
-    reserved = 1024 if any(s.name.startswith(".nv.shared.reserved.") for s in sections) else 0
+    includes_reserved = any(s.name.startswith(".nv.shared.reserved.") for s in sections)
+    reserved = spec_reserved_shared_mem(arch) if includes_reserved else 0
     kernels = []
     for section in sections:
         if not section.name.startswith(".nv.info."):

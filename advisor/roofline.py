@@ -66,12 +66,13 @@ def machine_from_product(product, warp_size: int, precision: str, probe: dict | 
         if PROBE_FOR[precision] in results:
             peak = Ceiling(results[PROBE_FOR[precision]]["value"] * 1e12,
                            f"measured: probe {PROBE_FOR[precision]} on {probe['device']['name']}, median")
-    clock = product.get("base_clock_mhz") or product.get("boost_clock_mhz")
-    clock_name = "base" if product.get("base_clock_mhz") else "boost"
+    clock_field = "base_clock_mhz" if product.get("base_clock_mhz") else "boost_clock_mhz"
+    clock, sms = product.get(clock_field), product.get("sm_count")
     shared = None
-    if clock and product.get("sm_count"):
-        value = product.get("sm_count") * warp_size * 4 * clock * 1e6
-        shared = Ceiling(value, f"{product.get('sm_count')} SMs x {warp_size} lanes x 4 B x {clock} MHz ({clock_name} clock)")
+    if clock and sms:
+        shared = Ceiling(sms * warp_size * 4 * clock * 1e6,
+                         f"{sms} SMs ({product.sources.get('sm_count')}) x {warp_size} lanes x 4 B x {clock} MHz "
+                         f"{clock_field.split('_')[0]} clock ({product.sources.get(clock_field)})")
     return Machine(product.name, precision, peak, memory, theoretical, shared)
 
 

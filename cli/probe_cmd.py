@@ -81,7 +81,7 @@ def _probe_one(cupy, index: int, names: list[str], quick: bool, fmt: str, tiny: 
         info = device_info(cupy, index)
         ctx = ProbeContext(cupy, info, quick=quick, tiny=tiny)
         results = _run_with_progress(ctx, names, fmt)
-        clock = ctx._clock_mhz
+        clock = ctx.observed_clock_mhz
     product = match_product(shipped_catalog(), info.cc, info.sm_count, info.name)
     apply_peaks(results, product, info.sm_count, info.attributes["warp_size"], clock)
     doc = document(info.as_dict(), product, clock, results, quick)
@@ -106,15 +106,15 @@ def _run_with_progress(ctx, names: list[str], fmt: str):
 
 
 def _save_spec(path: str, doc: dict) -> None:
-    from tuneadvise.probes.native import native_document, to_toml, write_atomically
-    from tuneadvise.specs.catalog import shipped_catalog
+    from tuneadvise.probes.native import native_document, to_toml
+    from tuneadvise.specs.catalog import shipped_catalog, write_atomically
 
     catalog = shipped_catalog()
     medians = {r["name"]: r["value"] for r in doc["results"] if r["value"] is not None and not r["above_peak"]}
     product = catalog.products.get(doc["product"]) if doc["product"] else None
     spec = native_document(doc["device"], catalog.archs.get(doc["device"]["compute_capability"]), medians, product)
     try:
-        write_atomically(path, to_toml(spec))
+        write_atomically(path, to_toml(spec).encode())
     except OSError as exc:
         raise BadInput(f"--save: cannot write {path}: {exc.strerror}") from None
 
@@ -137,14 +137,14 @@ def verify(path, device, fmt):
     cupy = _cupy_or_exit("verify")
     from tuneadvise.probes.gpu import device_info
     from tuneadvise.advisor.cubin import CubinError
-    from tuneadvise.probes.verify import barrier_counts, kernel_names, verify_module
+    from tuneadvise.probes.verify import entry_points, verify_module
     from tuneadvise.specs.catalog import shipped_catalog
 
     try:
-        names = kernel_names(Path(path))
+        kernels = entry_points(Path(path))
     except CubinError as exc:
         raise BadInput(f"{path}: {exc}") from None
-    if not names:
+    if not kernels:
         raise BadInput(f"{path}: no kernel entry points found (expected a .cubin or .ptx)")
 
     with cupy.cuda.Device(device):
@@ -153,11 +153,13 @@ def verify(path, device, fmt):
         if arch is None:
             raise BadInput(f"no spec for this device's compute capability {info.cc}")
         try:
-            verdicts = verify_module(cupy, Path(path), arch, names, barrier_counts(Path(path)))
+            verdicts = verify_module(cupy, Path(path), arch, kernels)
         except cupy.cuda.driver.CUDADriverError as exc:
             raise BadInput(f"{path}: the driver could not load it ({exc})") from None
+    from tuneadvise.advisor.report import SCHEMA_VERSION
+
     doc = {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "device": info.name,
         "arch": arch.sm,
         "kernels": [{"name": v.name, "attributes": v.attributes, "checked": v.checked,

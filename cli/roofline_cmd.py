@@ -33,10 +33,12 @@ def _load_probe(path: str | None) -> dict | None:
     try:
         with open(path) as handle:
             doc = json.load(handle)
-        doc["results"], doc["device"]["name"]  # noqa: B018 - shape check
-        return doc
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError) as exc:
         raise BadInput(f"--probe: {path} is not a probe JSON document ({exc})") from None
+    if not (isinstance(doc, dict) and isinstance(doc.get("results"), list) and isinstance(doc.get("device"), dict)
+            and "name" in doc["device"]):
+        raise BadInput(f"--probe: {path} is not a probe JSON document (expected 'results' and 'device')")
+    return doc
 
 
 @click.command()

@@ -6,9 +6,6 @@ serves `--arch native`."""
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
-
 # spec field -> device attribute it is read from
 FROM_DEVICE = {
     "warp_size": "warp_size",
@@ -98,26 +95,9 @@ def _scalar(value) -> str:
     raise TypeError(f"cannot write {type(value).__name__} to TOML")
 
 
-def write_atomically(path: str | Path, text: str) -> None:
-    """Write next to the target and rename, so no partial file is ever left."""
-    path = Path(path)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        partial.write_text(text)
-        os.replace(partial, path)
-    finally:
-        if partial.exists():
-            partial.unlink()
-
-
 def native_catalog(device: dict):
     """The shipped catalog plus this device as architecture and product 'native'."""
-    from tuneadvise.specs.catalog import DATA_DIR, FAMILIES, Catalog, read_toml_cached, shipped_catalog
+    from tuneadvise.specs.catalog import catalog_with, shipped_catalog
 
-    shipped = shipped_catalog()
-    doc = native_document(device, shipped.archs.get(device["compute_capability"]))
-    catalog = Catalog()
-    for family_doc in read_toml_cached([DATA_DIR / f"{family}.toml" for family in FAMILIES]):
-        catalog.add_family(family_doc)
-    catalog.add_family(doc, origin=f"driver ({device['name']})")
-    return catalog
+    doc = native_document(device, shipped_catalog().archs.get(device["compute_capability"]))
+    return catalog_with(doc, origin=f"driver ({device['name']})")[0]

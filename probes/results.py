@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-SCHEMA_VERSION = 1
+from tuneadvise.advisor.report import SCHEMA_VERSION
 # A result more than this far above its theoretical peak is flagged, not reported as fact.
 ABOVE_PEAK_TOLERANCE = 0.03
 
@@ -124,7 +124,7 @@ def apply_peaks(measurements: list[Measurement], product, sm_count: int, warp_si
                 m.peak_basis = f"{product.title}: {at_boost:g} TFLOP/s at the {boost} MHz boost clock"
         elif m.name == "shared_read" and clock_mhz:
             m.peak = sm_count * warp_size * 4 * clock_mhz * 1e6 / 1e9
-            m.peak_basis = f"{sm_count} SMs x {warp_size} banks x 4 B x {clock_mhz:.0f} MHz"
+            m.peak_basis = f"{sm_count} SMs x {warp_size} banks x 4 B (driver) x {clock_mhz:.0f} MHz observed"
 
 
 def document(device: dict, product, clock_mhz: float | None, measurements: list[Measurement], quick: bool) -> dict:

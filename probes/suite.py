@@ -24,8 +24,8 @@ class ProbeContext:
     device: DeviceInfo
     quick: bool = False
     tiny: bool = False  # smallest sizes, for running under compute-sanitizer
+    observed_clock_mhz: float | None = None  # SM clock seen during an FMA run
     _modules: dict = field(default_factory=dict)
-    _clock_mhz: float | None = None
 
     @property
     def repeats(self) -> int:
@@ -39,16 +39,11 @@ class ProbeContext:
 
     def clock_mhz(self) -> float | None:
         """SM clock observed during an FP32 FMA run (measured once, then reused)."""
-        if self._clock_mhz is None:
-            cp = self.cupy
-            kernel = self.module("compute").get_function("fma_fp32")
-            grid = self.full_wave(256)
-            sink = cp.zeros(grid, dtype=cp.float64)
-            clock = cp.zeros(2, dtype=cp.uint64)
-            kernel((grid,), (256,), (cp.int32(2000), cp.float32(0.999), cp.float32(0.001), sink, clock))
-            cycles, ns = (int(v) for v in clock.get())
-            self._clock_mhz = cycles / ns * 1e3 if ns else None
-        return self._clock_mhz
+        if self.observed_clock_mhz is None:
+            launch, clock = _fma_launcher(self, "fp32_fma")
+            launch(2000)
+            self.observed_clock_mhz = clock()
+        return self.observed_clock_mhz
 
     def memory_budget(self) -> int:
         free, _ = self.cupy.cuda.runtime.memGetInfo()
@@ -149,54 +144,60 @@ def shared_bandwidth(ctx: ProbeContext) -> list[Measurement]:
 
 # -- arithmetic ------------------------------------------------------------------
 
-FMA_KERNELS = {  # probe name -> (kernel, FLOPs per FMA instruction, argument maker)
+FMA_KERNELS = {  # probe name -> (kernel, FLOPs per FMA instruction, its x and y as the kernel's types)
     "fp32_fma": ("fma_fp32", 2, lambda cp: (cp.float32(0.999), cp.float32(0.001))),
     "fp64_fma": ("fma_fp64", 2, lambda cp: (cp.float64(0.999), cp.float64(0.001))),
     "fp16x2_fma": ("fma_fp16x2", 4, lambda cp: (cp.uint32(0x3BFF3BFF), cp.uint32(0x14001400))),
 }
 CHAINS, UNROLL = 8, 16  # as in compute.cu
+FMA_BLOCK = 256
 
 
-def _calibrate(cp, run, first: int, target_s: float) -> int:
+def _fma_launcher(ctx: ProbeContext, probe: str):
+    """(launch(iterations), clock()) for an FMA kernel over one full wave;
+    clock() is the SM clock in MHz that block 0 saw during the last launch."""
+    cp = ctx.cupy
+    kernel_name, _, arguments = FMA_KERNELS[probe]
+    kernel = ctx.module("compute").get_function(kernel_name)
+    grid = ctx.full_wave(FMA_BLOCK)
+    sink = cp.zeros(grid, dtype=cp.float64)
+    cycles_and_ns = cp.zeros(2, dtype=cp.uint64)
+    x, y = arguments(cp)
+
+    def launch(iterations: int) -> None:
+        kernel((grid,), (FMA_BLOCK,), (cp.int32(iterations), x, y, sink, cycles_and_ns))
+
+    def clock() -> float | None:
+        cycles, ns = (int(v) for v in cycles_and_ns.get())
+        return cycles / ns * 1e3 if ns else None
+
+    return launch, clock
+
+
+def _calibrate(cp, launch, first: int, target_s: float) -> int:
     """Iterations that make one launch take about target_s."""
-    start = cp.cuda.Event()
-    stop = cp.cuda.Event()
-    run(first)
-    start.record()
-    run(first)
-    stop.record()
-    stop.synchronize()
-    elapsed = cp.cuda.get_elapsed_time(start, stop) / 1e3
+    (elapsed,) = time_launches(cp, lambda: launch(first), 1, warmup=1)
     return max(first, int(first * target_s / max(elapsed, 1e-6)))
 
 
 def arithmetic(ctx: ProbeContext) -> list[Measurement]:
     cp = ctx.cupy
-    module = ctx.module("compute")
-    block = 256
-    grid = ctx.full_wave(block)
+    grid = ctx.full_wave(FMA_BLOCK)
     results = []
-    for name, (kernel_name, flops_per_fma, args) in FMA_KERNELS.items():
-        kernel = module.get_function(kernel_name)
-        sink = cp.zeros(grid, dtype=cp.float64)
-        clock = cp.zeros(2, dtype=cp.uint64)
-        x, y = args(cp)
-
-        def run(iterations, kernel=kernel, sink=sink, clock=clock, x=x, y=y):
-            kernel((grid,), (block,), (cp.int32(iterations), x, y, sink, clock))
-
-        iterations = 16 if ctx.tiny else _calibrate(cp, run, 16, 0.01 if ctx.quick else 0.03)
-        seconds = time_launches(cp, lambda: run(iterations), ctx.repeats, warmup=1)
-        cycles, ns = (int(v) for v in clock.get())
-        flops = grid * block * iterations * UNROLL * CHAINS * flops_per_fma
+    for name, (_, flops_per_fma, _) in FMA_KERNELS.items():
+        launch, clock = _fma_launcher(ctx, name)
+        iterations = 16 if ctx.tiny else _calibrate(cp, launch, 16, 0.01 if ctx.quick else 0.03)
+        seconds = time_launches(cp, lambda: launch(iterations), ctx.repeats, warmup=1)
+        clock_mhz = clock()  # block 0's view of the last timed launch
+        flops = grid * FMA_BLOCK * iterations * UNROLL * CHAINS * flops_per_fma
         results.append(Measurement(
             name=name, group="compute", unit="TFLOP/s", samples=[flops / s / 1e12 for s in seconds],
             method=f"{CHAINS} independent FMA chains per thread, one full wave, CUDA events",
-            details={"iterations": iterations, "sm_clock_mhz": cycles / ns * 1e3 if ns else None},
+            details={"iterations": iterations, "sm_clock_mhz": clock_mhz},
         ))
     clocks = [m.details["sm_clock_mhz"] for m in results if m.details.get("sm_clock_mhz")]
     if clocks:
-        ctx._clock_mhz = max(clocks)
+        ctx.observed_clock_mhz = max(clocks)
     return results
 
 
@@ -266,11 +267,10 @@ def latency(ctx: ProbeContext) -> list[Measurement]:
 
 
 def _latency_measurement(level: str, cycles: list[float], clock_mhz: float | None, how: str) -> Measurement:
-    return Measurement(
-        name=f"latency_{level}", group="latency", unit="cycles", samples=cycles, higher_is_better=False,
-        method=f"one-thread pointer chase timed with clock64(): {how}",
-        details={"ns": (sorted(cycles)[len(cycles) // 2] / clock_mhz * 1e3) if clock_mhz else None},
-    )
+    m = Measurement(name=f"latency_{level}", group="latency", unit="cycles", samples=cycles, higher_is_better=False,
+                    method=f"one-thread pointer chase timed with clock64(): {how}")
+    m.details["ns"] = m.value / clock_mhz * 1e3 if clock_mhz else None
+    return m
 
 
 # -- launch overhead -------------------------------------------------------------

@@ -22,27 +22,29 @@ class KernelVerdict:
     disagreements: list = field(default_factory=list)  # dicts: the inputs, engine, driver
 
 
-def kernel_names(path: Path) -> list[str]:
-    """Entry points of a .ptx (from `.entry`) or a cubin (from its .nv.info.NAME sections)."""
+def entry_points(path: Path) -> dict[str, int]:
+    """Kernel name -> barriers per block, from one read of the file: a cubin's
+    .nv.info records, or a .ptx's `.entry` lines. Where the count is unknown
+    (PTX) or zero, the engine is given the one barrier the occupancy API assumes."""
     data = path.read_bytes()
     if data[:4] == b"\x7fELF":
         from tuneadvise.advisor.cubin import read_cubin
 
-        return [k.name for k in read_cubin(data)]
+        return {k.name: k.barriers or 1 for k in read_cubin(data)}
     text = data.decode("utf-8", errors="replace")
-    return re.findall(r"\.entry\s+([A-Za-z_$][\w$]*)", text)
+    return {name: 1 for name in re.findall(r"\.entry\s+([A-Za-z_$][\w$]*)", text)}
 
 
-def verify_module(cupy, path: Path, arch, names: list[str] | None = None, barriers: dict | None = None) -> list[KernelVerdict]:
+def verify_module(cupy, path: Path, arch, kernels: dict[str, int]) -> list[KernelVerdict]:
+    """kernels: entry_points(path)."""
     from tuneadvise.probes import driver
 
     module = cupy.RawModule(path=str(path))
     verdicts = []
-    for name in names or kernel_names(path):
+    for name, count in kernels.items():
         kernel = module.get_function(name)
         attrs = driver.kernel_attributes(kernel)
         verdict = KernelVerdict(name, attrs)
-        count = (barriers or {}).get(name, 1)
         for carveout in CARVEOUTS:
             driver.set_launch_attributes(kernel, arch.shared_mem_per_block_optin - attrs["static_shared_mem"], carveout)
             for block in BLOCK_SIZES:
@@ -61,13 +63,3 @@ def verify_module(cupy, path: Path, arch, names: list[str] | None = None, barrie
         verdicts.append(verdict)
     return verdicts
 
-
-def barrier_counts(path: Path) -> dict:
-    """Barriers per kernel where the binary records them (cubin); empty otherwise,
-    and the engine then assumes the one barrier the occupancy API assumes."""
-    data = path.read_bytes()
-    if data[:4] != b"\x7fELF":
-        return {}
-    from tuneadvise.advisor.cubin import read_cubin
-
-    return {k.name: k.barriers for k in read_cubin(data) if k.barriers}

@@ -331,13 +331,23 @@ def read_toml_cached(paths: list[Path]) -> list[dict]:
     if target is not None:
         try:
             target.parent.mkdir(parents=True, exist_ok=True)
-            partial = target.with_suffix(f".{os.getpid()}.tmp")
-            with open(partial, "wb") as handle:
-                marshal.dump(docs, handle)
-            os.replace(partial, target)  # atomic: readers never see a partial file
+            write_atomically(target, marshal.dumps(docs))
         except OSError:
             pass
     return docs
+
+
+def write_atomically(path: str | Path, data: bytes) -> None:
+    """Write beside the target and rename over it: readers never see a partial
+    file, and a failed write leaves nothing behind."""
+    path = Path(path)
+    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        partial.write_bytes(data)
+        os.replace(partial, path)
+    finally:
+        if partial.exists():
+            partial.unlink()
 
 
 @lru_cache(maxsize=1)
@@ -367,9 +377,14 @@ def load_user_spec(path: str | Path) -> tuple[Catalog, list[Arch]]:
     from tuneadvise.specs.models import validate_family_document  # pydantic: only on this path
 
     path = Path(path)
-    doc = validate_family_document(path)
+    return catalog_with(validate_family_document(path), origin=str(path))
+
+
+def catalog_with(doc: dict, origin: str) -> tuple[Catalog, list[Arch]]:
+    """A fresh catalog of the shipped families plus one more family document
+    (a user's spec file, or the local device); its entries replace shipped ones."""
     catalog = Catalog()
     for shipped in read_toml_cached([DATA_DIR / f"{family}.toml" for family in FAMILIES]):
         catalog.add_family(shipped)
-    added = catalog.add_family(doc, origin=str(path))
+    added = catalog.add_family(doc, origin=origin)
     return catalog, added

@@ -179,3 +179,26 @@ def test_margin_ignores_touching_waves():
     next_wave = [(0, 200_000 - 50, 400_000)] * 4  # the timer makes the next wave seem to start 50 ns early
     assert max_resident_per_sm(wave + next_wave) == {0: 8}
     assert max_resident_per_sm(wave + next_wave, margin_ns=20_000) == {0: 4}
+
+
+def test_entry_points_read_barriers_from_cubin_and_names_from_ptx(tmp_path):
+    from tuneadvise.probes.verify import entry_points
+
+    lint = Path(__file__).parent / "fixtures" / "lint"
+    kernels = entry_points(lint / "lint_sm_90.cubin")
+    assert kernels["producer_consumer"] == 4 and kernels["_Z12tiled_matmulPKfS0_Pfi"] == 1
+    assert kernels["_Z5heavyPKdPdi"] == 1  # 0 barriers: the one the occupancy API assumes
+    assert entry_points(lint / "barriers_sm_90.cubin") == {"pressure": 5}
+    ptx = tmp_path / "k.ptx"
+    ptx.write_text(".visible .entry saxpy(\n.param .u64 a\n)\n{ ret; }\n.visible .entry _Z3fooi(\n)")
+    assert entry_points(ptx) == {"saxpy": 1, "_Z3fooi": 1}
+
+
+def test_save_leaves_no_partial_file(tmp_path):
+    from tuneadvise.specs.catalog import write_atomically
+
+    write_atomically(tmp_path / "spec.toml", b"family = 'x'\n")
+    assert [p.name for p in tmp_path.iterdir()] == ["spec.toml"]
+    with pytest.raises(OSError):
+        write_atomically(tmp_path / "missing" / "spec.toml", b"x")
+    assert [p.name for p in tmp_path.iterdir()] == ["spec.toml"]
