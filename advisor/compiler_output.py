@@ -36,8 +36,10 @@ class KernelUsage:
     stack_frame: int | None = None
     spill_stores: int | None = None
     spill_loads: int | None = None
-    source: str = ""  # "ptxas", "cuobjdump", "cubin"
+    source: str = ""  # "ptxas", "cuobjdump", "cubin", "config"
     line: int | None = None  # where the record ends in its file (for annotations)
+    file: str = ""
+    max_threads: int | None = None  # __launch_bounds__, where the binary records it
 
     @property
     def spill_bytes(self) -> int | None:
@@ -46,20 +48,44 @@ class KernelUsage:
         return self.spill_stores + (self.spill_loads or 0)
 
 
-def parse_ptxas(lines) -> "iterator[KernelUsage]":
-    """`ptxas info` lines -> KernelUsage, one per 'Used N registers' line."""
+_PTXAS_USED_LINE = re.compile(r"ptxas\s+info\s*:\s*Used\b")
+
+
+def _problem(problems, number: int, message: str) -> None:
+    if problems is not None:
+        problems.append((number, message))
+
+
+def parse_ptxas(lines, problems: list | None = None) -> "iterator[KernelUsage]":
+    """`ptxas info` lines -> KernelUsage, one per 'Used N registers' line.
+
+    Lines that look like ptxas's but do not parse are appended to `problems`
+    as (line number, what was expected); the rest of the log is still read.
+    """
     name = arch = None
     props: tuple | None = None
     for number, line in enumerate(lines, 1):
+        if "ptxas" not in line and "bytes stack frame" not in line:
+            continue
         match = _COMPILING.search(line)
         if match:
             name, arch, props = match.group(1), match.group(2), None
+            continue
+        if "Compiling entry function" in line:
+            _problem(problems, number, "expected \"Compiling entry function 'NAME' for 'sm_XX'\"")
+            name = None
             continue
         match = _PROPERTIES.search(line)
         if match:
             props = tuple(int(x) for x in match.groups())
             continue
+        if "bytes stack frame" in line:
+            _problem(problems, number, "expected 'N bytes stack frame, N bytes spill stores, N bytes spill loads'")
+            continue
         match = _USED.search(line)
+        if match is None and _PTXAS_USED_LINE.search(line):
+            _problem(problems, number, "expected 'Used N registers'")
+            continue
         if match and name is not None:
             smem = _SMEM.search(line)
             barriers = _BARRIERS.search(line)
@@ -75,7 +101,8 @@ def parse_ptxas(lines) -> "iterator[KernelUsage]":
             name = None
 
 
-def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None) -> "iterator[KernelUsage]":
+def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None,
+                    problems: list | None = None) -> "iterator[KernelUsage]":
     """`cuobjdump --dump-resource-usage` -> KernelUsage.
 
     From sm_90 on (CUDA 13 verified on sm_90, sm_100, sm_120) the SHARED
@@ -84,7 +111,7 @@ def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None) ->
     default the spec's reserved_shared_mem_per_block from sm_90 on. The driver's static figure for the
     same kernels, recorded on an H100, excludes it.
     """
-    reserved_shared_mem = reserved_shared_mem or _default_reserved_in_cuobjdump
+    reserved_shared_mem = reserved_shared_mem or cuobjdump_reserved
     name = None
     for number, line in enumerate(lines, 1):
         match = _CUOBJ_ARCH.match(line)
@@ -97,6 +124,10 @@ def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None) ->
             continue
         if name is not None and "REG:" in line:
             fields = dict(_CUOBJ_FIELDS.findall(line))
+            if "REG" not in fields or "SHARED" not in fields:
+                _problem(problems, number, "expected 'REG:N STACK:N SHARED:N ...'")
+                name = None
+                continue
             shared = int(fields.get("SHARED", 0))
             yield KernelUsage(
                 name=name, arch=arch or "unknown", registers=int(fields.get("REG", 0)),
@@ -120,6 +151,7 @@ def spec_reserved_shared_mem(arch: str | None) -> int:
         return 0
 
 
-def _default_reserved_in_cuobjdump(arch: str | None) -> int:
+def cuobjdump_reserved(arch: str | None) -> int:
+    """What cuobjdump's SHARED figure adds to the static shared memory on `arch`."""
     digits = re.sub(r"\D", "", arch or "")
     return spec_reserved_shared_mem(arch) if digits and int(digits) >= 90 else 0

@@ -14,10 +14,10 @@ from tuneadvise.advisor.rules import Finding, RuleSelection, registry
 _LEGACY = re.compile(r"\b(__shfl|__shfl_up|__shfl_down|__shfl_xor|__any|__all|__ballot)\s*\(")
 _VOLATILE = re.compile(r"\bvolatile\b[^;=]*(\*|\b__shared__\b)")
 _MUL24 = re.compile(r"\b(__u?mul24)\s*\(")
-_SUPPRESS = re.compile(r"tuneadvise:\s*ignore\[([A-Z0-9, ]+)\]")
+SUPPRESS = re.compile(r"tuneadvise:\s*ignore\[([A-Z0-9, ]+)\]")
 
 
-def _strip_comments(text: str) -> list[tuple[str, str]]:
+def strip_comments(text: str) -> list[tuple[str, str]]:
     """(code, comment) per line, with /* */ blocks blanked (line numbers kept)."""
     text = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
     lines = []
@@ -29,13 +29,13 @@ def _strip_comments(text: str) -> list[tuple[str, str]]:
 
 def scan_source(text: str, path: str, target_major: int, selection: RuleSelection = RuleSelection()) -> list[Finding]:
     rules = registry()
-    lines = _strip_comments(text)
+    lines = strip_comments(text)
     has_syncwarp = "__syncwarp" in text
     findings = []
 
     def add(code, number, message):
         rule = rules[code]
-        suppressed = _SUPPRESS.search(lines[number - 1][1])
+        suppressed = SUPPRESS.search(lines[number - 1][1])
         if selection.allows(code) and not (suppressed and code in suppressed.group(1).replace(" ", "").split(",")):
             findings.append(Finding(code, rule.severity, message, f"sm_{target_major}x",
                                     {"file": path, "line": number}, rule.source))

@@ -18,6 +18,9 @@ COMMANDS = {
     "probe": "probe_cmd:probe",
     "verify": "probe_cmd:verify",
     "roofline": "roofline_cmd:roofline",
+    "lint": "lint_cmd:lint",
+    "diff": "lint_cmd:diff",
+    "schema": "lint_cmd:schema",
 }
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from tuneadvise.cli.common import console
 
-_SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 _ROWS = (
     ("warps", "Warps", lambda r: f"{r.warps_per_block} warps", lambda r: f"{r.arch.max_warps_per_sm} warps"),
     ("registers", "Registers", lambda r: f"{r.allocated_registers_per_block:,} regs",
@@ -28,7 +28,7 @@ def render_findings(out, findings: list) -> None:
     table.add_column("Severity")
     table.add_column("Message", overflow="fold")
     for f in findings:
-        table.add_row(f["code"], f"[{_SEVERITY_STYLE[f['severity']]}]{f['severity']}[/]", f["message"])
+        table.add_row(f["code"], f"[{SEVERITY_STYLE[f['severity']]}]{f['severity']}[/]", f["message"])
     out.print(table)
 
 

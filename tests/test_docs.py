@@ -38,10 +38,27 @@ def test_documented_rule_examples_run_through_the_cli(code, tmp_path):
             codes = [f["code"] for f in json.loads(result.output)["findings"]]
             assert (code in codes) is expect and result.exit_code == (1 if expect else 0)
         return
+    if rule.kind == "lint":
+        for example, expect in ((rule.trigger, True), (rule.clean, False)):
+            assert (code in _lint_documented_example(_example(example), tmp_path)) is expect
+        return
     triggered = invoke(_example(rule.trigger) + " --format json")
     assert code in [f["code"] for f in json.loads(triggered.output)["findings"]]
     quiet = invoke(_example(rule.clean) + " --format json")
     assert code not in [f["code"] for f in json.loads(quiet.output)["findings"]]
+
+
+def _lint_documented_example(text: str, tmp_path) -> list:
+    """Write the documented tuneadvise.toml and build.log, run the documented command."""
+    config, rest = text.split("# build.log\n")
+    log, command = rest.rsplit("# checked with: ", 1)
+    (tmp_path / "tuneadvise.toml").write_text(config.removeprefix("# tuneadvise.toml\n"))
+    (tmp_path / "build.log").write_text(log)
+    args = shlex.split(command)[1:]
+    args = [str(tmp_path / a) if a in ("build.log", "tuneadvise.toml") else a for a in args]
+    result = CliRunner().invoke(cli, args + ["--format", "json"], catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.output
+    return [f["code"] for k in json.loads(result.output)["kernels"] for f in k["findings"]]
 
 
 def test_readme_first_command_runs():

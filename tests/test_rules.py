@@ -10,6 +10,14 @@ RULES = sorted(registry())
 
 
 def codes_for(example: dict) -> set:
+    if "log" in example:
+        from tuneadvise.advisor.compiler_output import parse_ptxas
+        from tuneadvise.advisor.lint import LintOptions, lint_records
+        from tuneadvise.advisor.lint_config import LintConfig
+
+        options = LintOptions(config=LintConfig.model_validate(example["config"]))
+        report = lint_records(parse_ptxas(example["log"].splitlines()), options)
+        return {f.code for _, f in report.all_findings()}
     if "source" in example:
         from tuneadvise.advisor.source_scan import scan_source
 

@@ -9,7 +9,21 @@ from tuneadvise.advisor.rules import registry
 from tuneadvise.specs.catalog import describe_source
 
 
+def _toml_value(value) -> str:
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(v)}" for k, v in value.items()) + " }"
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return f'"{value}"' if isinstance(value, str) else str(value)
+
+
 def _example(config: dict) -> str:
+    if "log" in config:
+        settings = "\n".join(f"{k} = {_toml_value(v)}" for k, v in config["config"].items())
+        return (f"# tuneadvise.toml\n{settings or '# (empty)'}\n# build.log\n{config['log']}\n"
+                "# checked with: tuneadvise lint build.log --config tuneadvise.toml")
     if "source" in config:
         return f"// file.cu, checked with: tuneadvise check-source file.cu --target {config['target']}\n{config['source']}"
     flags = []

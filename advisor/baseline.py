@@ -1,0 +1,140 @@
+"""A two-way ratchet for adopting lint on an existing code base.
+
+The baseline records, per kernel and architecture, the resource figures and the
+finding codes accepted today. Against it a finding is:
+
+- `baselined`: accepted, and the kernel is no worse than recorded;
+- `worse`: accepted, but the kernel now uses more registers, shared memory or
+  spills, or reaches lower occupancy than recorded, so it counts again;
+- `new`: not in the baseline; counts.
+
+Findings and kernels that improved on the baseline are reported so the
+baseline can be tightened (`--update-baseline` rewrites it).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from tuneadvise.advisor.report import SCHEMA_VERSION
+
+# figure -> True when a larger value is worse
+FIGURES = {"registers": True, "shared_mem": True, "spill_bytes": True, "occupancy": False}
+
+
+class BaselineError(ValueError):
+    pass
+
+
+def kernel_key(name: str, arch: str) -> str:
+    return f"{name}@{arch}"
+
+
+def figures_of(kernel) -> dict:
+    """kernel: a LintedKernel."""
+    return {"registers": kernel.usage.registers,
+            "shared_mem": kernel.result.kernel.static_shared_mem + kernel.result.kernel.dynamic_shared_mem,
+            "spill_bytes": kernel.usage.spill_bytes, "occupancy": round(kernel.result.occupancy, 6)}
+
+
+def build(report) -> dict:
+    kernels = {}
+    for kernel in report.kernels:
+        kernels[kernel_key(kernel.name, kernel.arch)] = dict(
+            figures_of(kernel), findings=sorted({f.code for f in kernel.findings}))
+    return {"schema_version": SCHEMA_VERSION, "kind": "tuneadvise-lint-baseline", "kernels": kernels}
+
+
+def load(path) -> dict:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except OSError as exc:
+        raise BaselineError(f"--baseline: cannot read {path}: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise BaselineError(f"--baseline: {path} is not JSON: {exc}") from None
+    if not isinstance(data, dict) or data.get("kind") != "tuneadvise-lint-baseline" \
+            or not isinstance(data.get("kernels"), dict):
+        raise BaselineError(f"--baseline: {path} is not a tuneadvise baseline (write one with --update-baseline)")
+    return data
+
+
+def _regressions(recorded: dict, current: dict) -> list[str]:
+    out = []
+    for figure, larger_is_worse in FIGURES.items():
+        old, new = recorded.get(figure), current.get(figure)
+        if old is None or new is None or old == new:
+            continue
+        if (new > old) == larger_is_worse:
+            out.append(f"{figure} {old} -> {new}")
+    return out
+
+
+@dataclass
+class Comparison:
+    status: dict = field(default_factory=dict)  # (kernel key, code) -> "new" | "baselined" | "worse"
+    worse: dict = field(default_factory=dict)  # kernel key -> ["registers 32 -> 40", ...]
+    improved: list = field(default_factory=list)  # sentences
+
+    def counts(self, kernel, finding) -> bool:
+        """Whether a finding counts toward failure (source findings always do)."""
+        if kernel is None:
+            return True
+        return self.status.get((kernel_key(kernel.name, kernel.arch), finding.code), "new") != "baselined"
+
+
+def compare(report, baseline: dict) -> Comparison:
+    comparison = Comparison()
+    recorded_kernels = baseline["kernels"]
+    seen = set()
+    for kernel in report.kernels:
+        key = kernel_key(kernel.name, kernel.arch)
+        seen.add(key)
+        recorded = recorded_kernels.get(key)
+        current = figures_of(kernel)
+        worse = _regressions(recorded, current) if recorded else []
+        if worse:
+            comparison.worse[key] = worse
+        accepted = set(recorded.get("findings", [])) if recorded else set()
+        codes = {f.code for f in kernel.findings}
+        for code in codes:
+            comparison.status[(key, code)] = "new" if code not in accepted else ("worse" if worse else "baselined")
+        if recorded:
+            fixed = sorted(accepted - codes)
+            if fixed:
+                comparison.improved.append(f"{key}: no longer {', '.join(fixed)}")
+            better = [f"{figure} {recorded[figure]} -> {current[figure]}" for figure, larger_is_worse in FIGURES.items()
+                      if recorded.get(figure) is not None and current.get(figure) is not None
+                      and recorded[figure] != current[figure] and (current[figure] > recorded[figure]) != larger_is_worse]
+            if better:
+                comparison.improved.append(f"{key}: {', '.join(better)}")
+    for key in sorted(set(recorded_kernels) - seen):
+        comparison.improved.append(f"{key}: not in this run (removed, or its build output not given)")
+    return comparison
+
+
+def diff_reports(old_report, new_report) -> dict:
+    """Kernel-by-kernel comparison of two builds: `tuneadvise diff`'s document."""
+    old = {kernel_key(k.name, k.arch): k for k in old_report.kernels}
+    new = {kernel_key(k.name, k.arch): k for k in new_report.kernels}
+    rows = []
+    for key in list(old) + [k for k in new if k not in old]:
+        before, after = old.get(key), new.get(key)
+        kernel = after or before
+        row = {"name": kernel.name, "demangled": kernel.demangled, "arch": kernel.arch,
+               "old": figures_of(before) if before else None, "new": figures_of(after) if after else None}
+        if before is None or after is None:
+            row["status"], row["changes"] = ("added" if before is None else "removed"), []
+        else:
+            worse = _regressions(row["old"], row["new"])
+            changes = [f"{figure} {row['old'][figure]} -> {row['new'][figure]}" for figure in FIGURES
+                       if None not in (row["old"][figure], row["new"][figure])  # unknown on one side
+                       and row["old"][figure] != row["new"][figure]]
+            row["status"] = "regressed" if worse else ("improved" if changes else "unchanged")
+            row["changes"] = changes
+        rows.append(row)
+    order = {"regressed": 0, "added": 1, "removed": 2, "improved": 3, "unchanged": 4}
+    rows.sort(key=lambda r: (order[r["status"]], r["name"], r["arch"]))
+    summary = {status: sum(1 for r in rows if r["status"] == status) for status in order}
+    return {"schema_version": SCHEMA_VERSION, "kernels": rows, "summary": summary}

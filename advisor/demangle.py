@@ -1,0 +1,69 @@
+"""C++ names as people wrote them: `_Z5saxpyIfLi4EEvT_PKS0_PS0_i` ->
+`void saxpy<float, 4>(float, float const*, float*, int)`.
+
+Uses the C++ runtime's own `__cxa_demangle` (libstdc++ or libc++) through
+ctypes, the demangler c++filt and cu++filt are built on. Where no C++ runtime
+can be loaded, names stay as written; nothing else depends on demangling.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+from functools import lru_cache
+
+
+@lru_cache(maxsize=1)
+def _runtime():
+    for name in ("stdc++", "c++"):
+        path = ctypes.util.find_library(name)
+        if not path:
+            continue
+        try:
+            library = ctypes.CDLL(path)
+            function = library.__cxa_demangle
+        except (OSError, AttributeError):
+            continue
+        function.restype = ctypes.c_void_p
+        function.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(ctypes.c_size_t),
+                             ctypes.POINTER(ctypes.c_int)]
+        free = ctypes.CDLL(None).free
+        free.argtypes = [ctypes.c_void_p]
+        return function, free
+    return None
+
+
+def available() -> bool:
+    return _runtime() is not None
+
+
+@lru_cache(maxsize=65536)
+def demangle(name: str) -> str:
+    """The demangled name, or `name` itself when it is not a mangled C++ name."""
+    runtime = _runtime()
+    if runtime is None or not name.startswith("_Z"):
+        return name
+    function, free = runtime
+    status = ctypes.c_int()
+    pointer = function(name.encode(), None, None, ctypes.byref(status))
+    if status.value != 0 or not pointer:
+        return name
+    try:
+        return ctypes.string_at(pointer).decode("utf-8", errors="replace")
+    finally:
+        free(pointer)
+
+
+def base_name(demangled: str) -> str:
+    """`void ns::saxpy<float, 4>(float, ...)` -> `ns::saxpy`: the name a glob most often means."""
+    head = demangled.split("(", 1)[0]
+    depth, cut = 0, len(head)
+    for i, ch in enumerate(head):  # drop template arguments
+        if ch == "<":
+            if depth == 0:
+                cut = min(cut, i)
+            depth += 1
+        elif ch == ">":
+            depth -= 1
+    head = head[:cut] if cut < len(head) else head
+    return head.rsplit(" ", 1)[-1]

@@ -1,0 +1,80 @@
+"""JSON Schema of `tuneadvise lint --format json` (schema_version 1), printed
+by `tuneadvise schema lint` and checked against real output by the tests."""
+
+_NULLABLE_INT = {"type": ["integer", "null"]}
+_FINDING = {
+    "type": "object",
+    "required": ["code", "severity", "message", "arch", "details", "source"],
+    "properties": {
+        "code": {"type": "string", "pattern": "^TA[0-9]{3}$"},
+        "severity": {"enum": ["error", "warning", "info"]},
+        "message": {"type": "string"},
+        "arch": {"type": "string"},
+        "details": {"type": "object"},
+        "source": {"type": "string"},
+        "baseline": {"enum": ["new", "worse", "baselined"]},
+    },
+}
+_SOURCE = {
+    "type": "object",
+    "required": ["tool", "file", "line", "registers", "shared_mem"],
+    "properties": {
+        "tool": {"enum": ["ptxas", "cuobjdump", "cubin", "fatbin", "config"]},
+        "file": {"type": "string"}, "line": _NULLABLE_INT,
+        "registers": {"type": "integer"}, "shared_mem": {"type": "integer"},
+        "stack_frame": _NULLABLE_INT, "spill_bytes": _NULLABLE_INT, "barriers": _NULLABLE_INT,
+    },
+}
+_OCCUPANCY = {
+    "type": "object",
+    "required": ["schema_version", "arch", "compute_capability", "active_blocks_per_sm", "active_warps_per_sm",
+                 "max_warps_per_sm", "occupancy", "limiters", "launchable", "errors"],
+    "properties": {
+        "occupancy": {"type": "number", "minimum": 0, "maximum": 1},
+        "limiters": {"type": "array", "items": {"enum": ["warps", "registers", "shared_memory", "blocks", "barriers"]}},
+        "launchable": {"type": "boolean"},
+    },
+}
+_KERNEL = {
+    "type": "object",
+    "required": ["name", "demangled", "arch", "registers", "shared_mem", "spill_bytes", "stack_frame", "barriers",
+                 "figures_from", "sources", "launch", "location", "occupancy", "findings"],
+    "properties": {
+        "name": {"type": "string"},
+        "demangled": {"type": "string"},
+        "arch": {"type": "string", "pattern": "^sm_[0-9]+[a-z]?$"},
+        "registers": {"type": "integer", "minimum": 0},
+        "shared_mem": {"type": "integer", "minimum": 0, "description": "static, excluding the reserved per-block shared memory"},
+        "spill_bytes": _NULLABLE_INT,
+        "stack_frame": _NULLABLE_INT,
+        "barriers": _NULLABLE_INT,
+        "max_threads_per_block": _NULLABLE_INT,
+        "figures_from": {"type": "string"},
+        "sources": {"type": "array", "items": _SOURCE, "minItems": 1},
+        "launch": {"type": "object", "required": ["block_dims", "dynamic_shared_mem", "carveout", "opt_in",
+                                                   "configured_by"]},
+        "location": {"type": "object", "required": ["file", "line"]},
+        "occupancy": _OCCUPANCY,
+        "findings": {"type": "array", "items": _FINDING},
+    },
+}
+LINT_OUTPUT_SCHEMA = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://tuneadvise.dev/schema/lint-output-1.json",
+    "title": "tuneadvise lint --format json",
+    "type": "object",
+    "required": ["schema_version", "tool", "kernels", "source_findings", "problems", "summary"],
+    "properties": {
+        "schema_version": {"const": 1},
+        "tool": {"type": "object", "required": ["name", "version"]},
+        "kernels": {"type": "array", "items": _KERNEL},
+        "source_findings": {"type": "array", "items": _FINDING},
+        "problems": {"type": "array", "items": {"type": "object", "required": ["file", "line", "message"]}},
+        "summary": {
+            "type": "object",
+            "required": ["kernels", "findings", "by_severity", "by_code", "fail_on", "failing_findings", "passed",
+                         "problems", "skipped", "ptx_only_archs"],
+            "properties": {"passed": {"type": "boolean"}, "failing_findings": {"type": "integer"}},
+        },
+    },
+}

@@ -1,0 +1,122 @@
+"""Kernel resource usage from any file a build leaves behind, told apart by
+content rather than by name: ptxas -v logs and cuobjdump listings (streamed
+line by line), cubins, and fatbins inside .o, .so, executables or .fatbin
+files. Text that does not parse is reported as (file, line, what was
+expected); the rest of the file is still read.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from tuneadvise.advisor.compiler_output import KernelUsage, parse_cuobjdump, parse_ptxas
+from tuneadvise.advisor.cubin import ELF_MAGIC, CubinError, CubinKernel, read_cubin
+from tuneadvise.advisor.fatbin import FATBIN_MAGIC, KIND_ELF, FatbinError, scan_fatbins
+
+SOURCE_SUFFIXES = (".cu", ".cuh", ".cuda")
+EM_CUDA = 190
+_SNIFF_LINES = 400  # a build log may print other tools' lines before ptxas's
+
+
+@dataclass
+class InputProblem:
+    file: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.file}{f':{self.line}' if self.line else ''}: {self.message}"
+
+
+@dataclass
+class ReadResult:
+    records: list[KernelUsage] = field(default_factory=list)
+    problems: list[InputProblem] = field(default_factory=list)
+    ptx_only: list[str] = field(default_factory=list)  # archs present only as PTX (JIT-compiled at load)
+
+
+def from_cubin_kernel(kernel: CubinKernel, file: str, source: str = "cubin") -> KernelUsage:
+    return KernelUsage(name=kernel.name, arch=kernel.arch, registers=kernel.registers, shared_mem=kernel.shared_mem,
+                       barriers=kernel.barriers, stack_frame=kernel.frame_bytes, source=source, file=file,
+                       max_threads=kernel.max_threads)
+
+
+def read_usage(path: str | Path) -> ReadResult:
+    """Every kernel record in one file, whatever kind of build output it is."""
+    path = Path(path)
+    name = str(path)
+    result = ReadResult()
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(64)
+    except OSError as exc:
+        result.problems.append(InputProblem(name, None, f"cannot read: {exc.strerror}"))
+        return result
+    if head.startswith(ELF_MAGIC) and len(head) >= 20 and int.from_bytes(head[18:20], "little") == EM_CUDA:
+        try:
+            result.records += [from_cubin_kernel(k, name) for k in read_cubin(path.read_bytes())]
+        except CubinError as exc:
+            result.problems.append(InputProblem(name, None, str(exc)))
+        return result
+    if head.startswith(ELF_MAGIC) or head.startswith(FATBIN_MAGIC) or b"\0" in head:
+        return _read_binary(path, result)
+    return _read_text(path, result)
+
+
+def _read_binary(path: Path, result: ReadResult) -> ReadResult:
+    name = str(path)
+    found = False
+    try:
+        for entry in scan_fatbins(path):
+            found = True
+            if entry.kind != KIND_ELF:
+                result.ptx_only.append(entry.arch)
+                continue
+            try:
+                result.records += [from_cubin_kernel(k, name, "fatbin") for k in read_cubin(entry.payload)]
+            except CubinError as exc:
+                result.problems.append(InputProblem(name, None, f"{entry.arch} cubin in the fatbin: {exc}"))
+    except FatbinError as exc:
+        result.problems.append(InputProblem(name, None, str(exc)))
+        return result
+    if not found:
+        result.problems.append(InputProblem(name, None, "binary file with no CUDA fatbin or cubin in it"))
+    # An arch with a cubin is not PTX-only, even if its PTX is embedded too.
+    with_cubin = {r.arch for r in result.records}
+    result.ptx_only = sorted(set(result.ptx_only) - with_cubin)
+    return result
+
+
+def _read_text(path: Path, result: ReadResult) -> ReadResult:
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        return read_text(handle, str(path), result)
+
+
+def read_text(handle, name: str, result: ReadResult | None = None) -> ReadResult:
+    """A ptxas log or cuobjdump listing from an open text stream (a file or stdin)."""
+    result = result if result is not None else ReadResult()
+    problems: list[tuple[int, str]] = []
+    head = list(itertools.islice(handle, _SNIFF_LINES))
+    kind = _text_kind(head)
+    if kind is None:
+        result.problems.append(InputProblem(name, None, "expected nvcc -Xptxas -v output or "
+                                                        "cuobjdump --dump-resource-usage output"))
+        return result
+    lines = itertools.chain(head, handle)
+    parser = parse_ptxas(lines, problems) if kind == "ptxas" else parse_cuobjdump(lines, problems=problems)
+    for record in parser:
+        record.file = name
+        result.records.append(record)
+    result.problems += [InputProblem(name, number, message) for number, message in problems]
+    return result
+
+
+def _text_kind(lines: list[str]) -> str | None:
+    for line in lines:
+        if "ptxas" in line and ("Compiling entry function" in line or "Used" in line):
+            return "ptxas"
+        if line.startswith("Resource usage:") or line.startswith("Fatbin elf code:") or line.startswith("arch = sm_"):
+            return "cuobjdump"
+    return None

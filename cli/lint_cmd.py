@@ -1,0 +1,227 @@
+"""`tuneadvise lint`, `tuneadvise diff` and `tuneadvise schema`: thin commands
+over advisor.lint, advisor.baseline and advisor.lint_config."""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+from tuneadvise.cli.common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, stdout_is_terminal
+
+LINT_FORMATS = ("table", "json", "sarif", "github", "junit", "csv", "markdown")
+
+
+def _load_config(explicit: str | None, paths: list[str]):
+    """The config: --config, a config file among the inputs, or the project's (tuneadvise.toml, pyproject.toml)."""
+    from tuneadvise.advisor.lint_config import ConfigError, LintConfig, find_project_config, is_config_path, load_config
+
+    named = [p for p in paths if p != "-" and is_config_path(p)]
+    if explicit and named or len(named) > 1:
+        raise BadInput(f"FILES: at most one config file; got {', '.join(([explicit] if explicit else []) + named)}")
+    path = explicit or (named[0] if named else None) or find_project_config()
+    if path is None:
+        return LintConfig(), "", [p for p in paths if p not in named]
+    try:
+        return load_config(path), str(path), [p for p in paths if p not in named]
+    except ConfigError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy):
+    from tuneadvise.advisor.inputs import InputError, parse_block
+    from tuneadvise.advisor.lint import LintOptions
+    from tuneadvise.advisor.rules import RuleSelection
+    from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
+
+    try:
+        archs = tuple(dict.fromkeys(shipped_catalog().resolve(a).arch.sm for a in arch))
+    except UnknownArchError as exc:
+        raise BadInput(f"--arch: {exc}") from None
+    try:
+        dims = parse_block(block_size) if block_size is not None else None
+    except InputError as exc:
+        raise BadInput(exc.as_option()) from None
+    try:
+        selection = RuleSelection.parse(select if select is not None else ",".join(config.select),
+                                        ignore if ignore is not None else ",".join(config.ignore))
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+    return LintOptions(config=config, archs=archs, block_size=dims, selection=selection,
+                       fail_on=fail_on or config.fail_on, min_occupancy=min_occupancy, config_path=config_path)
+
+
+def _write(text: str, output: str | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    from tuneadvise.specs.catalog import write_atomically
+
+    try:
+        write_atomically(output, text.encode("utf-8"))
+    except OSError as exc:
+        raise BadInput(f"--output: cannot write {output}: {exc.strerror}") from None
+
+
+@click.command()
+@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--config", "config_file", type=click.Path(dir_okay=False),
+              help="Config file (TOML, YAML or JSON). Default: tuneadvise.toml or [tool.tuneadvise] in pyproject.toml.")
+@click.option("--arch", "-a", multiple=True, help="Lint only these architectures (repeatable): sm_90, hopper, 9.0...")
+@click.option("--block-size", "-b", help="Block size for kernels no [[kernels]] entry configures (default 256).")
+@click.option("--select", help="Only these finding codes or prefixes (comma-separated).")
+@click.option("--ignore", help="Drop these finding codes or prefixes (comma-separated).")
+@click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), help="Exit 1 at or above this severity (default error).")
+@click.option("--min-occupancy", type=click.FloatRange(0, 1), help="Every kernel's theoretical occupancy at least (0-1).")
+@click.option("--format", "fmt", type=click.Choice(LINT_FORMATS), help="Default: table on a terminal, json otherwise.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here (atomically) instead of stdout.")
+@click.option("--statistics", is_flag=True, help="Count findings per code instead of listing them.")
+@click.option("--baseline", type=click.Path(dir_okay=False), help="Accept the findings recorded in this file; fail on new or worse ones.")
+@click.option("--update-baseline", is_flag=True, help="Write today's findings to --baseline and exit 0.")
+@click.pass_context
+def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min_occupancy, fmt, output, statistics,
+         baseline, update_baseline):
+    """Lint kernels from build output: ptxas -v logs, cuobjdump listings,
+    cubins and fatbins (.o, .so, executables), with launch settings and
+    budgets from a config, and CUDA sources for locations and suppressions.
+
+    \b
+    Examples:
+      nvcc -Xptxas -v -c k.cu 2> build.log && tuneadvise lint build.log k.cu
+      tuneadvise lint build/libkernels.so --config tuneadvise.toml --format sarif -o lint.sarif
+    \b
+    Exit codes: 0 clean; 1 findings at or above --fail-on (new or worse ones,
+    with --baseline); 2 bad input (a malformed line is reported, the rest is
+    still linted) or usage.
+    """
+    from tuneadvise.advisor import baseline as ratchet
+    from tuneadvise.advisor.lint import lint_paths
+    from tuneadvise.advisor.lint_report import document
+
+    config, config_path, inputs = _load_config(config_file, list(files))
+    if not inputs:
+        if not config.inputs:
+            raise BadInput("FILES: nothing to lint; name build output (ptxas logs, cuobjdump listings, "
+                           "cubins, .o/.so files) or set inputs in the config")
+        from pathlib import Path
+
+        base = Path(config_path).parent if config_path else Path(".")
+        inputs = [str(base / p) for p in config.inputs]
+    if update_baseline and not baseline:
+        raise BadInput("--update-baseline: needs --baseline FILE")
+    options = _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy)
+    report = lint_paths(inputs, options, stdin=sys.stdin)
+    if update_baseline:
+        _write(json.dumps(ratchet.build(report), indent=1, sort_keys=True) + "\n", baseline)
+        click.echo(f"tuneadvise: wrote {len(report.kernels)} kernel(s) to {baseline}", err=True)
+        ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
+    comparison = None
+    if baseline:
+        try:
+            comparison = ratchet.compare(report, ratchet.load(baseline))
+        except ratchet.BaselineError as exc:
+            raise BadInput(str(exc)) from None
+    doc = document(report, options.fail_on, comparison, _version())
+    fmt = choose_format(fmt) if output is None else (fmt or "json")
+    for problem in report.problems:
+        click.echo(f"tuneadvise: bad input: {problem}", err=True)
+    if statistics:
+        _write(_statistics(doc, fmt), output)
+    elif fmt == "table":
+        from tuneadvise.cli.lint_render import render_lint
+
+        render_lint(doc)
+    elif fmt == "json":
+        _write(json.dumps(doc, separators=(",", ":")) + "\n", output)
+    else:
+        from tuneadvise.advisor.lint_formats import FORMATTERS
+
+        result = FORMATTERS[fmt](doc)
+        _write(result if isinstance(result, str) else json.dumps(result, indent=1) + "\n", output)
+    if report.problems:
+        ctx.exit(EXIT_BAD_INPUT)
+    ctx.exit(EXIT_FINDINGS if doc["summary"]["failing_findings"] else EXIT_OK)
+
+
+def _statistics(doc: dict, fmt: str) -> str:
+    from tuneadvise.advisor.rules import registry
+
+    rows = [(code, count, registry()[code].severity, registry()[code].name)
+            for code, count in sorted(doc["summary"]["by_code"].items(), key=lambda kv: (-kv[1], kv[0]))]
+    if fmt == "json":
+        return json.dumps({"schema_version": doc["schema_version"], "statistics": [
+            {"code": c, "count": n, "severity": s, "name": name} for c, n, s, name in rows],
+            "summary": doc["summary"]}, separators=(",", ":")) + "\n"
+    width = max((len(str(n)) for _, n, _, _ in rows), default=1)
+    return "".join(f"{n:>{width}}  {c}  {s:<7}  {name}\n" for c, n, s, name in rows)
+
+
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("tuneadvise")
+    except PackageNotFoundError:
+        return ""
+
+
+@click.command()
+@click.argument("old", type=click.Path(dir_okay=False))
+@click.argument("new", type=click.Path(dir_okay=False))
+@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Launch settings for the occupancy figures.")
+@click.option("--arch", "-a", multiple=True, help="Compare only these architectures.")
+@click.option("--block-size", "-b", help="Block size for kernels no [[kernels]] entry configures (default 256).")
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]))
+@click.pass_context
+def diff(ctx, old, new, config_file, arch, block_size, fmt):
+    """Compare two builds' resource usage kernel by kernel (ptxas logs,
+    cuobjdump listings or binaries) and flag regressions: more registers,
+    shared memory or spills, or lower occupancy.
+
+    Exit codes: 0 no regression; 1 regressions; 2 bad input.
+    """
+    from tuneadvise.advisor.baseline import diff_reports
+    from tuneadvise.advisor.lint import lint_paths
+
+    config, config_path, _ = _load_config(config_file, [])
+    options = _options(config, config_path, arch, block_size, None, None, None, None)
+    reports = [lint_paths([path], options) for path in (old, new)]
+    problems = reports[0].problems + reports[1].problems
+    for problem in problems:
+        click.echo(f"tuneadvise: bad input: {problem}", err=True)
+    doc = diff_reports(*reports)
+    fmt = choose_format(fmt)
+    if fmt == "json":
+        sys.stdout.write(json.dumps(doc, separators=(",", ":")) + "\n")
+    else:
+        sys.stdout.write(_diff_text(doc, markdown=fmt == "markdown"))
+    if problems:
+        ctx.exit(EXIT_BAD_INPUT)
+    ctx.exit(EXIT_FINDINGS if doc["summary"]["regressed"] else EXIT_OK)
+
+
+def _diff_text(doc: dict, markdown: bool) -> str:
+    rows = [r for r in doc["kernels"] if r["status"] != "unchanged"]
+    if markdown:
+        out = ["| kernel | arch | status | changes |", "| --- | --- | --- | --- |"]
+        out += [f"| {r['demangled']} | {r['arch']} | {r['status']} | {'; '.join(r['changes']) or '-'} |" for r in rows]
+    else:
+        out = [f"{r['status']:<10} {r['demangled']} [{r['arch']}]: {'; '.join(r['changes']) or '-'}" for r in rows]
+    s = doc["summary"]
+    out.append(f"{s['regressed']} regressed, {s['improved']} improved, {s['added']} added, {s['removed']} removed, "
+               f"{s['unchanged']} unchanged")
+    return "\n".join(out) + "\n"
+
+
+@click.command()
+@click.argument("what", type=click.Choice(["config", "lint"]), default="config")
+def schema(what):
+    """Print a JSON Schema: of the lint config file (default), or of `lint --format json`."""
+    if what == "config":
+        from tuneadvise.advisor.lint_config import json_schema
+
+        document = json_schema()
+    else:
+        from tuneadvise.advisor.lint_schema import LINT_OUTPUT_SCHEMA as document
+    sys.stdout.write(json.dumps(document, indent=2 if stdout_is_terminal() else None) + "\n")

@@ -1,0 +1,316 @@
+"""`tuneadvise lint`, `diff` and `schema` over real compiler output
+(tests/fixtures/lint: CUDA 13.0 on sm_75 to sm_120), through CliRunner."""
+
+import csv
+import io
+import json
+import xml.dom.minidom
+from pathlib import Path
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tuneadvise.advisor.lint_schema import LINT_OUTPUT_SCHEMA
+from tuneadvise.cli.main import cli
+
+FIXTURES = Path(__file__).parent / "fixtures" / "lint"
+KERNELS_CU = Path(__file__).parent / "gpu" / "lint_kernels.cu"
+SARIF_SCHEMA = json.loads((Path(__file__).parent / "fixtures" / "sarif" / "sarif-schema-2.1.0.json").read_text())
+
+CONFIG = """\
+arch = ["sm_80", "sm_90"]
+min-occupancy = 0.3
+
+[[kernels]]
+name = "tiled_matmul"
+block_size = "16x16"
+dynamic_shared_mem = "4K"
+
+[[kernels]]
+name = "saxpy<float*"
+block_size = 512
+grid_size = 1000
+
+[[budgets]]
+kernel = "spilling"
+no_spills = true
+
+[[budgets]]
+kernel = "*"
+max_registers = 64
+"""
+
+
+def run(*args, input=None, cwd=None):
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input, catch_exceptions=False)
+
+
+def lint_json(*args, input=None):
+    result = run("lint", *args, "--format", "json", input=input)
+    doc = json.loads(result.stdout)  # stdout is the JSON alone; messages go to stderr
+    jsonschema.validate(doc, LINT_OUTPUT_SCHEMA)
+    return result.exit_code, doc
+
+
+@pytest.fixture
+def config(tmp_path):
+    path = tmp_path / "tuneadvise.toml"
+    path.write_text(CONFIG)
+    return path
+
+
+def by_key(doc):
+    return {(k["name"], k["arch"]): k for k in doc["kernels"]}
+
+
+@pytest.mark.parametrize("sm", (75, 80, 86, 89, 90, 100, 120))
+def test_log_listing_and_cubin_agree_through_lint(sm):
+    code, doc = lint_json(FIXTURES / f"ptxas_sm_{sm}.log", FIXTURES / f"cuobjdump_sm_{sm}.txt",
+                          FIXTURES / f"lint_sm_{sm}.cubin", "--arch", f"sm_{sm}")
+    assert doc["summary"]["kernels"] == 7 and not doc["problems"]
+    for kernel in doc["kernels"]:
+        assert sorted(s["tool"] for s in kernel["sources"]) == ["cubin", "cuobjdump", "ptxas"]
+        assert "TA905" not in [f["code"] for f in kernel["findings"]], kernel["findings"]
+        assert kernel["figures_from"] == "cubin" and kernel["arch"] == f"sm_{sm}"
+
+
+def test_contract_fields_and_demangling():
+    code, doc = lint_json(FIXTURES / "ptxas_sm_90.log")
+    kernels = by_key(doc)
+    saxpy = kernels[("_Z5saxpyIfLi4EEvT_PKS0_PS0_i", "sm_90")]
+    assert saxpy["demangled"] == "void saxpy<float, 4>(float, float const*, float*, int)"
+    matmul = kernels[("_Z12tiled_matmulPKfS0_Pfi", "sm_90")]
+    assert matmul["shared_mem"] == 8448 and matmul["barriers"] == 1
+    spilling = kernels[("_Z8spillingPKfPfi", "sm_90")]
+    assert spilling["spill_bytes"] == 1032 and "TA501" in [f["code"] for f in spilling["findings"]]
+    occ = matmul["occupancy"]
+    for key in ("schema_version", "arch", "compute_capability", "active_blocks_per_sm", "active_warps_per_sm",
+                "max_warps_per_sm", "occupancy", "limiters", "launchable", "errors"):
+        assert key in occ
+    assert doc["summary"]["by_code"]["TA906"] == 7  # nothing configured: every kernel says so
+    assert code == 0  # findings are warnings and infos only
+
+
+def test_config_joins_launch_settings_budgets_and_archs(config):
+    code, doc = lint_json(FIXTURES / "lint_multi.o", FIXTURES / "ptxas_multi.log", "--config", config)
+    kernels = by_key(doc)
+    assert {arch for _, arch in kernels} == {"sm_80", "sm_90"}  # sm_120 filtered by the config
+    matmul = kernels[("_Z12tiled_matmulPKfS0_Pfi", "sm_90")]
+    assert matmul["launch"]["block_dims"] == [16, 16] and matmul["launch"]["dynamic_shared_mem"] == 4096
+    assert matmul["launch"]["configured_by"] == "tiled_matmul"
+    assert matmul["occupancy"]["input"]["shared_mem"] == 8448
+    heavy = kernels[("_Z5heavyPKdPdi", "sm_90")]
+    codes = [f["code"] for f in heavy["findings"]]
+    assert {"TA901", "TA903"} <= set(codes) and codes.index("TA901") < codes.index("TA906")
+    assert heavy["launch"]["block_dims"] == [128]  # its __launch_bounds__(128), read from the binary
+    spilling = kernels[("_Z8spillingPKfPfi", "sm_80")]
+    assert "TA902" in [f["code"] for f in spilling["findings"]]  # ptxas gave the spills, the .o the rest
+    assert code == 1 and doc["summary"]["failing_findings"] == doc["summary"]["by_severity"]["error"]
+
+
+def test_flags_override_config(config):
+    code, doc = lint_json(FIXTURES / "ptxas_multi.log", "--config", config, "--arch", "sm_120",
+                          "--ignore", "TA9", "--block-size", "64")
+    assert {k["arch"] for k in doc["kernels"]} == {"sm_120"}
+    assert not any(f["code"].startswith("TA9") for k in doc["kernels"] for f in k["findings"])
+    block_reduce = by_key(doc)[("_Z12block_reducePKfPfi", "sm_120")]
+    assert block_reduce["launch"]["block_dims"] == [64]
+
+
+def test_project_config_is_found_in_pyproject(tmp_path, monkeypatch):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n\n[tool.tuneadvise]\narch = ['sm_86']\n"
+                                             "fail-on = 'warning'\n")
+    monkeypatch.chdir(tmp_path)
+    code, doc = lint_json(FIXTURES / "ptxas_multi.log")
+    assert {k["arch"] for k in doc["kernels"]} == {"sm_86"} or not doc["kernels"]
+    assert doc["summary"]["fail_on"] == "warning"
+
+
+@pytest.mark.parametrize("suffix,text", [
+    (".yaml", "arch: [sm_90]\nkernels:\n  - name: tiled_matmul\n    block_size: 16x16\n"),
+    (".json", '{"arch": ["sm_90"], "kernels": [{"name": "tiled_matmul", "block_size": "16x16"}]}'),
+])
+def test_yaml_and_json_configs(tmp_path, suffix, text):
+    path = tmp_path / f"lint{suffix}"
+    path.write_text(text)
+    code, doc = lint_json(FIXTURES / "ptxas_multi.log", path)
+    assert by_key(doc)[("_Z12tiled_matmulPKfS0_Pfi", "sm_90")]["launch"]["block_dims"] == [16, 16]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("[[kernels]]\nname = 'k'\nblock_sise = 128\n", "lint.toml:3: kernels[0].block_sise: unknown key; did you mean 'block_size'?"),
+    ("arch = ['sm_99']\n", "lint.toml:1: arch: unknown architecture 'sm_99'"),
+    ("[[budgets]]\nkernel = 'k'\n\n[[budgets]]\nmax_registers = 300\n", "lint.toml:5: budgets[1].max_registers:"),
+    ("[[kernels]]\nname = 'k'\nblock_size = '64x64'\n", "kernels[0].block_size: 64x64 is 4096 threads"),
+    ("fail_on = 'fatal'\n", "lint.toml:1: fail_on: Input should be 'error', 'warning' or 'info'"),
+    ("ignore = ['XX1']\n", "ignore: 'XX1' matches no rule code"),
+    ("arch = [\n", "lint.toml: not valid TOML"),
+])
+def test_bad_config_names_file_line_field_and_rule(tmp_path, text, expected):
+    path = tmp_path / "lint.toml"
+    path.write_text(text)
+    result = run("lint", FIXTURES / "ptxas_sm_90.log", "--config", path)
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert expected in result.output.replace(str(tmp_path) + "/", ""), result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_schema_command_publishes_the_config_model(tmp_path):
+    schema = json.loads(run("schema").output)
+    jsonschema.Draft202012Validator.check_schema(schema)
+    import tomllib
+
+    jsonschema.validate(tomllib.loads(CONFIG.replace("min-occupancy", "min_occupancy")), schema)
+    assert "block_size" in schema["$defs"]["KernelEntry"]["properties"]
+    output_schema = json.loads(run("schema", "lint").output)
+    assert output_schema == json.loads(json.dumps(LINT_OUTPUT_SCHEMA))
+
+
+def test_sarif_validates_and_carries_rule_metadata(config, tmp_path):
+    out = tmp_path / "lint.sarif"
+    result = run("lint", FIXTURES / "lint_multi.o", KERNELS_CU, "--config", config, "--format", "sarif", "-o", out)
+    assert result.exit_code == 1
+    sarif = json.loads(out.read_text())
+    jsonschema.validate(sarif, SARIF_SCHEMA)
+    run_ = sarif["runs"][0]
+    rules = {r["id"]: r for r in run_["tool"]["driver"]["rules"]}
+    assert {r["ruleId"] for r in run_["results"]} == set(rules)
+    assert rules["TA901"]["defaultConfiguration"]["level"] == "error"
+    heavy = next(r for r in run_["results"] if r["ruleId"] == "TA901")
+    location = heavy["locations"][0]["physicalLocation"]
+    assert location["artifactLocation"]["uri"].endswith("tests/gpu/lint_kernels.cu")
+    assert KERNELS_CU.read_text().splitlines()[location["region"]["startLine"] - 1].lstrip().startswith("__global__")
+
+
+def test_github_junit_csv_markdown(config):
+    args = (FIXTURES / "lint_multi.o", KERNELS_CU, "--config", config)
+    github = run("lint", *args, "--format", "github").output.splitlines()
+    assert github and all(line.startswith(("::error ", "::warning ", "::notice ")) for line in github)
+    first = next(line for line in github if "TA901" in line)
+    assert "file=" in first and ",line=" in first and "title=TA901 register-budget::" in first
+    junit = xml.dom.minidom.parseString(run("lint", *args, "--format", "junit").output)
+    cases = junit.getElementsByTagName("testcase")
+    failures = [c for c in cases if c.getElementsByTagName("failure")]
+    code, doc = lint_json(*args)
+    failing = [k for k in doc["kernels"] if any(f["severity"] == "error" for f in k["findings"])]
+    assert len(cases) == 14 and len(failures) == len(failing) >= 2
+    rows = list(csv.DictReader(io.StringIO(run("lint", *args, "--format", "csv").output)))
+    assert {r["code"] for r in rows} >= {"TA901", "TA903"}  # no spills known: the .o has none, no log given
+    assert all(r["arch"] in ("sm_80", "sm_90") for r in rows)
+    markdown = run("lint", *args, "--format", "markdown").output
+    assert markdown.startswith("## tuneadvise lint: failed") and "| heavy(double const*, double*, int) | sm_80 |" in markdown
+
+
+def test_statistics(config):
+    result = run("lint", FIXTURES / "lint_multi.o", "--config", config, "--statistics", "--format", "json")
+    stats = json.loads(result.output)["statistics"]
+    assert stats[0]["count"] >= stats[-1]["count"] and {"code", "count", "severity", "name"} <= set(stats[0])
+    text = run("lint", FIXTURES / "lint_multi.o", "--config", config, "--statistics", "--format", "csv").output
+    assert "TA901" in text
+
+
+def test_source_suppression_on_the_kernel_definition(tmp_path):
+    source = tmp_path / "k.cu"
+    text = KERNELS_CU.read_text()
+    source.write_text(text.replace("__global__ void __launch_bounds__(128)",
+                                   "// tuneadvise: ignore[TA302, TA301]\n__global__ void __launch_bounds__(128)"))
+    assert "tuneadvise: ignore[TA302" in source.read_text()
+    code, doc = lint_json(FIXTURES / "ptxas_sm_90.log", source)
+    heavy = by_key(doc)[("_Z5heavyPKdPdi", "sm_90")]
+    assert not {"TA301", "TA302"} & {f["code"] for f in heavy["findings"]}
+    assert heavy["location"]["file"] == str(source)
+    code, plain = lint_json(FIXTURES / "ptxas_sm_90.log", KERNELS_CU)
+    assert {"TA301", "TA302"} <= {f["code"] for f in by_key(plain)[("_Z5heavyPKdPdi", "sm_90")]["findings"]}
+
+
+def test_baseline_ratchet(config, tmp_path):
+    log = tmp_path / "build.log"
+    log.write_text((FIXTURES / "ptxas_multi.log").read_text())
+    baseline = tmp_path / "baseline.json"
+    args = (log, "--config", config, "--baseline", baseline)
+    assert run("lint", *args, "--update-baseline").exit_code == 0
+    code, doc = lint_json(*args)
+    assert code == 0 and doc["summary"]["baseline"]["new"] == 0 and doc["summary"]["failing_findings"] == 0
+    # A kernel that gets worse: its accepted findings count again, and a new one fails.
+    text = log.read_text().replace("Used 8 registers, used 4 barriers", "Used 96 registers, used 4 barriers")
+    log.write_text(text)
+    code, doc = lint_json(*args)
+    statuses = {f["baseline"] for k in doc["kernels"] if k["name"] == "producer_consumer" for f in k["findings"]}
+    assert code == 1 and "new" in statuses
+    assert any("registers 8 -> 96" in " ".join(v) for v in doc["summary"]["baseline"]["regressed_kernels"].values())
+    # And one that improves is reported.
+    log.write_text((FIXTURES / "ptxas_multi.log").read_text().replace("Used 125 registers", "Used 60 registers"))
+    code, doc = lint_json(*args)
+    assert code == 0 and any("_Z5heavyPKdPdi@sm_80" in s for s in doc["summary"]["baseline"]["improved"])
+
+
+def test_bad_baseline_is_bad_input(tmp_path):
+    path = tmp_path / "b.json"
+    path.write_text("[1, 2]")
+    result = run("lint", FIXTURES / "ptxas_sm_90.log", "--baseline", path)
+    assert result.exit_code == 2 and "not a tuneadvise baseline" in result.output
+
+
+def test_diff_flags_regressions(tmp_path):
+    new = tmp_path / "new.log"
+    new.write_text((FIXTURES / "ptxas_sm_80.log").read_text().replace("Used 30 registers", "Used 72 registers"))
+    result = run("diff", FIXTURES / "ptxas_sm_80.log", new, "--format", "json")
+    doc = json.loads(result.output)
+    assert result.exit_code == 1 and doc["summary"]["regressed"] == 1
+    [row] = [r for r in doc["kernels"] if r["status"] == "regressed"]
+    assert row["name"] == "_Z12tiled_matmulPKfS0_Pfi" and "registers 30 -> 72" in row["changes"]
+    same = run("diff", FIXTURES / "ptxas_sm_80.log", FIXTURES / "cuobjdump_sm_80.txt", "--format", "json",
+               "--arch", "sm_80")
+    assert same.exit_code == 0 and json.loads(same.output)["summary"]["unchanged"] == 7
+    text = run("diff", FIXTURES / "ptxas_sm_80.log", new, "--format", "markdown").output
+    assert "| tiled_matmul(float const*, float const*, float*, int) | sm_80 | regressed |" in text
+
+
+def test_stdin_and_malformed_lines(tmp_path):
+    text = (FIXTURES / "ptxas_sm_90.log").read_text()
+    broken = text.replace("Used 128 registers", "Used many registers", 1)
+    code, doc = lint_json("-", input=broken)
+    assert code == 2
+    assert doc["problems"] == [{"file": "<stdin>", "line": 25, "message": "expected 'Used N registers'"}]
+    assert doc["summary"]["kernels"] == 6  # the rest of the log is still linted
+
+
+@pytest.mark.parametrize("content,message", [
+    (b"\x7fELF\x02\x01\x01" + b"\0" * 9 + b"\x01\x00\xbe\x00" + b"\0" * 40, "not a readable cubin"),
+    (b"\x7fELF\x02\x01\x01" + b"\0" * 100, "no CUDA fatbin or cubin"),
+    (b"hello\nworld\n", "expected nvcc -Xptxas -v output"),
+])
+def test_unreadable_inputs_are_bad_input(tmp_path, content, message):
+    path = tmp_path / "x.bin"
+    path.write_bytes(content)
+    code, doc = lint_json(path)
+    assert code == 2 and message in doc["problems"][0]["message"]
+
+
+def test_missing_inputs_and_atomic_output(tmp_path):
+    assert run("lint").exit_code == 2
+    result = run("lint", tmp_path / "absent.log", "--format", "json", "-o", tmp_path / "out.json")
+    assert result.exit_code == 2 and "cannot read" in result.output
+    unwritable = tmp_path / "no" / "dir" / "out.sarif"
+    result = run("lint", FIXTURES / "ptxas_sm_90.log", "--format", "sarif", "-o", unwritable)
+    assert result.exit_code == 2 and not unwritable.exists()
+    assert not list(tmp_path.glob("**/*.tmp*"))
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from((FIXTURES / "ptxas_multi.log").read_text().splitlines(keepends=True)
+                                + ["ptxas info    : Used x registers\n", "    1 bytes stack frame, z\n",
+                                   "ptxas info    : Compiling entry function 'a' for\n", "\0\xff garbage\n"]),
+                max_size=40),
+       st.binary(max_size=200))
+def test_fuzzed_text_and_binaries_never_crash(tmp_path, lines, blob):
+    from tuneadvise.advisor.usage import read_usage
+
+    (tmp_path / "f.log").write_text("".join(lines))
+    (tmp_path / "f.bin").write_bytes(blob)
+    for name in ("f.log", "f.bin"):
+        result = read_usage(tmp_path / name)
+        assert all(p.message for p in result.problems)
