@@ -8,9 +8,11 @@ unit in its `.nv_fatbin` section, so the file is scanned for the magic rather
 than parsed as a host ELF: that finds fatbins in .o, .so, executables and
 standalone .fatbin files alike.
 
-Payloads may be compressed (flag 0x2000): nvcc's default scheme is the LZ4
-block format; `--compress-mode=size` (CUDA 12.8+) uses Zstandard, decoded here
-when the `zstandard` module (or Python 3.14's compression.zstd) is present.
+Payloads may be compressed. Flag 0x2000 marks the LZ4 block format (nvcc
+before CUDA 13); flag 0x8000 marks Zstandard, which CUDA 13's nvcc uses for
+`-Xfatbin -compress-all`, `--compress-mode=size` and, by default, for embedded
+PTX (tests/fixtures/lint holds such objects). Zstandard is decoded with the
+`zstandard` package, or Python 3.14's compression.zstd.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ _HEADER = struct.Struct("<IHHQ")  # magic, version, header size, payload size
 # minor, major, sm, name offset, name length, flags, zero, decompressed size
 _ENTRY = struct.Struct("<HHIQIIHHIIIQQQ")
 KIND_PTX, KIND_ELF = 1, 2
-FLAG_COMPRESSED = 0x2000
+FLAG_LZ4 = 0x2000
+FLAG_ZSTD = 0x8000
 ZSTD_MAGIC = b"\x28\xb5\x2f\xfd"
 
 
@@ -46,6 +49,14 @@ class FatbinEntry:
 
 
 def lz4_block_decompress(data: bytes, size: int) -> bytes:
+    """Decode one LZ4 block into `size` bytes; FatbinError for a malformed one."""
+    try:
+        return _lz4_block(data, size)
+    except IndexError:
+        raise FatbinError("LZ4 block: truncated") from None
+
+
+def _lz4_block(data: bytes, size: int) -> bytes:
     """Decode one LZ4 block (the format of lz4's block API) into `size` bytes.
 
     A sequence is a token (literal length in the high nibble, match length
@@ -107,18 +118,18 @@ def _zstd_decompress(data: bytes, size: int) -> bytes:
     try:
         import zstandard
     except ImportError:
-        raise FatbinError("entry compressed with Zstandard (nvcc --compress-mode=size); "
+        raise FatbinError("fatbin entry compressed with Zstandard (CUDA 13 nvcc); "
                           "install the 'zstandard' package to read it") from None
-    return zstandard.ZstdDecompressor().decompress(data, max_output_size=size)
+    try:
+        return zstandard.ZstdDecompressor().decompress(data, max_output_size=size)
+    except zstandard.ZstdError as exc:
+        raise FatbinError(f"Zstandard payload does not decode: {exc}") from None
 
 
 def _decompress(payload: bytes, size: int) -> bytes:
     if payload[:4] == ZSTD_MAGIC:
         return _zstd_decompress(payload, size)
-    try:
-        return lz4_block_decompress(payload, size)
-    except IndexError:
-        raise FatbinError("LZ4 block: truncated") from None
+    return lz4_block_decompress(payload, size)
 
 
 def read_fatbin(data, start: int = 0) -> tuple[list[FatbinEntry], int]:
@@ -138,7 +149,7 @@ def read_fatbin(data, start: int = 0) -> tuple[list[FatbinEntry], int]:
         if entry_header < _ENTRY.size or pos + entry_header + payload_size > end:
             raise FatbinError(f"fatbin entry at offset {pos} runs past its fatbin")
         body = bytes(data[pos + entry_header:pos + entry_header + payload_size])
-        compressed = bool(flags & FLAG_COMPRESSED)
+        compressed = bool(flags & (FLAG_LZ4 | FLAG_ZSTD))
         if compressed:
             body = _decompress(body[:compressed_size or payload_size], decompressed_size)
         entries.append(FatbinEntry(kind, sm, compressed, body))

@@ -11,7 +11,7 @@ decrease when the carveout grows, so each cliff is found by bisection.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from tuneadvise.advisor.engine import Kernel, Occupancy, block_limits, launch_errors
 
@@ -31,11 +31,56 @@ class Cliff:
     headroom: int | None  # how much the resource can grow before a block is lost (None: never)
 
 
+# Cliff searches probe the same (architecture, kernel) points again and again
+# (every kernel of a lint run with the same block size walks the same register
+# staircase), so resident-block counts are memoised. Keyed by the Arch's id,
+# with the Arch kept in the value so the id cannot be reused while cached.
+_BLOCKS_CACHE: dict = {}
+_BLOCKS_CACHE_LIMIT = 1 << 18
+
+
 def _blocks(arch, kernel: Kernel) -> int:
+    key = (id(arch), kernel)
+    hit = _BLOCKS_CACHE.get(key)
+    if hit is not None and hit[0] is arch:
+        return hit[1]
     limits, *_ = block_limits(arch, kernel)
-    if launch_errors(arch, kernel, limits):
-        return 0
-    return min(limits.values())
+    blocks = 0 if launch_errors(arch, kernel, limits) else min(limits.values())
+    if len(_BLOCKS_CACHE) >= _BLOCKS_CACHE_LIMIT:
+        _BLOCKS_CACHE.clear()
+    _BLOCKS_CACHE[key] = (arch, blocks)
+    return blocks
+
+
+def _memoised_per_result(function):
+    """Cache a what-if answer per (architecture, kernel): the rules ask for the
+    same cliff more than once (TA301 and TA304), and lint asks for identical
+    kernels many times."""
+    cache: dict = {}
+
+    def wrapper(result: Occupancy, *args):
+        key = (id(result.arch), result.kernel, args)
+        hit = cache.get(key)
+        if hit is not None and hit[0] is result.arch:
+            return hit[1]
+        if len(cache) >= 1 << 14:
+            cache.clear()
+        value = function(result, *args)
+        cache[key] = (result.arch, value)
+        return value
+
+    wrapper.__doc__, wrapper.__name__ = function.__doc__, function.__name__
+    return wrapper
+
+
+def _with(kernel: Kernel, **changes) -> Kernel:
+    """dataclasses.replace, without its generic overhead (the cliff searches call this a lot)."""
+    values = {"registers": kernel.registers, "block_size": kernel.block_size,
+              "static_shared_mem": kernel.static_shared_mem, "dynamic_shared_mem": kernel.dynamic_shared_mem,
+              "carveout": kernel.carveout, "opt_in": kernel.opt_in, "barriers": kernel.barriers,
+              "max_threads_per_block": kernel.max_threads_per_block}
+    values.update(changes)
+    return Kernel(**values)
 
 
 def _step(arch, kernel: Kernel, value: int) -> Step:
@@ -74,9 +119,10 @@ def _steps_down(arch, kernel, current_value, current_blocks, steps, make, floor,
     return tuple(found)
 
 
+@_memoised_per_result
 def register_cliff(result: Occupancy, steps: int = 2) -> Cliff:
     arch, kernel = result.arch, result.kernel
-    make = lambda regs: replace(kernel, registers=regs)  # noqa: E731
+    make = lambda regs: _with(kernel, registers=regs)  # noqa: E731
     down = _steps_down(arch, kernel, kernel.registers, result.active_blocks_per_sm, steps, make, 0)
     last = _last_with(kernel.registers, arch.max_registers_per_thread,
                       lambda regs: _blocks(arch, make(regs)) >= result.active_blocks_per_sm)
@@ -88,10 +134,11 @@ def with_total_shared_mem(kernel: Kernel, total: int) -> Kernel:
     """Change the dynamic part so that static + dynamic == total (static cannot shrink at launch)."""
     dynamic = total - kernel.static_shared_mem
     if dynamic < 0:
-        return replace(kernel, static_shared_mem=total, dynamic_shared_mem=0)
-    return replace(kernel, dynamic_shared_mem=dynamic)
+        return _with(kernel, static_shared_mem=total, dynamic_shared_mem=0)
+    return _with(kernel, dynamic_shared_mem=dynamic)
 
 
+@_memoised_per_result
 def shared_mem_cliff(result: Occupancy, steps: int = 2) -> Cliff:
     """Steps in total shared memory per block; the dynamic part is what a launch can change."""
     arch, kernel = result.arch, result.kernel
@@ -109,19 +156,20 @@ def block_size_table(result: Occupancy) -> list[Step]:
     """Occupancy for each warp-multiple block size, as NVIDIA's calculator graphs it."""
     arch, kernel = result.arch, result.kernel
     limit = min(arch.max_threads_per_block, kernel.max_threads_per_block or arch.max_threads_per_block)
-    return [_step(arch, replace(kernel, block_size=block, max_threads_per_block=None), block)
+    return [_step(arch, _with(kernel, block_size=block, max_threads_per_block=None), block)
             for block in range(arch.warp_size, limit + 1, arch.warp_size)]
 
 
+@_memoised_per_result
 def best_carveout(result: Occupancy) -> Step | None:
     """The smallest carveout percentage that reaches the most blocks, if better than now."""
     arch, kernel = result.arch, result.kernel
     if arch.shared_mem_model != "carveout" or not result.launchable:
         return None
-    most = _step(arch, replace(kernel, carveout=100), 100)
+    most = _step(arch, _with(kernel, carveout=100), 100)
     if most.blocks_per_sm <= result.active_blocks_per_sm:
         return None
     # Blocks never fall as the carveout grows: find the first percentage that reaches the most.
-    lowest = _last_with(0, 100, lambda p: _blocks(arch, replace(kernel, carveout=100 - p)) >= most.blocks_per_sm)
+    lowest = _last_with(0, 100, lambda p: _blocks(arch, _with(kernel, carveout=100 - p)) >= most.blocks_per_sm)
     percent = 100 - lowest
-    return _step(arch, replace(kernel, carveout=percent), percent)
+    return _step(arch, _with(kernel, carveout=percent), percent)

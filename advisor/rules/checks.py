@@ -185,13 +185,13 @@ def _near_cliff(ctx: Context, params: dict):
     result = ctx.result
     if not result.launchable:
         return
-    regs = whatif.register_cliff(result, steps=0)
+    regs = whatif.register_cliff(result)  # same call as TA301's, so memoised
     if regs.headroom is not None and regs.headroom < params["register_margin"]:
         yield (f"{regs.headroom} more register(s) per thread would drop to fewer than "
                f"{result.active_blocks_per_sm} blocks/SM; pin the count with "
                f"__launch_bounds__({ctx.kernel.block_size}, {result.active_blocks_per_sm})"), \
             {"resource": "registers", "headroom": regs.headroom}
-    smem = whatif.shared_mem_cliff(result, steps=0)
+    smem = whatif.shared_mem_cliff(result)
     if smem.headroom is not None and smem.headroom < params["shared_mem_margin"] and smem.current:
         yield (f"+{smem.headroom} B of shared memory per block would drop to fewer than "
                f"{result.active_blocks_per_sm} blocks/SM"), {"resource": "shared_memory", "headroom": smem.headroom}
