@@ -84,3 +84,26 @@ def test_occupancy_page_example():
     doc = json.loads(invoke(command).output)
     assert (doc["active_blocks_per_sm"], doc["occupancy"], doc["limiters"]) == (4, 0.5, ["registers"])
     assert f'"active_blocks_per_sm": {doc["active_blocks_per_sm"]}' in text
+
+
+def test_lint_page_config_example_runs(tmp_path):
+    text = (ROOT / "docs" / "lint.md").read_text()
+    config = re.search(r"```toml\n# tuneadvise.toml\n(.*?)\n```", text, re.S).group(1)
+    (tmp_path / "tuneadvise.toml").write_text(config)
+    fixtures = ROOT / "tests" / "fixtures" / "lint"
+    result = CliRunner().invoke(cli, ["lint", str(fixtures / "ptxas_multi.log"), str(fixtures / "lint_multi.o"),
+                                      "--config", str(tmp_path / "tuneadvise.toml"), "--format", "json"])
+    doc = json.loads(result.stdout)
+    kernels = {(k["name"], k["arch"]): k for k in doc["kernels"]}
+    assert {arch for _, arch in kernels} == {"sm_80", "sm_90"}
+    assert kernels[("_Z12tiled_matmulPKfS0_Pfi", "sm_90")]["launch"]["block_dims"] == [16, 16]
+    codes = {f["code"] for k in doc["kernels"] for f in k["findings"]}
+    assert "TA304" not in codes and {"TA901", "TA902", "TA903"} <= codes
+    assert result.exit_code == 1
+
+
+def test_pre_commit_hook_points_at_lint():
+    import yaml
+
+    [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
+    assert hook["id"] == "tuneadvise-lint" and hook["entry"] == "tuneadvise lint"
