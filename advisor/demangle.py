@@ -33,10 +33,6 @@ def _runtime():
     return None
 
 
-def available() -> bool:
-    return _runtime() is not None
-
-
 @lru_cache(maxsize=65536)
 def demangle(name: str) -> str:
     """The demangled name, or `name` itself when it is not a mangled C++ name."""

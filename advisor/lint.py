@@ -256,13 +256,6 @@ def _lint_findings(usage, result, disagreements, entry, budget: Budget | None, l
     return out
 
 
-def failing(report: LintReport, fail_on: str, counted=None) -> bool:
-    """Whether any finding (or, with `counted`, any finding it accepts) reaches `fail_on`."""
-    threshold = SEVERITY_RANK[fail_on]
-    return any(SEVERITY_RANK[f.severity] >= threshold and (counted is None or counted(k, f))
-               for k, f in report.all_findings())
-
-
 def lint_paths(paths, options: LintOptions, stdin=None) -> LintReport:
     """Lint build output files (and CUDA sources, for locations, suppressions
     and the source rules). '-' reads a ptxas log or cuobjdump listing from `stdin`."""
