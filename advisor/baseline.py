@@ -60,15 +60,15 @@ def load(path) -> dict:
     return data
 
 
-def _regressions(recorded: dict, current: dict) -> list[str]:
-    out = []
+def _changes(recorded: dict, current: dict) -> tuple[list[str], list[str]]:
+    """("registers 32 -> 40", ...) sentences: (worse, better). A figure unknown on either side is not compared."""
+    worse, better = [], []
     for figure, larger_is_worse in FIGURES.items():
         old, new = recorded.get(figure), current.get(figure)
         if old is None or new is None or old == new:
             continue
-        if (new > old) == larger_is_worse:
-            out.append(f"{figure} {old} -> {new}")
-    return out
+        ((worse if (new > old) == larger_is_worse else better)).append(f"{figure} {old} -> {new}")
+    return worse, better
 
 
 @dataclass
@@ -93,7 +93,7 @@ def compare(report, baseline: dict) -> Comparison:
         seen.add(key)
         recorded = recorded_kernels.get(key)
         current = figures_of(kernel)
-        worse = _regressions(recorded, current) if recorded else []
+        worse, better = _changes(recorded, current) if recorded else ([], [])
         if worse:
             comparison.worse[key] = worse
         accepted = set(recorded.get("findings", [])) if recorded else set()
@@ -104,9 +104,6 @@ def compare(report, baseline: dict) -> Comparison:
             fixed = sorted(accepted - codes)
             if fixed:
                 comparison.improved.append(f"{key}: no longer {', '.join(fixed)}")
-            better = [f"{figure} {recorded[figure]} -> {current[figure]}" for figure, larger_is_worse in FIGURES.items()
-                      if recorded.get(figure) is not None and current.get(figure) is not None
-                      and recorded[figure] != current[figure] and (current[figure] > recorded[figure]) != larger_is_worse]
             if better:
                 comparison.improved.append(f"{key}: {', '.join(better)}")
     for key in sorted(set(recorded_kernels) - seen):
@@ -127,12 +124,9 @@ def diff_reports(old_report, new_report) -> dict:
         if before is None or after is None:
             row["status"], row["changes"] = ("added" if before is None else "removed"), []
         else:
-            worse = _regressions(row["old"], row["new"])
-            changes = [f"{figure} {row['old'][figure]} -> {row['new'][figure]}" for figure in FIGURES
-                       if None not in (row["old"][figure], row["new"][figure])  # unknown on one side
-                       and row["old"][figure] != row["new"][figure]]
-            row["status"] = "regressed" if worse else ("improved" if changes else "unchanged")
-            row["changes"] = changes
+            worse, better = _changes(row["old"], row["new"])
+            row["status"] = "regressed" if worse else ("improved" if better else "unchanged")
+            row["changes"] = worse + better
         rows.append(row)
     order = {"regressed": 0, "added": 1, "removed": 2, "improved": 3, "unchanged": 4}
     rows.sort(key=lambda r: (order[r["status"]], r["name"], r["arch"]))

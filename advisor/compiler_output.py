@@ -9,6 +9,8 @@ barriers`, which both parsers accept.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import re
 from dataclasses import dataclass
 
@@ -56,7 +58,7 @@ def _problem(problems, number: int, message: str) -> None:
         problems.append((number, message))
 
 
-def parse_ptxas(lines, problems: list | None = None) -> "iterator[KernelUsage]":
+def parse_ptxas(lines, problems: list | None = None) -> Iterator[KernelUsage]:
     """`ptxas info` lines -> KernelUsage, one per 'Used N registers' line.
 
     Lines that look like ptxas's but do not parse are appended to `problems`
@@ -102,7 +104,7 @@ def parse_ptxas(lines, problems: list | None = None) -> "iterator[KernelUsage]":
 
 
 def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None,
-                    problems: list | None = None) -> "iterator[KernelUsage]":
+                    problems: list | None = None) -> Iterator[KernelUsage]:
     """`cuobjdump --dump-resource-usage` -> KernelUsage.
 
     From sm_90 on (CUDA 13 verified on sm_90, sm_100, sm_120) the SHARED

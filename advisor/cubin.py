@@ -4,9 +4,8 @@ A cubin is an ELF file. For each kernel `NAME` it has a `.text.NAME` section
 (registers in the top byte of sh_info, barriers in bits 20-26 of sh_flags), an
 optional `.nv.shared.NAME` section whose size is the static shared memory, and
 a `.nv.info.NAME` section of attribute records (frame size, stack sizes,
-spills...). The target SM is in the ELF header's e_flags. Fatbins (inside
-.o, .so and executables, or standalone) hold cubins; they are found by their
-magic number and each ELF entry is read the same way.
+spills...). The target SM is in the ELF header's e_flags. Cubins inside
+fatbins (.o, .so, executables) are found by advisor/fatbin.py and read here.
 """
 
 from __future__ import annotations
@@ -17,7 +16,6 @@ from dataclasses import dataclass
 from tuneadvise.advisor.compiler_output import spec_reserved_shared_mem
 
 ELF_MAGIC = b"\x7fELF"
-FATBIN_MAGIC = 0xBA55ED50
 STT_FUNC = 2
 
 # .nv.info attribute formats and the attribute codes read here. Names as

@@ -17,6 +17,8 @@ PTX (tests/fixtures/lint holds such objects). Zstandard is decoded with the
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import mmap
 import struct
 from dataclasses import dataclass
@@ -56,6 +58,16 @@ def lz4_block_decompress(data: bytes, size: int) -> bytes:
         raise FatbinError("LZ4 block: truncated") from None
 
 
+def _extended_length(data: bytes, pos: int, length: int) -> tuple[int, int]:
+    """A nibble of 15 continues in the following bytes, each added, until one below 255."""
+    while True:
+        extra = data[pos]
+        pos += 1
+        length += extra
+        if extra != 255:
+            return length, pos
+
+
 def _lz4_block(data: bytes, size: int) -> bytes:
     """Decode one LZ4 block (the format of lz4's block API) into `size` bytes.
 
@@ -71,12 +83,7 @@ def _lz4_block(data: bytes, size: int) -> bytes:
         pos += 1
         literals = token >> 4
         if literals == 15:
-            while True:
-                extra = data[pos]
-                pos += 1
-                literals += extra
-                if extra != 255:
-                    break
+            literals, pos = _extended_length(data, pos, literals)
         if pos + literals > end:
             raise FatbinError("LZ4 block: literals run past the end")
         out += data[pos:pos + literals]
@@ -89,12 +96,7 @@ def _lz4_block(data: bytes, size: int) -> bytes:
             raise FatbinError("LZ4 block: match offset outside the output")
         length = (token & 0x0F) + 4
         if length == 19:
-            while True:
-                extra = data[pos]
-                pos += 1
-                length += extra
-                if extra != 255:
-                    break
+            length, pos = _extended_length(data, pos, length)
         start = len(out) - offset
         if length <= offset:
             out += out[start:start + length]
@@ -157,7 +159,7 @@ def read_fatbin(data, start: int = 0) -> tuple[list[FatbinEntry], int]:
     return entries, end
 
 
-def scan_fatbins(path) -> "iterator[FatbinEntry]":
+def scan_fatbins(path) -> Iterator[FatbinEntry]:
     """Every fatbin entry in a file (host object, library, executable or .fatbin)."""
     with open(path, "rb") as handle:
         try:

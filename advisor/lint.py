@@ -13,6 +13,7 @@ architecture, and apply budgets, per-kernel ignores and source suppressions.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 
 from tuneadvise.advisor import demangle as names
 from tuneadvise.advisor.compiler_output import KernelUsage, cuobjdump_reserved
@@ -117,13 +118,9 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
     return report
 
 
-_RESOLVED: dict = {}
-
-
+@lru_cache(maxsize=256)
 def _resolve(arch: str):
-    if arch not in _RESOLVED:
-        _RESOLVED[arch] = shipped_catalog().resolve(arch)
-    return _RESOLVED[arch]
+    return shipped_catalog().resolve(arch)
 
 
 def _config_usage(entry: KernelEntry, arch: str, file: str) -> KernelUsage:

@@ -18,7 +18,7 @@ from typing import Literal, Optional, Union
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tuneadvise.advisor import inputs
-from tuneadvise.specs.catalog import UnknownArchError, read_toml, shipped_catalog
+from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
 
 Severity = Literal["error", "warning", "info"]
 Bytes = Union[int, str]  # 12288 or "12K"; normalised to int by the validators
@@ -34,7 +34,8 @@ def _normalise_keys(data):
     return data
 
 
-def _arch_list(value) -> list[str]:
+def normalise_archs(value) -> list[str]:
+    """Architecture names (sm_90, hopper, 9.0, products...) -> sm_XX, in order; ValueError names the bad one."""
     items = [value] if isinstance(value, str) else list(value)
     normalised = []
     for item in items:
@@ -113,24 +114,37 @@ def _product(dims) -> int:
     return total
 
 
-class KernelEntry(Launch):
+class _Matched(_Strict):
+    """An entry that applies to the kernels its glob matches, on its architectures."""
+
+    arch: Optional[list[str]] = Field(None, description="Only on these architectures (default: all linted)")
+
+    @field_validator("arch", mode="before")
+    @classmethod
+    def _archs(cls, v):
+        return None if v is None else normalise_archs(v)
+
+    def pattern(self) -> str:
+        raise NotImplementedError
+
+    def matches(self, names: tuple[str, ...], arch: str) -> bool:
+        if self.arch is not None and arch not in self.arch:
+            return False
+        return any(fnmatchcase(n, self.pattern()) for n in names)
+
+
+class KernelEntry(Launch, _Matched):
     """Launch settings for the kernels whose name matches `name` (first match
     wins). With `registers` given, a kernel the config describes on its own,
     with no compiler output."""
 
     name: str = Field(description="Kernel name or glob, matched against the mangled name, the demangled "
                                   "signature and the bare name (saxpy, 'saxpy<*', '_Z5saxpy*')")
-    arch: Optional[list[str]] = Field(None, description="Only on these architectures (default: all linted)")
     registers: Optional[int] = Field(None, ge=0, le=255, description="Registers per thread, for a kernel without compiler output")
     shared_mem: Optional[Bytes] = Field(None, description="Static shared memory, for a kernel without compiler output")
     barriers: Optional[int] = Field(None, ge=0, le=16, description="Named barriers per block, for a kernel without compiler output")
     spill_bytes: Optional[int] = Field(None, ge=0, description="Spill bytes per thread, for a kernel without compiler output")
     ignore: list[str] = Field(default_factory=list, description="Finding codes or prefixes not reported for this kernel")
-
-    @field_validator("arch", mode="before")
-    @classmethod
-    def _archs(cls, v):
-        return None if v is None else _arch_list(v)
 
     @field_validator("shared_mem")
     @classmethod
@@ -142,27 +156,19 @@ class KernelEntry(Launch):
     def _codes(cls, v):
         return _rule_codes(v)
 
-    def matches(self, names: tuple[str, ...], arch: str) -> bool:
-        if self.arch is not None and arch not in self.arch:
-            return False
-        return any(fnmatchcase(n, self.name) for n in names)
+    def pattern(self) -> str:
+        return self.name
 
 
-class Budget(_Strict):
+class Budget(_Matched):
     """Resource limits for the kernels whose name matches `kernel` (first match wins)."""
 
     kernel: str = Field("*", description="Kernel name or glob, matched as in [[kernels]]")
-    arch: Optional[list[str]] = Field(None, description="Only on these architectures")
     max_registers: Optional[int] = Field(None, ge=0, le=255, description="Registers per thread at most")
     max_shared_mem: Optional[Bytes] = Field(None, description="Static plus dynamic shared memory per block at most")
     max_spill_bytes: Optional[int] = Field(None, ge=0, description="Spill bytes per thread at most")
     no_spills: bool = Field(False, description="Same as max_spill_bytes = 0")
     min_occupancy: Optional[float] = Field(None, ge=0, le=1, description="Theoretical occupancy at least (0-1)")
-
-    @field_validator("arch", mode="before")
-    @classmethod
-    def _archs(cls, v):
-        return None if v is None else _arch_list(v)
 
     @field_validator("max_shared_mem")
     @classmethod
@@ -172,10 +178,8 @@ class Budget(_Strict):
     def spill_limit(self) -> int | None:
         return 0 if self.no_spills else self.max_spill_bytes
 
-    def matches(self, names: tuple[str, ...], arch: str) -> bool:
-        if self.arch is not None and arch not in self.arch:
-            return False
-        return any(fnmatchcase(n, self.kernel) for n in names)
+    def pattern(self) -> str:
+        return self.kernel
 
 
 def _rule_codes(v):
@@ -210,7 +214,7 @@ class LintConfig(_Strict):
     @field_validator("arch", mode="before")
     @classmethod
     def _archs(cls, v):
-        return _arch_list(v)
+        return normalise_archs(v)
 
     @field_validator("select", "ignore", mode="before")
     @classmethod

@@ -10,7 +10,7 @@ import io
 import os
 from xml.sax.saxutils import escape, quoteattr
 
-from tuneadvise.advisor.rules import registry
+from tuneadvise.advisor.rules import SEVERITY_RANK, registry
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -138,8 +138,6 @@ def github(doc: dict) -> str:
 def junit(doc: dict) -> str:
     """One test case per kernel and architecture; findings at or above the
     failure threshold (and not baselined) are failures, the rest go to system-out."""
-    from tuneadvise.advisor.rules import SEVERITY_RANK
-
     threshold = SEVERITY_RANK[doc["summary"]["fail_on"]]
     cases, failures = [], 0
     for kernel in doc["kernels"]:

@@ -4,6 +4,7 @@ cannot disagree."""
 
 from __future__ import annotations
 
+from tuneadvise.advisor.baseline import kernel_key
 from tuneadvise.advisor.report import SCHEMA_VERSION, occupancy_document
 from tuneadvise.advisor.rules import SEVERITIES, SEVERITY_RANK
 
@@ -16,8 +17,6 @@ def _finding_dict(finding, status: str | None) -> dict:
 
 
 def kernel_document(kernel, comparison=None) -> dict:
-    from tuneadvise.advisor.baseline import kernel_key
-
     usage = kernel.usage
     key = kernel_key(kernel.name, kernel.arch)
     launch = dict(kernel.launch, block_dims=list(kernel.launch["block_dims"]))

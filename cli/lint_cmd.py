@@ -32,12 +32,12 @@ def _load_config(explicit: str | None, paths: list[str]):
 def _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy):
     from tuneadvise.advisor.inputs import InputError, parse_block
     from tuneadvise.advisor.lint import LintOptions
+    from tuneadvise.advisor.lint_config import normalise_archs
     from tuneadvise.advisor.rules import RuleSelection
-    from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
 
     try:
-        archs = tuple(dict.fromkeys(shipped_catalog().resolve(a).arch.sm for a in arch))
-    except UnknownArchError as exc:
+        archs = tuple(dict.fromkeys(normalise_archs(arch)))
+    except ValueError as exc:
         raise BadInput(f"--arch: {exc}") from None
     try:
         dims = parse_block(block_size) if block_size is not None else None

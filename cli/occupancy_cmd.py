@@ -5,7 +5,6 @@ from __future__ import annotations
 import click
 
 from tuneadvise.cli.common import (
-    EXIT_BAD_INPUT,
     EXIT_FINDINGS,
     EXIT_OK,
     BadInput,

@@ -22,24 +22,13 @@ import subprocess
 import sys
 import tempfile
 
+from cuda_driver import check, cuda, function_attributes, occupancy, open_device  # this directory
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = sys.argv[1]
 os.makedirs(OUT, exist_ok=True)
 
-cuda = ctypes.CDLL("libcuda.so.1")
-
-
-def check(status, what):
-    if status != 0:
-        raise RuntimeError(f"{what} failed with CUresult {status}")
-
-
-check(cuda.cuInit(0), "cuInit")
-device = ctypes.c_int()
-check(cuda.cuDeviceGet(ctypes.byref(device), 0), "cuDeviceGet")
-context = ctypes.c_void_p()
-check(cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), device), "cuDevicePrimaryCtxRetain")
-check(cuda.cuCtxSetCurrent(context), "cuCtxSetCurrent")
+device = open_device(0)
 
 DEVICE_ATTRIBUTES = {
     "max_threads_per_block": 1, "shared_mem_per_block": 8, "warp_size": 10, "registers_per_block": 12,
@@ -62,26 +51,12 @@ props["driver_version"] = driver_version.value
 sm = f"sm_{props['major']}{props['minor']}"
 print("device:", props, flush=True)
 
-FUNC_ATTR = {"max_threads_per_block": 0, "shared_size_bytes": 1, "local_size_bytes": 3, "num_regs": 4}
 MAX_DYNAMIC = 8
 CARVEOUT = 9
 
 
-def func_attr(func, code):
-    value = ctypes.c_int()
-    check(cuda.cuFuncGetAttribute(ctypes.byref(value), code, func), "cuFuncGetAttribute")
-    return value.value
-
-
 def set_attr(func, code, value):
     return cuda.cuFuncSetAttribute(func, code, value)
-
-
-def occupancy(func, block, dynamic):
-    blocks = ctypes.c_int(-1)
-    status = cuda.cuOccupancyMaxActiveBlocksPerMultiprocessorWithFlags(
-        ctypes.byref(blocks), func, block, ctypes.c_size_t(dynamic), 0)
-    return status, blocks.value
 
 
 BLOCKS = [1, 31, 32, 33, 64, 96, 100, 128, 160, 192, 250, 256, 288, 384, 416, 512, 640, 768, 800, 1024]
@@ -110,7 +85,7 @@ for cap, static, barriers in variants:
     check(cuda.cuModuleLoad(ctypes.byref(module), cubin.encode()), "cuModuleLoad")
     func = ctypes.c_void_p()
     check(cuda.cuModuleGetFunction(ctypes.byref(func), module, b"pressure"), "cuModuleGetFunction")
-    attrs = {name: func_attr(func, code) for name, code in FUNC_ATTR.items()}
+    attrs = function_attributes(func)
     attrs["ptxas_barriers"] = int(used.group(1)) if used else None
     attrs["ptxas"] = [line for line in proc.stderr.splitlines() if "Used" in line or "spill" in line]
     rows = []

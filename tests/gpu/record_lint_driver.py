@@ -26,29 +26,17 @@ import os
 import subprocess
 import sys
 
+from cuda_driver import check, cuda, function_attributes, occupancy, open_device  # this directory
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.dirname(os.path.dirname(HERE))
 OUT = sys.argv[1]
 os.makedirs(OUT, exist_ok=True)
-cuda = ctypes.CDLL("libcuda.so.1")
-
-
-def check(status, what):
-    if status != 0:
-        raise RuntimeError(f"{what} failed with CUresult {status}")
-
-
-check(cuda.cuInit(0), "cuInit")
-device = ctypes.c_int()
-check(cuda.cuDeviceGet(ctypes.byref(device), 0), "cuDeviceGet")
-context = ctypes.c_void_p()
-check(cuda.cuDevicePrimaryCtxRetain(ctypes.byref(context), device), "cuDevicePrimaryCtxRetain")
-check(cuda.cuCtxSetCurrent(context), "cuCtxSetCurrent")
+device = open_device(0)
 major, minor = ctypes.c_int(), ctypes.c_int()
 cuda.cuDeviceGetAttribute(ctypes.byref(major), 75, device)
 cuda.cuDeviceGetAttribute(ctypes.byref(minor), 76, device)
 SM = f"sm_{major.value}{minor.value}"
-FUNC_ATTR = {"max_threads_per_block": 0, "shared_size_bytes": 1, "local_size_bytes": 3, "num_regs": 4}
 SWEEP_BLOCKS = list(range(32, 1025, 32)) + [1, 33, 100, 250]
 SWEEP_DYNAMIC = [0, 1000, 4096, 12288, 40000]
 
@@ -58,16 +46,9 @@ def sh(*args, **kw):
     return proc.returncode, proc.stdout + proc.stderr
 
 
-def func_attr(func, code):
-    value = ctypes.c_int()
-    check(cuda.cuFuncGetAttribute(ctypes.byref(value), code, func), "cuFuncGetAttribute")
-    return value.value
-
-
-def occupancy(func, block, dynamic):
-    blocks = ctypes.c_int(-1)
-    status = cuda.cuOccupancyMaxActiveBlocksPerMultiprocessor(ctypes.byref(blocks), func, block, ctypes.c_size_t(dynamic))
-    return blocks.value if status == 0 else 0
+def active_blocks(func, block, dynamic):
+    status, blocks = occupancy(func, block, dynamic)
+    return blocks if status == 0 else 0
 
 
 def function_names(cubin):
@@ -84,12 +65,12 @@ def record_cubin(cubin, label, launches):
     for name in function_names(cubin):
         func = ctypes.c_void_p()
         check(cuda.cuModuleGetFunction(ctypes.byref(func), module, name.encode()), f"cuModuleGetFunction {name}")
-        attrs = {key: func_attr(func, code) for key, code in FUNC_ATTR.items()}
+        attrs = function_attributes(func)
         block, dynamic = launches.get(name, (256, 0))
         rows.append({
             "code_base": label, "cubin": os.path.basename(cubin), "name": name, "arch": SM, "attributes": attrs,
-            "configured": {"block": block, "dynamic": dynamic, "driver_blocks": occupancy(func, block, dynamic)},
-            "sweep": [[b, d, occupancy(func, b, d)] for b in SWEEP_BLOCKS for d in SWEEP_DYNAMIC
+            "configured": {"block": block, "dynamic": dynamic, "driver_blocks": active_blocks(func, block, dynamic)},
+            "sweep": [[b, d, active_blocks(func, b, d)] for b in SWEEP_BLOCKS for d in SWEEP_DYNAMIC
                       if b <= attrs["max_threads_per_block"]],
         })
     return rows
