@@ -6,6 +6,7 @@ CLI can print one line and exit 2 without a traceback.
 
 from __future__ import annotations
 
+import math
 import re
 
 from tuneadvise.advisor.engine import CARVEOUT_DEFAULT, CARVEOUT_NAMES, Kernel
@@ -18,6 +19,10 @@ MAX_SHARED_MEM = 1 << 30  # a sanity bound far above any architecture; larger va
 
 _SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib)?\s*$", re.IGNORECASE)
 _UNITS = {None: 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20}
+
+
+_QUANTITY = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([kKmMgGtTpP]?)\s*")
+_SI = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}
 
 
 class InputError(ValueError):
@@ -51,6 +56,23 @@ def parse_size(value, field: str) -> int:
         raise InputError(field, f"expected a byte count such as 12288 or 12K, got {value!r}")
     if number < 0 or number > MAX_SHARED_MEM:
         raise InputError(field, f"must be between 0 and {MAX_SHARED_MEM} bytes, got {number}")
+    return number
+
+
+def parse_quantity(value, field: str) -> float:
+    """A positive, finite amount with an optional SI prefix (K = 1000, as for FLOPs):
+    2.5e12, '2.5T', '900G'."""
+    if isinstance(value, bool):
+        raise InputError(field, f"expected a positive number (e.g. 2.5e12 or 2.5T), got {value!r}")
+    if isinstance(value, (int, float)):
+        number = float(value)
+    else:
+        match = _QUANTITY.fullmatch(str(value))
+        if not match:
+            raise InputError(field, f"expected a positive number (e.g. 2.5e12 or 2.5T), got {value!r}")
+        number = float(match.group(1)) * _SI[match.group(2).lower()]
+    if not (number > 0 and math.isfinite(number)):
+        raise InputError(field, f"must be a positive, finite number, got {value!r}")
     return number
 
 

@@ -13,7 +13,7 @@ import json
 import re
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Literal, Optional, Union
+from typing import Literal, Optional, Union, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -133,6 +133,36 @@ class _Matched(_Strict):
         return any(fnmatchcase(n, self.pattern()) for n in names)
 
 
+Quantity = Union[float, str]  # 2.1e12 or "2.1T"; normalised to float by the validator
+
+
+class RooflineWork(_Strict):
+    """A kernel's work, for `tuneadvise roofline --kernels FILE`: FLOPs and
+    device-memory bytes (or their ratio), and optionally what it achieved."""
+
+    flops: Optional[Quantity] = Field(None, description="FLOPs per launch: 2.1e12 or '2.1T'")
+    bytes: Optional[Quantity] = Field(None, description="Bytes moved to and from device memory per launch")
+    intensity: Optional[Quantity] = Field(None, description="FLOP per byte, instead of flops and bytes")
+    achieved: Optional[Quantity] = Field(None, description="FLOP/s the kernel reaches, for the headroom")
+    shared_bytes_per_flop: Optional[Quantity] = Field(None, description="Shared-memory/L1 bytes per FLOP (the pyramid)")
+
+    @field_validator("flops", "bytes", "intensity", "achieved", "shared_bytes_per_flop")
+    @classmethod
+    def _quantity(cls, v, info):
+        return None if v is None else _via_inputs(inputs.parse_quantity, v, info.field_name)
+
+    @model_validator(mode="after")
+    def _work(self):
+        if self.intensity is None and (self.flops is None or self.bytes is None):
+            raise ValueError("give intensity, or both flops and bytes")
+        if self.intensity is not None and (self.flops is not None or self.bytes is not None):
+            raise ValueError("give intensity or flops and bytes, not both")
+        return self
+
+    def flop_per_byte(self) -> float:
+        return self.intensity if self.intensity is not None else self.flops / self.bytes
+
+
 class KernelEntry(Launch, _Matched):
     """Launch settings for the kernels whose name matches `name` (first match
     wins). With `registers` given, a kernel the config describes on its own,
@@ -145,6 +175,7 @@ class KernelEntry(Launch, _Matched):
     barriers: Optional[int] = Field(None, ge=0, le=16, description="Named barriers per block, for a kernel without compiler output")
     spill_bytes: Optional[int] = Field(None, ge=0, description="Spill bytes per thread, for a kernel without compiler output")
     ignore: list[str] = Field(default_factory=list, description="Finding codes or prefixes not reported for this kernel")
+    roofline: Optional[RooflineWork] = Field(None, description="The kernel's work, for 'tuneadvise roofline --kernels'")
 
     @field_validator("shared_mem")
     @classmethod
@@ -312,18 +343,22 @@ def _describe(path: Path, text: str, err: ValidationError) -> str:
 
 
 def _model_at(loc) -> type[BaseModel] | None:
+    """The model of the table at `loc` (for its valid keys), following nested models and lists of them."""
     model = LintConfig
     for part in loc:
         if isinstance(part, int):
             continue
         field = model.model_fields.get(part)
-        if field is None:
+        model = _nested_model(field.annotation) if field else None
+        if model is None:
             return None
-        inner = {"kernels": KernelEntry, "budgets": Budget}.get(part)
-        if inner is None:
-            return None
-        model = inner
     return model
+
+
+def _nested_model(annotation) -> type[BaseModel] | None:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return next((m for m in map(_nested_model, get_args(annotation)) if m is not None), None)
 
 
 def _line_of(text: str, loc) -> int | None:

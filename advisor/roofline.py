@@ -86,6 +86,11 @@ class Placement:
     achieved: float | None
     headroom: float | None  # ceiling / achieved
 
+    @property
+    def achieved_above_ceiling(self) -> bool:
+        """More than 3 % above the ceiling: the inputs (FLOPs, bytes, time) deserve a second look."""
+        return bool(self.achieved and self.achieved > self.ceiling * 1.03)
+
 
 def place(machine: Machine, intensity: float, shared_bytes_per_flop: float | None = None,
           achieved: float | None = None) -> Placement:
@@ -110,8 +115,24 @@ def pyramid(machine: Machine, bytes_per_flop=(0.5, 1, 2, 4, 6, 8, 16)) -> list[t
     return [(b, min(machine.peak.value, machine.shared_l1.value / b)) for b in bytes_per_flop]
 
 
-def document(machine: Machine, placement: Placement | None, schema_version: int) -> dict:
-    doc = {
+def placement_document(placement: Placement) -> dict:
+    return {
+        "intensity_flop_per_byte": placement.intensity,
+        "bound": placement.bound,
+        "roofline_flop_per_s": placement.attainable,
+        "pyramid_cap_flop_per_s": placement.pyramid_cap,
+        "ceiling_flop_per_s": placement.ceiling,
+        "achieved_flop_per_s": placement.achieved,
+        "headroom_ratio": placement.headroom,
+        "achieved_above_ceiling": placement.achieved_above_ceiling,
+    }
+
+
+def document(machine: Machine, placement: Placement | None, schema_version: int,
+             kernels: list[tuple[str, Placement]] = ()) -> dict:
+    """The machine's ceilings; `kernel`: the one kernel given by flags (or null);
+    `kernels`: the named kernels of a --kernels file, in file order."""
+    return {
         "schema_version": schema_version,
         "machine": machine.name,
         "precision": machine.precision,
@@ -124,18 +145,6 @@ def document(machine: Machine, placement: Placement | None, schema_version: int)
         "shared_l1_bandwidth_basis": machine.shared_l1.basis if machine.shared_l1 else None,
         "ridge_intensity_flop_per_byte": machine.ridge,
         "pyramid": [{"shared_bytes_per_flop": b, "attainable_flop_per_s": f} for b, f in pyramid(machine)],
-        "kernel": None,
+        "kernel": None if placement is None else placement_document(placement),
+        "kernels": [{"name": name, **placement_document(p)} for name, p in kernels],
     }
-    if placement is not None:
-        doc["kernel"] = {
-            "intensity_flop_per_byte": placement.intensity,
-            "bound": placement.bound,
-            "roofline_flop_per_s": placement.attainable,
-            "pyramid_cap_flop_per_s": placement.pyramid_cap,
-            "ceiling_flop_per_s": placement.ceiling,
-            "achieved_flop_per_s": placement.achieved,
-            "headroom_ratio": placement.headroom,
-            # More than 3 % above the ceiling: the inputs (FLOPs, bytes, time) deserve a second look.
-            "achieved_above_ceiling": bool(placement.achieved and placement.achieved > placement.ceiling * 1.03),
-        }
-    return doc

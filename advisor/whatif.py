@@ -73,8 +73,8 @@ def _memoised_per_result(function):
     return wrapper
 
 
-def _with(kernel: Kernel, **changes) -> Kernel:
-    """dataclasses.replace, without its generic overhead (the cliff searches call this a lot)."""
+def replace_kernel(kernel: Kernel, **changes) -> Kernel:
+    """`kernel` with some fields changed: dataclasses.replace, without its generic overhead (the cliff searches call this a lot)."""
     values = {"registers": kernel.registers, "block_size": kernel.block_size,
               "static_shared_mem": kernel.static_shared_mem, "dynamic_shared_mem": kernel.dynamic_shared_mem,
               "carveout": kernel.carveout, "opt_in": kernel.opt_in, "barriers": kernel.barriers,
@@ -83,7 +83,8 @@ def _with(kernel: Kernel, **changes) -> Kernel:
     return Kernel(**values)
 
 
-def _step(arch, kernel: Kernel, value: int) -> Step:
+def step_at(arch, kernel: Kernel, value: int) -> Step:
+    """Blocks per SM and occupancy of `kernel`, labelled with the varied resource's `value`."""
     blocks = _blocks(arch, kernel)
     warps = -(-kernel.block_size // arch.warp_size)
     return Step(value, blocks, blocks * warps / arch.max_warps_per_sm)
@@ -113,7 +114,7 @@ def _steps_down(arch, kernel, current_value, current_blocks, steps, make, floor,
         if candidates is None:
             break
         value = candidates * unit
-        step = _step(arch, make(value), value)
+        step = step_at(arch, make(value), value)
         found.append(step)
         best = step.blocks_per_sm
     return tuple(found)
@@ -122,7 +123,7 @@ def _steps_down(arch, kernel, current_value, current_blocks, steps, make, floor,
 @_memoised_per_result
 def register_cliff(result: Occupancy, steps: int = 2) -> Cliff:
     arch, kernel = result.arch, result.kernel
-    make = lambda regs: _with(kernel, registers=regs)  # noqa: E731
+    make = lambda regs: replace_kernel(kernel, registers=regs)  # noqa: E731
     down = _steps_down(arch, kernel, kernel.registers, result.active_blocks_per_sm, steps, make, 0)
     last = _last_with(kernel.registers, arch.max_registers_per_thread,
                       lambda regs: _blocks(arch, make(regs)) >= result.active_blocks_per_sm)
@@ -134,8 +135,8 @@ def with_total_shared_mem(kernel: Kernel, total: int) -> Kernel:
     """Change the dynamic part so that static + dynamic == total (static cannot shrink at launch)."""
     dynamic = total - kernel.static_shared_mem
     if dynamic < 0:
-        return _with(kernel, static_shared_mem=total, dynamic_shared_mem=0)
-    return _with(kernel, dynamic_shared_mem=dynamic)
+        return replace_kernel(kernel, static_shared_mem=total, dynamic_shared_mem=0)
+    return replace_kernel(kernel, dynamic_shared_mem=dynamic)
 
 
 @_memoised_per_result
@@ -156,7 +157,7 @@ def block_size_table(result: Occupancy) -> list[Step]:
     """Occupancy for each warp-multiple block size, as NVIDIA's calculator graphs it."""
     arch, kernel = result.arch, result.kernel
     limit = min(arch.max_threads_per_block, kernel.max_threads_per_block or arch.max_threads_per_block)
-    return [_step(arch, _with(kernel, block_size=block, max_threads_per_block=None), block)
+    return [step_at(arch, replace_kernel(kernel, block_size=block, max_threads_per_block=None), block)
             for block in range(arch.warp_size, limit + 1, arch.warp_size)]
 
 
@@ -166,10 +167,10 @@ def best_carveout(result: Occupancy) -> Step | None:
     arch, kernel = result.arch, result.kernel
     if arch.shared_mem_model != "carveout" or not result.launchable:
         return None
-    most = _step(arch, _with(kernel, carveout=100), 100)
+    most = step_at(arch, replace_kernel(kernel, carveout=100), 100)
     if most.blocks_per_sm <= result.active_blocks_per_sm:
         return None
     # Blocks never fall as the carveout grows: find the first percentage that reaches the most.
-    lowest = _last_with(0, 100, lambda p: _blocks(arch, _with(kernel, carveout=100 - p)) >= most.blocks_per_sm)
+    lowest = _last_with(0, 100, lambda p: _blocks(arch, replace_kernel(kernel, carveout=100 - p)) >= most.blocks_per_sm)
     percent = 100 - lowest
-    return _step(arch, _with(kernel, carveout=percent), percent)
+    return step_at(arch, replace_kernel(kernel, carveout=percent), percent)

@@ -11,7 +11,7 @@ import click
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # cannot launch, or findings at or above --fail-on
 EXIT_BAD_INPUT = 2  # malformed or impossible input, unknown names, usage errors
-EXIT_NO_GPU = 3  # probe: no GPU or no CuPy
+EXIT_UNAVAILABLE = 3  # a needed optional part is missing: CuPy or a GPU, matplotlib for --plot
 
 
 class BadInput(click.UsageError):
@@ -56,9 +56,14 @@ def native_arch():
     try:
         cupy = load_cupy("--arch native")
     except GpuUnavailable as exc:
-        click.echo(f"tuneadvise: {exc}", err=True)
-        sys.exit(EXIT_NO_GPU)
+        fail_unavailable(str(exc))
     return native_catalog(device_info(cupy, cupy.cuda.runtime.getDevice()).as_dict()).resolve("native")
+
+
+def fail_unavailable(sentence: str):
+    """One sentence on stderr, exit EXIT_UNAVAILABLE: the command needs something not installed here."""
+    click.echo(f"tuneadvise: {sentence}", err=True)
+    sys.exit(EXIT_UNAVAILABLE)
 
 
 def stdout_is_terminal() -> bool:

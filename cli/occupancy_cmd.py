@@ -36,18 +36,22 @@ from tuneadvise.cli.common import (
 @click.option("--compiled-for", help="The target the binary was compiled for (e.g. sm_70), if not the one it runs on.")
 @click.option("--select", help="Only these finding codes or prefixes (comma-separated).")
 @click.option("--ignore", help="Drop these finding codes or prefixes (comma-separated).")
+@click.option("--graphs", "-g", is_flag=True,
+              help="Occupancy against block size, registers and shared memory: drawn (table) or as 'curves' (json).")
+@click.option("--plot", type=click.Path(dir_okay=False),
+              help="Write the three occupancy graphs to FILE.png, .svg or .pdf (needs the 'plot' extra).")
 @click.pass_context
 def occupancy(ctx, arch, registers, block_size, shared_mem, dynamic_shared_mem, carveout, opt_in, barriers,
               max_threads_per_block, spill_bytes, grid_size, sm_count, cluster_size, compiled_for, spec_file, batch,
-              fmt, select, ignore):
+              fmt, select, ignore, graphs, plot):
     """Theoretical occupancy per SM, the limiting resources, and launch failures.
 
     \b
     Example:
-      tuneadvise occupancy --arch volta --registers 64 --block-size 256 --shared-mem 12K
+      tuneadvise occupancy --arch volta --registers 64 --block-size 256 --shared-mem 12K --graphs
     \b
     Exit codes: 0 launchable; 1 cannot launch on that architecture;
-    2 bad input (in a batch: the worst line decides).
+    2 bad input (in a batch: the worst line decides); 3 --plot without matplotlib.
     """
     from tuneadvise.advisor.inputs import InputError, make_kernel
     from tuneadvise.advisor.engine import occupancy as compute
@@ -56,6 +60,8 @@ def occupancy(ctx, arch, registers, block_size, shared_mem, dynamic_shared_mem, 
     if batch is not None:
         if fmt not in (None, "jsonl"):
             raise BadInput("--format: batch output is JSON Lines; use --format jsonl")
+        if graphs or plot:
+            raise BadInput("--graphs/--plot: draw one configuration at a time, not a batch")
         import sys
 
         from tuneadvise.advisor.batch import run_batch
@@ -66,6 +72,10 @@ def occupancy(ctx, arch, registers, block_size, shared_mem, dynamic_shared_mem, 
                if value is None and not (name == "--arch" and spec_file)]
     if missing:
         raise BadInput(f"{', '.join(missing)}: required (see 'tuneadvise occupancy --help')")
+    if plot:
+        from tuneadvise.cli.plots import plot_format
+
+        plot_format(plot)  # a bad path fails before any work
     resolved = resolve_arch(arch, spec_file)
     try:
         kernel, dims = make_kernel(registers=registers, block_size=block_size, shared_mem=shared_mem,
@@ -82,15 +92,37 @@ def occupancy(ctx, arch, registers, block_size, shared_mem, dynamic_shared_mem, 
         raise BadInput(exc.as_option()) from None
     result = compute(resolved.arch, kernel)
     findings = _findings(resolved, result, select, ignore, dict(context, block_dims=dims))
+    curves = None
+    if graphs or plot:
+        from tuneadvise.advisor.curves import occupancy_curves
+
+        curves = occupancy_curves(result)
     fmt = choose_format(fmt)
     if fmt == "table":
         from tuneadvise.cli.render import render_occupancy
 
-        render_occupancy(resolved, result, dims, findings)
+        render_occupancy(resolved, result, dims, findings, curves if graphs else None)
     else:
-        emit_json(occupancy_document(result, dims, resolved.note,
-                                     resolved.product.name if resolved.product else None, findings))
+        document = occupancy_document(result, dims, resolved.note,
+                                      resolved.product.name if resolved.product else None, findings)
+        if graphs:
+            from tuneadvise.advisor.curves import curves_document
+
+            document["curves"] = curves_document(curves)
+        emit_json(document)
+    if plot:
+        from tuneadvise.cli.plots import occupancy_figure, save
+
+        save(occupancy_figure(curves, _plot_title(resolved, result, dims)), plot)
     ctx.exit(EXIT_OK if result.launchable else EXIT_FINDINGS)
+
+
+def _plot_title(resolved, result, dims) -> str:
+    kernel = result.kernel
+    where = resolved.product.title if resolved.product else f"{result.arch.sm} ({result.arch.family})"
+    shared = kernel.static_shared_mem + kernel.dynamic_shared_mem
+    return (f"Occupancy on {where}: {kernel.registers} registers/thread, block {'x'.join(map(str, dims))}, "
+            f"{shared:,} B shared memory{' (opt-in)' if kernel.opt_in else ''} -> {result.occupancy * 100:.1f}%")
 
 
 def _findings(resolved, result, select, ignore, context):

@@ -1,5 +1,5 @@
 """`probe` and `verify`: the commands that need a GPU. Without CuPy or a
-device they print one sentence and exit with EXIT_NO_GPU (3)."""
+device they print one sentence and exit with EXIT_UNAVAILABLE (3)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from tuneadvise.cli.common import EXIT_FINDINGS, EXIT_NO_GPU, BadInput, choose_format, console, emit_json
+from tuneadvise.cli.common import EXIT_FINDINGS, BadInput, choose_format, console, emit_json, fail_unavailable
 
 
 def _cupy_or_exit(what: str):
@@ -16,8 +16,7 @@ def _cupy_or_exit(what: str):
     try:
         return load_cupy(what)
     except GpuUnavailable as exc:
-        click.echo(f"tuneadvise: {exc}", err=True)
-        sys.exit(EXIT_NO_GPU)
+        fail_unavailable(str(exc))
 
 
 def _parse_only(only: str | None) -> list[str]:

@@ -32,7 +32,7 @@ def render_findings(out, findings: list) -> None:
     out.print(table)
 
 
-def render_occupancy(resolved, result, dims, findings) -> None:
+def render_occupancy(resolved, result, dims, findings, curves=None) -> None:
     from rich.table import Table
 
     out = console()
@@ -68,3 +68,7 @@ def render_occupancy(resolved, result, dims, findings) -> None:
     for note in result.notes:
         out.print(f"[dim]note: {note}[/]")
     render_findings(out, findings)
+    if curves:
+        from tuneadvise.cli.curves_render import render_curves
+
+        render_curves(out, curves)

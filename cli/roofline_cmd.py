@@ -4,27 +4,38 @@ and the shared-memory pyramid, from a product spec or measured probe results."""
 from __future__ import annotations
 
 import json
-import math
-import re
 
 import click
 
 from tuneadvise.cli.common import BadInput, choose_format, console, emit_json, resolve_arch
 
-_SI = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}
-
-
-def _number(value: str | None, option: str) -> float | None:
+def _number(value, option: str) -> float | None:
     """'1.5e12', '1.5T', '900G' -> float; BadInput naming the option otherwise."""
     if value is None:
         return None
-    match = re.fullmatch(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([kKmMgGtTpP]?)\s*", value)
-    if not match or float(match.group(1)) <= 0:
-        raise BadInput(f"{option}: '{value}' is not a positive number (e.g. 2.5e12 or 2.5T)")
-    result = float(match.group(1)) * _SI[match.group(2).lower()]
-    if not math.isfinite(result):
-        raise BadInput(f"{option}: '{value}' is not a finite number")
-    return result
+    from tuneadvise.advisor.inputs import InputError, parse_quantity
+
+    try:
+        return parse_quantity(value, option.removeprefix("--"))
+    except InputError as exc:
+        raise BadInput(exc.as_option()) from None
+
+
+def _load_kernels(path: str | None) -> list:
+    """[[kernels]] entries with a roofline table, from a lint config (TOML, YAML or JSON)."""
+    if path is None:
+        return []
+    from tuneadvise.advisor.lint_config import ConfigError, load_config
+
+    try:
+        config = load_config(path)
+    except ConfigError as exc:
+        raise BadInput(f"--kernels: {exc}") from None
+    entries = [entry for entry in config.kernels if entry.roofline is not None]
+    if not entries:
+        raise BadInput(f"--kernels: {path} has no [[kernels]] entry with a roofline table "
+                       "(name = ..., roofline = {{flops = ..., bytes = ...}})")
+    return entries
 
 
 def _load_probe(path: str | None) -> dict | None:
@@ -52,22 +63,36 @@ def _load_probe(path: str | None) -> dict | None:
 @click.option("--intensity", help="FLOP per byte of device-memory traffic, instead of --flops/--bytes.")
 @click.option("--shared-bytes-per-flop", help="Bytes of shared-memory/L1 traffic per FLOP: places the kernel in the pyramid.")
 @click.option("--achieved", help="FLOP/s the kernel reaches, for the headroom (e.g. 1.2T).")
+@click.option("--kernels", "kernels_path", type=click.Path(exists=True, dir_okay=False),
+              help="Several kernels: a lint config (TOML, YAML or JSON) whose [[kernels]] have a roofline table.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table on a terminal, else json.")
-def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, shared_bytes_per_flop, achieved, fmt):
+@click.option("--plot", type=click.Path(dir_okay=False),
+              help="Write the log-log roofline to FILE.png, .svg or .pdf (needs the 'plot' extra).")
+def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, shared_bytes_per_flop, achieved,
+             kernels_path, fmt, plot):
     """Roofline verdict and ceilings for a kernel on a machine.
 
     \b
+    \b
+    Example:
+      tuneadvise roofline --arch v100-pcie --intensity 2 --shared-bytes-per-flop 6
+    \b
     Exit codes: 0 success; 2 bad input (a machine with no product figures, a
-    missing or malformed number).
+    missing or malformed number); 3 --plot without matplotlib.
     """
     from tuneadvise.advisor.report import SCHEMA_VERSION
     from tuneadvise.advisor.roofline import RooflineError, document, machine_from_product, place
 
+    if plot:
+        from tuneadvise.cli.plots import plot_format
+
+        plot_format(plot)  # a bad path fails before any work
     resolved = resolve_arch(arch, spec_file)
     if resolved.product is None:
         raise BadInput(f"--arch: '{arch}' is an architecture, not a product; the roofline needs a product "
                        "(v100-pcie, h100-sxm, ...; see 'tuneadvise specs')")
     probe = _load_probe(probe_path)
+    entries = _load_kernels(kernels_path)
     value_intensity = _number(intensity, "--intensity")
     value_flops, value_bytes = _number(flops, "--flops"), _number(bytes_, "--bytes")
     if value_intensity is None and (value_flops is None) != (value_bytes is None):
@@ -80,12 +105,20 @@ def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, s
         if value_intensity is not None:
             placement = place(machine, value_intensity, _number(shared_bytes_per_flop, "--shared-bytes-per-flop"),
                               _number(achieved, "--achieved"))
+        kernels = [(entry.name, place(machine, entry.roofline.flop_per_byte(), entry.roofline.shared_bytes_per_flop,
+                                      entry.roofline.achieved)) for entry in entries]
     except RooflineError as exc:
         raise BadInput(str(exc)) from None
-    doc = document(machine, placement, SCHEMA_VERSION)
+    doc = document(machine, placement, SCHEMA_VERSION, kernels)
+    charted = ([("kernel", placement)] if placement is not None else []) + kernels
     if choose_format(fmt) == "json":
         emit_json(doc)
     else:
         from tuneadvise.cli.roofline_render import render_roofline
 
-        render_roofline(console(), machine, placement, doc)
+        render_roofline(console(), machine, charted, doc)
+    if plot:
+        from tuneadvise.cli.plots import roofline_figure, save
+
+        title = f"Roofline: {resolved.product.title}, {precision}"
+        save(roofline_figure(machine, charted, title), plot)

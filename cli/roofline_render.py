@@ -1,8 +1,17 @@
-"""The roofline as a table and a log-log chart drawn in the terminal."""
+"""The roofline as tables and a log-log chart drawn in the terminal."""
 
 from __future__ import annotations
 
-import math
+import string
+
+from rich.text import Text
+
+from tuneadvise.cli.charts import Axis, Canvas
+
+# Kernel marks on the chart: 'o' for a lone kernel, else 1-9 then a-z.
+_MARKS = string.digits[1:] + string.ascii_lowercase
+ROOF_STYLE = "bold"
+KERNEL_STYLE = "bold magenta"
 
 
 def _si(value: float, unit: str) -> str:
@@ -12,37 +21,58 @@ def _si(value: float, unit: str) -> str:
     return f"{value:.3g} {unit}"
 
 
-def chart(machine, placement, width: int = 64, height: int = 14) -> list[str]:
-    """Log-log roofline: x = FLOP/byte, y = FLOP/s; '|' marks the ridge, 'o' the kernel."""
+def marks_for(kernels) -> list[str]:
+    return ["o"] if len(kernels) == 1 else [_MARKS[i] if i < len(_MARKS) else "*" for i in range(len(kernels))]
+
+
+def chart(machine, kernels, width: int = 64, height: int = 14) -> list[Text]:
+    """Log-log roofline: x = FLOP/byte, y = FLOP/s; '/' the memory roof, '-' the
+    compute roof, '|' the ridge point, and each kernel's mark at its intensity
+    and achieved FLOP/s (its ceiling where none was given)."""
     ridge = machine.ridge
-    x_lo, x_hi = ridge / 64, ridge * 16
-    y_hi = machine.peak.value * 2
-    y_lo = machine.memory.value * x_lo / 2
-    grid = [[" "] * width for _ in range(height)]
-
-    def column(x):
-        return min(width - 1, max(0, round((math.log(x) - math.log(x_lo)) / (math.log(x_hi) - math.log(x_lo)) * (width - 1))))
-
-    def row(y):
-        r = (math.log(y) - math.log(y_lo)) / (math.log(y_hi) - math.log(y_lo)) * (height - 1)
-        return min(height - 1, max(0, height - 1 - round(r)))
-
-    for c in range(width):
-        x = math.exp(math.log(x_lo) + (math.log(x_hi) - math.log(x_lo)) * c / (width - 1))
-        grid[row(min(machine.peak.value, x * machine.memory.value))][c] = "-" if x >= ridge else "/"
-    grid[row(machine.peak.value)][column(ridge)] = "|"
-    if placement is not None and x_lo <= placement.intensity <= x_hi:
-        y = placement.achieved or placement.ceiling
-        grid[row(y)][column(placement.intensity)] = "o"
-    lines = [f"{_si(y_hi, 'FLOP/s'):>12} ┤" + "".join(grid[0])]
-    lines += [" " * 12 + " │" + "".join(r) for r in grid[1:-1]]
-    lines.append(f"{_si(y_lo, 'FLOP/s'):>12} ┤" + "".join(grid[-1]))
-    lines.append(" " * 13 + "└" + "─" * width)
-    lines.append(" " * 14 + f"{x_lo:.3g} FLOP/byte" + " " * max(1, width - 28) + f"{x_hi:.3g}")
-    return lines
+    intensities = [placement.intensity for _, placement in kernels]
+    x = Axis(min([ridge / 64, *[i / 2 for i in intensities]]), max([ridge * 16, *[i * 2 for i in intensities]]), log=True)
+    y = Axis(machine.memory.value * x.low / 2, machine.peak.value * 2, log=True)
+    canvas = Canvas(x, y, width, height)
+    for column in range(width):
+        at = canvas.x_at(column)
+        canvas.put(column, canvas.row(min(machine.peak.value, at * machine.memory.value)), "-" if at >= ridge else "/",
+                   ROOF_STYLE)
+    canvas.put(canvas.column(ridge), canvas.row(machine.peak.value), "|", ROOF_STYLE)
+    for mark, (_, placement) in zip(marks_for(kernels), kernels):
+        canvas.put(canvas.column(placement.intensity), canvas.row(placement.achieved or placement.ceiling), mark,
+                   KERNEL_STYLE)
+    ticks = {0: _si(y.high, "FLOP/s"), height - 1: _si(y.low, "FLOP/s")}
+    return canvas.lines(ticks, (f"{x.low:.3g}", f"{x.high:.3g}"), "FLOP/byte (log)")
 
 
-def render_roofline(out, machine, placement, doc: dict) -> None:
+def verdict(name: str, placement) -> str:
+    text = (f"{name}: at {placement.intensity:.3g} FLOP/byte, {placement.bound}-bound, ceiling "
+            f"{_si(placement.ceiling, 'FLOP/s')}")
+    if placement.pyramid_cap is not None:
+        text += f" (roofline {_si(placement.attainable, 'FLOP/s')}, pyramid cap {_si(placement.pyramid_cap, 'FLOP/s')})"
+    if placement.headroom is not None:
+        text += f"; achieved {_si(placement.achieved, 'FLOP/s')}, headroom {placement.headroom:.2f}x"
+    return text + "."
+
+
+def _kernels_table(kernels, marks):
+    from rich.table import Table
+
+    table = Table(title="Kernels", title_justify="left")
+    table.add_column("mark", justify="center")
+    table.add_column("kernel", overflow="fold")
+    table.add_column("FLOP/byte", justify="right")
+    table.add_column("bound")
+    for column in ("ceiling", "achieved", "headroom"):
+        table.add_column(column, justify="right")
+    for mark, (name, p) in zip(marks, kernels):
+        table.add_row(mark, name, f"{p.intensity:.3g}", p.bound, _si(p.ceiling, "FLOP/s"),
+                      _si(p.achieved, "FLOP/s") if p.achieved else "-", f"{p.headroom:.2f}x" if p.headroom else "-")
+    return table
+
+
+def render_roofline(out, machine, kernels, doc: dict) -> None:
     from rich.table import Table
 
     table = Table(title=f"{machine.name}, {machine.precision}", title_justify="left")
@@ -59,15 +89,13 @@ def render_roofline(out, machine, placement, doc: dict) -> None:
         table.add_row(f"pyramid {band['shared_bytes_per_flop']:g} B/FLOP", _si(band["attainable_flop_per_s"], "FLOP/s"),
                       "min(peak, shared+L1 bandwidth / bytes per FLOP)")
     out.print(table)
-    if placement is not None:
-        verdict = (f"At {placement.intensity:.3g} FLOP/byte the kernel is {placement.bound}-bound: ceiling "
-                   f"{_si(placement.ceiling, 'FLOP/s')}")
-        if placement.pyramid_cap is not None:
-            verdict += f" (roofline {_si(placement.attainable, 'FLOP/s')}, pyramid cap {_si(placement.pyramid_cap, 'FLOP/s')})"
-        if placement.headroom is not None:
-            verdict += f"; achieved {_si(placement.achieved, 'FLOP/s')}, headroom {placement.headroom:.2f}x"
-        out.print(verdict + ".")
-        if doc["kernel"]["achieved_above_ceiling"]:
-            out.print("The achieved figure is above the ceiling: check the FLOP and byte counts, or measure the "
-                      "machine (probe) rather than trusting its spec.")
-    out.print("\n".join(chart(machine, placement)), markup=False, highlight=False)
+    marks = marks_for(kernels)
+    if len(kernels) > 1:
+        out.print(_kernels_table(kernels, marks))
+    for name, placement in kernels:
+        out.print(verdict(name, placement))
+        if placement.achieved_above_ceiling:
+            out.print(f"{name}: the achieved figure is above the ceiling: check the FLOP and byte counts, or measure "
+                      "the machine (probe) rather than trusting its spec.")
+    for line in chart(machine, kernels, width=max(32, min(64, out.width - 14))):
+        out.print(line)

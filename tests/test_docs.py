@@ -107,3 +107,32 @@ def test_pre_commit_hook_points_at_lint():
 
     [hook] = yaml.safe_load((ROOT / ".pre-commit-hooks.yaml").read_text())
     assert hook["id"] == "tuneadvise-lint" and hook["entry"] == "tuneadvise lint"
+
+
+def test_occupancy_page_graphs_example(tmp_path, monkeypatch):
+    """The documented --graphs/--plot command runs, and the documented picture is what it draws."""
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    text = (ROOT / "docs" / "occupancy.md").read_text()
+    command = re.search(r"\$ (tuneadvise occupancy .*--graphs.*)", text).group(1)
+    monkeypatch.chdir(tmp_path)
+    result = invoke(command + " --format table")
+    assert result.exit_code == 0 and (tmp_path / "occupancy.png").stat().st_size > 10_000
+    documented = re.search(r"```text\n(Impact of varying register.*?)\n```", text, re.S).group(1)
+    drawn = result.stdout.splitlines()
+    start = next(i for i, line in enumerate(drawn) if line.startswith("Impact of varying register"))
+    top = next(i for i in range(start, len(drawn)) if "100% ┤" in drawn[i])
+    heading = " ".join(line.strip() for line in drawn[start:top])  # the terminal may wrap the heading
+    assert [heading, *(line.rstrip() for line in drawn[top:top + 14])] == documented.splitlines()
+
+
+def test_roofline_page_kernels_example(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    text = (ROOT / "docs" / "roofline.md").read_text()
+    command = re.search(r"\$ (tuneadvise roofline .*--kernels.*)", text).group(1)
+    command = command.replace("docs/examples/", str(ROOT / "docs" / "examples") + "/")
+    monkeypatch.chdir(tmp_path)
+    doc = json.loads(invoke(command + " --format json").stdout)
+    assert [k["name"] for k in doc["kernels"]] == ["stream_triad", "dgemm_tile", "stencil7"]
+    assert (tmp_path / "roofline.svg").read_text().lstrip().startswith("<?xml")
+    toml_example = re.search(r"```toml\n(.*?)\n```", text, re.S).group(1)
+    assert toml_example in (ROOT / "docs" / "examples" / "roofline-kernels.toml").read_text()

@@ -3,7 +3,6 @@
 tests/gpu/record_probe_run.sh): peaks, efficiency, flags, rendering, the saved
 spec, residency counting, and the no-GPU exit. No GPU needed."""
 
-import itertools
 import json
 import sys
 from pathlib import Path

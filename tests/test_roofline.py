@@ -75,8 +75,8 @@ def test_table_has_chart_and_verdict():
 @pytest.mark.parametrize("args, message", [
     (["--arch", "volta", "--intensity", "1"], "--arch: 'volta' is an architecture, not a product"),
     (["--arch", "v100-pcie", "--flops", "1T"], "--flops and --bytes"),
-    (["--arch", "v100-pcie", "--intensity", "-3"], "--intensity: '-3' is not a positive number"),
-    (["--arch", "v100-pcie", "--intensity", "lots"], "--intensity: 'lots'"),
+    (["--arch", "v100-pcie", "--intensity", "-3"], "--intensity: expected a positive number (e.g. 2.5e12 or 2.5T), got '-3'"),
+    (["--arch", "v100-pcie", "--intensity", "lots"], "--intensity: expected a positive number (e.g. 2.5e12 or 2.5T), got 'lots'"),
     (["--arch", "v100-pcie", "--precision", "fp16", "--intensity", "1", "--achieved", "1e999"], "--achieved"),
     (["--arch", "v100-pcie", "--probe", __file__], "--probe:"),
 ])

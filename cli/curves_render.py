@@ -1,0 +1,43 @@
+"""The occupancy calculator's three graphs, drawn in the terminal: occupancy
+against block size, registers per thread and shared memory per block, with
+the current configuration marked (a coloured column and a ▲ under the axis)."""
+
+from __future__ import annotations
+
+import bisect
+
+from rich.text import Text
+
+from tuneadvise.cli.charts import Axis, Canvas
+
+CURRENT_STYLE = "bold magenta"
+CURVE_STYLE = "cyan"
+
+
+def curve_lines(curve, width: int = 60, height: int = 10) -> list[Text]:
+    values = [point.value for point in curve.points]
+    canvas = Canvas(Axis(values[0], values[-1]), Axis(0.0, 1.0), width, height)
+    current_column = canvas.column(min(max(curve.current.value, values[0]), values[-1]))
+    for column in range(width):
+        if column == current_column:  # the marked column shows the configuration itself, whatever it rounds to
+            canvas.fill_column(column, curve.current.occupancy, CURRENT_STYLE)
+            continue
+        # The curve is a staircase: each column shows the last sampled point at or before its x.
+        index = max(0, bisect.bisect_right(values, canvas.x_at(column) + 1e-9) - 1)
+        canvas.fill_column(column, curve.points[index].occupancy, CURVE_STYLE)
+    current = curve.current
+    head = Text(f"{curve.title}: ", style="bold")
+    head.append(f"{curve.format(current.value)} {curve.x_label.split(' (')[0]} -> "
+                f"{current.blocks_per_sm} blocks/SM, {current.occupancy * 100:.1f}% (▲)")
+    x_labels = (curve.format(values[0]), curve.format(values[-1]))
+    # Bars fill the cells from the axis up: the top row's top edge is 100%, the middle row's top edge 50%.
+    ticks = {0: "100%", height // 2: "50%"}
+    return [head, *canvas.lines(ticks, x_labels, curve.x_label, "0%", [(current_column, "▲", CURRENT_STYLE)])]
+
+
+def render_curves(out, curves, width: int | None = None) -> None:
+    width = width or max(32, min(72, out.width - 14))
+    for curve in curves:
+        out.print()
+        for line in curve_lines(curve, width):
+            out.print(line)
