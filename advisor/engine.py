@@ -15,7 +15,7 @@ memory over 48 KB, __launch_bounds__ smaller than the block).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from tuneadvise.specs.catalog import Arch
 
@@ -30,8 +30,9 @@ CARVEOUT_MAX_SHARED = 100
 CARVEOUT_NAMES = {"default": CARVEOUT_DEFAULT, "max-l1": CARVEOUT_MAX_L1, "max-shared": CARVEOUT_MAX_SHARED}
 
 
-@dataclass(frozen=True)
-class Kernel:
+# NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
+# and this module is on every command's start-up path (benchmarks/startup.py).
+class Kernel(NamedTuple):
     """A kernel's resource usage and launch settings."""
 
     registers: int
@@ -44,15 +45,13 @@ class Kernel:
     max_threads_per_block: int | None = None  # __launch_bounds__ maxThreadsPerBlock
 
 
-@dataclass(frozen=True)
-class LaunchError:
+class LaunchError(NamedTuple):
     code: str  # stable identifier, e.g. "registers-per-thread"
     field: str  # the input that causes it
     message: str
 
 
-@dataclass
-class Occupancy:
+class Occupancy(NamedTuple):
     arch: Arch
     kernel: Kernel
     active_blocks_per_sm: int
@@ -62,8 +61,8 @@ class Occupancy:
     allocated_registers_per_block: int
     allocated_shared_mem_per_block: int
     shared_mem_config: int | None  # per-SM shared memory the driver would configure
-    errors: list = field(default_factory=list)
-    notes: list = field(default_factory=list)
+    errors: list  # of LaunchError; empty when it launches
+    notes: list  # of str
 
     @property
     def launchable(self) -> bool:

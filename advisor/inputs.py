@@ -17,11 +17,13 @@ MAX_BLOCK_DIMS = (1024, 1024, 64)
 MAX_BARRIERS = 16  # named barriers per block (bar.sync 0..15)
 MAX_SHARED_MEM = 1 << 30  # a sanity bound far above any architecture; larger values are typos
 
-_SIZE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib)?\s*$", re.IGNORECASE)
+# Patterns as strings: re compiles and caches them on first use, so a command
+# that never parses "12K" never pays for compiling them.
+_SIZE = r"(?i)^\s*(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib)?\s*$"
 _UNITS = {None: 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20}
 
 
-_QUANTITY = re.compile(r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([kKmMgGtTpP]?)\s*")
+_QUANTITY = r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([kKmMgGtTpP]?)\s*"
 _SI = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}
 
 
@@ -44,8 +46,10 @@ def parse_size(value, field: str) -> int:
         number = value
     elif isinstance(value, float) and value.is_integer():
         number = int(value)
+    elif isinstance(value, str) and value.isascii() and value.isdigit():  # the usual case, no pattern needed
+        number = int(value)
     elif isinstance(value, str):
-        match = _SIZE.match(value)
+        match = re.match(_SIZE, value)
         if not match:
             raise InputError(field, f"expected a byte count such as 12288 or 12K, got {value!r}")
         scaled = float(match.group(1)) * _UNITS[(match.group(2) or "").lower() or None]
@@ -67,7 +71,7 @@ def parse_quantity(value, field: str) -> float:
     if isinstance(value, (int, float)):
         number = float(value)
     else:
-        match = _QUANTITY.fullmatch(str(value))
+        match = re.fullmatch(_QUANTITY, str(value))
         if not match:
             raise InputError(field, f"expected a positive number (e.g. 2.5e12 or 2.5T), got {value!r}")
         number = float(match.group(1)) * _SI[match.group(2).lower()]

@@ -4,7 +4,7 @@ cudaOccMaxPotentialOccupancyBlockSize(VariableSMem) computes it, ties included.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from tuneadvise.advisor.engine import Kernel, block_limits, launch_errors
 from tuneadvise.specs.catalog import Arch
@@ -57,7 +57,7 @@ def max_potential_block_size(arch: Arch, kernel: Kernel, shared_mem: LinearShare
     aligned = -(-limit // granularity) * granularity
     while aligned > 0:
         block = min(limit, aligned)
-        candidate = replace(kernel, block_size=block, dynamic_shared_mem=shared_mem(block))
+        candidate = kernel._replace(block_size=block, dynamic_shared_mem=shared_mem(block))
         blocks = _active_blocks(arch, candidate)
         threads = block * blocks
         tried.append((block, blocks, threads))
@@ -84,6 +84,6 @@ def max_potential_block_size(arch: Arch, kernel: Kernel, shared_mem: LinearShare
 
 def kernel_errors(arch: Arch, kernel: Kernel) -> list:
     """Launch errors that no block size can cure (register cap, static shared memory)."""
-    probe = replace(kernel, block_size=arch.warp_size, dynamic_shared_mem=0, max_threads_per_block=None)
+    probe = kernel._replace(block_size=arch.warp_size, dynamic_shared_mem=0, max_threads_per_block=None)
     limits, *_ = block_limits(arch, probe)
     return [e for e in launch_errors(arch, probe, limits) if e.code in ("registers-per-thread", "static-shared-mem")]

@@ -11,20 +11,20 @@ decrease when the carveout grows, so each cliff is found by bisection.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from tuneadvise.advisor.engine import Kernel, Occupancy, block_limits, launch_errors
 
 
-@dataclass(frozen=True)
-class Step:
+# NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
+# and this module is on every command's start-up path (benchmarks/startup.py).
+class Step(NamedTuple):
     value: int  # the resource's new value (registers per thread, bytes, percent...)
     blocks_per_sm: int
     occupancy: float
 
 
-@dataclass(frozen=True)
-class Cliff:
+class Cliff(NamedTuple):
     resource: str  # "registers" or "shared_memory"
     current: int
     down: tuple[Step, ...]  # the next occupancy steps reached by reducing the resource
@@ -74,13 +74,8 @@ def _memoised_per_result(function):
 
 
 def replace_kernel(kernel: Kernel, **changes) -> Kernel:
-    """`kernel` with some fields changed: dataclasses.replace, without its generic overhead (the cliff searches call this a lot)."""
-    values = {"registers": kernel.registers, "block_size": kernel.block_size,
-              "static_shared_mem": kernel.static_shared_mem, "dynamic_shared_mem": kernel.dynamic_shared_mem,
-              "carveout": kernel.carveout, "opt_in": kernel.opt_in, "barriers": kernel.barriers,
-              "max_threads_per_block": kernel.max_threads_per_block}
-    values.update(changes)
-    return Kernel(**values)
+    """`kernel` with some fields changed."""
+    return kernel._replace(**changes)
 
 
 def step_at(arch, kernel: Kernel, value: int) -> Step:

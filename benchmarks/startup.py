@@ -19,14 +19,18 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 
 
-def median_ms(command, runs):
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # warm the page cache
-    samples = []
+def median_ms(commands: dict, runs: int) -> dict:
+    """{name: (median ms, min ms)}, the commands run round-robin so that a burst
+    of load on the machine hits all of them alike."""
+    samples = {name: [] for name in commands}
+    for command in commands.values():
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # warm the page cache
     for _ in range(runs):
-        start = time.perf_counter()
-        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-        samples.append((time.perf_counter() - start) * 1000)
-    return statistics.median(samples), min(samples)
+        for name, command in commands.items():
+            start = time.perf_counter()
+            subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+            samples[name].append((time.perf_counter() - start) * 1000)
+    return {name: (statistics.median(times), min(times)) for name, times in samples.items()}
 
 
 def main():
@@ -44,7 +48,7 @@ def main():
     }
     if args.cuxray:
         commands["cuxray 0.6"] = [args.cuxray, "occupancy", "--arch", "sm_90", "--regs", "32", "--threads", "256", "--json"]
-    results = {name: median_ms(cmd, args.runs) for name, cmd in commands.items()}
+    results = median_ms(commands, args.runs)
     for name, (median, fastest) in results.items():
         print(f"{name:14s} median {median:7.1f} ms   min {fastest:7.1f} ms")
     ours = results["tuneadvise"][0]

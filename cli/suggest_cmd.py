@@ -28,7 +28,6 @@ from tuneadvise.cli.common import EXIT_FINDINGS, BadInput, choose_format, consol
 def suggest(ctx, arch, registers, shared_mem, dynamic_shared_mem, dynamic_shared_mem_per_thread, dynamic_shared_mem_base,
             carveout, opt_in, barriers, max_threads_per_block, sm_count, grid_size, spec_file, fmt):
     """Block size with the highest occupancy and the minimum grid that fills the device."""
-    from dataclasses import replace
 
     from tuneadvise.advisor.engine import occupancy
     from tuneadvise.advisor.inputs import InputError, make_kernel, parse_size
@@ -70,7 +69,7 @@ def suggest(ctx, arch, registers, shared_mem, dynamic_shared_mem, dynamic_shared
         "provenance": "model",
     }
     if grid_size and sms and choice.block_size:
-        best = occupancy(arch_spec, replace(kernel, block_size=choice.block_size, dynamic_shared_mem=choice.dynamic_shared_mem))
+        best = occupancy(arch_spec, kernel._replace(block_size=choice.block_size, dynamic_shared_mem=choice.dynamic_shared_mem))
         document["waves"] = waves(best, grid_size, sms)
     if choose_format(fmt) == "json":
         emit_json(document)

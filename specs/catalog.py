@@ -11,11 +11,12 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import NamedTuple
 from functools import lru_cache
-from pathlib import Path
 
-DATA_DIR = Path(__file__).with_name("data")
+# os.path rather than pathlib: pathlib (with urllib.parse) costs ~4 ms of every start-up.
+DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
 FAMILIES = (
     "fermi", "kepler", "maxwell", "pascal", "volta",
@@ -74,16 +75,16 @@ class UnknownArchError(ValueError):
         )
 
 
-@dataclass(frozen=True)
-class Disagreement:
+# NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
+# and this module is on every command's start-up path (benchmarks/startup.py).
+class Disagreement(NamedTuple):
     field: str
     values: tuple[tuple[float, str], ...]  # (value, source)
     used: float
     why: str
 
 
-@dataclass(frozen=True)
-class Arch:
+class Arch(NamedTuple):
     """One compute capability's limits. Every number has an entry in `sources`."""
 
     cc: str
@@ -112,7 +113,7 @@ class Arch:
     max_cluster_size_portable: int | None = None
     max_cluster_size_nonportable: int | None = None
     l1_shared_total: int | None = None
-    sources: dict = field(default_factory=dict, compare=False, hash=False)
+    sources: dict = MappingProxyType({})  # field -> source reference (read-only default)
     disagreements: tuple[Disagreement, ...] = ()
     origin: str = "shipped"  # "shipped", or the path of a user spec file
 
@@ -126,22 +127,20 @@ class Arch:
         return self.max_warps_per_sm * self.warp_size
 
 
-@dataclass(frozen=True)
-class Product:
+class Product(NamedTuple):
     name: str
     title: str
     cc: str
     names: tuple[str, ...]
     values: dict  # field -> number
-    sources: dict = field(default_factory=dict, compare=False, hash=False)
+    sources: dict = MappingProxyType({})  # field -> source reference (read-only default)
     disagreements: tuple[Disagreement, ...] = ()
 
     def get(self, key: str):
         return self.values.get(key)
 
 
-@dataclass(frozen=True)
-class Resolved:
+class Resolved(NamedTuple):
     """What an --arch value resolved to, and how."""
 
     arch: Arch
@@ -227,7 +226,8 @@ class Catalog:
         for entry in doc.get("arch", []):
             arch = build_arch(family, defaults, entry, origin)
             self.archs[arch.cc] = arch
-            for name in arch.names:
+            # The usual spellings, so that resolving them needs no regular expression.
+            for name in (*arch.names, arch.sm, f"compute_{arch.major}{arch.minor}"):
                 self._aliases[name.lower()] = f"cc:{arch.cc}"
             added.append(arch)
         for entry in doc.get("product", []):
@@ -248,10 +248,13 @@ class Catalog:
     def resolve(self, text: str) -> Resolved:
         raw = str(text).strip()
         key = raw.lower().replace(" ", "-")
-        cc = _parse_cc(key)
-        if cc is not None and cc in self.archs:
-            return Resolved(self.archs[cc])
+        if key in self.archs:
+            return Resolved(self.archs[key])
         target = self._aliases.get(key)
+        if target is None:
+            cc = _parse_cc(key)
+            if cc is not None and cc in self.archs:
+                return Resolved(self.archs[cc])
         if target:
             kind, name = target.split(":", 1)
             if kind == "cc":
@@ -271,24 +274,24 @@ class Catalog:
 
 
 _CC_PATTERNS = (
-    re.compile(r"^(?:sm|compute|arch)[_=-]?(\d)(\d)[af]?$"),
-    re.compile(r"^(?:sm|compute|arch)[_=-]?(1\d)(\d)[af]?$"),
-    re.compile(r"^(\d{1,2})\.(\d)[af]?$"),
-    re.compile(r"^(\d)(\d)$"),
-    re.compile(r"^(1\d)(\d)$"),
+    r"^(?:sm|compute|arch)[_=-]?(\d)(\d)[af]?$",
+    r"^(?:sm|compute|arch)[_=-]?(1\d)(\d)[af]?$",
+    r"^(\d{1,2})\.(\d)[af]?$",
+    r"^(\d)(\d)$",
+    r"^(1\d)(\d)$",
 )
 
 
 def _parse_cc(key: str) -> str | None:
-    """'sm_90a', 'compute_70', '7.0', '70', '120' -> 'X.Y'."""
+    """'sm_90a', 'compute_70', '7.0', '70', '120' -> 'X.Y' (re caches the compiled patterns)."""
     for pattern in _CC_PATTERNS:
-        match = pattern.match(key)
+        match = re.match(pattern, key)
         if match:
             return f"{int(match.group(1))}.{int(match.group(2))}"
     return None
 
 
-def read_toml(path: Path) -> dict:
+def read_toml(path: str | os.PathLike) -> dict:
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on 3.10 only
@@ -298,14 +301,14 @@ def read_toml(path: Path) -> dict:
         return tomllib.load(handle)
 
 
-def _cache_dir() -> Path | None:
+def _cache_dir() -> str | None:
     if os.environ.get("TUNEADVISE_NO_CACHE"):
         return None
     root = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(root) / "tuneadvise"
+    return os.path.join(root, "tuneadvise")
 
 
-def read_toml_cached(paths: list[Path]) -> list[dict]:
+def read_toml_cached(paths: list) -> list[dict]:
     """Parse data files, reusing a marshal copy keyed by their mtimes and sizes.
 
     Parsing ten TOML files costs more than the rest of a command's start-up;
@@ -314,53 +317,57 @@ def read_toml_cached(paths: list[Path]) -> list[dict]:
     """
     import marshal
 
-    stats = [(p.name, p.stat().st_mtime_ns, p.stat().st_size) for p in paths]
+    paths = [os.fspath(p) for p in paths]
+    stats = [(os.path.basename(p), os.stat(p).st_mtime_ns, os.stat(p).st_size) for p in paths]
     cache = _cache_dir()
     target = None
     if cache is not None:
         import zlib
 
-        key = zlib.crc32(repr((str(paths[0].parent), stats, sys.version_info[:2])).encode())
-        target = cache / f"data-{key:08x}.marshal"
+        key = zlib.crc32(repr((os.path.dirname(paths[0]), stats, sys.version_info[:2])).encode())
+        target = os.path.join(cache, f"data-{key:08x}.marshal")
         try:
             with open(target, "rb") as handle:
-                return marshal.load(handle)
+                # loads(read()): marshal.load on a file object reads in small pieces, 10x slower.
+                return marshal.loads(handle.read())
         except (OSError, EOFError, ValueError, TypeError):
             pass
     docs = [read_toml(p) for p in paths]
     if target is not None:
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
+            os.makedirs(cache, exist_ok=True)
             write_atomically(target, marshal.dumps(docs))
         except OSError:
             pass
     return docs
 
 
-def write_atomically(path: str | Path, data: bytes) -> None:
+def write_atomically(path: str | os.PathLike, data: bytes) -> None:
     """Write beside the target and rename over it: readers never see a partial
     file, and a failed write leaves nothing behind."""
-    path = Path(path)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    path = os.fspath(path)
+    folder, name = os.path.split(path)
+    partial = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     try:
-        partial.write_bytes(data)
+        with open(partial, "wb") as handle:
+            handle.write(data)
         os.replace(partial, path)
     finally:
-        if partial.exists():
-            partial.unlink()
+        if os.path.exists(partial):
+            os.unlink(partial)
 
 
 @lru_cache(maxsize=1)
 def shipped_catalog() -> Catalog:
     catalog = Catalog()
-    for doc in read_toml_cached([DATA_DIR / f"{family}.toml" for family in FAMILIES]):
+    for doc in read_toml_cached([os.path.join(DATA_DIR, f"{family}.toml") for family in FAMILIES]):
         catalog.add_family(doc)
     return catalog
 
 
 @lru_cache(maxsize=1)
 def sources() -> dict:
-    return read_toml(DATA_DIR / "sources.toml")
+    return read_toml(os.path.join(DATA_DIR, "sources.toml"))
 
 
 def describe_source(ref: str) -> str:
@@ -372,8 +379,10 @@ def describe_source(ref: str) -> str:
     return f"{entry['title']}, {section}" if section else entry["title"]
 
 
-def load_user_spec(path: str | Path) -> tuple[Catalog, list[Arch]]:
+def load_user_spec(path: str | os.PathLike) -> tuple[Catalog, list[Arch]]:
     """Validate a user's spec file with the pydantic models and add it to a catalog copy."""
+    from pathlib import Path
+
     from tuneadvise.specs.models import validate_family_document  # pydantic: only on this path
 
     path = Path(path)
@@ -384,7 +393,7 @@ def catalog_with(doc: dict, origin: str) -> tuple[Catalog, list[Arch]]:
     """A fresh catalog of the shipped families plus one more family document
     (a user's spec file, or the local device); its entries replace shipped ones."""
     catalog = Catalog()
-    for shipped in read_toml_cached([DATA_DIR / f"{family}.toml" for family in FAMILIES]):
+    for shipped in read_toml_cached([os.path.join(DATA_DIR, f"{family}.toml") for family in FAMILIES]):
         catalog.add_family(shipped)
     added = catalog.add_family(doc, origin=origin)
     return catalog, added

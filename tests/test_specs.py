@@ -1,5 +1,7 @@
 """The shipped spec files validate, and every number carries a known source."""
 
+from pathlib import Path
+
 import pytest
 
 from tuneadvise.specs.catalog import (
@@ -15,7 +17,7 @@ from tuneadvise.specs.models import SpecFileError, validate_family_document
 
 @pytest.mark.parametrize("family", FAMILIES)
 def test_family_file_validates(family):
-    validate_family_document(DATA_DIR / f"{family}.toml")
+    validate_family_document(Path(DATA_DIR) / f"{family}.toml")
 
 
 def test_every_arch_value_has_a_resolvable_source():
@@ -33,7 +35,7 @@ def test_every_product_value_has_a_source():
 
 
 def test_validation_rejects_unknown_fields_and_sources(tmp_path):
-    text = (DATA_DIR / "turing.toml").read_text()
+    text = (Path(DATA_DIR) / "turing.toml").read_text()
     bad = tmp_path / "bad.toml"
     bad.write_text(text.replace('source = "turing-guide#4.1.3" }', 'source = "blog" }', 1))
     with pytest.raises(SpecFileError, match="unknown source 'blog'"):
@@ -53,7 +55,7 @@ def test_cache_round_trip(tmp_path, monkeypatch):
     from tuneadvise.specs import catalog
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    paths = [DATA_DIR / f"{f}.toml" for f in FAMILIES]
+    paths = [Path(DATA_DIR) / f"{f}.toml" for f in FAMILIES]
     first = catalog.read_toml_cached(paths)
     assert list((tmp_path / "tuneadvise").glob("data-*.marshal"))
     assert catalog.read_toml_cached(paths) == first == [catalog.read_toml(p) for p in paths]

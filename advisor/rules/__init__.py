@@ -7,9 +7,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from functools import lru_cache
-from pathlib import Path
+import os
+from typing import NamedTuple
 
 from tuneadvise.specs.catalog import read_toml_cached
 
@@ -17,8 +17,9 @@ SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {name: rank for rank, name in enumerate(reversed(SEVERITIES))}  # info 0 < warning 1 < error 2
 
 
-@dataclass(frozen=True)
-class Rule:
+# NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
+# and this module is on every command's start-up path (benchmarks/startup.py).
+class Rule(NamedTuple):
     code: str
     name: str
     kind: str  # "config" (checked against an occupancy result) or "source" (CUDA source scan)
@@ -35,13 +36,12 @@ class Rule:
                 "explanation": self.explanation, "source": self.source}
 
 
-@dataclass(frozen=True)
-class Finding:
+class Finding(NamedTuple):
     code: str
     severity: str
     message: str
     arch: str
-    details: dict = field(default_factory=dict)
+    details: dict  # the numbers behind the message
     source: str = ""
 
     def to_dict(self) -> dict:
@@ -51,7 +51,7 @@ class Finding:
 
 @lru_cache(maxsize=1)
 def registry() -> dict[str, Rule]:
-    [raw] = read_toml_cached([Path(__file__).with_name("rules.toml")])
+    [raw] = read_toml_cached([os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules.toml")])
     return {
         code: Rule(code=code, name=entry["name"], kind=entry.get("kind", "config"), severity=entry["severity"], summary=entry["summary"],
                    explanation=entry["explanation"].strip(), source=entry["source"],
@@ -68,8 +68,7 @@ def lookup(code_or_name: str) -> Rule | None:
     return next((r for r in rules.values() if r.name == key.lower()), None)
 
 
-@dataclass(frozen=True)
-class RuleSelection:
+class RuleSelection(NamedTuple):
     """ruff-style --select/--ignore: codes or prefixes ("TA1", "TA106")."""
 
     select: tuple[str, ...] = ()

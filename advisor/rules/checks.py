@@ -4,7 +4,7 @@ there is one, the concrete change to make."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 from typing import Callable, Iterator
 
 from tuneadvise.advisor import whatif
@@ -28,8 +28,7 @@ def check(code: str):
     return register
 
 
-@dataclass(frozen=True)
-class Context:
+class Context(NamedTuple):
     result: Occupancy
     product: object | None
     block_dims: tuple
