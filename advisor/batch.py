@@ -12,7 +12,7 @@ from functools import lru_cache
 from tuneadvise.advisor.analysis import KERNEL_KEYS, check_keys
 from tuneadvise.advisor.engine import occupancy
 from tuneadvise.advisor.inputs import InputError, make_kernel
-from tuneadvise.advisor.report import SCHEMA_VERSION, occupancy_document
+from tuneadvise.advisor.report import SCHEMA_VERSION, occupancy_json_line
 from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
 
 BATCH_KEYS = ("arch",) + KERNEL_KEYS
@@ -26,7 +26,6 @@ def run_batch(lines, out, default=None) -> int:
     """`default`: the Resolved arch for lines without an "arch" key (from --arch / --spec-file)."""
     catalog = shipped_catalog()
     resolve = lru_cache(maxsize=256)(catalog.resolve)
-    dumps = json.JSONEncoder(separators=(",", ":")).encode
     worst = 0
     write = out.write
     for number, line in enumerate(lines, 1):
@@ -56,8 +55,7 @@ def run_batch(lines, out, default=None) -> int:
             worst = 2
             continue
         result = occupancy(resolved.arch, kernel)
-        document = occupancy_document(result, dims, resolved.note, resolved.product.name if resolved.product else None)
-        write(dumps(document) + "\n")
+        write(occupancy_json_line(result, dims, resolved.note, resolved.product.name if resolved.product else None) + "\n")
         if not result.launchable and worst < 1:
             worst = 1
     return worst

@@ -40,6 +40,8 @@ class InputError(ValueError):
 
 def parse_size(value, field: str) -> int:
     """Bytes from 12288, '12288', '12K', '12 KiB', '1.5K' (K = 1024)."""
+    if type(value) is int and 0 <= value <= MAX_SHARED_MEM:  # the usual case, checked first for batch speed
+        return value
     if isinstance(value, bool):
         raise InputError(field, f"expected a byte count such as 12288 or 12K, got {value!r}")
     if isinstance(value, int):
@@ -81,6 +83,8 @@ def parse_quantity(value, field: str) -> float:
 
 
 def parse_int(value, field: str, low: int, high: int) -> int:
+    if type(value) is int and low <= value <= high:  # the usual case (JSON numbers), checked first for batch speed
+        return value
     if isinstance(value, bool) or not isinstance(value, (int, str, float)):
         raise InputError(field, f"expected an integer from {low} to {high}, got {value!r}")
     try:
@@ -96,6 +100,8 @@ def parse_int(value, field: str, low: int, high: int) -> int:
 
 def parse_block(value, field: str = "block_size") -> tuple[int, ...]:
     """Block dimensions from 256, '256', '16x16', '32,8,2' or [32, 8]."""
+    if type(value) is int and 1 <= value <= MAX_THREADS:  # the usual case: a plain thread count
+        return (value,)
     if isinstance(value, (list, tuple)):
         parts = list(value)
     elif isinstance(value, str):
@@ -115,6 +121,8 @@ def parse_block(value, field: str = "block_size") -> tuple[int, ...]:
 
 def parse_carveout(value, field: str = "carveout") -> int:
     """'default', 'max-shared', 'max-l1', or a percentage 0..100 ('50' or '50%')."""
+    if value == "default":
+        return CARVEOUT_DEFAULT
     if isinstance(value, str):
         text = value.strip().lower()
         if text in CARVEOUT_NAMES:
@@ -158,7 +166,7 @@ def make_kernel(
         static_shared_mem=parse_size(shared_mem, "shared_mem"),
         dynamic_shared_mem=parse_size(dynamic_shared_mem, "dynamic_shared_mem"),
         carveout=CARVEOUT_DEFAULT if carveout is None else parse_carveout(carveout),
-        opt_in=parse_bool(opt_in, "opt_in"),
+        opt_in=opt_in if opt_in is False or opt_in is True else parse_bool(opt_in, "opt_in"),
         barriers=parse_int(barriers, "barriers", 0, MAX_BARRIERS),
         max_threads_per_block=None if max_threads_per_block is None
         else parse_int(max_threads_per_block, "max_threads_per_block", 1, MAX_THREADS),

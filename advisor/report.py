@@ -6,7 +6,9 @@ rename or remove them without raising SCHEMA_VERSION.
 
 from __future__ import annotations
 
-from tuneadvise.advisor.engine import CARVEOUT_NAMES, Occupancy
+import json
+
+from tuneadvise.advisor.engine import CARVEOUT_NAMES, LIMITERS, Occupancy
 
 SCHEMA_VERSION = 1
 _CARVEOUT_LABEL = {v: k for k, v in CARVEOUT_NAMES.items()}
@@ -67,3 +69,66 @@ def occupancy_document(result: Occupancy, dims: tuple = (), arch_note: str | Non
 
 def error_document(code: str, message: str) -> dict:
     return {"schema_version": SCHEMA_VERSION, "error": {"code": code, "message": message}}
+
+
+# --------------------------------------------------------------------------
+# The same document as one JSON line, written directly (batch mode)
+# --------------------------------------------------------------------------
+# Batch output is json.dumps(occupancy_document(...)) with compact separators;
+# building the dictionary and encoding it generically took over half of each
+# line's time. occupancy_json_line writes the same text itself, reusing the
+# parts that depend only on the architecture. tests/test_report.py holds the two
+# equal byte for byte over every architecture and a hypothesis sweep, so the
+# layout above stays the one source of truth.
+
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+_PROVENANCE_JSON = _ENCODE(PROVENANCE)
+_QUOTED = {name: f'"{name}"' for name in LIMITERS}
+_CARVEOUT_JSON = {value: f'"{label}"' for value, label in _CARVEOUT_LABEL.items()}
+_ARCH_PARTS: dict = {}
+
+
+def _arch_parts(arch, arch_note, product) -> tuple[str, str]:
+    key = (id(arch), arch_note, product)
+    hit = _ARCH_PARTS.get(key)
+    if hit is not None and hit[0] is arch:
+        return hit[1]
+    head = (f'{{"schema_version":{SCHEMA_VERSION},"arch":{_ENCODE(arch.sm)},"compute_capability":{_ENCODE(arch.cc)},'
+            f'"arch_note":{_ENCODE(arch_note)},"product":{_ENCODE(product)},"input":{{"registers":')
+    tail = (f'"findings":[],"provenance":{_PROVENANCE_JSON},'
+            f'"spec_sources":{_ENCODE({"max_warps_per_sm": arch.sources.get("max_warps_per_sm")})}}}')
+    if len(_ARCH_PARTS) > 4096:
+        _ARCH_PARTS.clear()
+    _ARCH_PARTS[key] = (arch, (head, tail))
+    return head, tail
+
+
+def _number(value) -> str:
+    return "null" if value is None else str(value)
+
+
+def occupancy_json_line(result: Occupancy, dims: tuple = (), arch_note: str | None = None,
+                        product: str | None = None) -> str:
+    """json.dumps(occupancy_document(result, dims, arch_note, product), separators=(",", ":")), faster."""
+    arch, kernel = result.arch, result.kernel
+    head, tail = _arch_parts(arch, arch_note, product)
+    limits = ",".join([f'{_QUOTED[name]}:{"null" if value is None else value}'
+                       for name, value in result.block_limits.items()])
+    return (
+        f'{head}{kernel.registers},"block_size":{kernel.block_size},'
+        f'"block_dims":[{",".join(map(str, dims or (kernel.block_size,)))}],'
+        f'"shared_mem":{kernel.static_shared_mem},"dynamic_shared_mem":{kernel.dynamic_shared_mem},'
+        f'"carveout":{_CARVEOUT_JSON.get(kernel.carveout) or kernel.carveout},"opt_in":{"true" if kernel.opt_in else "false"},'
+        f'"barriers":{kernel.barriers},"max_threads_per_block":{_number(kernel.max_threads_per_block)}}},'
+        f'"active_blocks_per_sm":{result.active_blocks_per_sm},"active_warps_per_sm":{result.active_warps_per_sm},'
+        f'"max_warps_per_sm":{arch.max_warps_per_sm},"occupancy":{round(result.occupancy, 6)!r},'
+        f'"limiters":[{",".join(_QUOTED[name] for name in result.limiters)}],'
+        f'"block_limits":{{{limits}}},'
+        f'"allocated":{{"registers_per_block":{result.allocated_registers_per_block},'
+        f'"shared_mem_per_block":{result.allocated_shared_mem_per_block},'
+        f'"reserved_shared_mem_per_block":{arch.reserved_shared_mem_per_block}}},'
+        f'"shared_mem_config_per_sm":{_number(result.shared_mem_config)},'
+        f'"launchable":{"false" if result.errors else "true"},'
+        f'"errors":{_ENCODE([{"code": e.code, "field": e.field, "message": e.message} for e in result.errors]) if result.errors else "[]"},'
+        f'"notes":{_ENCODE(result.notes) if result.notes else "[]"},{tail}'
+    )

@@ -1,0 +1,46 @@
+"""The batch line writer produces exactly the text of the occupancy document,
+so the document's layout stays the one source of truth."""
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tuneadvise.advisor.engine import Kernel, occupancy
+from tuneadvise.advisor.report import occupancy_document, occupancy_json_line
+from tuneadvise.specs.catalog import shipped_catalog
+
+CATALOG = shipped_catalog()
+ARCHS = sorted(CATALOG.archs.values(), key=lambda a: (a.major, a.minor))
+
+
+def dumped(result, dims, note, product):
+    return json.dumps(occupancy_document(result, dims, note, product), separators=(",", ":"))
+
+
+@settings(max_examples=600, deadline=None)
+@given(arch=st.sampled_from(ARCHS), registers=st.integers(0, 255), block=st.integers(1, 1024),
+       static=st.integers(0, 64 * 1024), dynamic=st.integers(0, 240 * 1024), carveout=st.sampled_from([-1, 0, 37, 100]),
+       opt_in=st.booleans(), barriers=st.integers(0, 16), bounds=st.one_of(st.none(), st.integers(1, 1024)),
+       note=st.sampled_from([None, "a \"quoted\" note é"]), product=st.sampled_from([None, "h100-sxm"]),
+       dims=st.sampled_from([(), (32, 8), (4, 4, 4)]))
+def test_the_batch_line_is_the_document_byte_for_byte(arch, registers, block, static, dynamic, carveout, opt_in,
+                                                      barriers, bounds, note, product, dims):
+    kernel = Kernel(registers, block, static, dynamic, carveout, opt_in, barriers, bounds)
+    result = occupancy(arch, kernel)
+    assert occupancy_json_line(result, dims, note, product) == dumped(result, dims, note, product)
+
+
+def test_every_architecture_and_every_kind_of_launch_failure():
+    seen_errors, seen_notes = set(), 0
+    for arch in ARCHS:
+        for kernel in (Kernel(32, 256), Kernel(255, 1024), Kernel(64, 128, 50000, 0), Kernel(32, 128, 0, 60000),
+                       Kernel(32, 128, 0, 300000, 100, True), Kernel(32, 512, max_threads_per_block=256),
+                       Kernel(32, 128, carveout=50, opt_in=True), Kernel(0, 1, barriers=0)):
+            result = occupancy(arch, kernel)
+            seen_errors |= {e.code for e in result.errors}
+            seen_notes += len(result.notes)
+            assert occupancy_json_line(result, (), None, None) == dumped(result, (), None, None)
+    assert {"registers-per-thread", "registers-per-block", "static-shared-mem", "opt-in-required",
+            "shared-mem-per-block", "launch-bounds"} <= seen_errors
+    assert seen_notes > 0
