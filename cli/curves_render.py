@@ -28,7 +28,8 @@ def curve_lines(curve, width: int = 60, height: int = 10) -> list[Text]:
     current = curve.current
     head = Text(f"{curve.title}: ", style="bold")
     head.append(f"{curve.format(current.value)} {curve.x_label.split(' (')[0]} -> "
-                f"{current.blocks_per_sm} blocks/SM, {current.occupancy * 100:.1f}% (▲)")
+                f"{current.blocks_per_sm} blocks/SM, {current.occupancy * 100:.1f}%"
+                f"{'' if current.blocks_per_sm else ' (cannot launch)'} (▲)")
     x_labels = (curve.format(values[0]), curve.format(values[-1]))
     # Bars fill the cells from the axis up: the top row's top edge is 100%, the middle row's top edge 50%.
     ticks = {0: "100%", height // 2: "50%"}

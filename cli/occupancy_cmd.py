@@ -122,7 +122,8 @@ def _plot_title(resolved, result, dims) -> str:
     where = resolved.product.title if resolved.product else f"{result.arch.sm} ({result.arch.family})"
     shared = kernel.static_shared_mem + kernel.dynamic_shared_mem
     return (f"Occupancy on {where}: {kernel.registers} registers/thread, block {'x'.join(map(str, dims))}, "
-            f"{shared:,} B shared memory{' (opt-in)' if kernel.opt_in else ''} -> {result.occupancy * 100:.1f}%")
+            f"{shared:,} B shared memory{' (opt-in)' if kernel.opt_in else ''} -> "
+            + (f"{result.occupancy * 100:.1f}%" if result.launchable else f"cannot launch ({result.errors[0].code})"))
 
 
 def _findings(resolved, result, select, ignore, context):

@@ -73,9 +73,11 @@ def occupancy_figure(curves, title: str):
         current = curve.current
         axes.plot([current.value / scale], [current.occupancy * 100], "o", color=_CURRENT, markersize=8, zorder=3)
         axes.axvline(current.value / scale, color=_CURRENT, linestyle=":", linewidth=1)
+        right_half = current.value > (values[0] + values[-1]) / 2  # keep the label inside the axes
         axes.annotate(f"current: {curve.format(current.value)}\n{current.blocks_per_sm} blocks/SM, "
                       f"{current.occupancy * 100:.1f}%", (current.value / scale, current.occupancy * 100),
-                      textcoords="offset points", xytext=(8, 8), color=_CURRENT, fontsize=9)
+                      textcoords="offset points", xytext=(-8, 8) if right_half else (8, 8),
+                      ha="right" if right_half else "left", color=_CURRENT, fontsize=9)
         axes.set_title(curve.title)
         axes.set_xlabel(unit_label)
         axes.set_ylabel("occupancy (% of max warps per SM)")
