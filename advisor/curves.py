@@ -20,15 +20,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tuneadvise.advisor.engine import Occupancy
-from tuneadvise.advisor.whatif import Step, block_size_table, replace_kernel, step_at, with_total_shared_mem
-
-RESOURCES = ("block_size", "registers", "shared_memory")
-
+from tuneadvise.advisor.engine import Occupancy, max_shared_mem_per_block
+from tuneadvise.advisor.whatif import Step, block_size_table, step_at, with_total_shared_mem
 
 @dataclass(frozen=True)
 class Curve:
-    resource: str  # one of RESOURCES
+    resource: str  # "block_size", "registers" or "shared_memory"
     title: str  # as NVIDIA's calculator titles the graph
     x_label: str  # the varied quantity, with its unit
     points: tuple[Step, ...]  # ascending by value
@@ -68,7 +65,7 @@ def block_size_curve(result: Occupancy) -> Curve:
 
 def register_curve(result: Occupancy) -> Curve:
     arch, kernel = result.arch, result.kernel
-    points = tuple(step_at(arch, replace_kernel(kernel, registers=regs), regs)
+    points = tuple(step_at(arch, kernel._replace(registers=regs), regs)
                    for regs in range(1, arch.max_registers_per_thread + 1))
     return Curve("registers", "Impact of varying register count per thread", "registers per thread", points,
                  step_at(arch, kernel, kernel.registers))
@@ -79,8 +76,8 @@ def shared_memory_curve(result: Occupancy) -> Curve:
     the reserved kilobyte is the engine's to add)."""
     arch, kernel = result.arch, result.kernel
     unit = arch.shared_mem_allocation_unit
-    ceiling = arch.shared_mem_per_block_optin if (kernel.opt_in and arch.major >= 7) else arch.shared_mem_per_block
-    points = tuple(step_at(arch, with_total_shared_mem(kernel, size), size) for size in range(0, ceiling + 1, unit))
+    points = tuple(step_at(arch, with_total_shared_mem(kernel, size), size)
+                   for size in range(0, max_shared_mem_per_block(arch, kernel) + 1, unit))
     total = kernel.static_shared_mem + kernel.dynamic_shared_mem
     return Curve("shared_memory", "Impact of varying shared memory usage per block", "shared memory per block (bytes)",
                  points, step_at(arch, kernel, total))

@@ -123,6 +123,12 @@ def shared_mem_preference(arch: Arch, carveout: int) -> int:
     return arch.shared_mem_per_sm  # Maxwell/Pascal: dedicated shared memory
 
 
+def max_shared_mem_per_block(arch: Arch, kernel: Kernel) -> int:
+    """The most shared memory (static + dynamic) one block of `kernel` may ask for:
+    the opt-in limit once the kernel opted in (7.0 and later), else the default."""
+    return arch.shared_mem_per_block_optin if (kernel.opt_in and arch.major >= 7) else arch.shared_mem_per_block
+
+
 def _warps_limit(arch: Arch, block_size: int) -> int:
     """cudaOccMaxBlocksPerSMWarpsLimit (partitioned global caching off)."""
     if block_size > arch.max_threads_per_block:
@@ -246,7 +252,7 @@ def launch_errors(arch: Arch, kernel: Kernel, limits: dict) -> list[LaunchError]
                                       "set cudaFuncAttributeMaxDynamicSharedMemorySize (and pass opt_in) to use up to "
                                       f"{arch.shared_mem_per_block_optin}"))
         else:
-            ceiling = arch.shared_mem_per_block_optin if (kernel.opt_in and arch.major >= 7) else arch.shared_mem_per_block
+            ceiling = max_shared_mem_per_block(arch, kernel)
             errors.append(LaunchError("shared-mem-per-block", "dynamic_shared_mem",
                                       f"{requested} bytes of shared memory per block exceeds {arch.sm}'s per-block limit of {ceiling}"))
     return errors

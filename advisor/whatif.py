@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from tuneadvise.advisor.engine import Kernel, Occupancy, block_limits, launch_errors
+from tuneadvise.advisor.engine import Kernel, Occupancy, block_limits, launch_errors, max_shared_mem_per_block
 
 
 # NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
@@ -73,11 +73,6 @@ def _memoised_per_result(function):
     return wrapper
 
 
-def replace_kernel(kernel: Kernel, **changes) -> Kernel:
-    """`kernel` with some fields changed."""
-    return kernel._replace(**changes)
-
-
 def step_at(arch, kernel: Kernel, value: int) -> Step:
     """Blocks per SM and occupancy of `kernel`, labelled with the varied resource's `value`."""
     blocks = _blocks(arch, kernel)
@@ -118,7 +113,7 @@ def _steps_down(arch, kernel, current_value, current_blocks, steps, make, floor,
 @_memoised_per_result
 def register_cliff(result: Occupancy, steps: int = 2) -> Cliff:
     arch, kernel = result.arch, result.kernel
-    make = lambda regs: replace_kernel(kernel, registers=regs)  # noqa: E731
+    make = lambda regs: kernel._replace(registers=regs)  # noqa: E731
     down = _steps_down(arch, kernel, kernel.registers, result.active_blocks_per_sm, steps, make, 0)
     last = _last_with(kernel.registers, arch.max_registers_per_thread,
                       lambda regs: _blocks(arch, make(regs)) >= result.active_blocks_per_sm)
@@ -130,8 +125,8 @@ def with_total_shared_mem(kernel: Kernel, total: int) -> Kernel:
     """Change the dynamic part so that static + dynamic == total (static cannot shrink at launch)."""
     dynamic = total - kernel.static_shared_mem
     if dynamic < 0:
-        return replace_kernel(kernel, static_shared_mem=total, dynamic_shared_mem=0)
-    return replace_kernel(kernel, dynamic_shared_mem=dynamic)
+        return kernel._replace(static_shared_mem=total, dynamic_shared_mem=0)
+    return kernel._replace(dynamic_shared_mem=dynamic)
 
 
 @_memoised_per_result
@@ -142,7 +137,7 @@ def shared_mem_cliff(result: Occupancy, steps: int = 2) -> Cliff:
     total = kernel.static_shared_mem + kernel.dynamic_shared_mem
     make = lambda size: with_total_shared_mem(kernel, size)  # noqa: E731
     down = _steps_down(arch, kernel, total, result.active_blocks_per_sm, steps, make, 0, unit) if total else ()
-    ceiling = arch.shared_mem_per_block_optin if kernel.opt_in else arch.shared_mem_per_block
+    ceiling = max_shared_mem_per_block(arch, kernel)
     last = _last_with(total, ceiling, lambda size: _blocks(arch, make(size)) >= result.active_blocks_per_sm)
     headroom = None if last in (None, ceiling) else last - total
     return Cliff("shared_memory", total, down, headroom)
@@ -152,7 +147,7 @@ def block_size_table(result: Occupancy) -> list[Step]:
     """Occupancy for each warp-multiple block size, as NVIDIA's calculator graphs it."""
     arch, kernel = result.arch, result.kernel
     limit = min(arch.max_threads_per_block, kernel.max_threads_per_block or arch.max_threads_per_block)
-    return [step_at(arch, replace_kernel(kernel, block_size=block, max_threads_per_block=None), block)
+    return [step_at(arch, kernel._replace(block_size=block, max_threads_per_block=None), block)
             for block in range(arch.warp_size, limit + 1, arch.warp_size)]
 
 
@@ -162,10 +157,10 @@ def best_carveout(result: Occupancy) -> Step | None:
     arch, kernel = result.arch, result.kernel
     if arch.shared_mem_model != "carveout" or not result.launchable:
         return None
-    most = step_at(arch, replace_kernel(kernel, carveout=100), 100)
+    most = step_at(arch, kernel._replace(carveout=100), 100)
     if most.blocks_per_sm <= result.active_blocks_per_sm:
         return None
     # Blocks never fall as the carveout grows: find the first percentage that reaches the most.
-    lowest = _last_with(0, 100, lambda p: _blocks(arch, replace_kernel(kernel, carveout=100 - p)) >= most.blocks_per_sm)
+    lowest = _last_with(0, 100, lambda p: _blocks(arch, kernel._replace(carveout=100 - p)) >= most.blocks_per_sm)
     percent = 100 - lowest
-    return step_at(arch, replace_kernel(kernel, carveout=percent), percent)
+    return step_at(arch, kernel._replace(carveout=percent), percent)

@@ -46,7 +46,8 @@ def save(figure, path: str) -> None:
     buffer = io.BytesIO()
     # SVG text stays text (searchable, selectable) instead of glyph outlines.
     with rc_context({"svg.fonttype": "none"}):
-        figure.savefig(buffer, format=plot_format(path), bbox_inches="tight", metadata={"Creator": "tuneadvise"})
+        figure.savefig(buffer, format=FORMATS[Path(path).suffix.lower()], bbox_inches="tight",
+                       metadata={"Creator": "tuneadvise"})
     try:
         write_atomically(path, buffer.getvalue())
     except OSError as exc:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from tuneadvise.advisor import analyze, occupancy
 from tuneadvise.advisor.curves import curves_document, occupancy_curves
-from tuneadvise.advisor.whatif import replace_kernel, with_total_shared_mem
+from tuneadvise.advisor.whatif import with_total_shared_mem
 from tuneadvise.cli.main import cli
 from tuneadvise.specs.catalog import shipped_catalog
 
@@ -38,8 +38,8 @@ def test_every_point_of_every_curve_is_the_engines_answer(arch, registers, warps
                      opt_in=opt_in, carveout=carveout)
     block, regs, smem = occupancy_curves(result)
     variants = {
-        id(block): lambda v: replace_kernel(result.kernel, block_size=v, max_threads_per_block=None),
-        id(regs): lambda v: replace_kernel(result.kernel, registers=v),
+        id(block): lambda v: result.kernel._replace(block_size=v, max_threads_per_block=None),
+        id(regs): lambda v: result.kernel._replace(registers=v),
         id(smem): lambda v: with_total_shared_mem(result.kernel, v),
     }
     for curve in (block, regs, smem):

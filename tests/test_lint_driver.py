@@ -14,7 +14,6 @@ import pytest
 from tuneadvise.advisor.engine import occupancy
 from tuneadvise.advisor.lint import LintOptions, lint_paths
 from tuneadvise.advisor.lint_config import load_config
-from tuneadvise.advisor.whatif import replace_kernel
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lint"
 RECORDED = json.loads((FIXTURES / "lint_driver.json").read_text())
@@ -67,7 +66,7 @@ def test_sweep_occupancy_equals_the_driver():
     for row in RECORDED["kernels"]:
         kernel = LINTED[(row["cubin"], row["name"])]
         for block, dynamic, driver_blocks in row["sweep"]:
-            variant = replace_kernel(kernel.result.kernel, block_size=block, dynamic_shared_mem=dynamic)
+            variant = kernel.result.kernel._replace(block_size=block, dynamic_shared_mem=dynamic)
             result = occupancy(kernel.result.arch, variant)
             assert result.active_blocks_per_sm == driver_blocks, (row["name"], block, dynamic)
             checked += 1
