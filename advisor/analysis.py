@@ -7,10 +7,8 @@ accept exactly the same keys with the same validation.
 from __future__ import annotations
 
 from tuneadvise.advisor.engine import Occupancy, occupancy
-from tuneadvise.advisor.inputs import InputError, make_kernel, parse_int
+from tuneadvise.advisor.inputs import KERNEL_KEYS, InputError, kernel_from_mapping, parse_int
 
-KERNEL_KEYS = ("registers", "block_size", "shared_mem", "dynamic_shared_mem", "carveout", "opt_in", "barriers",
-               "max_threads_per_block")
 CONTEXT_KEYS = ("spill_bytes", "grid_size", "sm_count", "cluster_size", "compiled_for")
 ALL_KEYS = ("arch",) + KERNEL_KEYS + CONTEXT_KEYS
 
@@ -40,11 +38,8 @@ def analyze_config(config: dict, catalog) -> tuple:
     check_keys(config)
     if "arch" not in config:
         raise InputError("arch", "missing")
-    for required in ("registers", "block_size"):
-        if required not in config:
-            raise InputError(required, "missing")
     resolved = catalog.resolve(str(config["arch"]))
-    kernel, dims = make_kernel(**{k: config[k] for k in KERNEL_KEYS if k in config and config[k] is not None})
+    kernel, dims = kernel_from_mapping(config)
     result: Occupancy = occupancy(resolved.arch, kernel)
     context = parse_context(config)
     context["block_dims"] = dims

@@ -52,7 +52,7 @@ def load(path) -> dict:
             data = json.load(handle)
     except OSError as exc:
         raise BaselineError(f"--baseline: cannot read {path}: {exc.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # too deep a nesting recurses
         raise BaselineError(f"--baseline: {path} is not JSON: {exc}") from None
     if not isinstance(data, dict) or data.get("kind") != "tuneadvise-lint-baseline" \
             or not isinstance(data.get("kernels"), dict):

@@ -157,19 +157,19 @@ def _registers_limit(arch: Arch, registers: int, block_size: int, granularity: i
     return (warps_per_partition * granularity) // warps, per_block
 
 
-def _shared_mem_limit(arch: Arch, kernel: Kernel) -> tuple[int, int, int | None]:
+def _shared_mem_limit(arch: Arch, static_shared_mem: int, dynamic_shared_mem: int, carveout: int,
+                      opt_in: bool) -> tuple[int, int, int | None]:
     """cudaOccMaxBlocksPerSMSmemLimit: (blocks, bytes allocated per block, per-SM config)."""
     unit = arch.shared_mem_allocation_unit
-    preference = shared_mem_preference(arch, kernel.carveout)
-    static = kernel.static_shared_mem + arch.reserved_shared_mem_per_block
-    total = static + kernel.dynamic_shared_mem
+    preference = shared_mem_preference(arch, carveout)
+    static = static_shared_mem + arch.reserved_shared_mem_per_block
+    total = static + dynamic_shared_mem
     allocated = _round_up(total, unit)
 
-    opt_in = kernel.opt_in and arch.major >= 7
-    if opt_in:
+    if opt_in and arch.major >= 7:
         # The kernel raised cudaFuncAttributeMaxDynamicSharedMemorySize to the largest value allowed.
-        max_dynamic = max(arch.shared_mem_per_block_optin - kernel.static_shared_mem, 0)
-        dynamic_exceeded = kernel.dynamic_shared_mem > max_dynamic
+        max_dynamic = max(arch.shared_mem_per_block_optin - static_shared_mem, 0)
+        dynamic_exceeded = dynamic_shared_mem > max_dynamic
         limit = (arch.shared_mem_per_block_optin if static + max_dynamic > arch.shared_mem_per_block
                  else arch.shared_mem_per_block)
     else:
@@ -197,29 +197,80 @@ def _barriers_limit(arch: Arch, barriers: int) -> int:
 
 
 # --------------------------------------------------------------------------
+# Per-architecture memo of each resource's limit
+# --------------------------------------------------------------------------
+# A batch, a lint run or a what-if search asks one architecture about the same
+# register counts and shared-memory sizes over and over. Each resource's limit
+# depends only on that resource's own inputs, so it is computed once per
+# architecture and input: (registers, block size) -> warps and register limits,
+# (static, dynamic, carveout, opt-in) -> shared-memory limit. Keyed by the
+# Arch's id, with the Arch kept in the entry so that an id reused after an Arch
+# is garbage-collected cannot hit.
+
+_MEMO: dict = {}
+_MEMO_ARCHS = 64
+_MEMO_ENTRIES = 1 << 16  # per table; a full table is dropped, not evicted entry by entry
+
+
+def _memo(arch: Arch) -> tuple:
+    entry = _MEMO.get(id(arch))
+    if entry is None or entry[0] is not arch:
+        if len(_MEMO) >= _MEMO_ARCHS:
+            _MEMO.clear()
+        entry = _MEMO[id(arch)] = (arch, {}, {})
+    return entry
+
+
+def _shape_limits(arch: Arch, registers: int, block_size: int) -> tuple[int, int, int]:
+    """(blocks the warps allow, blocks the registers allow, registers allocated per block)."""
+    regs, allocated = _registers_limit(arch, registers, block_size, arch.warp_allocation_granularity)
+    if regs and arch.register_launch_check_granularity:
+        # GP100 (6.0): a kernel that cannot run on GP10x is refused on all Pascal parts.
+        check, _ = _registers_limit(arch, registers, block_size, arch.register_launch_check_granularity)
+        if check == 0:
+            regs = 0
+    return _warps_limit(arch, block_size), regs, allocated
+
+
+def shape_limits(arch: Arch, registers: int, block_size: int) -> tuple[int, int, int]:
+    """Memoised `_shape_limits`: (warps limit, registers limit, registers allocated per block)."""
+    table = _memo(arch)[1]
+    key = (registers, block_size)
+    hit = table.get(key)
+    if hit is None:
+        if len(table) >= _MEMO_ENTRIES:
+            table.clear()
+        hit = table[key] = _shape_limits(arch, registers, block_size)
+    return hit
+
+
+def shared_mem_limits(arch: Arch, static: int, dynamic: int, carveout: int, opt_in: bool) -> tuple[int, int, int | None]:
+    """Memoised cudaOccMaxBlocksPerSMSmemLimit: (blocks, bytes allocated per block, per-SM config)."""
+    table = _memo(arch)[2]
+    key = (static, dynamic, carveout, opt_in)
+    hit = table.get(key)
+    if hit is None:
+        if len(table) >= _MEMO_ENTRIES:
+            table.clear()
+        hit = table[key] = _shared_mem_limit(arch, static, dynamic, carveout, opt_in)
+    return hit
+
+
+# --------------------------------------------------------------------------
 # The public calculation
 # --------------------------------------------------------------------------
 
 def block_limits(arch: Arch, kernel: Kernel) -> tuple[dict, int, int, int | None]:
     """Blocks per SM each resource allows, exactly as cudaOccMaxActiveBlocksPerMultiprocessor."""
-    regs, allocated_regs = _registers_limit(
-        arch, kernel.registers, kernel.block_size, arch.warp_allocation_granularity)
-    if regs and arch.register_launch_check_granularity:
-        # GP100 (6.0): a kernel that cannot run on GP10x is refused on all Pascal parts.
-        check, _ = _registers_limit(
-            arch, kernel.registers, kernel.block_size, arch.register_launch_check_granularity)
-        if check == 0:
-            regs = 0
-    smem, allocated_smem, config = _shared_mem_limit(arch, kernel)
-    limits = {
-        "warps": _warps_limit(arch, kernel.block_size),
-        "registers": regs,
-        "shared_memory": smem,
-        "blocks": arch.max_blocks_per_sm,
-    }
-    if arch.barriers_per_block_slot is not None and kernel.barriers > 0:
-        limits["barriers"] = _barriers_limit(arch, kernel.barriers)
-    return limits, allocated_regs, allocated_smem, config
+    registers, block_size, static, dynamic, carveout, opt_in, barriers, _ = kernel
+    # shape_limits and shared_mem_limits, inlined: this runs once per batch line and per what-if probe.
+    _, shapes, shared = _memo(arch)
+    shape = shapes.get((registers, block_size)) or shape_limits(arch, registers, block_size)
+    smem = shared.get((static, dynamic, carveout, opt_in)) or shared_mem_limits(arch, static, dynamic, carveout, opt_in)
+    limits = {"warps": shape[0], "registers": shape[1], "shared_memory": smem[0], "blocks": arch.max_blocks_per_sm}
+    if barriers > 0 and arch.barriers_per_block_slot is not None:
+        limits["barriers"] = _barriers_limit(arch, barriers)
+    return limits, shape[2], smem[1], smem[2]
 
 
 def launch_errors(arch: Arch, kernel: Kernel, limits: dict) -> list[LaunchError]:
@@ -263,7 +314,19 @@ def occupancy(arch: Arch, kernel: Kernel) -> Occupancy:
     limits, allocated_regs, allocated_smem, config = block_limits(arch, kernel)
     errors = launch_errors(arch, kernel, limits)
     active = 0 if errors else min(limits.values())
-    limiters = [name for name in LIMITERS if name in limits and limits[name] == active]
+    limiters = [name for name in LIMITERS if limits.get(name) == active]
+    notes = []
+    if kernel.carveout != CARVEOUT_DEFAULT or kernel.opt_in:  # the only inputs notes are about
+        notes = _notes(arch, kernel)
+    if INT_MAX in limits.values():  # the header's "unlimited" is None in results
+        limits = {k: (None if v == INT_MAX else v) for k, v in limits.items()}
+    # Positional, in field order: this runs once per batch line.
+    return Occupancy(arch, kernel, active, _div_round_up(kernel.block_size, arch.warp_size), limits, limiters,
+                     allocated_regs, allocated_smem, None if errors else config, errors, notes)
+
+
+def _notes(arch: Arch, kernel: Kernel) -> list[str]:
+    """Inputs that have no effect on this architecture."""
     notes = []
     if kernel.opt_in and arch.major < 7:
         notes.append(f"opt-in has no effect on {arch.sm}: the per-block limit is fixed at {arch.shared_mem_per_block} bytes")
@@ -271,16 +334,4 @@ def occupancy(arch: Arch, kernel: Kernel) -> Occupancy:
         notes.append(f"{arch.sm} takes no carveout percentage; only max-l1 or max-shared (cudaFuncSetCacheConfig) change its split")
     if kernel.carveout != CARVEOUT_DEFAULT and arch.shared_mem_model == "fixed":
         notes.append(f"{arch.sm} has dedicated shared memory; the carveout preference has no effect")
-    return Occupancy(
-        arch=arch,
-        kernel=kernel,
-        active_blocks_per_sm=active,
-        warps_per_block=_div_round_up(kernel.block_size, arch.warp_size),
-        block_limits={k: (None if v == INT_MAX else v) for k, v in limits.items()},
-        limiters=limiters,
-        allocated_registers_per_block=allocated_regs,
-        allocated_shared_mem_per_block=allocated_smem,
-        shared_mem_config=config if not errors else None,
-        errors=errors,
-        notes=notes,
-    )
+    return notes

@@ -17,6 +17,10 @@ MAX_BLOCK_DIMS = (1024, 1024, 64)
 MAX_BARRIERS = 16  # named barriers per block (bar.sync 0..15)
 MAX_SHARED_MEM = 1 << 30  # a sanity bound far above any architecture; larger values are typos
 
+# The keys a configuration may give for a kernel (batch lines, rule examples, lint configs).
+KERNEL_KEYS = ("registers", "block_size", "shared_mem", "dynamic_shared_mem", "carveout", "opt_in", "barriers",
+               "max_threads_per_block")
+
 # Patterns as strings: re compiles and caches them on first use, so a command
 # that never parses "12K" never pays for compiling them.
 _SIZE = r"(?i)^\s*(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib)?\s*$"
@@ -172,3 +176,32 @@ def make_kernel(
         else parse_int(max_threads_per_block, "max_threads_per_block", 1, MAX_THREADS),
     )
     return kernel, dims
+
+
+def kernel_from_mapping(values: dict) -> tuple[Kernel, tuple[int, ...]]:
+    """make_kernel over a mapping's KERNEL_KEYS (absent or null: the default);
+    registers and block_size are required.
+
+    The common case of a batch line, plain in-range integers, is built without
+    the general parsers; tests/test_inputs.py holds the result equal to
+    make_kernel's on any values.
+    """
+    get = values.get
+    registers, block, static, dynamic = get("registers"), get("block_size"), get("shared_mem"), get("dynamic_shared_mem")
+    carveout, opt_in, barriers, bound = get("carveout"), get("opt_in"), get("barriers"), get("max_threads_per_block")
+    if (type(registers) is int and 0 <= registers <= MAX_REGISTERS and type(block) is int and 1 <= block <= MAX_THREADS
+            and (static is None or type(static) is int and 0 <= static <= MAX_SHARED_MEM)
+            and (dynamic is None or type(dynamic) is int and 0 <= dynamic <= MAX_SHARED_MEM)
+            and (carveout is None or carveout == "default" or type(carveout) is int and 0 <= carveout <= 100)
+            and (opt_in is None or opt_in is True or opt_in is False)
+            and (barriers is None or type(barriers) is int and 0 <= barriers <= MAX_BARRIERS)
+            and (bound is None or type(bound) is int and 1 <= bound <= MAX_THREADS)):
+        kernel = Kernel(registers, block, static or 0, dynamic or 0,
+                        CARVEOUT_DEFAULT if carveout is None or carveout == "default" else carveout,
+                        opt_in is True, 1 if barriers is None else barriers, bound)
+        return kernel, (block,)
+    if registers is None:
+        raise InputError("registers", "missing")
+    if block is None:
+        raise InputError("block_size", "missing")
+    return make_kernel(**{k: values[k] for k in KERNEL_KEYS if k in values and values[k] is not None})

@@ -289,7 +289,10 @@ def load_config(path: str | Path) -> LintConfig:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
         raise ConfigError(f"{path}: not UTF-8 text") from None
-    raw = _parse(path, text)
+    try:
+        raw = _parse(path, text)
+    except RecursionError:  # every parser recurses on nesting
+        raise ConfigError(f"{path}: nested too deeply to be a config") from None
     if path.name == "pyproject.toml":
         raw = raw.get("tool", {}).get("tuneadvise", {})
     if not isinstance(raw, dict):

@@ -82,10 +82,17 @@ def error_document(code: str, message: str) -> dict:
 # layout above stays the one source of truth.
 
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+_STRING = json.encoder.encode_basestring_ascii  # what _ENCODE does to a str (ensure_ascii)
 _PROVENANCE_JSON = _ENCODE(PROVENANCE)
 _QUOTED = {name: f'"{name}"' for name in LIMITERS}
 _CARVEOUT_JSON = {value: f'"{label}"' for value, label in _CARVEOUT_LABEL.items()}
+_BOOL = {True: "true", False: "false"}
 _ARCH_PARTS: dict = {}
+# Small texts that recur across lines, each keyed by what determines it. round()
+# with digits costs about a microsecond, as much as the rest of a field.
+_OCCUPANCY_TEXT: dict = {}
+_LIMITS_TEXT: dict = {}
+_TEXT_CACHE_LIMIT = 1 << 14
 
 
 def _arch_parts(arch, arch_note, product) -> tuple[str, str]:
@@ -103,32 +110,54 @@ def _arch_parts(arch, arch_note, product) -> tuple[str, str]:
     return head, tail
 
 
+def _remember(cache: dict, key, text: str) -> str:
+    if len(cache) >= _TEXT_CACHE_LIMIT:
+        cache.clear()
+    cache[key] = text
+    return text
+
+
+def _occupancy_text(warps: int, max_warps: int) -> str:
+    key = (warps, max_warps)
+    return _OCCUPANCY_TEXT.get(key) or _remember(_OCCUPANCY_TEXT, key, repr(round(warps / max_warps, 6)))
+
+
+def _limits_text(limits: dict) -> str:
+    key = tuple(limits.items())
+    return _LIMITS_TEXT.get(key) or _remember(_LIMITS_TEXT, key, ",".join(
+        [f'{_QUOTED[name]}:{"null" if value is None else value}' for name, value in key]))
+
+
+def _errors_text(errors: list) -> str:
+    return "[" + ",".join([f'{{"code":{_STRING(e.code)},"field":{_STRING(e.field)},"message":{_STRING(e.message)}}}'
+                           for e in errors]) + "]"
+
+
 def _number(value) -> str:
     return "null" if value is None else str(value)
 
 
 def occupancy_json_line(result: Occupancy, dims: tuple = (), arch_note: str | None = None,
-                        product: str | None = None) -> str:
-    """json.dumps(occupancy_document(result, dims, arch_note, product), separators=(",", ":")), faster."""
-    arch, kernel = result.arch, result.kernel
+                        product: str | None = None, end: str = "") -> str:
+    """json.dumps(occupancy_document(result, dims, arch_note, product), separators=(",", ":")) + end, faster."""
+    arch, kernel, active, warps_per_block, limits, limiters, regs, smem, config, errors, notes = result
+    registers, block_size, static, dynamic, carveout, opt_in, barriers, bound = kernel
     head, tail = _arch_parts(arch, arch_note, product)
-    limits = ",".join([f'{_QUOTED[name]}:{"null" if value is None else value}'
-                       for name, value in result.block_limits.items()])
+    warps = active * warps_per_block
     return (
-        f'{head}{kernel.registers},"block_size":{kernel.block_size},'
-        f'"block_dims":[{",".join(map(str, dims or (kernel.block_size,)))}],'
-        f'"shared_mem":{kernel.static_shared_mem},"dynamic_shared_mem":{kernel.dynamic_shared_mem},'
-        f'"carveout":{_CARVEOUT_JSON.get(kernel.carveout) or kernel.carveout},"opt_in":{"true" if kernel.opt_in else "false"},'
-        f'"barriers":{kernel.barriers},"max_threads_per_block":{_number(kernel.max_threads_per_block)}}},'
-        f'"active_blocks_per_sm":{result.active_blocks_per_sm},"active_warps_per_sm":{result.active_warps_per_sm},'
-        f'"max_warps_per_sm":{arch.max_warps_per_sm},"occupancy":{round(result.occupancy, 6)!r},'
-        f'"limiters":[{",".join(_QUOTED[name] for name in result.limiters)}],'
-        f'"block_limits":{{{limits}}},'
-        f'"allocated":{{"registers_per_block":{result.allocated_registers_per_block},'
-        f'"shared_mem_per_block":{result.allocated_shared_mem_per_block},'
+        f'{head}{registers},"block_size":{block_size},'
+        f'"block_dims":[{",".join(map(str, dims)) if dims else block_size}],'
+        f'"shared_mem":{static},"dynamic_shared_mem":{dynamic},'
+        f'"carveout":{_CARVEOUT_JSON.get(carveout) or carveout},"opt_in":{_BOOL[opt_in]},'
+        f'"barriers":{barriers},"max_threads_per_block":{_number(bound)}}},'
+        f'"active_blocks_per_sm":{active},"active_warps_per_sm":{warps},'
+        f'"max_warps_per_sm":{arch.max_warps_per_sm},"occupancy":{_occupancy_text(warps, arch.max_warps_per_sm)},'
+        f'"limiters":[{",".join([_QUOTED[name] for name in limiters])}],'
+        f'"block_limits":{{{_limits_text(limits)}}},'
+        f'"allocated":{{"registers_per_block":{regs},"shared_mem_per_block":{smem},'
         f'"reserved_shared_mem_per_block":{arch.reserved_shared_mem_per_block}}},'
-        f'"shared_mem_config_per_sm":{_number(result.shared_mem_config)},'
-        f'"launchable":{"false" if result.errors else "true"},'
-        f'"errors":{_ENCODE([{"code": e.code, "field": e.field, "message": e.message} for e in result.errors]) if result.errors else "[]"},'
-        f'"notes":{_ENCODE(result.notes) if result.notes else "[]"},{tail}'
+        f'"shared_mem_config_per_sm":{_number(config)},'
+        f'"launchable":{"false" if errors else "true"},'
+        f'"errors":{_errors_text(errors) if errors else "[]"},'
+        f'"notes":{_ENCODE(notes) if notes else "[]"},{tail}{end}'
     )

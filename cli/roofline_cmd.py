@@ -44,7 +44,7 @@ def _load_probe(path: str | None) -> dict | None:
     try:
         with open(path) as handle:
             doc = json.load(handle)
-    except (OSError, ValueError) as exc:
+    except (OSError, ValueError, RecursionError) as exc:
         raise BadInput(f"--probe: {path} is not a probe JSON document ({exc})") from None
     if not (isinstance(doc, dict) and isinstance(doc.get("results"), list) and isinstance(doc.get("device"), dict)
             and "name" in doc["device"]):

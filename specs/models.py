@@ -204,7 +204,7 @@ def validate_family_document(path: Path) -> dict:
         raw = read_toml(path) if path.suffix != ".json" else _read_json(path)
     except OSError as exc:
         raise SpecFileError(f"--spec-file: cannot read {path}: {exc.strerror}") from None
-    except ValueError as exc:  # tomllib.TOMLDecodeError and json.JSONDecodeError are ValueErrors
+    except (ValueError, RecursionError) as exc:  # TOML/JSON decode errors are ValueErrors; deep nesting recurses
         raise SpecFileError(f"--spec-file: {path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from None
     try:
         FamilyDocument.model_validate(raw)
