@@ -1,9 +1,15 @@
 """What-if analysis: the cliffs on each side of a configuration.
 
 For every resource: how far it must drop to gain a block per SM (the next step
-and the one after), and how much it can grow before a block is lost. All
-answers come from re-running the exact engine, so allocation granularity,
-carveout rounding and the reserved kilobyte are honoured by construction.
+and the one after), and how much it can grow before a block is lost.
+
+Resident blocks are the smallest of the per-resource limits, or 0 when the
+launch fails. Varying one resource changes only that resource's limit and its
+own launch errors, so each probe asks the engine for that one limit (memoised
+per architecture) and takes the minimum with the current result's other
+limits. That is the engine's own arithmetic, granularity, carveout rounding and
+the reserved kilobyte included; tests/test_whatif.py holds every cliff equal to
+a scan of full `occupancy()` calls.
 
 Resident blocks never increase when registers or shared memory grow, and never
 decrease when the carveout grows, so each cliff is found by bisection.
@@ -13,7 +19,21 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from tuneadvise.advisor.engine import Kernel, Occupancy, block_limits, launch_errors, max_shared_mem_per_block
+from tuneadvise.advisor.engine import (
+    Kernel,
+    Occupancy,
+    block_limits,
+    launch_errors,
+    max_shared_mem_per_block,
+    shape_limits,
+    shared_mem_limits,
+)
+
+# The launch errors each resource alone decides (engine.launch_errors).
+_OWN_ERRORS = {
+    "registers": ("registers-per-thread", "registers-per-block"),
+    "shared_memory": ("static-shared-mem", "opt-in-required", "shared-mem-per-block"),
+}
 
 
 # NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
@@ -31,25 +51,46 @@ class Cliff(NamedTuple):
     headroom: int | None  # how much the resource can grow before a block is lost (None: never)
 
 
-# Cliff searches probe the same (architecture, kernel) points again and again
-# (every kernel of a lint run with the same block size walks the same register
-# staircase), so resident-block counts are memoised. Keyed by the Arch's id,
-# with the Arch kept in the value so the id cannot be reused while cached.
-_BLOCKS_CACHE: dict = {}
-_BLOCKS_CACHE_LIMIT = 1 << 18
-
-
 def _blocks(arch, kernel: Kernel) -> int:
-    key = (id(arch), kernel)
-    hit = _BLOCKS_CACHE.get(key)
-    if hit is not None and hit[0] is arch:
-        return hit[1]
     limits, *_ = block_limits(arch, kernel)
-    blocks = 0 if launch_errors(arch, kernel, limits) else min(limits.values())
-    if len(_BLOCKS_CACHE) >= _BLOCKS_CACHE_LIMIT:
-        _BLOCKS_CACHE.clear()
-    _BLOCKS_CACHE[key] = (arch, blocks)
+    return 0 if launch_errors(arch, kernel, limits) else min(limits.values())
+
+
+def _other_limits(result: Occupancy, resource: str) -> int:
+    """Blocks per SM everything but `resource` allows: 0 if the launch fails for another reason."""
+    own = _OWN_ERRORS[resource]
+    if any(error.code not in own for error in result.errors):
+        return 0
+    return min((value for name, value in result.block_limits.items() if name != resource and value is not None),
+               default=1 << 31)
+
+
+def _register_probe(result: Occupancy):
+    """registers per thread -> resident blocks, the rest of the configuration unchanged."""
+    arch, block_size = result.arch, result.kernel.block_size
+    others, most = _other_limits(result, "registers"), arch.max_registers_per_thread
+    return lambda regs: 0 if regs > most else min(others, shape_limits(arch, regs, block_size)[1])
+
+
+def _shared_mem_probe(result: Occupancy):
+    """total shared memory per block (as with_total_shared_mem splits it) -> resident blocks."""
+    arch, kernel = result.arch, result.kernel
+    others, static_limit = _other_limits(result, "shared_memory"), arch.shared_mem_per_block
+    static, carveout, opt_in = kernel.static_shared_mem, kernel.carveout, kernel.opt_in
+
+    def blocks(total: int) -> int:
+        if total < static:  # the static part shrinks (see with_total_shared_mem)
+            return 0 if total > static_limit else min(others, shared_mem_limits(arch, total, 0, carveout, opt_in)[0])
+        if static > static_limit:
+            return 0
+        return min(others, shared_mem_limits(arch, static, total - static, carveout, opt_in)[0])
+
     return blocks
+
+
+def _step(result: Occupancy, value: int, blocks: int) -> Step:
+    """A Step for `result`'s block shape, which the varied resource leaves unchanged."""
+    return Step(value, blocks, blocks * result.warps_per_block / result.arch.max_warps_per_sm)
 
 
 def _memoised_per_result(function):
@@ -93,32 +134,29 @@ def _last_with(lo: int, hi: int, keeps) -> int | None:
     return lo
 
 
-def _steps_down(arch, kernel, current_value, current_blocks, steps, make, floor, unit=1):
+def _steps_down(result: Occupancy, probe, current_value: int, steps: int, unit: int = 1) -> tuple[Step, ...]:
     """Walk down the staircase: each step is the largest value that allows more blocks than the last."""
-    found, best, value = [], current_blocks, current_value
-    while len(found) < steps:
+    found, best, value = [], result.active_blocks_per_sm, current_value
+    while len(found) < steps and probe(0) > best:
         # Values are scanned in units; the largest value below `value` that gains a block.
-        top = (value - 1) // unit
-        candidates = _last_with(floor // unit, top, lambda k: _blocks(arch, make(k * unit)) > best) \
-            if _blocks(arch, make(floor)) > best else None
-        if candidates is None:
+        gaining = _last_with(0, (value - 1) // unit, lambda k: probe(k * unit) > best)
+        if gaining is None:
             break
-        value = candidates * unit
-        step = step_at(arch, make(value), value)
-        found.append(step)
-        best = step.blocks_per_sm
+        value = gaining * unit
+        best = probe(value)
+        found.append(_step(result, value, best))
     return tuple(found)
 
 
 @_memoised_per_result
 def register_cliff(result: Occupancy, steps: int = 2) -> Cliff:
-    arch, kernel = result.arch, result.kernel
-    make = lambda regs: kernel._replace(registers=regs)  # noqa: E731
-    down = _steps_down(arch, kernel, kernel.registers, result.active_blocks_per_sm, steps, make, 0)
-    last = _last_with(kernel.registers, arch.max_registers_per_thread,
-                      lambda regs: _blocks(arch, make(regs)) >= result.active_blocks_per_sm)
-    headroom = None if last == arch.max_registers_per_thread else last - kernel.registers
-    return Cliff("registers", kernel.registers, down, headroom)
+    arch, current = result.arch, result.kernel.registers
+    probe = _register_probe(result)
+    down = _steps_down(result, probe, current, steps)
+    most = arch.max_registers_per_thread
+    last = _last_with(current, most, lambda regs: probe(regs) >= result.active_blocks_per_sm)
+    headroom = None if last in (None, most) else last - current
+    return Cliff("registers", current, down, headroom)
 
 
 def with_total_shared_mem(kernel: Kernel, total: int) -> Kernel:
@@ -133,12 +171,11 @@ def with_total_shared_mem(kernel: Kernel, total: int) -> Kernel:
 def shared_mem_cliff(result: Occupancy, steps: int = 2) -> Cliff:
     """Steps in total shared memory per block; the dynamic part is what a launch can change."""
     arch, kernel = result.arch, result.kernel
-    unit = arch.shared_mem_allocation_unit
     total = kernel.static_shared_mem + kernel.dynamic_shared_mem
-    make = lambda size: with_total_shared_mem(kernel, size)  # noqa: E731
-    down = _steps_down(arch, kernel, total, result.active_blocks_per_sm, steps, make, 0, unit) if total else ()
+    probe = _shared_mem_probe(result)
+    down = _steps_down(result, probe, total, steps, arch.shared_mem_allocation_unit) if total else ()
     ceiling = max_shared_mem_per_block(arch, kernel)
-    last = _last_with(total, ceiling, lambda size: _blocks(arch, make(size)) >= result.active_blocks_per_sm)
+    last = _last_with(total, ceiling, lambda size: probe(size) >= result.active_blocks_per_sm)
     headroom = None if last in (None, ceiling) else last - total
     return Cliff("shared_memory", total, down, headroom)
 
@@ -157,10 +194,15 @@ def best_carveout(result: Occupancy) -> Step | None:
     arch, kernel = result.arch, result.kernel
     if arch.shared_mem_model != "carveout" or not result.launchable:
         return None
-    most = step_at(arch, kernel._replace(carveout=100), 100)
-    if most.blocks_per_sm <= result.active_blocks_per_sm:
+    others = _other_limits(result, "shared_memory")
+    static, dynamic, opt_in = kernel.static_shared_mem, kernel.dynamic_shared_mem, kernel.opt_in
+
+    def blocks(percent: int) -> int:  # the carveout decides no launch error, only the limit
+        return min(others, shared_mem_limits(arch, static, dynamic, percent, opt_in)[0])
+
+    most = blocks(100)
+    if most <= result.active_blocks_per_sm:
         return None
     # Blocks never fall as the carveout grows: find the first percentage that reaches the most.
-    lowest = _last_with(0, 100, lambda p: _blocks(arch, kernel._replace(carveout=100 - p)) >= most.blocks_per_sm)
-    percent = 100 - lowest
-    return step_at(arch, kernel._replace(carveout=percent), percent)
+    percent = 100 - _last_with(0, 100, lambda p: blocks(100 - p) >= most)
+    return _step(result, percent, blocks(percent))

@@ -1,0 +1,126 @@
+"""The what-if cliffs against brute force: every answer equals a scan of full
+occupancy() calls over every value of the varied resource."""
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tuneadvise.advisor.engine import Kernel, max_shared_mem_per_block, occupancy
+from tuneadvise.advisor.whatif import best_carveout, register_cliff, shared_mem_cliff, with_total_shared_mem
+from tuneadvise.specs.catalog import shipped_catalog
+
+ARCHS = sorted(shipped_catalog().archs.values(), key=lambda a: (a.major, a.minor))
+
+
+def scanned_cliff(result, values, make, steps=2):
+    """(down steps, headroom) by evaluating every value with the full engine."""
+    blocks = {value: occupancy(result.arch, make(value)).active_blocks_per_sm for value in values}
+    current = max(v for v in values if v <= result.current_value)
+    down, best = [], result.active_blocks_per_sm
+    below = sorted((v for v in values if v < current), reverse=True)
+    while len(down) < steps:
+        gaining = next((v for v in below if blocks[v] > best and (not down or v < down[-1][0])), None)
+        if gaining is None:
+            break
+        best = blocks[gaining]
+        down.append((gaining, best))
+    above = [v for v in values if v >= current]
+    kept = [v for v in above if blocks[v] >= result.active_blocks_per_sm]
+    # The largest value before the first loss of a block (the staircase is monotone).
+    last = None
+    for v in above:
+        if blocks[v] >= result.active_blocks_per_sm:
+            last = v
+        else:
+            break
+    return down, last, kept
+
+
+class Scan:
+    def __init__(self, result, current):
+        self.result, self.current_value = result, current
+        self.active_blocks_per_sm = result.active_blocks_per_sm
+        self.arch = result.arch
+
+
+KERNELS = dict(registers=st.integers(0, 255), block=st.integers(1, 1024), static=st.sampled_from([0, 100, 4096, 20000, 50000]),
+               dynamic=st.sampled_from([0, 1, 3000, 40000, 100000]), carveout=st.sampled_from([-1, 0, 25, 60, 100]),
+               opt_in=st.booleans(), barriers=st.integers(0, 16), bounds=st.one_of(st.none(), st.integers(1, 1024)))
+
+
+@settings(max_examples=250, deadline=None)
+@given(arch=st.sampled_from(ARCHS), **KERNELS)
+def test_register_cliff_equals_a_full_scan(arch, registers, block, static, dynamic, carveout, opt_in, barriers, bounds):
+    kernel = Kernel(registers, block, static, dynamic, carveout, opt_in, barriers, bounds)
+    result = occupancy(arch, kernel)
+    cliff = register_cliff(result)
+    values = range(0, arch.max_registers_per_thread + 1)
+    down, last, _ = scanned_cliff(Scan(result, registers), values, lambda r: kernel._replace(registers=r))
+    if registers > arch.max_registers_per_thread:  # cannot launch; the scan's domain ends at the maximum
+        assert cliff.headroom is None and all(s.value < registers for s in cliff.down)
+        return
+    assert [(s.value, s.blocks_per_sm) for s in cliff.down] == down
+    for step in cliff.down:
+        assert step == (step.value, step.blocks_per_sm, occupancy(arch, kernel._replace(registers=step.value)).occupancy)
+    expected = None if last in (None, arch.max_registers_per_thread) else last - registers
+    assert cliff.headroom == expected
+
+
+@settings(max_examples=250, deadline=None)
+@given(arch=st.sampled_from(ARCHS), **KERNELS)
+def test_shared_mem_cliff_equals_a_full_scan(arch, registers, block, static, dynamic, carveout, opt_in, barriers, bounds):
+    kernel = Kernel(registers, block, static, dynamic, carveout, opt_in, barriers, bounds)
+    result = occupancy(arch, kernel)
+    cliff = shared_mem_cliff(result)
+    total, unit = static + dynamic, arch.shared_mem_allocation_unit
+    ceiling = max_shared_mem_per_block(arch, kernel)
+    make = lambda size: with_total_shared_mem(kernel, size)  # noqa: E731
+    # Down steps are searched in allocation units below the current total.
+    units = range(0, total, unit)
+    down, _, _ = scanned_cliff(Scan(result, total), list(units) + [total], make)
+    assert [(s.value, s.blocks_per_sm) for s in cliff.down] == (down if total else [])
+    # Headroom is searched byte by byte; blocks only change where an allocation unit is crossed,
+    # so scanning the unit boundaries and the ceiling finds the same last byte.
+    if total > ceiling:  # over the per-block limit already: no headroom to speak of
+        assert cliff.headroom is None
+        return
+    edges = sorted({total, ceiling} | {b for b in range(total - total % unit, ceiling + 1, unit) for b in (b, b + 1)
+                                       if total <= b <= ceiling})
+    blocks = {b: occupancy(arch, make(b)).active_blocks_per_sm for b in edges}
+    last = None
+    for i, b in enumerate(edges):
+        if blocks[b] >= result.active_blocks_per_sm:
+            last = b
+        else:
+            last = None if i == 0 else edges[i] - 1
+            break
+    expected = None if last in (None, ceiling) else last - total
+    assert cliff.headroom == expected
+
+
+@settings(max_examples=250, deadline=None)
+@given(arch=st.sampled_from(ARCHS), **KERNELS)
+def test_best_carveout_equals_a_full_scan(arch, registers, block, static, dynamic, carveout, opt_in, barriers, bounds):
+    kernel = Kernel(registers, block, static, dynamic, carveout, opt_in, barriers, bounds)
+    result = occupancy(arch, kernel)
+    best = best_carveout(result)
+    if arch.shared_mem_model != "carveout" or not result.launchable:
+        assert best is None
+        return
+    scan = {p: occupancy(arch, kernel._replace(carveout=p)) for p in range(101)}
+    most = max(r.active_blocks_per_sm for r in scan.values())
+    if most <= result.active_blocks_per_sm:
+        assert best is None
+    else:
+        first = min(p for p, r in scan.items() if r.active_blocks_per_sm == most)
+        assert best == (first, most, scan[first].occupancy)
+
+
+def test_the_scans_cover_cliffs_that_exist():
+    # The sweeps above are only as good as the cases they meet: make sure each kind appears.
+    arch = shipped_catalog().resolve("sm_90").arch
+    result = occupancy(arch, Kernel(202, 256))
+    assert [s.value for s in register_cliff(result).down] == [128, 80]
+    result = occupancy(arch, Kernel(32, 256, 0, 60000, opt_in=True))
+    assert shared_mem_cliff(result).down and shared_mem_cliff(result).headroom is not None
+    result = occupancy(arch, Kernel(32, 256, 0, 40000, carveout=25))
+    assert best_carveout(result) is not None
