@@ -69,38 +69,39 @@ def parse_ptxas(lines, problems: list | None = None) -> Iterator[KernelUsage]:
     for number, line in enumerate(lines, 1):
         if "ptxas" not in line and "bytes stack frame" not in line:
             continue
-        match = _COMPILING.search(line)
-        if match:
-            name, arch, props = match.group(1), match.group(2), None
-            continue
+        # Substring tests pick the one pattern a line can match (each pattern
+        # contains its test's words), so most lines cost no regex at all.
         if "Compiling entry function" in line:
-            _problem(problems, number, "expected \"Compiling entry function 'NAME' for 'sm_XX'\"")
-            name = None
-            continue
-        match = _PROPERTIES.search(line)
-        if match:
-            props = tuple(int(x) for x in match.groups())
-            continue
-        if "bytes stack frame" in line:
-            _problem(problems, number, "expected 'N bytes stack frame, N bytes spill stores, N bytes spill loads'")
-            continue
-        match = _USED.search(line)
-        if match is None and _PTXAS_USED_LINE.search(line):
-            _problem(problems, number, "expected 'Used N registers'")
-            continue
-        if match and name is not None:
-            smem = _SMEM.search(line)
-            barriers = _BARRIERS.search(line)
-            yield KernelUsage(
-                name=name, arch=arch, registers=int(match.group(1)),
-                shared_mem=int(smem.group(1)) if smem else 0,
-                barriers=int(barriers.group(1)) if barriers else None,
-                stack_frame=props[0] if props else None,
-                spill_stores=props[1] if props else None,
-                spill_loads=props[2] if props else None,
-                source="ptxas", line=number,
-            )
-            name = None
+            match = _COMPILING.search(line)
+            if match:
+                name, arch, props = match.group(1), match.group(2), None
+            else:
+                _problem(problems, number, "expected \"Compiling entry function 'NAME' for 'sm_XX'\"")
+                name = None
+        elif "bytes stack frame" in line:
+            match = _PROPERTIES.search(line)
+            if match:
+                props = tuple(int(x) for x in match.groups())
+            else:
+                _problem(problems, number, "expected 'N bytes stack frame, N bytes spill stores, N bytes spill loads'")
+        elif "Used" in line:
+            match = _USED.search(line)
+            if match is None:
+                if _PTXAS_USED_LINE.search(line):
+                    _problem(problems, number, "expected 'Used N registers'")
+            elif name is not None:
+                smem = _SMEM.search(line)
+                barriers = _BARRIERS.search(line)
+                yield KernelUsage(
+                    name=name, arch=arch, registers=int(match.group(1)),
+                    shared_mem=int(smem.group(1)) if smem else 0,
+                    barriers=int(barriers.group(1)) if barriers else None,
+                    stack_frame=props[0] if props else None,
+                    spill_stores=props[1] if props else None,
+                    spill_loads=props[2] if props else None,
+                    source="ptxas", line=number,
+                )
+                name = None
 
 
 def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None,

@@ -217,7 +217,7 @@ def _memo(arch: Arch) -> tuple:
     if entry is None or entry[0] is not arch:
         if len(_MEMO) >= _MEMO_ARCHS:
             _MEMO.clear()
-        entry = _MEMO[id(arch)] = (arch, {}, {})
+        entry = _MEMO[id(arch)] = (arch, {}, {}, {})  # shapes, shared memory, register tables
     return entry
 
 
@@ -244,6 +244,19 @@ def shape_limits(arch: Arch, registers: int, block_size: int) -> tuple[int, int,
     return hit
 
 
+def register_limits(arch: Arch, block_size: int) -> tuple[int, ...]:
+    """Blocks the registers allow for each count from 0 to the architecture's maximum per
+    thread, at this block size: a what-if search reads a register staircase from it."""
+    memo = _memo(arch)
+    table = memo[3].get(block_size)
+    if table is None:
+        if len(memo[3]) >= _MEMO_ENTRIES:
+            memo[3].clear()
+        table = memo[3][block_size] = tuple(shape_limits(arch, registers, block_size)[1]
+                                            for registers in range(arch.max_registers_per_thread + 1))
+    return table
+
+
 def shared_mem_limits(arch: Arch, static: int, dynamic: int, carveout: int, opt_in: bool) -> tuple[int, int, int | None]:
     """Memoised cudaOccMaxBlocksPerSMSmemLimit: (blocks, bytes allocated per block, per-SM config)."""
     table = _memo(arch)[2]
@@ -264,7 +277,7 @@ def block_limits(arch: Arch, kernel: Kernel) -> tuple[dict, int, int, int | None
     """Blocks per SM each resource allows, exactly as cudaOccMaxActiveBlocksPerMultiprocessor."""
     registers, block_size, static, dynamic, carveout, opt_in, barriers, _ = kernel
     # shape_limits and shared_mem_limits, inlined: this runs once per batch line and per what-if probe.
-    _, shapes, shared = _memo(arch)
+    _, shapes, shared, _ = _memo(arch)
     shape = shapes.get((registers, block_size)) or shape_limits(arch, registers, block_size)
     smem = shared.get((static, dynamic, carveout, opt_in)) or shared_mem_limits(arch, static, dynamic, carveout, opt_in)
     limits = {"warps": shape[0], "registers": shape[1], "shared_memory": smem[0], "blocks": arch.max_blocks_per_sm}

@@ -131,6 +131,8 @@ def _config_usage(entry: KernelEntry, arch: str, file: str) -> KernelUsage:
 
 def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, list[str]]:
     """The figures to use, and a sentence per disagreement between sources."""
+    if len(evidence) == 1 and (evidence[0].spill_stores is not None or evidence[0].spill_loads is None):
+        return evidence[0], []  # one source: its own figures, nothing to disagree with (the usual ptxas log)
     ordered = sorted(evidence, key=lambda r: SOURCE_PRIORITY.get(r.source, 9))
     chosen = ordered[0]
     spills = next((r for r in ordered if r.spill_stores is not None), None)

@@ -25,7 +25,7 @@ from tuneadvise.advisor.engine import (
     block_limits,
     launch_errors,
     max_shared_mem_per_block,
-    shape_limits,
+    register_limits,
     shared_mem_limits,
 )
 
@@ -67,9 +67,9 @@ def _other_limits(result: Occupancy, resource: str) -> int:
 
 def _register_probe(result: Occupancy):
     """registers per thread -> resident blocks, the rest of the configuration unchanged."""
-    arch, block_size = result.arch, result.kernel.block_size
-    others, most = _other_limits(result, "registers"), arch.max_registers_per_thread
-    return lambda regs: 0 if regs > most else min(others, shape_limits(arch, regs, block_size)[1])
+    table, others = register_limits(result.arch, result.kernel.block_size), _other_limits(result, "registers")
+    most = len(table) - 1  # the architecture's maximum registers per thread
+    return lambda regs: 0 if regs > most else min(others, table[regs])
 
 
 def _shared_mem_probe(result: Occupancy):

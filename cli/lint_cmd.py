@@ -97,7 +97,7 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
     """
     from tuneadvise.advisor import baseline as ratchet
     from tuneadvise.advisor.lint import lint_paths
-    from tuneadvise.advisor.lint_report import document
+    from tuneadvise.advisor.lint_report import document, document_json, summary
 
     config, config_path, inputs = _load_config(config_file, list(files))
     if not inputs:
@@ -122,26 +122,28 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
             comparison = ratchet.compare(report, ratchet.load(baseline))
         except ratchet.BaselineError as exc:
             raise BadInput(str(exc)) from None
-    doc = document(report, options.fail_on, comparison, _version())
+    totals = summary(report, options.fail_on, comparison)
     fmt = choose_format(fmt) if output is None else (fmt or "json")
     for problem in report.problems:
         click.echo(f"tuneadvise: bad input: {problem}", err=True)
-    if statistics:
-        _write(_statistics(doc, fmt), output)
-    elif fmt == "table":
-        from tuneadvise.cli.lint_render import render_lint
-
-        render_lint(doc)
-    elif fmt == "json":
-        _write(json.dumps(doc, separators=(",", ":")) + "\n", output)
+    if fmt == "json" and not statistics:  # the common CI case, written without building the document
+        _write(document_json(report, totals, comparison, _version()) + "\n", output)
     else:
-        from tuneadvise.advisor.lint_formats import FORMATTERS
+        doc = document(report, options.fail_on, comparison, _version())
+        if statistics:
+            _write(_statistics(doc, fmt), output)
+        elif fmt == "table":
+            from tuneadvise.cli.lint_render import render_lint
 
-        result = FORMATTERS[fmt](doc)
-        _write(result if isinstance(result, str) else json.dumps(result, indent=1) + "\n", output)
+            render_lint(doc)
+        else:
+            from tuneadvise.advisor.lint_formats import FORMATTERS
+
+            result = FORMATTERS[fmt](doc)
+            _write(result if isinstance(result, str) else json.dumps(result, indent=1) + "\n", output)
     if report.problems:
         ctx.exit(EXIT_BAD_INPUT)
-    ctx.exit(EXIT_FINDINGS if doc["summary"]["failing_findings"] else EXIT_OK)
+    ctx.exit(EXIT_FINDINGS if totals["failing_findings"] else EXIT_OK)
 
 
 def _statistics(doc: dict, fmt: str) -> str:

@@ -98,14 +98,21 @@ def check_occupancy(resolved, result, selection: RuleSelection = RuleSelection()
     `context` may carry spill_bytes, grid_size, sm_count, cluster_size,
     compiled_for and block_dims, as lint or the command line know them.
     """
-    from tuneadvise.advisor.rules.checks import CHECKS, Context
+    from tuneadvise.advisor.rules.checks import Context
 
     ctx = Context.build(resolved, result, context)
     findings = []
-    for code, rule in registry().items():
-        if rule.kind != "config" or not selection.allows(code):
-            continue
-        for message, details in CHECKS[code](ctx, rule.params):
-            findings.append(Finding(code, rule.severity, message, result.arch.sm, details, rule.source))
+    for rule, check in _config_checks(selection):
+        for message, details in check(ctx, rule.params):
+            findings.append(Finding(rule.code, rule.severity, message, result.arch.sm, details, rule.source))
     findings.sort(key=lambda f: (-SEVERITY_RANK[f.severity], f.code))
     return findings
+
+
+@lru_cache(maxsize=32)
+def _config_checks(selection: RuleSelection) -> tuple:
+    """(rule, check) for each config rule the selection allows: decided once per selection, not per kernel."""
+    from tuneadvise.advisor.rules.checks import CHECKS
+
+    return tuple((rule, CHECKS[code]) for code, rule in registry().items()
+                 if rule.kind == "config" and selection.allows(code))

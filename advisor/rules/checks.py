@@ -190,8 +190,10 @@ def _near_cliff(ctx: Context, params: dict):
                f"{result.active_blocks_per_sm} blocks/SM; pin the count with "
                f"__launch_bounds__({ctx.kernel.block_size}, {result.active_blocks_per_sm})"), \
             {"resource": "registers", "headroom": regs.headroom}
+    if not ctx.kernel.static_shared_mem + ctx.kernel.dynamic_shared_mem:
+        return  # a block without shared memory has no shared-memory cliff to be near
     smem = whatif.shared_mem_cliff(result)
-    if smem.headroom is not None and smem.headroom < params["shared_mem_margin"] and smem.current:
+    if smem.headroom is not None and smem.headroom < params["shared_mem_margin"]:
         yield (f"+{smem.headroom} B of shared memory per block would drop to fewer than "
                f"{result.active_blocks_per_sm} blocks/SM"), {"resource": "shared_memory", "headroom": smem.headroom}
 
