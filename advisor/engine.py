@@ -124,9 +124,14 @@ def shared_mem_preference(arch: Arch, carveout: int) -> int:
 
 
 def max_shared_mem_per_block(arch: Arch, kernel: Kernel) -> int:
-    """The most shared memory (static + dynamic) one block of `kernel` may ask for:
-    the opt-in limit once the kernel opted in (7.0 and later), else the default."""
-    return arch.shared_mem_per_block_optin if (kernel.opt_in and arch.major >= 7) else arch.shared_mem_per_block
+    """The most shared memory (static + dynamic) one block of `kernel` may ask for."""
+    return shared_mem_ceiling(arch, kernel.opt_in)
+
+
+def shared_mem_ceiling(arch: Arch, opt_in: bool) -> int:
+    """The per-block shared-memory limit: the opt-in limit once a kernel opted in
+    (7.0 and later), else the default."""
+    return arch.shared_mem_per_block_optin if (opt_in and arch.major >= 7) else arch.shared_mem_per_block
 
 
 def _warps_limit(arch: Arch, block_size: int) -> int:

@@ -14,16 +14,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 from tuneadvise.advisor import demangle as names
 from tuneadvise.advisor.compiler_output import KernelUsage, cuobjdump_reserved
 from tuneadvise.advisor.engine import Occupancy, occupancy
 from tuneadvise.advisor.inputs import make_kernel
-from tuneadvise.advisor.lint_config import Budget, KernelEntry, LintConfig
+from tuneadvise.advisor.lint_settings import NO_CONFIG
 from tuneadvise.advisor.rules import SEVERITY_RANK, Finding, RuleSelection, check_occupancy, registry
 from tuneadvise.advisor.source_index import SourceIndex
 from tuneadvise.advisor.usage import InputProblem
 from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
+
+if TYPE_CHECKING:  # the config model imports pydantic; a lint without a config file never does
+    from tuneadvise.advisor.lint_config import Budget, KernelEntry, LintConfig
+    from tuneadvise.advisor.lint_settings import NoConfig
 
 DEFAULT_BLOCK = (256,)
 # Whose figures win when sources disagree: the binary is what the driver loads.
@@ -32,7 +37,7 @@ SOURCE_PRIORITY = {"cubin": 0, "fatbin": 0, "ptxas": 1, "cuobjdump": 2, "config"
 
 @dataclass
 class LintOptions:
-    config: LintConfig = field(default_factory=LintConfig)
+    config: LintConfig | NoConfig = NO_CONFIG
     archs: tuple[str, ...] = ()  # sm_XX; empty: every architecture the inputs hold
     block_size: tuple[int, ...] | None = None  # --block-size; else config's; else 256
     selection: RuleSelection = field(default_factory=RuleSelection)
@@ -177,41 +182,52 @@ def _launch(entry: KernelEntry | None, options: LintOptions, launch_bound: int |
     }
 
 
+@lru_cache(maxsize=65536)
+def _names(name: str) -> tuple[str, str, str]:
+    """(as written, demangled, base name): what config globs and source definitions match."""
+    demangled = names.demangle(name)
+    return name, demangled, names.base_name(demangled)
+
+
 def _lint_one(name, arch, resolved, evidence, options: LintOptions, sources, cache) -> LintedKernel:
     config = options.config
-    demangled = names.demangle(name)
-    short = names.base_name(demangled)
-    keys = (name, demangled, short)
+    keys = _names(name)
     usage, disagreements = _reconcile(evidence)
-    entry = config.kernel_entry(keys, arch)
-    launch = _launch(entry, options, usage.max_threads)
-    barriers = usage.barriers if usage.barriers is not None else 1
-    bounds = launch["max_threads_per_block"] or usage.max_threads
-    key = (arch, usage.registers, usage.shared_mem, barriers, bounds, usage.spill_bytes,
-           tuple(sorted((k, v) for k, v in launch.items() if k != "configured_by")))
-    if key not in cache:
-        kernel, dims = make_kernel(registers=usage.registers, block_size=list(launch["block_dims"]),
-                                   shared_mem=usage.shared_mem, dynamic_shared_mem=launch["dynamic_shared_mem"],
-                                   carveout=launch["carveout"], opt_in=launch["opt_in"], barriers=barriers,
-                                   max_threads_per_block=bounds)
-        result = occupancy(resolved.arch, kernel)
-        context = {"spill_bytes": usage.spill_bytes, "grid_size": launch["grid_size"],
-                   "cluster_size": launch["cluster_size"], "block_dims": dims}
-        cache[key] = (result, check_occupancy(resolved, result, options.selection, **context))
-    result, occupancy_findings = cache[key]
-    findings = list(occupancy_findings)
-    findings += _lint_findings(usage, result, disagreements, entry, config.budget(keys, arch), launch, options)
-    location = (usage.file, usage.line)
-    suppressed: set[str] = set()
+    entry = config.kernel_entry(keys, arch) if config.kernels else None
+    budget = config.budget(keys, arch) if config.budgets else None
+    location, suppressed = (usage.file, usage.line), frozenset()
     if sources is not None:
-        definition = sources.lookup(short)
+        definition = sources.lookup(keys[2])
         if definition is not None:
-            location = (definition.file, definition.line)
-            suppressed = definition.suppressed
+            location, suppressed = (definition.file, definition.line), frozenset(definition.suppressed)
+    launch = _launch(entry, options, usage.max_threads)
+    # Everything the result and the findings depend on; kernels that agree on it share both
+    # (a code base has many kernels with the same figures and launch).
+    key = (arch, usage.registers, usage.shared_mem, usage.barriers, usage.max_threads, usage.spill_bytes,
+           usage.source == "config", tuple(disagreements), id(entry), id(budget), suppressed)
+    shared = cache.get(key)
+    if shared is None:
+        shared = cache[key] = _analyse(resolved, usage, disagreements, entry, budget, launch, suppressed, options)
+    result, findings = shared
+    return LintedKernel(name, keys[1], arch, usage, evidence, launch, result, findings, location)
+
+
+def _analyse(resolved, usage, disagreements, entry, budget, launch, suppressed, options) -> tuple:
+    """(occupancy result, findings, worst first) for one kernel's figures and launch."""
+    barriers = usage.barriers if usage.barriers is not None else 1
+    kernel, dims = make_kernel(registers=usage.registers, block_size=list(launch["block_dims"]),
+                               shared_mem=usage.shared_mem, dynamic_shared_mem=launch["dynamic_shared_mem"],
+                               carveout=launch["carveout"], opt_in=launch["opt_in"], barriers=barriers,
+                               max_threads_per_block=launch["max_threads_per_block"] or usage.max_threads)
+    result = occupancy(resolved.arch, kernel)
+    context = {"spill_bytes": usage.spill_bytes, "grid_size": launch["grid_size"],
+               "cluster_size": launch["cluster_size"], "block_dims": dims}
+    findings = check_occupancy(resolved, result, options.selection, **context)
+    findings += _lint_findings(usage, result, disagreements, entry, budget, launch, options)
     ignored = tuple(entry.ignore) if entry else ()
     findings = [f for f in findings if f.code not in suppressed and not f.code.startswith(ignored)]  # () matches nothing
     findings.sort(key=lambda f: (-SEVERITY_RANK[f.severity], f.code))
-    return LintedKernel(name, demangled, arch, usage, evidence, launch, result, findings, location)
+    return result, findings
 
 
 def _finding(code: str, message: str, arch: str, details: dict) -> Finding:

@@ -18,7 +18,7 @@ from typing import Literal, Optional, Union, get_args
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tuneadvise.advisor import inputs
-from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
+from tuneadvise.advisor.lint_settings import normalise_archs
 
 Severity = Literal["error", "warning", "info"]
 Bytes = Union[int, str]  # 12288 or "12K"; normalised to int by the validators
@@ -32,18 +32,6 @@ def _normalise_keys(data):
     if isinstance(data, dict):
         return {str(k).replace("-", "_"): v for k, v in data.items()}
     return data
-
-
-def normalise_archs(value) -> list[str]:
-    """Architecture names (sm_90, hopper, 9.0, products...) -> sm_XX, in order; ValueError names the bad one."""
-    items = [value] if isinstance(value, str) else list(value)
-    normalised = []
-    for item in items:
-        try:
-            normalised.append(shipped_catalog().resolve(str(item)).arch.sm)
-        except UnknownArchError as exc:
-            raise ValueError(str(exc).removeprefix("--arch: ")) from None
-    return normalised
 
 
 def _via_inputs(parse, value, field: str):
@@ -273,13 +261,6 @@ def json_schema() -> dict:
 
 # -- loading ----------------------------------------------------------------------
 
-CONFIG_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
-
-
-def is_config_path(path: str | Path) -> bool:
-    return Path(path).suffix.lower() in CONFIG_SUFFIXES
-
-
 def load_config(path: str | Path) -> LintConfig:
     """A config file, or the [tool.tuneadvise] table of a pyproject.toml."""
     path = Path(path)
@@ -384,18 +365,3 @@ def _line_of(text: str, loc) -> int | None:
         return None
     pattern = re.compile(r"^\s*" + re.escape(key).replace("_", "[_-]") + r"\s*=")
     return next((i + 1 for i in range(start, end) if pattern.match(lines[i])), None)
-
-
-def find_project_config(start: Path | None = None) -> Path | None:
-    """tuneadvise.toml, or a pyproject.toml with [tool.tuneadvise], in the directory or its parents."""
-    here = (start or Path.cwd()).resolve()
-    for directory in (here, *here.parents):
-        candidate = directory / "tuneadvise.toml"
-        if candidate.is_file():
-            return candidate
-        pyproject = directory / "pyproject.toml"
-        if pyproject.is_file() and "[tool.tuneadvise" in pyproject.read_text(encoding="utf-8", errors="replace"):
-            return pyproject
-        if (directory / ".git").exists():
-            break
-    return None

@@ -20,24 +20,28 @@ def _finding_dict(finding, status: str | None) -> dict:
 
 def _kernel_head(kernel) -> dict:
     """A kernel's entry up to, not including, its "occupancy" and "findings" (the last two keys)."""
-    usage = kernel.usage
-    return {
-        "name": kernel.name,
-        "demangled": kernel.demangled,
-        "arch": kernel.arch,
-        "registers": usage.registers,
-        "shared_mem": usage.shared_mem,
-        "spill_bytes": usage.spill_bytes,
-        "stack_frame": usage.stack_frame,
-        "barriers": usage.barriers,
-        "max_threads_per_block": usage.max_threads,
-        "figures_from": usage.source,
-        "sources": [{"tool": r.source, "file": r.file, "line": r.line, "registers": r.registers,
-                     "shared_mem": r.shared_mem, "stack_frame": r.stack_frame, "spill_bytes": r.spill_bytes,
-                     "barriers": r.barriers} for r in kernel.evidence],
-        "launch": dict(kernel.launch, block_dims=list(kernel.launch["block_dims"])),
-        "location": {"file": kernel.location[0], "line": kernel.location[1]},
-    }
+    head = {"name": kernel.name, "demangled": kernel.demangled, "arch": kernel.arch}
+    head.update(_figures(kernel.usage))
+    head["sources"] = [dict({"tool": r.source, "file": r.file, "line": r.line}, **_source_figures(r))
+                       for r in kernel.evidence]
+    head["launch"] = _launch(kernel.launch)
+    head["location"] = {"file": kernel.location[0], "line": kernel.location[1]}
+    return head
+
+
+def _figures(usage) -> dict:
+    return {"registers": usage.registers, "shared_mem": usage.shared_mem, "spill_bytes": usage.spill_bytes,
+            "stack_frame": usage.stack_frame, "barriers": usage.barriers, "max_threads_per_block": usage.max_threads,
+            "figures_from": usage.source}
+
+
+def _source_figures(record) -> dict:
+    return {"registers": record.registers, "shared_mem": record.shared_mem, "stack_frame": record.stack_frame,
+            "spill_bytes": record.spill_bytes, "barriers": record.barriers}
+
+
+def _launch(launch: dict) -> dict:
+    return dict(launch, block_dims=list(launch["block_dims"]))
 
 
 def _status(comparison, kernel, finding) -> str | None:
@@ -110,37 +114,78 @@ def document(report, fail_on: str, comparison=None, tool_version: str = "") -> d
 # The same document as compact JSON text, written directly
 # --------------------------------------------------------------------------
 # A lint of 30,000 kernels writes some 70 MB of JSON, and most of it repeats:
-# kernels with the same figures share one occupancy result and one list of
-# rule findings (lint.py computes each once). Encoding the whole dictionary
-# re-encodes every copy; document_json encodes each shared part once and
+# kernels with the same figures share one occupancy result and one findings
+# list (lint.py computes each once), and their figures, launch settings and
+# source records repeat too. Encoding the whole dictionary re-encodes every
+# copy; document_json encodes each distinct part once, with json itself, and
 # joins the texts. tests/test_lint_report.py holds it equal, byte for byte, to
 # json.dumps(document(...), separators=(",", ":")).
 
 _ENCODE = json.JSONEncoder(separators=(",", ":")).encode
+_STRING = json.encoder.encode_basestring_ascii  # what _ENCODE does to a str
+
+
+def _number(value) -> str:
+    return str(value) if type(value) is int else _ENCODE(value)
+
+
+class _KernelWriter:
+    """Each kernel's entry as JSON text, distinct parts encoded once."""
+
+    def __init__(self, comparison):
+        self.comparison = comparison
+        self.texts: dict = {}  # (part, key) -> text, for parts keyed by their values
+        self.kept: dict = {}  # (part, id) -> (object, text), the object kept so its id stays unique
+
+    def _by_value(self, part: str, key, make) -> str:
+        text = self.texts.get((part, key))
+        if text is None:
+            text = self.texts[(part, key)] = make()
+        return text
+
+    def _by_identity(self, part: str, obj, key, make) -> str:
+        hit = self.kept.get((part, id(obj), key))
+        if hit is None:
+            hit = self.kept[(part, id(obj), key)] = (obj, make())
+        return hit[1]
+
+    def __call__(self, kernel) -> str:
+        usage, launch, (file, line) = kernel.usage, kernel.launch, kernel.location
+        figures = (usage.registers, usage.shared_mem, usage.spill_bytes, usage.stack_frame, usage.barriers,
+                   usage.max_threads, usage.source)
+        return (f'{{"name":{_STRING(kernel.name)},"demangled":{_STRING(kernel.demangled)},'
+                f'"arch":{self._by_value("arch", kernel.arch, lambda: _STRING(kernel.arch))},'
+                f'{self._by_value("figures", figures, lambda: _ENCODE(_figures(usage))[1:-1])},'
+                f'"sources":[{",".join([self._source(r) for r in kernel.evidence])}],'
+                f'"launch":{self._by_value("launch", tuple(launch.values()), lambda: _ENCODE(_launch(launch)))},'
+                f'"location":{self._by_value("file", file, lambda: _ENCODE({"file": file})[:-1])},"line":{_number(line)}}},'
+                f'{self._results(kernel)}}}')
+
+    def _source(self, record) -> str:
+        head = self._by_value("file", (record.source, record.file),
+                              lambda: _ENCODE({"tool": record.source, "file": record.file})[:-1])
+        figures = (record.registers, record.shared_mem, record.stack_frame, record.spill_bytes, record.barriers)
+        rest = self._by_value("source", figures, lambda: _ENCODE(_source_figures(record))[1:])
+        return f'{head},"line":{_number(record.line)},{rest}'
+
+    def _results(self, kernel) -> str:
+        """'"occupancy":...,"findings":[...]': shared by kernels with the same result and findings list."""
+        dims = tuple(kernel.launch["block_dims"])
+        occupancy = self._by_identity("occupancy", kernel.result, dims,
+                                      lambda: occupancy_json_line(kernel.result, dims))
+        if self.comparison is None:  # then the findings list alone decides its text
+            findings = self._by_identity("findings", kernel.findings, None, lambda: ",".join(
+                [self._finding(f, None) for f in kernel.findings]))
+        else:
+            findings = ",".join([self._finding(f, _status(self.comparison, kernel, f)) for f in kernel.findings])
+        return f'"occupancy":{occupancy},"findings":[{findings}]'
+
+    def _finding(self, finding, status) -> str:
+        return self._by_identity("finding", finding, status, lambda: _ENCODE(_finding_dict(finding, status)))
 
 
 def document_json(report, totals: dict, comparison=None, tool_version: str = "") -> str:
     """json.dumps(document(report, ...), separators=(",", ":")), where `totals` is summary(report, ...)."""
-    occupancy_texts: dict = {}  # (id(result), dims) -> (result, text); the result kept so its id stays unique
-    finding_texts: dict = {}  # (id(finding), status) -> (finding, text)
-
-    def occupancy_text(kernel) -> str:
-        dims = tuple(kernel.launch["block_dims"])
-        key = (id(kernel.result), dims)
-        hit = occupancy_texts.get(key)
-        if hit is None:
-            hit = occupancy_texts[key] = (kernel.result, occupancy_json_line(kernel.result, dims))
-        return hit[1]
-
-    def finding_text(kernel, finding) -> str:
-        status = _status(comparison, kernel, finding)
-        key = (id(finding), status)
-        hit = finding_texts.get(key)
-        if hit is None:
-            hit = finding_texts[key] = (finding, _ENCODE(_finding_dict(finding, status)))
-        return hit[1]
-
-    kernels = [f'{_ENCODE(_kernel_head(k))[:-1]},"occupancy":{occupancy_text(k)},'
-               f'"findings":[{",".join([finding_text(k, f) for f in k.findings])}]}}' for k in report.kernels]
-    return (f'{_ENCODE(_head(tool_version))[:-1]},"kernels":[{",".join(kernels)}],'
+    write = _KernelWriter(comparison)
+    return (f'{_ENCODE(_head(tool_version))[:-1]},"kernels":[{",".join([write(k) for k in report.kernels])}],'
             f'{_ENCODE(_tail(report, totals))[1:]}')

@@ -12,7 +12,10 @@ the reserved kilobyte included; tests/test_whatif.py holds every cliff equal to
 a scan of full `occupancy()` calls.
 
 Resident blocks never increase when registers or shared memory grow, and never
-decrease when the carveout grows, so each cliff is found by bisection.
+decrease when the carveout grows, so each cliff is found by bisection. A cliff
+depends on the architecture, the varied resource's own inputs and the other
+limits' minimum, not on the whole kernel, so it is memoised by those: a lint
+run's thousands of distinct kernels share a few hundred cliffs.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from tuneadvise.advisor.engine import (
     Occupancy,
     block_limits,
     launch_errors,
-    max_shared_mem_per_block,
     register_limits,
+    shared_mem_ceiling,
     shared_mem_limits,
 )
 
@@ -58,56 +61,30 @@ def _blocks(arch, kernel: Kernel) -> int:
 
 def _other_limits(result: Occupancy, resource: str) -> int:
     """Blocks per SM everything but `resource` allows: 0 if the launch fails for another reason."""
-    own = _OWN_ERRORS[resource]
-    if any(error.code not in own for error in result.errors):
-        return 0
+    if result.errors:
+        own = _OWN_ERRORS[resource]
+        if any(error.code not in own for error in result.errors):
+            return 0
     return min((value for name, value in result.block_limits.items() if name != resource and value is not None),
                default=1 << 31)
 
 
-def _register_probe(result: Occupancy):
-    """registers per thread -> resident blocks, the rest of the configuration unchanged."""
-    table, others = register_limits(result.arch, result.kernel.block_size), _other_limits(result, "registers")
-    most = len(table) - 1  # the architecture's maximum registers per thread
-    return lambda regs: 0 if regs > most else min(others, table[regs])
-
-
-def _shared_mem_probe(result: Occupancy):
-    """total shared memory per block (as with_total_shared_mem splits it) -> resident blocks."""
-    arch, kernel = result.arch, result.kernel
-    others, static_limit = _other_limits(result, "shared_memory"), arch.shared_mem_per_block
-    static, carveout, opt_in = kernel.static_shared_mem, kernel.carveout, kernel.opt_in
-
-    def blocks(total: int) -> int:
-        if total < static:  # the static part shrinks (see with_total_shared_mem)
-            return 0 if total > static_limit else min(others, shared_mem_limits(arch, total, 0, carveout, opt_in)[0])
-        if static > static_limit:
-            return 0
-        return min(others, shared_mem_limits(arch, static, total - static, carveout, opt_in)[0])
-
-    return blocks
-
-
-def _step(result: Occupancy, value: int, blocks: int) -> Step:
-    """A Step for `result`'s block shape, which the varied resource leaves unchanged."""
-    return Step(value, blocks, blocks * result.warps_per_block / result.arch.max_warps_per_sm)
-
-
-def _memoised_per_result(function):
-    """Cache a what-if answer per (architecture, kernel): the rules ask for the
-    same cliff more than once (TA301 and TA304), and lint asks for identical
-    kernels many times."""
+def _memoised_per_arch(function):
+    """Cache a what-if answer by its arguments: an Arch, then what the answer
+    depends on (not the whole kernel), so kernels that differ elsewhere share
+    it. Keyed by the Arch's id, with the Arch kept in the entry so that the id
+    cannot be reused while cached."""
     cache: dict = {}
 
-    def wrapper(result: Occupancy, *args):
-        key = (id(result.arch), result.kernel, args)
+    def wrapper(arch, *args):
+        key = (id(arch), args)
         hit = cache.get(key)
-        if hit is not None and hit[0] is result.arch:
+        if hit is not None and hit[0] is arch:
             return hit[1]
         if len(cache) >= 1 << 14:
             cache.clear()
-        value = function(result, *args)
-        cache[key] = (result.arch, value)
+        value = function(arch, *args)
+        cache[key] = (arch, value)
         return value
 
     wrapper.__doc__, wrapper.__name__ = function.__doc__, function.__name__
@@ -134,29 +111,42 @@ def _last_with(lo: int, hi: int, keeps) -> int | None:
     return lo
 
 
-def _steps_down(result: Occupancy, probe, current_value: int, steps: int, unit: int = 1) -> tuple[Step, ...]:
-    """Walk down the staircase: each step is the largest value that allows more blocks than the last."""
-    found, best, value = [], result.active_blocks_per_sm, current_value
-    while len(found) < steps and probe(0) > best:
-        # Values are scanned in units; the largest value below `value` that gains a block.
+def _cliff(arch, resource: str, probe, current: int, ceiling: int, warps_per_block: int, steps: int,
+           unit: int = 1) -> Cliff:
+    """The staircase around `current` for resident blocks = probe(value), non-increasing in value:
+    each step down is the largest value (in units) below the last that allows more blocks; the
+    headroom is how far the value can grow, up to `ceiling`, before a block is lost."""
+    def step(value: int, blocks: int) -> Step:
+        return Step(value, blocks, blocks * warps_per_block / arch.max_warps_per_sm)
+
+    active = probe(current)
+    down, best, value = [], active, current
+    while current and len(down) < steps and probe(0) > best:
         gaining = _last_with(0, (value - 1) // unit, lambda k: probe(k * unit) > best)
         if gaining is None:
             break
         value = gaining * unit
         best = probe(value)
-        found.append(_step(result, value, best))
-    return tuple(found)
+        down.append(step(value, best))
+    last = _last_with(current, ceiling, lambda v: probe(v) >= active)
+    return Cliff(resource, current, tuple(down), None if last in (None, ceiling) else last - current)
 
 
-@_memoised_per_result
 def register_cliff(result: Occupancy, steps: int = 2) -> Cliff:
-    arch, current = result.arch, result.kernel.registers
-    probe = _register_probe(result)
-    down = _steps_down(result, probe, current, steps)
-    most = arch.max_registers_per_thread
-    last = _last_with(current, most, lambda regs: probe(regs) >= result.active_blocks_per_sm)
-    headroom = None if last in (None, most) else last - current
-    return Cliff("registers", current, down, headroom)
+    """Registers per thread: the steps down to more blocks, and the headroom up."""
+    kernel = result.kernel
+    return _register_cliff(result.arch, kernel.block_size, kernel.registers, _other_limits(result, "registers"), steps)
+
+
+@_memoised_per_arch
+def _register_cliff(arch, block_size: int, registers: int, others: int, steps: int) -> Cliff:
+    table = register_limits(arch, block_size)
+    most = len(table) - 1  # the architecture's maximum registers per thread
+
+    def probe(regs: int) -> int:
+        return 0 if regs > most else min(others, table[regs])
+
+    return _cliff(arch, "registers", probe, registers, most, -(-block_size // arch.warp_size), steps)
 
 
 def with_total_shared_mem(kernel: Kernel, total: int) -> Kernel:
@@ -167,17 +157,28 @@ def with_total_shared_mem(kernel: Kernel, total: int) -> Kernel:
     return kernel._replace(dynamic_shared_mem=dynamic)
 
 
-@_memoised_per_result
 def shared_mem_cliff(result: Occupancy, steps: int = 2) -> Cliff:
-    """Steps in total shared memory per block; the dynamic part is what a launch can change."""
-    arch, kernel = result.arch, result.kernel
-    total = kernel.static_shared_mem + kernel.dynamic_shared_mem
-    probe = _shared_mem_probe(result)
-    down = _steps_down(result, probe, total, steps, arch.shared_mem_allocation_unit) if total else ()
-    ceiling = max_shared_mem_per_block(arch, kernel)
-    last = _last_with(total, ceiling, lambda size: probe(size) >= result.active_blocks_per_sm)
-    headroom = None if last in (None, ceiling) else last - total
-    return Cliff("shared_memory", total, down, headroom)
+    """Total shared memory per block: the dynamic part is what a launch can change."""
+    kernel = result.kernel
+    return _shared_mem_cliff(result.arch, kernel.static_shared_mem, kernel.dynamic_shared_mem, kernel.carveout,
+                             kernel.opt_in, result.warps_per_block, _other_limits(result, "shared_memory"), steps)
+
+
+@_memoised_per_arch
+def _shared_mem_cliff(arch, static: int, dynamic: int, carveout: int, opt_in: bool, warps_per_block: int,
+                      others: int, steps: int) -> Cliff:
+    static_limit = arch.shared_mem_per_block
+
+    def probe(total: int) -> int:  # with_total_shared_mem's split of `total`, through the engine's limits
+        if total < static:  # the static part shrinks
+            return 0 if total > static_limit else min(others, shared_mem_limits(arch, total, 0, carveout, opt_in)[0])
+        if static > static_limit:
+            return 0
+        return min(others, shared_mem_limits(arch, static, total - static, carveout, opt_in)[0])
+
+    ceiling = shared_mem_ceiling(arch, opt_in)
+    return _cliff(arch, "shared_memory", probe, static + dynamic, ceiling, warps_per_block, steps,
+                  arch.shared_mem_allocation_unit)
 
 
 def block_size_table(result: Occupancy) -> list[Step]:
@@ -188,21 +189,24 @@ def block_size_table(result: Occupancy) -> list[Step]:
             for block in range(arch.warp_size, limit + 1, arch.warp_size)]
 
 
-@_memoised_per_result
 def best_carveout(result: Occupancy) -> Step | None:
     """The smallest carveout percentage that reaches the most blocks, if better than now."""
     arch, kernel = result.arch, result.kernel
     if arch.shared_mem_model != "carveout" or not result.launchable:
         return None
-    others = _other_limits(result, "shared_memory")
-    static, dynamic, opt_in = kernel.static_shared_mem, kernel.dynamic_shared_mem, kernel.opt_in
+    return _best_carveout(arch, kernel.static_shared_mem, kernel.dynamic_shared_mem, kernel.opt_in,
+                          result.active_blocks_per_sm, result.warps_per_block, _other_limits(result, "shared_memory"))
 
+
+@_memoised_per_arch
+def _best_carveout(arch, static: int, dynamic: int, opt_in: bool, active: int, warps_per_block: int,
+                   others: int) -> Step | None:
     def blocks(percent: int) -> int:  # the carveout decides no launch error, only the limit
         return min(others, shared_mem_limits(arch, static, dynamic, percent, opt_in)[0])
 
     most = blocks(100)
-    if most <= result.active_blocks_per_sm:
+    if most <= active:
         return None
     # Blocks never fall as the carveout grows: find the first percentage that reaches the most.
     percent = 100 - _last_with(0, 100, lambda p: blocks(100 - p) >= most)
-    return _step(result, percent, blocks(percent))
+    return Step(percent, most, most * warps_per_block / arch.max_warps_per_sm)

@@ -15,14 +15,16 @@ LINT_FORMATS = ("table", "json", "sarif", "github", "junit", "csv", "markdown")
 
 def _load_config(explicit: str | None, paths: list[str]):
     """The config: --config, a config file among the inputs, or the project's (tuneadvise.toml, pyproject.toml)."""
-    from tuneadvise.advisor.lint_config import ConfigError, LintConfig, find_project_config, is_config_path, load_config
+    from tuneadvise.advisor.lint_settings import NO_CONFIG, find_project_config, is_config_path
 
     named = [p for p in paths if p != "-" and is_config_path(p)]
     if explicit and named or len(named) > 1:
         raise BadInput(f"FILES: at most one config file; got {', '.join(([explicit] if explicit else []) + named)}")
     path = explicit or (named[0] if named else None) or find_project_config()
     if path is None:
-        return LintConfig(), "", [p for p in paths if p not in named]
+        return NO_CONFIG, "", [p for p in paths if p not in named]
+    from tuneadvise.advisor.lint_config import ConfigError, load_config  # pydantic: only for a config file
+
     try:
         return load_config(path), str(path), [p for p in paths if p not in named]
     except ConfigError as exc:
@@ -32,7 +34,7 @@ def _load_config(explicit: str | None, paths: list[str]):
 def _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy):
     from tuneadvise.advisor.inputs import InputError, parse_block
     from tuneadvise.advisor.lint import LintOptions
-    from tuneadvise.advisor.lint_config import normalise_archs
+    from tuneadvise.advisor.lint_settings import normalise_archs
     from tuneadvise.advisor.rules import RuleSelection
 
     try:

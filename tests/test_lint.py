@@ -314,3 +314,29 @@ def test_fuzzed_text_and_binaries_never_crash(tmp_path, lines, blob):
     for name in ("f.log", "f.bin"):
         result = read_usage(tmp_path / name)
         assert all(p.message for p in result.problems)
+
+
+def test_no_config_has_the_config_models_defaults():
+    from tuneadvise.advisor.lint_config import LintConfig
+    from tuneadvise.advisor.lint_settings import NO_CONFIG
+
+    defaults = LintConfig().model_dump()
+    assert set(defaults) == set(NO_CONFIG._fields)
+    for name, value in defaults.items():
+        stand_in = getattr(NO_CONFIG, name)
+        assert (list(stand_in) if isinstance(stand_in, tuple) else stand_in) == value, name
+    assert NO_CONFIG.kernel_entry(("k",), "sm_90") is None and NO_CONFIG.budget(("k",), "sm_90") is None
+
+
+def test_a_lint_without_a_config_file_never_imports_pydantic(tmp_path):
+    import subprocess
+    import sys
+
+    log = tmp_path / "build.log"
+    log.write_text((FIXTURES / "ptxas_sm_90.log").read_text())
+    code = ("import sys; from tuneadvise.cli.main import main; sys.argv = ['tuneadvise', 'lint', 'build.log', "
+            "'--format', 'json']\ntry:\n    main()\nexcept SystemExit:\n    pass\n"
+            "print('pydantic' in sys.modules, file=sys.stderr)")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
+    assert json.loads(result.stdout)["kernels"]
+    assert result.stderr.strip().splitlines()[-1] == "False"

@@ -1,0 +1,72 @@
+"""What lint needs of a configuration before (or without) loading one: which
+paths are config files, where a project's config is, architecture names, and
+the settings in force when there is no config at all.
+
+The config model (lint_config.py) is pydantic, whose import alone costs more
+than linting a small log; a run with no config file never imports it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
+
+CONFIG_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
+
+
+def is_config_path(path: str | Path) -> bool:
+    return Path(path).suffix.lower() in CONFIG_SUFFIXES
+
+
+def find_project_config(start: Path | None = None) -> Path | None:
+    """tuneadvise.toml, or a pyproject.toml with [tool.tuneadvise], in the directory or its parents."""
+    here = (start or Path.cwd()).resolve()
+    for directory in (here, *here.parents):
+        candidate = directory / "tuneadvise.toml"
+        if candidate.is_file():
+            return candidate
+        pyproject = directory / "pyproject.toml"
+        if pyproject.is_file() and "[tool.tuneadvise" in pyproject.read_text(encoding="utf-8", errors="replace"):
+            return pyproject
+        if (directory / ".git").exists():
+            break
+    return None
+
+
+def normalise_archs(value) -> list[str]:
+    """Architecture names (sm_90, hopper, 9.0, products...) -> sm_XX, in order; ValueError names the bad one."""
+    items = [value] if isinstance(value, str) else list(value)
+    normalised = []
+    for item in items:
+        try:
+            normalised.append(shipped_catalog().resolve(str(item)).arch.sm)
+        except UnknownArchError as exc:
+            raise ValueError(str(exc).removeprefix("--arch: ")) from None
+    return normalised
+
+
+class NoConfig(NamedTuple):
+    """The settings with no config file: LintConfig's defaults, field for field
+    (tests/test_lint.py holds the two equal), as an immutable tuple."""
+
+    schema_version: None = None
+    arch: tuple = ()
+    inputs: tuple = ()
+    select: tuple = ()
+    ignore: tuple = ()
+    fail_on: str = "error"
+    min_occupancy: None = None
+    block_size: None = None
+    kernels: tuple = ()
+    budgets: tuple = ()
+
+    def kernel_entry(self, names: tuple[str, ...], arch: str) -> None:
+        return None
+
+    def budget(self, names: tuple[str, ...], arch: str) -> None:
+        return None
+
+
+NO_CONFIG = NoConfig()
