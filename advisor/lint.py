@@ -21,7 +21,7 @@ from tuneadvise.advisor.compiler_output import KernelUsage, cuobjdump_reserved
 from tuneadvise.advisor.engine import Occupancy, occupancy
 from tuneadvise.advisor.inputs import make_kernel
 from tuneadvise.advisor.lint_settings import NO_CONFIG
-from tuneadvise.advisor.rules import SEVERITY_RANK, Finding, RuleSelection, check_occupancy, registry
+from tuneadvise.advisor.rules import SEVERITY_RANK, Finding, RuleSelection, check_occupancy, finding_of, registry
 from tuneadvise.advisor.source_index import SourceIndex
 from tuneadvise.advisor.usage import InputProblem
 from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
@@ -200,7 +200,8 @@ def _lint_one(name, arch, resolved, evidence, options: LintOptions, sources, cac
         definition = sources.lookup(keys[2])
         if definition is not None:
             location, suppressed = (definition.file, definition.line), frozenset(definition.suppressed)
-    launch = _launch(entry, options, usage.max_threads)
+    launch_key = ("launch", id(entry), usage.max_threads)  # one shared dict per launch: the JSON writer encodes it once
+    launch = cache.get(launch_key) or cache.setdefault(launch_key, _launch(entry, options, usage.max_threads))
     # Everything the result and the findings depend on; kernels that agree on it share both
     # (a code base has many kernels with the same figures and launch).
     key = (arch, usage.registers, usage.shared_mem, usage.barriers, usage.max_threads, usage.spill_bytes,
@@ -231,8 +232,7 @@ def _analyse(resolved, usage, disagreements, entry, budget, launch, suppressed, 
 
 
 def _finding(code: str, message: str, arch: str, details: dict) -> Finding:
-    rule = registry()[code]
-    return Finding(code, rule.severity, message, arch, details, rule.source)
+    return finding_of(registry()[code], message, arch, details)
 
 
 def _lint_findings(usage, result, disagreements, entry, budget: Budget | None, launch, options) -> list[Finding]:

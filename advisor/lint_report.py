@@ -130,58 +130,79 @@ def _number(value) -> str:
 
 
 class _KernelWriter:
-    """Each kernel's entry as JSON text, distinct parts encoded once."""
+    """Each kernel's entry as JSON text, distinct parts encoded once.
+
+    Parts keyed by value (figures, source records, launch settings, files)
+    are cached by that value; shared objects (an occupancy result, a findings
+    list, a finding) by identity, with the object kept so its id stays unique.
+    """
 
     def __init__(self, comparison):
         self.comparison = comparison
-        self.texts: dict = {}  # (part, key) -> text, for parts keyed by their values
-        self.kept: dict = {}  # (part, id) -> (object, text), the object kept so its id stays unique
-
-    def _by_value(self, part: str, key, make) -> str:
-        text = self.texts.get((part, key))
-        if text is None:
-            text = self.texts[(part, key)] = make()
-        return text
-
-    def _by_identity(self, part: str, obj, key, make) -> str:
-        hit = self.kept.get((part, id(obj), key))
-        if hit is None:
-            hit = self.kept[(part, id(obj), key)] = (obj, make())
-        return hit[1]
+        self.figures: dict = {}
+        self.records: dict = {}
+        self.files: dict = {}
+        self.launches: dict = {}
+        self.shared: dict = {}
 
     def __call__(self, kernel) -> str:
         usage, launch, (file, line) = kernel.usage, kernel.launch, kernel.location
-        figures = (usage.registers, usage.shared_mem, usage.spill_bytes, usage.stack_frame, usage.barriers,
-                   usage.max_threads, usage.source)
-        return (f'{{"name":{_STRING(kernel.name)},"demangled":{_STRING(kernel.demangled)},'
-                f'"arch":{self._by_value("arch", kernel.arch, lambda: _STRING(kernel.arch))},'
-                f'{self._by_value("figures", figures, lambda: _ENCODE(_figures(usage))[1:-1])},'
-                f'"sources":[{",".join([self._source(r) for r in kernel.evidence])}],'
-                f'"launch":{self._by_value("launch", tuple(launch.values()), lambda: _ENCODE(_launch(launch)))},'
-                f'"location":{self._by_value("file", file, lambda: _ENCODE({"file": file})[:-1])},"line":{_number(line)}}},'
-                f'{self._results(kernel)}}}')
+        figures = (kernel.arch, usage.registers, usage.shared_mem, usage.spill_bytes, usage.stack_frame,
+                   usage.barriers, usage.max_threads, usage.source)
+        figures_text = self.figures.get(figures)
+        if figures_text is None:
+            figures_text = self.figures[figures] = _ENCODE(dict(arch=kernel.arch, **_figures(usage)))[1:-1]
+        launch_text = self.launches.get(id(launch))
+        if launch_text is None or launch_text[0] is not launch:
+            launch_text = self.launches[id(launch)] = (launch, _ENCODE(_launch(launch)))
+        return (f'{{"name":{_STRING(kernel.name)},"demangled":{_STRING(kernel.demangled)},{figures_text},'
+                f'"sources":[{",".join([self._source(r) for r in kernel.evidence])}],"launch":{launch_text[1]},'
+                f'"location":{self._file(file)},"line":{_number(line)}}},{self._results(kernel)}}}')
+
+    def _file(self, file) -> str:
+        """'{"file":...' for a location."""
+        text = self.files.get(file)
+        if text is None:
+            text = self.files[file] = _ENCODE({"file": file})[:-1]
+        return text
 
     def _source(self, record) -> str:
-        head = self._by_value("file", (record.source, record.file),
-                              lambda: _ENCODE({"tool": record.source, "file": record.file})[:-1])
-        figures = (record.registers, record.shared_mem, record.stack_frame, record.spill_bytes, record.barriers)
-        rest = self._by_value("source", figures, lambda: _ENCODE(_source_figures(record))[1:])
-        return f'{head},"line":{_number(record.line)},{rest}'
+        key = (record.source, record.file, record.registers, record.shared_mem, record.stack_frame,
+               record.spill_bytes, record.barriers)
+        parts = self.records.get(key)
+        if parts is None:
+            parts = self.records[key] = (_ENCODE({"tool": record.source, "file": record.file})[:-1],
+                                         _ENCODE(_source_figures(record))[1:])
+        return f'{parts[0]},"line":{_number(record.line)},{parts[1]}'
 
     def _results(self, kernel) -> str:
         """'"occupancy":...,"findings":[...]': shared by kernels with the same result and findings list."""
+        if self.comparison is None:  # then the result, the dims and the findings list decide the text
+            key = (id(kernel.result), id(kernel.findings), tuple(kernel.launch["block_dims"]))
+            hit = self.shared.get(key)
+            if hit is None or hit[0] is not kernel.result or hit[1] is not kernel.findings:
+                hit = self.shared[key] = (kernel.result, kernel.findings, self._results_text(kernel))
+            return hit[2]
+        return self._results_text(kernel)
+
+    def _results_text(self, kernel) -> str:
         dims = tuple(kernel.launch["block_dims"])
-        occupancy = self._by_identity("occupancy", kernel.result, dims,
-                                      lambda: occupancy_json_line(kernel.result, dims))
-        if self.comparison is None:  # then the findings list alone decides its text
-            findings = self._by_identity("findings", kernel.findings, None, lambda: ",".join(
-                [self._finding(f, None) for f in kernel.findings]))
-        else:
-            findings = ",".join([self._finding(f, _status(self.comparison, kernel, f)) for f in kernel.findings])
-        return f'"occupancy":{occupancy},"findings":[{findings}]'
+        findings = ",".join([self._finding(f, _status(self.comparison, kernel, f)) for f in kernel.findings])
+        return f'"occupancy":{self._occupancy(kernel.result, dims)},"findings":[{findings}]'
+
+    def _occupancy(self, result, dims) -> str:
+        key = ("occupancy", id(result), dims)
+        hit = self.shared.get(key)
+        if hit is None or hit[0] is not result:
+            hit = self.shared[key] = (result, occupancy_json_line(result, dims))
+        return hit[1]
 
     def _finding(self, finding, status) -> str:
-        return self._by_identity("finding", finding, status, lambda: _ENCODE(_finding_dict(finding, status)))
+        key = ("finding", id(finding), status)
+        hit = self.shared.get(key)
+        if hit is None or hit[0] is not finding:
+            hit = self.shared[key] = (finding, _ENCODE(_finding_dict(finding, status)))
+        return hit[1]
 
 
 def document_json(report, totals: dict, comparison=None, tool_version: str = "") -> str:

@@ -8,7 +8,15 @@ import sys
 
 import click
 
-from tuneadvise.cli.common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, stdout_is_terminal
+from tuneadvise.cli.common import (
+    EXIT_BAD_INPUT,
+    EXIT_FINDINGS,
+    EXIT_OK,
+    BadInput,
+    choose_format,
+    cycle_collection_paused,
+    stdout_is_terminal,
+)
 
 LINT_FORMATS = ("table", "json", "sarif", "github", "junit", "csv", "markdown")
 
@@ -54,14 +62,15 @@ def _options(config, config_path, arch, block_size, select, ignore, fail_on, min
                        fail_on=fail_on or config.fail_on, min_occupancy=min_occupancy, config_path=config_path)
 
 
-def _write(text: str, output: str | None) -> None:
+def _write(text: str, output: str | None, end: str = "") -> None:
     if output is None:
-        sys.stdout.write(text)
+        sys.stdout.write(text)  # not text + end: a lint report can be tens of megabytes
+        sys.stdout.write(end)
         return
     from tuneadvise.specs.catalog import write_atomically
 
     try:
-        write_atomically(output, text.encode("utf-8"))
+        write_atomically(output, text.encode("utf-8") + end.encode("utf-8"))
     except OSError as exc:
         raise BadInput(f"--output: cannot write {output}: {exc.strerror}") from None
 
@@ -97,10 +106,6 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
     with --baseline); 2 bad input (a malformed line is reported, the rest is
     still linted) or usage.
     """
-    from tuneadvise.advisor import baseline as ratchet
-    from tuneadvise.advisor.lint import lint_paths
-    from tuneadvise.advisor.lint_report import document, document_json, summary
-
     config, config_path, inputs = _load_config(config_file, list(files))
     if not inputs:
         if not config.inputs:
@@ -113,6 +118,15 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
     if update_baseline and not baseline:
         raise BadInput("--update-baseline: needs --baseline FILE")
     options = _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy)
+    with cycle_collection_paused():
+        _lint(ctx, options, inputs, output, fmt, statistics, baseline, update_baseline)
+
+
+def _lint(ctx, options, inputs, output, fmt, statistics, baseline, update_baseline):
+    from tuneadvise.advisor import baseline as ratchet
+    from tuneadvise.advisor.lint import lint_paths
+    from tuneadvise.advisor.lint_report import document, document_json, summary
+
     report = lint_paths(inputs, options, stdin=sys.stdin)
     if update_baseline:
         _write(json.dumps(ratchet.build(report), indent=1, sort_keys=True) + "\n", baseline)
@@ -129,7 +143,7 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
     for problem in report.problems:
         click.echo(f"tuneadvise: bad input: {problem}", err=True)
     if fmt == "json" and not statistics:  # the common CI case, written without building the document
-        _write(document_json(report, totals, comparison, _version()) + "\n", output)
+        _write(document_json(report, totals, comparison, _version()), output, end="\n")
     else:
         doc = document(report, options.fail_on, comparison, _version())
         if statistics:

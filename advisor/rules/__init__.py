@@ -104,9 +104,27 @@ def check_occupancy(resolved, result, selection: RuleSelection = RuleSelection()
     findings = []
     for rule, check in _config_checks(selection):
         for message, details in check(ctx, rule.params):
-            findings.append(Finding(rule.code, rule.severity, message, result.arch.sm, details, rule.source))
+            findings.append(finding_of(rule, message, result.arch.sm, details))
     findings.sort(key=lambda f: (-SEVERITY_RANK[f.severity], f.code))
     return findings
+
+
+# Lint reports the same finding for many kernels (same figures, same words, same
+# numbers); one object per distinct finding keeps memory flat and lets the JSON
+# writer encode each once. repr() of the details tells 1 from 1.0 and True,
+# which == does not, so equal keys mean equal JSON.
+_FINDINGS: dict = {}
+
+
+def finding_of(rule: Rule, message: str, arch: str, details: dict) -> Finding:
+    """The Finding for `rule` with this message and details on `arch`, shared when it recurs."""
+    key = (rule.code, message, arch, repr(details))
+    finding = _FINDINGS.get(key)
+    if finding is None:
+        if len(_FINDINGS) >= 1 << 16:
+            _FINDINGS.clear()
+        finding = _FINDINGS[key] = Finding(rule.code, rule.severity, message, arch, details, rule.source)
+    return finding
 
 
 @lru_cache(maxsize=32)
