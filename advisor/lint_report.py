@@ -205,8 +205,18 @@ class _KernelWriter:
         return hit[1]
 
 
+def iter_document_json(report, totals: dict, comparison=None, tool_version: str = "", end: str = ""):
+    """document_json in chunks, one per kernel, followed by `end`: written as they
+    come, a large report is never held whole."""
+    write = _KernelWriter(comparison)
+    separator = ""
+    yield f'{_ENCODE(_head(tool_version))[:-1]},"kernels":['
+    for kernel in report.kernels:
+        yield separator + write(kernel)
+        separator = ","
+    yield f'],{_ENCODE(_tail(report, totals))[1:]}{end}'
+
+
 def document_json(report, totals: dict, comparison=None, tool_version: str = "") -> str:
     """json.dumps(document(report, ...), separators=(",", ":")), where `totals` is summary(report, ...)."""
-    write = _KernelWriter(comparison)
-    return (f'{_ENCODE(_head(tool_version))[:-1]},"kernels":[{",".join([write(k) for k in report.kernels])}],'
-            f'{_ENCODE(_tail(report, totals))[1:]}')
+    return "".join(iter_document_json(report, totals, comparison, tool_version))

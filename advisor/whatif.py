@@ -30,6 +30,7 @@ from tuneadvise.advisor.engine import (
     register_limits,
     shared_mem_ceiling,
     shared_mem_limits,
+    shared_mem_preference,
 )
 
 # The launch errors each resource alone decides (engine.launch_errors).
@@ -111,24 +112,46 @@ def _last_with(lo: int, hi: int, keeps) -> int | None:
     return lo
 
 
+def _last_kept(lo: int, hi: int, keeps, changes) -> int | None:
+    """Largest x in [lo, hi] with keeps(y) for every y from lo to x, for a predicate that can only
+    change at the values `changes(lo, hi)` lists in ascending order; None if keeps(lo) fails."""
+    if lo > hi or not keeps(lo):
+        return None
+    return next((x - 1 for x in changes(lo, hi) if not keeps(x)), hi)
+
+
+def _allocation_starts(unit: int, reserved: int):
+    """The values in (lo, hi] at which an allocation of (value + reserved) bytes, rounded up to
+    `unit`, grows: the only places a shared-memory limit can change."""
+    return lambda lo, hi: range(lo + 1 + (-reserved - lo) % unit, hi + 1, unit)
+
+
 def _cliff(arch, resource: str, probe, current: int, ceiling: int, warps_per_block: int, steps: int,
-           unit: int = 1) -> Cliff:
-    """The staircase around `current` for resident blocks = probe(value), non-increasing in value:
-    each step down is the largest value (in units) below the last that allows more blocks; the
-    headroom is how far the value can grow, up to `ceiling`, before a block is lost."""
+           unit: int = 1, changes=None) -> Cliff:
+    """The staircase around `current` for resident blocks = probe(value): each step down is the
+    largest value (in units) below the last that allows more blocks; the headroom is how far the
+    value can grow, up to `ceiling`, before a block is first lost.
+
+    A probe that never rises with the value is bisected; one that may (`changes` given: the values
+    where it can change) is scanned."""
     def step(value: int, blocks: int) -> Step:
         return Step(value, blocks, blocks * warps_per_block / arch.max_warps_per_sm)
 
     active = probe(current)
     down, best, value = [], active, current
-    while current and len(down) < steps and probe(0) > best:
-        gaining = _last_with(0, (value - 1) // unit, lambda k: probe(k * unit) > best)
+    while current and len(down) < steps and (changes is not None or probe(0) > best):
+        top = (value - 1) // unit
+        if changes is None:
+            gaining = _last_with(0, top, lambda k: probe(k * unit) > best)
+        else:
+            gaining = next((k for k in range(top, -1, -1) if probe(k * unit) > best), None)
         if gaining is None:
             break
         value = gaining * unit
         best = probe(value)
         down.append(step(value, best))
-    last = _last_with(current, ceiling, lambda v: probe(v) >= active)
+    keeps = lambda v: probe(v) >= active  # noqa: E731
+    last = _last_with(current, ceiling, keeps) if changes is None else _last_kept(current, ceiling, keeps, changes)
     return Cliff(resource, current, tuple(down), None if last in (None, ceiling) else last - current)
 
 
@@ -176,9 +199,14 @@ def _shared_mem_cliff(arch, static: int, dynamic: int, carveout: int, opt_in: bo
             return 0
         return min(others, shared_mem_limits(arch, static, total - static, carveout, opt_in)[0])
 
-    ceiling = shared_mem_ceiling(arch, opt_in)
-    return _cliff(arch, "shared_memory", probe, static + dynamic, ceiling, warps_per_block, steps,
-                  arch.shared_mem_allocation_unit)
+    ceiling, unit, reserved = shared_mem_ceiling(arch, opt_in), arch.shared_mem_allocation_unit, \
+        arch.reserved_shared_mem_per_block
+    changes = None
+    if arch.shared_mem_model == "cache-config" and shared_mem_preference(arch, carveout) < arch.shared_mem_per_sm:
+        # Fermi/Kepler preferring L1: a block too big for the small shared-memory split makes the
+        # driver pick the large one, so blocks per SM can rise again as the block grows.
+        changes = _allocation_starts(unit, reserved)
+    return _cliff(arch, "shared_memory", probe, static + dynamic, ceiling, warps_per_block, steps, unit, changes)
 
 
 def block_size_table(result: Occupancy) -> list[Step]:

@@ -62,15 +62,16 @@ def _options(config, config_path, arch, block_size, select, ignore, fail_on, min
                        fail_on=fail_on or config.fail_on, min_occupancy=min_occupancy, config_path=config_path)
 
 
-def _write(text: str, output: str | None, end: str = "") -> None:
+def _write(text, output: str | None) -> None:
+    """Write `text` (a str, or an iterable of str chunks: a lint report can be tens of megabytes)."""
+    chunks = [text] if isinstance(text, str) else text
     if output is None:
-        sys.stdout.write(text)  # not text + end: a lint report can be tens of megabytes
-        sys.stdout.write(end)
+        sys.stdout.writelines(chunks)
         return
     from tuneadvise.specs.catalog import write_atomically
 
     try:
-        write_atomically(output, text.encode("utf-8") + end.encode("utf-8"))
+        write_atomically(output, (chunk.encode("utf-8") for chunk in chunks))
     except OSError as exc:
         raise BadInput(f"--output: cannot write {output}: {exc.strerror}") from None
 
@@ -125,7 +126,7 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
 def _lint(ctx, options, inputs, output, fmt, statistics, baseline, update_baseline):
     from tuneadvise.advisor import baseline as ratchet
     from tuneadvise.advisor.lint import lint_paths
-    from tuneadvise.advisor.lint_report import document, document_json, summary
+    from tuneadvise.advisor.lint_report import document, iter_document_json, summary
 
     report = lint_paths(inputs, options, stdin=sys.stdin)
     if update_baseline:
@@ -143,7 +144,7 @@ def _lint(ctx, options, inputs, output, fmt, statistics, baseline, update_baseli
     for problem in report.problems:
         click.echo(f"tuneadvise: bad input: {problem}", err=True)
     if fmt == "json" and not statistics:  # the common CI case, written without building the document
-        _write(document_json(report, totals, comparison, _version()), output, end="\n")
+        _write(iter_document_json(report, totals, comparison, _version(), end="\n"), output)
     else:
         doc = document(report, options.fail_on, comparison, _version())
         if statistics:

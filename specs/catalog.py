@@ -342,15 +342,19 @@ def read_toml_cached(paths: list) -> list[dict]:
     return docs
 
 
-def write_atomically(path: str | os.PathLike, data: bytes) -> None:
-    """Write beside the target and rename over it: readers never see a partial
-    file, and a failed write leaves nothing behind."""
+def write_atomically(path: str | os.PathLike, data) -> None:
+    """Write `data` (bytes, or an iterable of bytes chunks) beside the target and
+    rename it over: readers never see a partial file, and a failed write leaves
+    nothing behind."""
     path = os.fspath(path)
     folder, name = os.path.split(path)
     partial = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     try:
         with open(partial, "wb") as handle:
-            handle.write(data)
+            if isinstance(data, bytes):
+                handle.write(data)
+            else:
+                handle.writelines(data)
         os.replace(partial, path)
     finally:
         if os.path.exists(partial):

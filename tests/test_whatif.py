@@ -124,3 +124,16 @@ def test_the_scans_cover_cliffs_that_exist():
     assert shared_mem_cliff(result).down and shared_mem_cliff(result).headroom is not None
     result = occupancy(arch, Kernel(32, 256, 0, 40000, carveout=25))
     assert best_carveout(result) is not None
+
+
+def test_fermi_preferring_l1_can_regain_blocks_as_the_block_grows():
+    # 16 KB of shared memory per SM while a block fits, 48 KB once it does not: blocks per SM
+    # go 2 (<= 8 KB), 1 (<= 16 KB), 2 again (<= 24 KB). The first loss is what headroom means.
+    fermi = shipped_catalog().resolve("sm_20").arch
+    result = occupancy(fermi, Kernel(0, 1, 4096, 3000, carveout=0))
+    assert result.active_blocks_per_sm == 2
+    assert shared_mem_cliff(result).headroom == 8192 - 7096
+    grown = occupancy(fermi, Kernel(0, 1, 4096, 16000, carveout=0))  # in the 48 KB split, 2 blocks
+    assert grown.active_blocks_per_sm == 2
+    cliff = shared_mem_cliff(grown)
+    assert [(s.value, s.blocks_per_sm) for s in cliff.down] == [(5376, 3), (4096, 4)]
