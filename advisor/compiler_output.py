@@ -81,7 +81,7 @@ def parse_ptxas(lines, problems: list | None = None) -> Iterator[KernelUsage]:
         elif "bytes stack frame" in line:
             match = _PROPERTIES.search(line)
             if match:
-                props = tuple(int(x) for x in match.groups())
+                props = tuple(map(int, match.groups()))
             else:
                 _problem(problems, number, "expected 'N bytes stack frame, N bytes spill stores, N bytes spill loads'")
         elif "Used" in line:
@@ -90,8 +90,8 @@ def parse_ptxas(lines, problems: list | None = None) -> Iterator[KernelUsage]:
                 if _PTXAS_USED_LINE.search(line):
                     _problem(problems, number, "expected 'Used N registers'")
             elif name is not None:
-                smem = _SMEM.search(line)
-                barriers = _BARRIERS.search(line)
+                smem = _SMEM.search(line) if "smem" in line else None
+                barriers = _BARRIERS.search(line) if "barriers" in line else None
                 yield KernelUsage(
                     name=name, arch=arch, registers=int(match.group(1)),
                     shared_mem=int(smem.group(1)) if smem else 0,

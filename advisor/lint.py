@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from tuneadvise.advisor import demangle as names
 from tuneadvise.advisor.compiler_output import KernelUsage, cuobjdump_reserved
 from tuneadvise.advisor.engine import Occupancy, occupancy
-from tuneadvise.advisor.inputs import make_kernel
+from tuneadvise.advisor.inputs import InputError, make_kernel
 from tuneadvise.advisor.lint_settings import NO_CONFIG
 from tuneadvise.advisor.rules import SEVERITY_RANK, Finding, RuleSelection, check_occupancy, finding_of, registry
 from tuneadvise.advisor.source_index import SourceIndex
@@ -116,7 +116,12 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
         except UnknownArchError:
             unknown[arch] = unknown.get(arch, 0) + 1
             continue
-        report.kernels.append(_lint_one(name, arch, resolved, evidence, options, sources, cache))
+        try:
+            report.kernels.append(_lint_one(name, arch, resolved, evidence, options, sources, cache))
+        except InputError as exc:  # figures no architecture allows (a corrupt or hand-edited log)
+            record = evidence[0]
+            report.problems.append(InputProblem(record.file or record.source, record.line,
+                                                f"{name} on {arch}: {exc}"))
     for arch, count in sorted(unknown.items()):
         report.skipped.append(f"{count} kernel(s) for {arch}, which no shipped spec describes")
     report.kernels.sort(key=lambda k: (-k.worst, k.result.occupancy if k.result.launchable else -1, k.name, k.arch))

@@ -316,6 +316,28 @@ def test_fuzzed_text_and_binaries_never_crash(tmp_path, lines, blob):
         assert all(p.message for p in result.problems)
 
 
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.tuples(st.sampled_from(["sm_50", "sm_80", "sm_90", "sm_120", "sm_99"]),
+                          st.integers(0, 10**12), st.integers(0, 10**12), st.integers(0, 10**12),
+                          st.integers(0, 10**6)), min_size=1, max_size=6))
+def test_fuzzed_figures_through_the_whole_lint_never_crash(tmp_path, kernels):
+    # Figures no architecture allows (a corrupt or hand-edited log) are bad input on their line;
+    # the other kernels are still linted.
+    log = tmp_path / "build.log"
+    log.write_text("".join(f"ptxas info    : Compiling entry function '_Z1k{i}v' for '{arch}'\n"
+                           f"    {spill} bytes stack frame, {spill} bytes spill stores, 0 bytes spill loads\n"
+                           f"ptxas info    : Used {regs} registers, used {barriers} barriers, {smem} bytes smem\n"
+                           for i, (arch, regs, barriers, smem, spill) in enumerate(kernels)))
+    result = run("lint", log, "--format", "json")
+    assert result.exit_code in (0, 1, 2)
+    doc = json.loads(result.stdout)
+    plausible = [k for k in kernels if k[0] != "sm_99" and k[1] <= 255 and k[2] <= 16 and k[3] <= 1 << 30]
+    assert len(doc["kernels"]) == len(plausible)
+    assert len(doc["problems"]) == sum(1 for k in kernels if k[0] != "sm_99") - len(plausible)
+    assert all(p["line"] and p["file"] == str(log) for p in doc["problems"])
+    assert result.exit_code == 2 if doc["problems"] else result.exit_code in (0, 1)
+
+
 def test_no_config_has_the_config_models_defaults():
     from tuneadvise.advisor.lint_config import LintConfig
     from tuneadvise.advisor.lint_settings import NO_CONFIG
