@@ -109,6 +109,7 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
         report.skipped.append(f"{no_arch} kernel(s) from a cuobjdump listing that names no architecture: "
                               "give exactly one --arch")
     cache: dict = {}
+    ranked = []  # (LintedKernel, rank)
     unknown: dict[str, int] = {}
     for (name, arch), evidence in grouped.items():
         try:
@@ -117,14 +118,16 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
             unknown[arch] = unknown.get(arch, 0) + 1
             continue
         try:
-            report.kernels.append(_lint_one(name, arch, resolved, evidence, options, sources, cache))
+            ranked.append(_lint_one(name, arch, resolved, evidence, options, sources, cache))
         except InputError as exc:  # figures no architecture allows (a corrupt or hand-edited log)
             record = evidence[0]
             report.problems.append(InputProblem(record.file or record.source, record.line,
                                                 f"{name} on {arch}: {exc}"))
     for arch, count in sorted(unknown.items()):
         report.skipped.append(f"{count} kernel(s) for {arch}, which no shipped spec describes")
-    report.kernels.sort(key=lambda k: (-k.worst, k.result.occupancy if k.result.launchable else -1, k.name, k.arch))
+    # Worst first, then lowest occupancy (LintedKernel.worst, computed once per shared analysis).
+    ranked.sort(key=lambda pair: (pair[1], pair[0].name, pair[0].arch))
+    report.kernels = [kernel for kernel, _ in ranked]
     return report
 
 
@@ -214,12 +217,12 @@ def _lint_one(name, arch, resolved, evidence, options: LintOptions, sources, cac
     shared = cache.get(key)
     if shared is None:
         shared = cache[key] = _analyse(resolved, usage, disagreements, entry, budget, launch, suppressed, options)
-    result, findings = shared
-    return LintedKernel(name, keys[1], arch, usage, evidence, launch, result, findings, location)
+    result, findings, rank = shared
+    return LintedKernel(name, keys[1], arch, usage, evidence, launch, result, findings, location), rank
 
 
 def _analyse(resolved, usage, disagreements, entry, budget, launch, suppressed, options) -> tuple:
-    """(occupancy result, findings, worst first) for one kernel's figures and launch."""
+    """(occupancy result, findings worst first, the report's sort rank) for one kernel's figures and launch."""
     barriers = usage.barriers if usage.barriers is not None else 1
     kernel, dims = make_kernel(registers=usage.registers, block_size=list(launch["block_dims"]),
                                shared_mem=usage.shared_mem, dynamic_shared_mem=launch["dynamic_shared_mem"],
@@ -233,7 +236,8 @@ def _analyse(resolved, usage, disagreements, entry, budget, launch, suppressed, 
     ignored = tuple(entry.ignore) if entry else ()
     findings = [f for f in findings if f.code not in suppressed and not f.code.startswith(ignored)]  # () matches nothing
     findings.sort(key=lambda f: (-SEVERITY_RANK[f.severity], f.code))
-    return result, findings
+    worst = max((SEVERITY_RANK[f.severity] for f in findings), default=-1)
+    return result, findings, (-worst, result.occupancy if result.launchable else -1)
 
 
 def _finding(code: str, message: str, arch: str, details: dict) -> Finding:

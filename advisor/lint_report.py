@@ -145,7 +145,9 @@ class _KernelWriter:
         self.launches: dict = {}
         self.shared: dict = {}
 
-    def __call__(self, kernel) -> str:
+    def __call__(self, kernel) -> tuple[str, str]:
+        """(the entry up to its results, then '"occupancy":...,"findings":[...]}'): two chunks, so
+        the second, often shared by thousands of kernels, is written without being copied."""
         usage, launch, (file, line) = kernel.usage, kernel.launch, kernel.location
         figures = (kernel.arch, usage.registers, usage.shared_mem, usage.spill_bytes, usage.stack_frame,
                    usage.barriers, usage.max_threads, usage.source)
@@ -157,7 +159,7 @@ class _KernelWriter:
             launch_text = self.launches[id(launch)] = (launch, _ENCODE(_launch(launch)))
         return (f'{{"name":{_STRING(kernel.name)},"demangled":{_STRING(kernel.demangled)},{figures_text},'
                 f'"sources":[{",".join([self._source(r) for r in kernel.evidence])}],"launch":{launch_text[1]},'
-                f'"location":{self._file(file)},"line":{_number(line)}}},{self._results(kernel)}}}')
+                f'"location":{self._file(file)},"line":{_number(line)}}},'), self._results(kernel)
 
     def _file(self, file) -> str:
         """'{"file":...' for a location."""
@@ -176,7 +178,7 @@ class _KernelWriter:
         return f'{parts[0]},"line":{_number(record.line)},{parts[1]}'
 
     def _results(self, kernel) -> str:
-        """'"occupancy":...,"findings":[...]': shared by kernels with the same result and findings list."""
+        """'"occupancy":...,"findings":[...]}': shared by kernels with the same result and findings list."""
         if self.comparison is None:  # then the result, the dims and the findings list decide the text
             key = (id(kernel.result), id(kernel.findings), tuple(kernel.launch["block_dims"]))
             hit = self.shared.get(key)
@@ -188,7 +190,7 @@ class _KernelWriter:
     def _results_text(self, kernel) -> str:
         dims = tuple(kernel.launch["block_dims"])
         findings = ",".join([self._finding(f, _status(self.comparison, kernel, f)) for f in kernel.findings])
-        return f'"occupancy":{self._occupancy(kernel.result, dims)},"findings":[{findings}]'
+        return f'"occupancy":{self._occupancy(kernel.result, dims)},"findings":[{findings}]}}'
 
     def _occupancy(self, result, dims) -> str:
         key = ("occupancy", id(result), dims)
@@ -212,7 +214,9 @@ def iter_document_json(report, totals: dict, comparison=None, tool_version: str 
     separator = ""
     yield f'{_ENCODE(_head(tool_version))[:-1]},"kernels":['
     for kernel in report.kernels:
-        yield separator + write(kernel)
+        head, results = write(kernel)
+        yield separator + head
+        yield results
         separator = ","
     yield f'],{_ENCODE(_tail(report, totals))[1:]}{end}'
 

@@ -350,7 +350,7 @@ def write_atomically(path: str | os.PathLike, data) -> None:
     folder, name = os.path.split(path)
     partial = os.path.join(folder, f".{name}.{os.getpid()}.tmp")
     try:
-        with open(partial, "wb") as handle:
+        with open(partial, "wb", buffering=1 << 20) as handle:
             if isinstance(data, bytes):
                 handle.write(data)
             else:
