@@ -11,9 +11,8 @@ import json.scanner
 from functools import lru_cache
 
 from tuneadvise.advisor.analysis import check_keys
-from tuneadvise.advisor.engine import occupancy
 from tuneadvise.advisor.inputs import KERNEL_KEYS, InputError, kernel_from_mapping
-from tuneadvise.advisor.report import SCHEMA_VERSION, occupancy_json_line
+from tuneadvise.advisor.report import SCHEMA_VERSION, kernel_json_line
 from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
 
 BATCH_KEYS = ("arch",) + KERNEL_KEYS
@@ -86,8 +85,8 @@ def run_batch(lines, out, default=None) -> int:
             write(_error_line("bad-input", f"line {number}: {exc}") + "\n")
             worst = 2
             continue
-        result = occupancy(arch, kernel)
-        write(occupancy_json_line(result, dims, note, product, end="\n"))
-        if result.errors and worst < 1:
+        text, launches = kernel_json_line(arch, kernel, dims, note, product, end="\n")
+        write(text)
+        if not launches and worst < 1:
             worst = 1
     return worst

@@ -330,9 +330,15 @@ def launch_errors(arch: Arch, kernel: Kernel, limits: dict) -> list[LaunchError]
 def occupancy(arch: Arch, kernel: Kernel) -> Occupancy:
     """Theoretical occupancy of `kernel` on `arch`, with every limit and failure named."""
     limits, allocated_regs, allocated_smem, config = block_limits(arch, kernel)
-    errors = launch_errors(arch, kernel, limits)
+    return occupancy_from(arch, kernel, limits, allocated_regs, allocated_smem, config,
+                          launch_errors(arch, kernel, limits))
+
+
+def occupancy_from(arch: Arch, kernel: Kernel, limits: dict, allocated_regs: int, allocated_smem: int,
+                   config: int | None, errors: list) -> Occupancy:
+    """The Occupancy for block_limits' and launch_errors' answers (for a caller that has them)."""
     active = 0 if errors else min(limits.values())
-    limiters = [name for name in LIMITERS if limits.get(name) == active]
+    limiters = [name for name, blocks in limits.items() if blocks == active]  # block_limits fills LIMITERS' order
     notes = []
     if kernel.carveout != CARVEOUT_DEFAULT or kernel.opt_in:  # the only inputs notes are about
         notes = _notes(arch, kernel)

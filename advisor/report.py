@@ -8,7 +8,15 @@ from __future__ import annotations
 
 import json
 
-from tuneadvise.advisor.engine import CARVEOUT_NAMES, LIMITERS, Occupancy
+from tuneadvise.advisor.engine import (
+    CARVEOUT_NAMES,
+    LIMITERS,
+    Kernel,
+    Occupancy,
+    block_limits,
+    launch_errors,
+    occupancy_from,
+)
 
 SCHEMA_VERSION = 1
 _CARVEOUT_LABEL = {v: k for k, v in CARVEOUT_NAMES.items()}
@@ -137,19 +145,21 @@ def _number(value) -> str:
     return "null" if value is None else str(value)
 
 
-def occupancy_json_line(result: Occupancy, dims: tuple = (), arch_note: str | None = None,
-                        product: str | None = None, end: str = "") -> str:
-    """json.dumps(occupancy_document(result, dims, arch_note, product), separators=(",", ":")) + end, faster."""
-    arch, kernel, active, warps_per_block, limits, limiters, regs, smem, config, errors, notes = result
+def _input_text(kernel: Kernel, dims: tuple) -> str:
+    """The "input" object's members after "registers":, and the brace that closes it."""
     registers, block_size, static, dynamic, carveout, opt_in, barriers, bound = kernel
-    head, tail = _arch_parts(arch, arch_note, product)
+    return (f'{registers},"block_size":{block_size},'
+            f'"block_dims":[{",".join(map(str, dims)) if dims else block_size}],'
+            f'"shared_mem":{static},"dynamic_shared_mem":{dynamic},'
+            f'"carveout":{_CARVEOUT_JSON.get(carveout) or carveout},"opt_in":{_BOOL[opt_in]},'
+            f'"barriers":{barriers},"max_threads_per_block":{_number(bound)}}},')
+
+
+def _outcome_text(result: Occupancy) -> str:
+    """From "active_blocks_per_sm" to "notes": everything the engine decided."""
+    arch, _, active, warps_per_block, limits, limiters, regs, smem, config, errors, notes = result
     warps = active * warps_per_block
     return (
-        f'{head}{registers},"block_size":{block_size},'
-        f'"block_dims":[{",".join(map(str, dims)) if dims else block_size}],'
-        f'"shared_mem":{static},"dynamic_shared_mem":{dynamic},'
-        f'"carveout":{_CARVEOUT_JSON.get(carveout) or carveout},"opt_in":{_BOOL[opt_in]},'
-        f'"barriers":{barriers},"max_threads_per_block":{_number(bound)}}},'
         f'"active_blocks_per_sm":{active},"active_warps_per_sm":{warps},'
         f'"max_warps_per_sm":{arch.max_warps_per_sm},"occupancy":{_occupancy_text(warps, arch.max_warps_per_sm)},'
         f'"limiters":[{",".join([_QUOTED[name] for name in limiters])}],'
@@ -159,5 +169,40 @@ def occupancy_json_line(result: Occupancy, dims: tuple = (), arch_note: str | No
         f'"shared_mem_config_per_sm":{_number(config)},'
         f'"launchable":{"false" if errors else "true"},'
         f'"errors":{_errors_text(errors) if errors else "[]"},'
-        f'"notes":{_ENCODE(notes) if notes else "[]"},{tail}{end}'
+        f'"notes":{_ENCODE(notes) if notes else "[]"},'
     )
+
+
+def occupancy_json_line(result: Occupancy, dims: tuple = (), arch_note: str | None = None,
+                        product: str | None = None, end: str = "") -> str:
+    """json.dumps(occupancy_document(result, dims, arch_note, product), separators=(",", ":")) + end, faster."""
+    head, tail = _arch_parts(result.arch, arch_note, product)
+    return f'{head}{_input_text(result.kernel, dims)}{_outcome_text(result)}{tail}{end}'
+
+
+# Outcomes of kernels that launch, by what decides them: the limits, the allocations, the
+# block's warps, and the inputs notes are about. A batch's lines mostly differ in ways that
+# change none of these, so most lines reuse an outcome's text. An outcome is about 400 bytes;
+# the cache is dropped when it holds 64Ki of them.
+_OUTCOMES: dict = {}
+_OUTCOMES_LIMIT = 1 << 16
+
+
+def kernel_json_line(arch, kernel: Kernel, dims: tuple = (), arch_note: str | None = None,
+                     product: str | None = None, end: str = "") -> tuple[str, bool]:
+    """(occupancy_json_line(occupancy(arch, kernel), dims, arch_note, product, end), whether it launches)."""
+    limits, regs, smem, config = block_limits(arch, kernel)
+    errors = launch_errors(arch, kernel, limits)
+    head, tail = _arch_parts(arch, arch_note, product)
+    if errors:
+        outcome = _outcome_text(occupancy_from(arch, kernel, limits, regs, smem, config, errors))
+    else:
+        key = (id(arch), tuple(limits.values()), regs, smem, config, -(-kernel.block_size // arch.warp_size),
+               kernel.carveout, kernel.opt_in)
+        hit = _OUTCOMES.get(key)
+        if hit is None or hit[0] is not arch:
+            if len(_OUTCOMES) >= _OUTCOMES_LIMIT:
+                _OUTCOMES.clear()
+            hit = _OUTCOMES[key] = (arch, _outcome_text(occupancy_from(arch, kernel, limits, regs, smem, config, errors)))
+        outcome = hit[1]
+    return f'{head}{_input_text(kernel, dims)}{outcome}{tail}{end}', not errors

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tuneadvise.advisor.engine import Kernel, occupancy
-from tuneadvise.advisor.report import occupancy_document, occupancy_json_line
+from tuneadvise.advisor.report import kernel_json_line, occupancy_document, occupancy_json_line
 from tuneadvise.specs.catalog import shipped_catalog
 
 CATALOG = shipped_catalog()
@@ -29,6 +29,7 @@ def test_the_batch_line_is_the_document_byte_for_byte(arch, registers, block, st
     kernel = Kernel(registers, block, static, dynamic, carveout, opt_in, barriers, bounds)
     result = occupancy(arch, kernel)
     assert occupancy_json_line(result, dims, note, product) == dumped(result, dims, note, product)
+    assert kernel_json_line(arch, kernel, dims, note, product) == (dumped(result, dims, note, product), result.launchable)
 
 
 def test_every_architecture_and_every_kind_of_launch_failure():
@@ -44,3 +45,21 @@ def test_every_architecture_and_every_kind_of_launch_failure():
     assert {"registers-per-thread", "registers-per-block", "static-shared-mem", "opt-in-required",
             "shared-mem-per-block", "launch-bounds"} <= seen_errors
     assert seen_notes > 0
+
+
+def test_kernels_that_share_an_outcome_text_keep_their_own_inputs():
+    # kernel_json_line reuses the text after the inputs for launchable kernels with the same
+    # limits, allocations, warps per block and notes: sweep enough kernels that most lines reuse one.
+    from tuneadvise.advisor import report
+
+    report._OUTCOMES.clear()
+    launchable = 0
+    for arch in ARCHS:
+        for registers in (0, 1, 57, 60, 64, 65, 200, 255):  # several share an allocation
+            for block in (64, 225, 240, 250, 256):  # the last four are 8 warps
+                for kernel in (Kernel(registers, block), Kernel(registers, block, 1000, 3000, 40, True, 2)):
+                    result = occupancy(arch, kernel)
+                    line, launches = kernel_json_line(arch, kernel, (block,), None, "p")
+                    assert (line, launches) == (dumped(result, (block,), None, "p"), result.launchable)
+                    launchable += launches
+    assert len(report._OUTCOMES) < launchable // 2 and launchable > 100
