@@ -240,7 +240,12 @@ def _shape_limits(arch: Arch, registers: int, block_size: int) -> tuple[int, int
 def shape_limits(arch: Arch, registers: int, block_size: int) -> tuple[int, int, int]:
     """Memoised `_shape_limits`: (warps limit, registers limit, registers allocated per block)."""
     table = _memo(arch)[1]
-    key = (registers, block_size)
+    # The limits depend on the registers only through their allocation per warp (and the header's
+    # per-thread cap), and on the block only through its warps (and the per-block thread limit):
+    # keyed so, the 255 register counts and 1024 block sizes share about a thousand entries.
+    warp, unit = arch.warp_size, arch.register_allocation_unit
+    key = ((registers * warp + unit - 1) // unit, (block_size + warp - 1) // warp,
+           registers > _header_max_regs_per_thread(arch), block_size > arch.max_threads_per_block)
     hit = table.get(key)
     if hit is None:
         if len(table) >= _MEMO_ENTRIES:
@@ -281,10 +286,10 @@ def shared_mem_limits(arch: Arch, static: int, dynamic: int, carveout: int, opt_
 def block_limits(arch: Arch, kernel: Kernel) -> tuple[dict, int, int, int | None]:
     """Blocks per SM each resource allows, exactly as cudaOccMaxActiveBlocksPerMultiprocessor."""
     registers, block_size, static, dynamic, carveout, opt_in, barriers, _ = kernel
-    # shape_limits and shared_mem_limits, inlined: this runs once per batch line and per what-if probe.
-    _, shapes, shared, _ = _memo(arch)
-    shape = shapes.get((registers, block_size)) or shape_limits(arch, registers, block_size)
-    smem = shared.get((static, dynamic, carveout, opt_in)) or shared_mem_limits(arch, static, dynamic, carveout, opt_in)
+    shape = shape_limits(arch, registers, block_size)
+    # shared_mem_limits, inlined: this runs once per batch line.
+    smem = _memo(arch)[2].get((static, dynamic, carveout, opt_in)) or \
+        shared_mem_limits(arch, static, dynamic, carveout, opt_in)
     limits = {"warps": shape[0], "registers": shape[1], "shared_memory": smem[0], "blocks": arch.max_blocks_per_sm}
     if barriers > 0 and arch.barriers_per_block_slot is not None:
         limits["barriers"] = _barriers_limit(arch, barriers)
@@ -339,9 +344,7 @@ def occupancy_from(arch: Arch, kernel: Kernel, limits: dict, allocated_regs: int
     """The Occupancy for block_limits' and launch_errors' answers (for a caller that has them)."""
     active = 0 if errors else min(limits.values())
     limiters = [name for name, blocks in limits.items() if blocks == active]  # block_limits fills LIMITERS' order
-    notes = []
-    if kernel.carveout != CARVEOUT_DEFAULT or kernel.opt_in:  # the only inputs notes are about
-        notes = _notes(arch, kernel)
+    notes = notes_on(arch, kernel)
     if INT_MAX in limits.values():  # the header's "unlimited" is None in results
         limits = {k: (None if v == INT_MAX else v) for k, v in limits.items()}
     # Positional, in field order: this runs once per batch line.
@@ -349,9 +352,12 @@ def occupancy_from(arch: Arch, kernel: Kernel, limits: dict, allocated_regs: int
                      allocated_regs, allocated_smem, None if errors else config, errors, notes)
 
 
-def _notes(arch: Arch, kernel: Kernel) -> list[str]:
-    """Inputs that have no effect on this architecture."""
+def notes_on(arch: Arch, kernel: Kernel) -> list[str]:
+    """Inputs that have no effect on this architecture: they depend on the architecture,
+    kernel.carveout and kernel.opt_in alone."""
     notes = []
+    if kernel.carveout == CARVEOUT_DEFAULT and not kernel.opt_in:  # the only inputs notes are about
+        return notes
     if kernel.opt_in and arch.major < 7:
         notes.append(f"opt-in has no effect on {arch.sm}: the per-block limit is fixed at {arch.shared_mem_per_block} bytes")
     if kernel.carveout not in (CARVEOUT_DEFAULT, CARVEOUT_MAX_L1, CARVEOUT_MAX_SHARED) and arch.shared_mem_model == "cache-config":

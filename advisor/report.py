@@ -9,12 +9,14 @@ from __future__ import annotations
 import json
 
 from tuneadvise.advisor.engine import (
+    CARVEOUT_DEFAULT,
     CARVEOUT_NAMES,
     LIMITERS,
     Kernel,
     Occupancy,
     block_limits,
     launch_errors,
+    notes_on,
     occupancy_from,
 )
 
@@ -131,9 +133,11 @@ def _occupancy_text(warps: int, max_warps: int) -> str:
 
 
 def _limits_text(limits: dict) -> str:
-    key = tuple(limits.items())
+    """The members of block_limits' dict, whose keys are always LIMITERS in order ("barriers"
+    only where it applies, last): the values alone tell one dict from another."""
+    key = tuple(limits.values())
     return _LIMITS_TEXT.get(key) or _remember(_LIMITS_TEXT, key, ",".join(
-        [f'{_QUOTED[name]}:{"null" if value is None else value}' for name, value in key]))
+        [f'{_QUOTED[name]}:{"null" if value is None else value}' for name, value in limits.items()]))
 
 
 def _errors_text(errors: list) -> str:
@@ -157,19 +161,32 @@ def _input_text(kernel: Kernel, dims: tuple) -> str:
 
 def _outcome_text(result: Occupancy) -> str:
     """From "active_blocks_per_sm" to "notes": everything the engine decided."""
-    arch, _, active, warps_per_block, limits, limiters, regs, smem, config, errors, notes = result
-    warps = active * warps_per_block
+    return _blocks_text(result) + _allocation_text(result.arch, result.allocated_registers_per_block,
+                                                   result.allocated_shared_mem_per_block, result.shared_mem_config,
+                                                   result.errors, _ENCODE(result.notes) if result.notes else "[]")
+
+
+def _blocks_text(result: Occupancy) -> str:
+    """From "active_blocks_per_sm" to "block_limits": what the limits and the block's warps decide."""
+    arch, active, limits, limiters = result.arch, result.active_blocks_per_sm, result.block_limits, result.limiters
+    warps = active * result.warps_per_block
     return (
         f'"active_blocks_per_sm":{active},"active_warps_per_sm":{warps},'
         f'"max_warps_per_sm":{arch.max_warps_per_sm},"occupancy":{_occupancy_text(warps, arch.max_warps_per_sm)},'
         f'"limiters":[{",".join([_QUOTED[name] for name in limiters])}],'
         f'"block_limits":{{{_limits_text(limits)}}},'
+    )
+
+
+def _allocation_text(arch, regs: int, smem: int, config, errors: list, notes_json: str) -> str:
+    """From "allocated" to "notes"."""
+    return (
         f'"allocated":{{"registers_per_block":{regs},"shared_mem_per_block":{smem},'
         f'"reserved_shared_mem_per_block":{arch.reserved_shared_mem_per_block}}},'
         f'"shared_mem_config_per_sm":{_number(config)},'
         f'"launchable":{"false" if errors else "true"},'
         f'"errors":{_errors_text(errors) if errors else "[]"},'
-        f'"notes":{_ENCODE(notes) if notes else "[]"},'
+        f'"notes":{notes_json},'
     )
 
 
@@ -180,12 +197,20 @@ def occupancy_json_line(result: Occupancy, dims: tuple = (), arch_note: str | No
     return f'{head}{_input_text(result.kernel, dims)}{_outcome_text(result)}{tail}{end}'
 
 
-# Outcomes of kernels that launch, by what decides them: the limits, the allocations, the
-# block's warps, and the inputs notes are about. A batch's lines mostly differ in ways that
-# change none of these, so most lines reuse an outcome's text. An outcome is about 400 bytes;
-# the cache is dropped when it holds 64Ki of them.
-_OUTCOMES: dict = {}
-_OUTCOMES_LIMIT = 1 << 16
+# The text from "active_blocks_per_sm" to "block_limits" depends only on the limits, whether
+# the launch fails, and the block's warps; the notes only on the architecture, the carveout
+# and opt-in: a batch's lines share them far more often than whole configurations.
+_BLOCKS: dict = {}
+_NOTES: dict = {}
+
+
+def _shared_text(cache: dict, key, arch, make) -> str:
+    hit = cache.get(key)
+    if hit is None or hit[0] is not arch:  # the Arch is kept so that its id cannot be reused while cached
+        if len(cache) >= _TEXT_CACHE_LIMIT:
+            cache.clear()
+        hit = cache[key] = (arch, make())
+    return hit[1]
 
 
 def kernel_json_line(arch, kernel: Kernel, dims: tuple = (), arch_note: str | None = None,
@@ -194,15 +219,13 @@ def kernel_json_line(arch, kernel: Kernel, dims: tuple = (), arch_note: str | No
     limits, regs, smem, config = block_limits(arch, kernel)
     errors = launch_errors(arch, kernel, limits)
     head, tail = _arch_parts(arch, arch_note, product)
-    if errors:
-        outcome = _outcome_text(occupancy_from(arch, kernel, limits, regs, smem, config, errors))
-    else:
-        key = (id(arch), tuple(limits.values()), regs, smem, config, -(-kernel.block_size // arch.warp_size),
-               kernel.carveout, kernel.opt_in)
-        hit = _OUTCOMES.get(key)
-        if hit is None or hit[0] is not arch:
-            if len(_OUTCOMES) >= _OUTCOMES_LIMIT:
-                _OUTCOMES.clear()
-            hit = _OUTCOMES[key] = (arch, _outcome_text(occupancy_from(arch, kernel, limits, regs, smem, config, errors)))
-        outcome = hit[1]
-    return f'{head}{_input_text(kernel, dims)}{outcome}{tail}{end}', not errors
+    # No block resides when the launch fails, so the block's warps do not matter then.
+    warps_per_block = 0 if errors else -(-kernel.block_size // arch.warp_size)
+    blocks = _shared_text(_BLOCKS, (id(arch), tuple(limits.values()), warps_per_block, not errors), arch,
+                          lambda: _blocks_text(occupancy_from(arch, kernel, limits, regs, smem, config, errors)))
+    notes = "[]"
+    if kernel.carveout != CARVEOUT_DEFAULT or kernel.opt_in:
+        notes = _shared_text(_NOTES, (id(arch), kernel.carveout, kernel.opt_in), arch,
+                             lambda: _ENCODE(notes_on(arch, kernel)))
+    allocation = _allocation_text(arch, regs, smem, None if errors else config, errors, notes)
+    return f'{head}{_input_text(kernel, dims)}{blocks}{allocation}{tail}{end}', not errors

@@ -52,7 +52,7 @@ def test_kernels_that_share_an_outcome_text_keep_their_own_inputs():
     # limits, allocations, warps per block and notes: sweep enough kernels that most lines reuse one.
     from tuneadvise.advisor import report
 
-    report._OUTCOMES.clear()
+    report._BLOCKS.clear()
     launchable = 0
     for arch in ARCHS:
         for registers in (0, 1, 57, 60, 64, 65, 200, 255):  # several share an allocation
@@ -62,4 +62,4 @@ def test_kernels_that_share_an_outcome_text_keep_their_own_inputs():
                     line, launches = kernel_json_line(arch, kernel, (block,), None, "p")
                     assert (line, launches) == (dumped(result, (block,), None, "p"), result.launchable)
                     launchable += launches
-    assert len(report._OUTCOMES) < launchable // 2 and launchable > 100
+    assert len(report._BLOCKS) < launchable // 2 and launchable > 100
