@@ -101,12 +101,34 @@ def check_occupancy(resolved, result, selection: RuleSelection = RuleSelection()
     from tuneadvise.advisor.rules.checks import Context
 
     ctx = Context.build(resolved, result, context)
-    findings = []
-    for rule, check in _config_checks(selection):
-        for message, details in check(ctx, rule.params):
-            findings.append(finding_of(rule, message, result.arch.sm, details))
+    result_only, with_context = _config_checks(selection)
+    findings = list(_result_findings(ctx, selection, result_only))
+    _run(ctx, with_context, findings)
     findings.sort(key=lambda f: (-SEVERITY_RANK[f.severity], f.code))
     return findings
+
+
+def _run(ctx, checks, findings: list) -> list:
+    for rule, check in checks:
+        for message, details in check(ctx, rule.params):
+            findings.append(finding_of(rule, message, ctx.result.arch.sm, details))
+    return findings
+
+
+# Findings of the checks that read nothing but the occupancy result, per result: a lint run
+# meets the same configuration with other spills, grids or block shapes again and again.
+_BY_RESULT: dict = {}
+
+
+def _result_findings(ctx, selection: RuleSelection, checks: tuple) -> list:
+    result = ctx.result
+    key = (id(result.arch), result.kernel, selection)
+    hit = _BY_RESULT.get(key)
+    if hit is None or hit[0] is not result.arch:  # the Arch is kept so that its id cannot be reused
+        if len(_BY_RESULT) >= 1 << 14:
+            _BY_RESULT.clear()
+        hit = _BY_RESULT[key] = (result.arch, _run(ctx, checks, []))
+    return hit[1]
 
 
 # Lint reports the same finding for many kernels (same figures, same words, same
@@ -128,9 +150,12 @@ def finding_of(rule: Rule, message: str, arch: str, details: dict) -> Finding:
 
 
 @lru_cache(maxsize=32)
-def _config_checks(selection: RuleSelection) -> tuple:
-    """(rule, check) for each config rule the selection allows: decided once per selection, not per kernel."""
-    from tuneadvise.advisor.rules.checks import CHECKS
+def _config_checks(selection: RuleSelection) -> tuple[tuple, tuple]:
+    """((rule, check) pairs that read only the result, those that read more of the context), for
+    the config rules the selection allows: decided once per selection, not per kernel."""
+    from tuneadvise.advisor.rules.checks import CHECKS, READS
 
-    return tuple((rule, CHECKS[code]) for code, rule in registry().items()
-                 if rule.kind == "config" and selection.allows(code))
+    chosen = [(rule, CHECKS[code]) for code, rule in registry().items()
+              if rule.kind == "config" and selection.allows(code)]
+    return (tuple(pair for pair in chosen if not READS[pair[0].code]),
+            tuple(pair for pair in chosen if READS[pair[0].code]))

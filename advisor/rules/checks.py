@@ -18,11 +18,16 @@ from tuneadvise.advisor.engine import (
 
 Check = Callable[["Context", dict], Iterator[tuple[str, dict]]]
 CHECKS: dict[str, Check] = {}
+# The Context fields beyond the occupancy result that each check reads; a check that reads
+# none answers the same for every kernel with the same result, so lint runs it once per
+# result (rules.check_occupancy). tests/test_rules.py holds every such check to that.
+READS: dict[str, tuple[str, ...]] = {}
 
 
-def check(code: str):
+def check(code: str, reads: tuple[str, ...] = ()):
     def register(fn: Check) -> Check:
         CHECKS[code] = fn
+        READS[code] = reads
         return fn
 
     return register
@@ -81,7 +86,7 @@ def _launch_error_check(error_code: str) -> Check:
 
 
 for _code, _error in _ERROR_RULES.items():
-    CHECKS[_code] = _launch_error_check(_error)
+    check(_code)(_launch_error_check(_error))
 
 
 # -- launch shape -------------------------------------------------------------
@@ -95,7 +100,7 @@ def _warp_multiple(ctx: Context, params: dict):
                f"use {size // warp * warp or warp} or {-(-size // warp) * warp}"), {"block_size": size, "idle_lanes": lanes}
 
 
-@check("TA202")
+@check("TA202", reads=("block_dims",))
 def _x_dimension(ctx: Context, params: dict):
     if len(ctx.block_dims) > 1 and ctx.block_dims[0] % 32:
         x = ctx.block_dims[0]
@@ -247,7 +252,7 @@ def _reserved_costs_block(ctx: Context, params: dict):
             {"reserved_bytes": reserved, "fitting_bytes": total - reserved}
 
 
-@check("TA405")
+@check("TA405", reads=("spill_bytes",))
 def _fermi_l1(ctx: Context, params: dict):
     arch = ctx.arch
     if arch.major != 2 or not ctx.spill_bytes:
@@ -261,7 +266,7 @@ def _fermi_l1(ctx: Context, params: dict):
 
 # -- registers --------------------------------------------------------------------
 
-@check("TA501")
+@check("TA501", reads=("spill_bytes",))
 def _spills(ctx: Context, params: dict):
     if not ctx.spill_bytes:
         return
@@ -282,13 +287,13 @@ def _turing(ctx: Context, params: dict):
                f"threads reach {_pct(result.occupancy)}; use at least {need} threads per block"), {"min_block_size": need}
 
 
-@check("TA602")
+@check("TA602", reads=("compiled_for",))
 def _volta_on_turing(ctx: Context, params: dict):
     if ctx.arch.cc == "7.5" and ctx.compiled_for and ctx.compiled_for.lower().startswith("sm_70"):
         yield "code compiled for sm_70 reaches half of Turing's tensor-core peak; add -gencode arch=compute_75,code=sm_75", {}
 
 
-@check("TA603")
+@check("TA603", reads=("cluster_size",))
 def _cluster_size(ctx: Context, params: dict):
     size, arch = ctx.cluster_size, ctx.arch
     if not size or size <= 1:
@@ -300,7 +305,7 @@ def _cluster_size(ctx: Context, params: dict):
                f"{arch.max_cluster_size_nonportable or arch.max_cluster_size_portable}"), {"cluster_size": size}
 
 
-@check("TA604")
+@check("TA604", reads=("cluster_size",))
 def _cluster_nonportable(ctx: Context, params: dict):
     size, arch = ctx.cluster_size, ctx.arch
     portable, largest = arch.max_cluster_size_portable, arch.max_cluster_size_nonportable
@@ -312,14 +317,14 @@ def _cluster_nonportable(ctx: Context, params: dict):
 
 # -- launch level (need a grid size and an SM count) ------------------------------
 
-@check("TA701")
+@check("TA701", reads=("grid_size", "sm_count"))
 def _small_grid(ctx: Context, params: dict):
     if ctx.grid_size and ctx.sm_count and ctx.grid_size < ctx.sm_count:
         yield (f"grid of {ctx.grid_size} blocks leaves {ctx.sm_count - ctx.grid_size} of {ctx.sm_count} SMs idle"), \
             {"grid_size": ctx.grid_size, "sm_count": ctx.sm_count}
 
 
-@check("TA702")
+@check("TA702", reads=("grid_size", "sm_count"))
 def _small_grid_barriers(ctx: Context, params: dict):
     if (ctx.grid_size and ctx.sm_count and ctx.kernel.barriers > 0
             and ctx.sm_count <= ctx.grid_size < 2 * ctx.sm_count):
@@ -339,7 +344,7 @@ def waves(result: Occupancy, grid_size: int, sm_count: int) -> dict | None:
             "waves": round(grid_size / per_wave, 4), "tail_share_upper_bound": round(lost, 4)}
 
 
-@check("TA703")
+@check("TA703", reads=("grid_size", "sm_count"))
 def _tail(ctx: Context, params: dict):
     if not (ctx.grid_size and ctx.sm_count and ctx.result.launchable) or ctx.grid_size < ctx.sm_count:
         return
