@@ -207,8 +207,9 @@ def _barriers_limit(arch: Arch, barriers: int) -> int:
 # A batch, a lint run or a what-if search asks one architecture about the same
 # register counts and shared-memory sizes over and over. Each resource's limit
 # depends only on that resource's own inputs, so it is computed once per
-# architecture and input: (registers, block size) -> warps and register limits,
-# (static, dynamic, carveout, opt-in) -> shared-memory limit. Keyed by the
+# architecture and input: registers and block size -> warps and register limits
+# (see shape_limits for the key), (static, dynamic, carveout, opt-in) ->
+# shared-memory limit, block size -> the register staircase. Keyed by the
 # Arch's id, with the Arch kept in the entry so that an id reused after an Arch
 # is garbage-collected cannot hit.
 
