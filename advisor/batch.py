@@ -12,7 +12,7 @@ from functools import lru_cache
 
 from tuneadvise.advisor.analysis import check_keys
 from tuneadvise.advisor.inputs import KERNEL_KEYS, InputError, kernel_from_mapping
-from tuneadvise.advisor.report import SCHEMA_VERSION, kernel_json_line
+from tuneadvise.advisor.report import error_document, kernel_json_line
 from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
 
 BATCH_KEYS = ("arch",) + KERNEL_KEYS
@@ -39,22 +39,16 @@ def _decode(line):
     return json.loads(line)
 
 
-def _error_line(code: str, message: str) -> str:
-    return json.dumps({"schema_version": SCHEMA_VERSION, "error": {"code": code, "message": message}})
+def _line_arch(resolved) -> tuple:
+    """(Arch, note, product name): what each output line needs of a resolved architecture."""
+    return resolved.arch, resolved.note, resolved.product.name if resolved.product else None
 
 
 def run_batch(lines, out, default=None) -> int:
     """`default`: the Resolved arch for lines without an "arch" key (from --arch / --spec-file)."""
     catalog = shipped_catalog()
-
-    @lru_cache(maxsize=256)
-    def resolve(name: str) -> tuple:  # -> (Arch, note, product name), what each output line needs
-        resolved = catalog.resolve(name)
-        return resolved.arch, resolved.note, resolved.product.name if resolved.product else None
-
-    fallback = None
-    if default is not None:
-        fallback = (default.arch, default.note, default.product.name if default.product else None)
+    resolve = lru_cache(maxsize=256)(lambda name: _line_arch(catalog.resolve(name)))
+    fallback = _line_arch(default) if default is not None else None
     worst = 0
     write = out.write
     for number, line in enumerate(lines, 1):
@@ -74,19 +68,17 @@ def run_batch(lines, out, default=None) -> int:
                 raise InputError("arch", "missing")
             kernel, dims = kernel_from_mapping(item)
         except json.JSONDecodeError as exc:
-            write(_error_line("bad-json", f"line {number}: not JSON: {exc.msg}") + "\n")
-            worst = 2
-            continue
+            code, message = "bad-json", f"not JSON: {exc.msg}"
         except RecursionError:
-            write(_error_line("bad-json", f"line {number}: not JSON: nested too deeply") + "\n")
-            worst = 2
-            continue
+            code, message = "bad-json", "not JSON: nested too deeply"
         except (InputError, UnknownArchError) as exc:
-            write(_error_line("bad-input", f"line {number}: {exc}") + "\n")
-            worst = 2
+            code, message = "bad-input", str(exc)
+        else:
+            text, launches = kernel_json_line(arch, kernel, dims, note, product, end="\n")
+            write(text)
+            if not launches and worst < 1:
+                worst = 1
             continue
-        text, launches = kernel_json_line(arch, kernel, dims, note, product, end="\n")
-        write(text)
-        if not launches and worst < 1:
-            worst = 1
+        write(json.dumps(error_document(code, f"line {number}: {message}")) + "\n")
+        worst = 2
     return worst

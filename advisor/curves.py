@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tuneadvise.advisor.engine import Occupancy, max_shared_mem_per_block
+from tuneadvise.advisor.engine import Occupancy, shared_mem_ceiling
 from tuneadvise.advisor.whatif import Step, block_size_table, step_at, with_total_shared_mem
 
 @dataclass(frozen=True)
@@ -77,7 +77,7 @@ def shared_memory_curve(result: Occupancy) -> Curve:
     arch, kernel = result.arch, result.kernel
     unit = arch.shared_mem_allocation_unit
     points = tuple(step_at(arch, with_total_shared_mem(kernel, size), size)
-                   for size in range(0, max_shared_mem_per_block(arch, kernel) + 1, unit))
+                   for size in range(0, shared_mem_ceiling(arch, kernel.opt_in) + 1, unit))
     total = kernel.static_shared_mem + kernel.dynamic_shared_mem
     return Curve("shared_memory", "Impact of varying shared memory usage per block", "shared memory per block (bytes)",
                  points, step_at(arch, kernel, total))

@@ -123,14 +123,9 @@ def shared_mem_preference(arch: Arch, carveout: int) -> int:
     return arch.shared_mem_per_sm  # Maxwell/Pascal: dedicated shared memory
 
 
-def max_shared_mem_per_block(arch: Arch, kernel: Kernel) -> int:
-    """The most shared memory (static + dynamic) one block of `kernel` may ask for."""
-    return shared_mem_ceiling(arch, kernel.opt_in)
-
-
 def shared_mem_ceiling(arch: Arch, opt_in: bool) -> int:
-    """The per-block shared-memory limit: the opt-in limit once a kernel opted in
-    (7.0 and later), else the default."""
+    """The most shared memory (static + dynamic) one block may ask for: the opt-in
+    limit once the kernel opted in (7.0 and later), else the default."""
     return arch.shared_mem_per_block_optin if (opt_in and arch.major >= 7) else arch.shared_mem_per_block
 
 
@@ -297,6 +292,14 @@ def block_limits(arch: Arch, kernel: Kernel) -> tuple[dict, int, int, int | None
     return limits, shape[2], smem[1], smem[2]
 
 
+# The launch errors below that one resource alone decides: varying only that resource
+# (a what-if search) can raise or clear these and no other.
+RESOURCE_ERRORS = {
+    "registers": ("registers-per-thread", "registers-per-block"),
+    "shared_memory": ("static-shared-mem", "opt-in-required", "shared-mem-per-block"),
+}
+
+
 def launch_errors(arch: Arch, kernel: Kernel, limits: dict) -> list[LaunchError]:
     """Why a configuration cannot launch, one named reason per broken limit."""
     errors = []
@@ -327,7 +330,7 @@ def launch_errors(arch: Arch, kernel: Kernel, limits: dict) -> list[LaunchError]
                                       "set cudaFuncAttributeMaxDynamicSharedMemorySize (and pass opt_in) to use up to "
                                       f"{arch.shared_mem_per_block_optin}"))
         else:
-            ceiling = max_shared_mem_per_block(arch, kernel)
+            ceiling = shared_mem_ceiling(arch, kernel.opt_in)
             errors.append(LaunchError("shared-mem-per-block", "dynamic_shared_mem",
                                       f"{requested} bytes of shared memory per block exceeds {arch.sm}'s per-block limit of {ceiling}"))
     return errors

@@ -60,7 +60,12 @@ class LintedKernel:
 
     @property
     def worst(self) -> int:
-        return max((SEVERITY_RANK[f.severity] for f in self.findings), default=-1)
+        return worst_severity(self.findings)
+
+
+def worst_severity(findings) -> int:
+    """SEVERITY_RANK of the most severe finding; -1 for none."""
+    return max((SEVERITY_RANK[f.severity] for f in findings), default=-1)
 
 
 @dataclass
@@ -108,7 +113,8 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
     if no_arch:
         report.skipped.append(f"{no_arch} kernel(s) from a cuobjdump listing that names no architecture: "
                               "give exactly one --arch")
-    cache: dict = {}
+    launches: dict = {}  # (id(entry), __launch_bounds__) -> launch settings, one dict each
+    analyses: dict = {}  # what a kernel's result and findings depend on -> _analyse's answer
     ranked = []  # (LintedKernel, rank)
     unknown: dict[str, int] = {}
     for (name, arch), evidence in grouped.items():
@@ -118,14 +124,14 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
             unknown[arch] = unknown.get(arch, 0) + 1
             continue
         try:
-            ranked.append(_lint_one(name, arch, resolved, evidence, options, sources, cache))
+            ranked.append(_lint_one(name, arch, resolved, evidence, options, sources, launches, analyses))
         except InputError as exc:  # figures no architecture allows (a corrupt or hand-edited log)
             record = evidence[0]
             report.problems.append(InputProblem(record.file or record.source, record.line,
                                                 f"{name} on {arch}: {exc}"))
     for arch, count in sorted(unknown.items()):
         report.skipped.append(f"{count} kernel(s) for {arch}, which no shipped spec describes")
-    # Worst first, then lowest occupancy (LintedKernel.worst, computed once per shared analysis).
+    # Worst first, then lowest occupancy (the rank _analyse computed once per shared analysis).
     ranked.sort(key=lambda pair: (pair[1], pair[0].name, pair[0].arch))
     report.kernels = [kernel for kernel, _ in ranked]
     return report
@@ -197,7 +203,9 @@ def _names(name: str) -> tuple[str, str, str]:
     return name, demangled, names.base_name(demangled)
 
 
-def _lint_one(name, arch, resolved, evidence, options: LintOptions, sources, cache) -> LintedKernel:
+def _lint_one(name, arch, resolved, evidence, options: LintOptions, sources, launches: dict,
+              analyses: dict) -> tuple[LintedKernel, tuple]:
+    """(the kernel's report entry, its rank in the report)."""
     config = options.config
     keys = _names(name)
     usage, disagreements = _reconcile(evidence)
@@ -208,15 +216,16 @@ def _lint_one(name, arch, resolved, evidence, options: LintOptions, sources, cac
         definition = sources.lookup(keys[2])
         if definition is not None:
             location, suppressed = (definition.file, definition.line), frozenset(definition.suppressed)
-    launch_key = ("launch", id(entry), usage.max_threads)  # one shared dict per launch: the JSON writer encodes it once
-    launch = cache.get(launch_key) or cache.setdefault(launch_key, _launch(entry, options, usage.max_threads))
+    # One dict per distinct launch, shared: the JSON writer encodes each once.
+    launch_key = (id(entry), usage.max_threads)
+    launch = launches.get(launch_key) or launches.setdefault(launch_key, _launch(entry, options, usage.max_threads))
     # Everything the result and the findings depend on; kernels that agree on it share both
     # (a code base has many kernels with the same figures and launch).
     key = (arch, usage.registers, usage.shared_mem, usage.barriers, usage.max_threads, usage.spill_bytes,
            usage.source == "config", tuple(disagreements), id(entry), id(budget), suppressed)
-    shared = cache.get(key)
+    shared = analyses.get(key)
     if shared is None:
-        shared = cache[key] = _analyse(resolved, usage, disagreements, entry, budget, launch, suppressed, options)
+        shared = analyses[key] = _analyse(resolved, usage, disagreements, entry, budget, launch, suppressed, options)
     result, findings, rank = shared
     return LintedKernel(name, keys[1], arch, usage, evidence, launch, result, findings, location), rank
 
@@ -236,8 +245,7 @@ def _analyse(resolved, usage, disagreements, entry, budget, launch, suppressed, 
     ignored = tuple(entry.ignore) if entry else ()
     findings = [f for f in findings if f.code not in suppressed and not f.code.startswith(ignored)]  # () matches nothing
     findings.sort(key=lambda f: (-SEVERITY_RANK[f.severity], f.code))
-    worst = max((SEVERITY_RANK[f.severity] for f in findings), default=-1)
-    return result, findings, (-worst, result.occupancy if result.launchable else -1)
+    return result, findings, (-worst_severity(findings), result.occupancy if result.launchable else -1)
 
 
 def _finding(code: str, message: str, arch: str, details: dict) -> Finding:

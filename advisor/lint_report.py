@@ -4,10 +4,14 @@ cannot disagree."""
 
 from __future__ import annotations
 
-import json
-
 from tuneadvise.advisor.baseline import kernel_key
-from tuneadvise.advisor.report import SCHEMA_VERSION, occupancy_document, occupancy_json_line
+from tuneadvise.advisor.report import (
+    SCHEMA_VERSION,
+    compact_json,
+    json_string,
+    occupancy_document,
+    occupancy_json_line,
+)
 from tuneadvise.advisor.rules import SEVERITIES, SEVERITY_RANK
 
 
@@ -121,20 +125,18 @@ def document(report, fail_on: str, comparison=None, tool_version: str = "") -> d
 # joins the texts. tests/test_lint_report.py holds it equal, byte for byte, to
 # json.dumps(document(...), separators=(",", ":")).
 
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
-_STRING = json.encoder.encode_basestring_ascii  # what _ENCODE does to a str
-
 
 def _number(value) -> str:
-    return str(value) if type(value) is int else _ENCODE(value)
+    return str(value) if type(value) is int else compact_json(value)
 
 
 class _KernelWriter:
     """Each kernel's entry as JSON text, distinct parts encoded once.
 
-    Parts keyed by value (figures, source records, launch settings, files)
-    are cached by that value; shared objects (an occupancy result, a findings
-    list, a finding) by identity, with the object kept so its id stays unique.
+    Parts keyed by value (figures, source records, files) are cached by that
+    value; shared objects (a launch dict, an occupancy result, a findings list,
+    a finding) by id(): the report keeps every one of them alive for as long
+    as the writer runs, so no id can be reused meanwhile.
     """
 
     def __init__(self, comparison):
@@ -143,7 +145,9 @@ class _KernelWriter:
         self.records: dict = {}
         self.files: dict = {}
         self.launches: dict = {}
-        self.shared: dict = {}
+        self.results: dict = {}
+        self.occupancies: dict = {}
+        self.findings: dict = {}
 
     def __call__(self, kernel) -> tuple[str, str]:
         """(the entry up to its results, then '"occupancy":...,"findings":[...]}'): two chunks, so
@@ -153,19 +157,19 @@ class _KernelWriter:
                    usage.barriers, usage.max_threads, usage.source)
         figures_text = self.figures.get(figures)
         if figures_text is None:
-            figures_text = self.figures[figures] = _ENCODE(dict(arch=kernel.arch, **_figures(usage)))[1:-1]
+            figures_text = self.figures[figures] = compact_json(dict(arch=kernel.arch, **_figures(usage)))[1:-1]
         launch_text = self.launches.get(id(launch))
-        if launch_text is None or launch_text[0] is not launch:
-            launch_text = self.launches[id(launch)] = (launch, _ENCODE(_launch(launch)))
-        return (f'{{"name":{_STRING(kernel.name)},"demangled":{_STRING(kernel.demangled)},{figures_text},'
-                f'"sources":[{",".join([self._source(r) for r in kernel.evidence])}],"launch":{launch_text[1]},'
+        if launch_text is None:
+            launch_text = self.launches[id(launch)] = compact_json(_launch(launch))
+        return (f'{{"name":{json_string(kernel.name)},"demangled":{json_string(kernel.demangled)},{figures_text},'
+                f'"sources":[{",".join([self._source(r) for r in kernel.evidence])}],"launch":{launch_text},'
                 f'"location":{self._file(file)},"line":{_number(line)}}},'), self._results(kernel)
 
     def _file(self, file) -> str:
         """'{"file":...' for a location."""
         text = self.files.get(file)
         if text is None:
-            text = self.files[file] = _ENCODE({"file": file})[:-1]
+            text = self.files[file] = compact_json({"file": file})[:-1]
         return text
 
     def _source(self, record) -> str:
@@ -173,19 +177,19 @@ class _KernelWriter:
                record.spill_bytes, record.barriers)
         parts = self.records.get(key)
         if parts is None:
-            parts = self.records[key] = (_ENCODE({"tool": record.source, "file": record.file})[:-1],
-                                         _ENCODE(_source_figures(record))[1:])
+            parts = self.records[key] = (compact_json({"tool": record.source, "file": record.file})[:-1],
+                                         compact_json(_source_figures(record))[1:])
         return f'{parts[0]},"line":{_number(record.line)},{parts[1]}'
 
     def _results(self, kernel) -> str:
         """'"occupancy":...,"findings":[...]}': shared by kernels with the same result and findings list."""
-        if self.comparison is None:  # then the result, the dims and the findings list decide the text
-            key = (id(kernel.result), id(kernel.findings), tuple(kernel.launch["block_dims"]))
-            hit = self.shared.get(key)
-            if hit is None or hit[0] is not kernel.result or hit[1] is not kernel.findings:
-                hit = self.shared[key] = (kernel.result, kernel.findings, self._results_text(kernel))
-            return hit[2]
-        return self._results_text(kernel)
+        if self.comparison is not None:  # each kernel's findings carry their own baseline status
+            return self._results_text(kernel)
+        key = (id(kernel.result), id(kernel.findings), tuple(kernel.launch["block_dims"]))
+        text = self.results.get(key)
+        if text is None:
+            text = self.results[key] = self._results_text(kernel)
+        return text
 
     def _results_text(self, kernel) -> str:
         dims = tuple(kernel.launch["block_dims"])
@@ -193,18 +197,18 @@ class _KernelWriter:
         return f'"occupancy":{self._occupancy(kernel.result, dims)},"findings":[{findings}]}}'
 
     def _occupancy(self, result, dims) -> str:
-        key = ("occupancy", id(result), dims)
-        hit = self.shared.get(key)
-        if hit is None or hit[0] is not result:
-            hit = self.shared[key] = (result, occupancy_json_line(result, dims))
-        return hit[1]
+        key = (id(result), dims)
+        text = self.occupancies.get(key)
+        if text is None:
+            text = self.occupancies[key] = occupancy_json_line(result, dims)
+        return text
 
     def _finding(self, finding, status) -> str:
-        key = ("finding", id(finding), status)
-        hit = self.shared.get(key)
-        if hit is None or hit[0] is not finding:
-            hit = self.shared[key] = (finding, _ENCODE(_finding_dict(finding, status)))
-        return hit[1]
+        key = (id(finding), status)
+        text = self.findings.get(key)
+        if text is None:
+            text = self.findings[key] = compact_json(_finding_dict(finding, status))
+        return text
 
 
 def iter_document_json(report, totals: dict, comparison=None, tool_version: str = "", end: str = ""):
@@ -212,13 +216,13 @@ def iter_document_json(report, totals: dict, comparison=None, tool_version: str 
     come, a large report is never held whole."""
     write = _KernelWriter(comparison)
     separator = ""
-    yield f'{_ENCODE(_head(tool_version))[:-1]},"kernels":['
+    yield f'{compact_json(_head(tool_version))[:-1]},"kernels":['
     for kernel in report.kernels:
         head, results = write(kernel)
         yield separator + head
         yield results
         separator = ","
-    yield f'],{_ENCODE(_tail(report, totals))[1:]}{end}'
+    yield f'],{compact_json(_tail(report, totals))[1:]}{end}'
 
 
 def document_json(report, totals: dict, comparison=None, tool_version: str = "") -> str:

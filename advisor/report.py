@@ -19,6 +19,7 @@ from tuneadvise.advisor.engine import (
     notes_on,
     occupancy_from,
 )
+from tuneadvise.advisor.memo import PerArch
 
 SCHEMA_VERSION = 1
 _CARVEOUT_LABEL = {v: k for k, v in CARVEOUT_NAMES.items()}
@@ -91,13 +92,15 @@ def error_document(code: str, message: str) -> dict:
 # equal byte for byte over every architecture and a hypothesis sweep, so the
 # layout above stays the one source of truth.
 
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
-_STRING = json.encoder.encode_basestring_ascii  # what _ENCODE does to a str (ensure_ascii)
-_PROVENANCE_JSON = _ENCODE(PROVENANCE)
+# json.dumps(x, separators=(",", ":")), and what it does to a str (ensure_ascii): the
+# compact writers here and in lint_report.py build their text from these two.
+compact_json = json.JSONEncoder(separators=(",", ":")).encode
+json_string = json.encoder.encode_basestring_ascii
+_PROVENANCE_JSON = compact_json(PROVENANCE)
 _QUOTED = {name: f'"{name}"' for name in LIMITERS}
 _CARVEOUT_JSON = {value: f'"{label}"' for value, label in _CARVEOUT_LABEL.items()}
 _BOOL = {True: "true", False: "false"}
-_ARCH_PARTS: dict = {}
+_ARCH_PARTS = PerArch(4096)  # (arch, note, product) -> the line's head and tail
 # Small texts that recur across lines, each keyed by what determines it. round()
 # with digits costs about a microsecond, as much as the rest of a field.
 _OCCUPANCY_TEXT: dict = {}
@@ -106,18 +109,11 @@ _TEXT_CACHE_LIMIT = 1 << 14
 
 
 def _arch_parts(arch, arch_note, product) -> tuple[str, str]:
-    key = (id(arch), arch_note, product)
-    hit = _ARCH_PARTS.get(key)
-    if hit is not None and hit[0] is arch:
-        return hit[1]
-    head = (f'{{"schema_version":{SCHEMA_VERSION},"arch":{_ENCODE(arch.sm)},"compute_capability":{_ENCODE(arch.cc)},'
-            f'"arch_note":{_ENCODE(arch_note)},"product":{_ENCODE(product)},"input":{{"registers":')
-    tail = (f'"findings":[],"provenance":{_PROVENANCE_JSON},'
-            f'"spec_sources":{_ENCODE({"max_warps_per_sm": arch.sources.get("max_warps_per_sm")})}}}')
-    if len(_ARCH_PARTS) > 4096:
-        _ARCH_PARTS.clear()
-    _ARCH_PARTS[key] = (arch, (head, tail))
-    return head, tail
+    return _ARCH_PARTS.get(arch, (arch_note, product), lambda: (
+        f'{{"schema_version":{SCHEMA_VERSION},"arch":{compact_json(arch.sm)},"compute_capability":{compact_json(arch.cc)},'
+        f'"arch_note":{compact_json(arch_note)},"product":{compact_json(product)},"input":{{"registers":',
+        f'"findings":[],"provenance":{_PROVENANCE_JSON},'
+        f'"spec_sources":{compact_json({"max_warps_per_sm": arch.sources.get("max_warps_per_sm")})}}}'))
 
 
 def _remember(cache: dict, key, text: str) -> str:
@@ -141,7 +137,7 @@ def _limits_text(limits: dict) -> str:
 
 
 def _errors_text(errors: list) -> str:
-    return "[" + ",".join([f'{{"code":{_STRING(e.code)},"field":{_STRING(e.field)},"message":{_STRING(e.message)}}}'
+    return "[" + ",".join([f'{{"code":{json_string(e.code)},"field":{json_string(e.field)},"message":{json_string(e.message)}}}'
                            for e in errors]) + "]"
 
 
@@ -163,7 +159,7 @@ def _outcome_text(result: Occupancy) -> str:
     """From "active_blocks_per_sm" to "notes": everything the engine decided."""
     return _blocks_text(result) + _allocation_text(result.arch, result.allocated_registers_per_block,
                                                    result.allocated_shared_mem_per_block, result.shared_mem_config,
-                                                   result.errors, _ENCODE(result.notes) if result.notes else "[]")
+                                                   result.errors, compact_json(result.notes) if result.notes else "[]")
 
 
 def _blocks_text(result: Occupancy) -> str:
@@ -200,17 +196,8 @@ def occupancy_json_line(result: Occupancy, dims: tuple = (), arch_note: str | No
 # The text from "active_blocks_per_sm" to "block_limits" depends only on the limits, whether
 # the launch fails, and the block's warps; the notes only on the architecture, the carveout
 # and opt-in: a batch's lines share them far more often than whole configurations.
-_BLOCKS: dict = {}
-_NOTES: dict = {}
-
-
-def _shared_text(cache: dict, key, arch, make) -> str:
-    hit = cache.get(key)
-    if hit is None or hit[0] is not arch:  # the Arch is kept so that its id cannot be reused while cached
-        if len(cache) >= _TEXT_CACHE_LIMIT:
-            cache.clear()
-        hit = cache[key] = (arch, make())
-    return hit[1]
+_BLOCKS = PerArch(_TEXT_CACHE_LIMIT)
+_NOTES = PerArch(_TEXT_CACHE_LIMIT)
 
 
 def kernel_json_line(arch, kernel: Kernel, dims: tuple = (), arch_note: str | None = None,
@@ -221,11 +208,10 @@ def kernel_json_line(arch, kernel: Kernel, dims: tuple = (), arch_note: str | No
     head, tail = _arch_parts(arch, arch_note, product)
     # No block resides when the launch fails, so the block's warps do not matter then.
     warps_per_block = 0 if errors else -(-kernel.block_size // arch.warp_size)
-    blocks = _shared_text(_BLOCKS, (id(arch), tuple(limits.values()), warps_per_block, not errors), arch,
-                          lambda: _blocks_text(occupancy_from(arch, kernel, limits, regs, smem, config, errors)))
+    blocks = _BLOCKS.get(arch, (tuple(limits.values()), warps_per_block, not errors),
+                         lambda: _blocks_text(occupancy_from(arch, kernel, limits, regs, smem, config, errors)))
     notes = "[]"
     if kernel.carveout != CARVEOUT_DEFAULT or kernel.opt_in:
-        notes = _shared_text(_NOTES, (id(arch), kernel.carveout, kernel.opt_in), arch,
-                             lambda: _ENCODE(notes_on(arch, kernel)))
+        notes = _NOTES.get(arch, (kernel.carveout, kernel.opt_in), lambda: compact_json(notes_on(arch, kernel)))
     allocation = _allocation_text(arch, regs, smem, None if errors else config, errors, notes)
     return f'{head}{_input_text(kernel, dims)}{blocks}{allocation}{tail}{end}', not errors

@@ -23,6 +23,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from tuneadvise.advisor.engine import (
+    RESOURCE_ERRORS,
     Kernel,
     Occupancy,
     block_limits,
@@ -32,12 +33,7 @@ from tuneadvise.advisor.engine import (
     shared_mem_limits,
     shared_mem_preference,
 )
-
-# The launch errors each resource alone decides (engine.launch_errors).
-_OWN_ERRORS = {
-    "registers": ("registers-per-thread", "registers-per-block"),
-    "shared_memory": ("static-shared-mem", "opt-in-required", "shared-mem-per-block"),
-}
+from tuneadvise.advisor.memo import PerArch
 
 
 # NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
@@ -63,7 +59,7 @@ def _blocks(arch, kernel: Kernel) -> int:
 def _other_limits(result: Occupancy, resource: str) -> int:
     """Blocks per SM everything but `resource` allows: 0 if the launch fails for another reason."""
     if result.errors:
-        own = _OWN_ERRORS[resource]
+        own = RESOURCE_ERRORS[resource]
         if any(error.code not in own for error in result.errors):
             return 0
     return min((value for name, value in result.block_limits.items() if name != resource and value is not None),
@@ -71,22 +67,12 @@ def _other_limits(result: Occupancy, resource: str) -> int:
 
 
 def _memoised_per_arch(function):
-    """Cache a what-if answer by its arguments: an Arch, then what the answer
-    depends on (not the whole kernel), so kernels that differ elsewhere share
-    it. Keyed by the Arch's id, with the Arch kept in the entry so that the id
-    cannot be reused while cached."""
-    cache: dict = {}
+    """Cache a what-if answer by its arguments: an Arch, then what the answer depends on (not
+    the whole kernel), so kernels that differ elsewhere share it."""
+    cache = PerArch(1 << 14)
 
     def wrapper(arch, *args):
-        key = (id(arch), args)
-        hit = cache.get(key)
-        if hit is not None and hit[0] is arch:
-            return hit[1]
-        if len(cache) >= 1 << 14:
-            cache.clear()
-        value = function(arch, *args)
-        cache[key] = (arch, value)
-        return value
+        return cache.get(arch, args, lambda: function(arch, *args))
 
     wrapper.__doc__, wrapper.__name__ = function.__doc__, function.__name__
     return wrapper

@@ -4,104 +4,96 @@ occupancy() calls over every value of the varied resource."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tuneadvise.advisor.engine import Kernel, max_shared_mem_per_block, occupancy
+from tuneadvise.advisor.engine import Kernel, occupancy, shared_mem_ceiling
 from tuneadvise.advisor.whatif import best_carveout, register_cliff, shared_mem_cliff, with_total_shared_mem
 from tuneadvise.specs.catalog import shipped_catalog
 
 ARCHS = sorted(shipped_catalog().archs.values(), key=lambda a: (a.major, a.minor))
 
 
-def scanned_cliff(result, values, make, steps=2):
-    """(down steps, headroom) by evaluating every value with the full engine."""
-    blocks = {value: occupancy(result.arch, make(value)).active_blocks_per_sm for value in values}
-    current = max(v for v in values if v <= result.current_value)
-    down, best = [], result.active_blocks_per_sm
-    below = sorted((v for v in values if v < current), reverse=True)
+def scanned_steps(blocks: dict, current: int, active: int, steps: int = 2) -> list:
+    """The down steps by brute force: below `current`, the largest value with more blocks than
+    the last step, `blocks` holding the full engine's answer for every value scanned."""
+    down, best = [], active
+    below = sorted((v for v in blocks if v < current), reverse=True)
     while len(down) < steps:
         gaining = next((v for v in below if blocks[v] > best and (not down or v < down[-1][0])), None)
         if gaining is None:
             break
         best = blocks[gaining]
         down.append((gaining, best))
-    above = [v for v in values if v >= current]
-    kept = [v for v in above if blocks[v] >= result.active_blocks_per_sm]
-    # The largest value before the first loss of a block (the staircase is monotone).
+    return down
+
+
+def last_kept(values: list, blocks: dict, active: int, before=None):
+    """The largest value before the first that loses a block (values ascending, from the current
+    one). `before(i)`: the value just below values[i] when the scan skips values (default: the
+    previous value scanned)."""
     last = None
-    for v in above:
-        if blocks[v] >= result.active_blocks_per_sm:
-            last = v
-        else:
-            break
-    return down, last, kept
+    for i, value in enumerate(values):
+        if blocks[value] < active:
+            return None if i == 0 else (before(i) if before else last)
+        last = value
+    return last
 
 
-class Scan:
-    def __init__(self, result, current):
-        self.result, self.current_value = result, current
-        self.active_blocks_per_sm = result.active_blocks_per_sm
-        self.arch = result.arch
-
-
-KERNELS = dict(registers=st.integers(0, 255), block=st.integers(1, 1024), static=st.sampled_from([0, 100, 4096, 20000, 50000]),
-               dynamic=st.sampled_from([0, 1, 3000, 40000, 100000]), carveout=st.sampled_from([-1, 0, 25, 60, 100]),
-               opt_in=st.booleans(), barriers=st.integers(0, 16), bounds=st.one_of(st.none(), st.integers(1, 1024)))
+# A configuration on every architecture, with its occupancy result.
+CASES = st.tuples(
+    st.sampled_from(ARCHS),
+    st.builds(Kernel, registers=st.integers(0, 255), block_size=st.integers(1, 1024),
+              static_shared_mem=st.sampled_from([0, 100, 4096, 20000, 50000]),
+              dynamic_shared_mem=st.sampled_from([0, 1, 3000, 40000, 100000]),
+              carveout=st.sampled_from([-1, 0, 25, 60, 100]), opt_in=st.booleans(), barriers=st.integers(0, 16),
+              max_threads_per_block=st.one_of(st.none(), st.integers(1, 1024))),
+).map(lambda case: (case[0], case[1], occupancy(*case)))
 
 
 @settings(max_examples=250, deadline=None)
-@given(arch=st.sampled_from(ARCHS), **KERNELS)
-def test_register_cliff_equals_a_full_scan(arch, registers, block, static, dynamic, carveout, opt_in, barriers, bounds):
-    kernel = Kernel(registers, block, static, dynamic, carveout, opt_in, barriers, bounds)
-    result = occupancy(arch, kernel)
+@given(CASES)
+def test_register_cliff_equals_a_full_scan(case):
+    arch, kernel, result = case
     cliff = register_cliff(result)
-    values = range(0, arch.max_registers_per_thread + 1)
-    down, last, _ = scanned_cliff(Scan(result, registers), values, lambda r: kernel._replace(registers=r))
-    if registers > arch.max_registers_per_thread:  # cannot launch; the scan's domain ends at the maximum
-        assert cliff.headroom is None and all(s.value < registers for s in cliff.down)
+    if kernel.registers > arch.max_registers_per_thread:  # cannot launch; the scan's domain ends at the maximum
+        assert cliff.headroom is None and all(s.value < kernel.registers for s in cliff.down)
         return
-    assert [(s.value, s.blocks_per_sm) for s in cliff.down] == down
+    values = list(range(0, arch.max_registers_per_thread + 1))
+    blocks = {r: occupancy(arch, kernel._replace(registers=r)).active_blocks_per_sm for r in values}
+    active = result.active_blocks_per_sm
+    assert [(s.value, s.blocks_per_sm) for s in cliff.down] == scanned_steps(blocks, kernel.registers, active)
     for step in cliff.down:
         assert step == (step.value, step.blocks_per_sm, occupancy(arch, kernel._replace(registers=step.value)).occupancy)
-    expected = None if last in (None, arch.max_registers_per_thread) else last - registers
-    assert cliff.headroom == expected
+    last = last_kept(values[kernel.registers:], blocks, active)
+    assert cliff.headroom == (None if last in (None, arch.max_registers_per_thread) else last - kernel.registers)
 
 
 @settings(max_examples=250, deadline=None)
-@given(arch=st.sampled_from(ARCHS), **KERNELS)
-def test_shared_mem_cliff_equals_a_full_scan(arch, registers, block, static, dynamic, carveout, opt_in, barriers, bounds):
-    kernel = Kernel(registers, block, static, dynamic, carveout, opt_in, barriers, bounds)
-    result = occupancy(arch, kernel)
+@given(CASES)
+def test_shared_mem_cliff_equals_a_full_scan(case):
+    arch, kernel, result = case
     cliff = shared_mem_cliff(result)
-    total, unit = static + dynamic, arch.shared_mem_allocation_unit
-    ceiling = max_shared_mem_per_block(arch, kernel)
+    total, unit = kernel.static_shared_mem + kernel.dynamic_shared_mem, arch.shared_mem_allocation_unit
+    ceiling = shared_mem_ceiling(arch, kernel.opt_in)
     make = lambda size: with_total_shared_mem(kernel, size)  # noqa: E731
+    active = result.active_blocks_per_sm
     # Down steps are searched in allocation units below the current total.
-    units = range(0, total, unit)
-    down, _, _ = scanned_cliff(Scan(result, total), list(units) + [total], make)
-    assert [(s.value, s.blocks_per_sm) for s in cliff.down] == (down if total else [])
-    # Headroom is searched byte by byte; blocks only change where an allocation unit is crossed,
-    # so scanning the unit boundaries and the ceiling finds the same last byte.
+    below = {size: occupancy(arch, make(size)).active_blocks_per_sm for size in [*range(0, total, unit), total]}
+    assert [(s.value, s.blocks_per_sm) for s in cliff.down] == (scanned_steps(below, total, active) if total else [])
     if total > ceiling:  # over the per-block limit already: no headroom to speak of
         assert cliff.headroom is None
         return
+    # Headroom is searched byte by byte; blocks only change where an allocation unit is crossed,
+    # so scanning the unit boundaries and the ceiling finds the same last byte.
     edges = sorted({total, ceiling} | {b for b in range(total - total % unit, ceiling + 1, unit) for b in (b, b + 1)
                                        if total <= b <= ceiling})
     blocks = {b: occupancy(arch, make(b)).active_blocks_per_sm for b in edges}
-    last = None
-    for i, b in enumerate(edges):
-        if blocks[b] >= result.active_blocks_per_sm:
-            last = b
-        else:
-            last = None if i == 0 else edges[i] - 1
-            break
-    expected = None if last in (None, ceiling) else last - total
-    assert cliff.headroom == expected
+    last = last_kept(edges, blocks, active, before=lambda i: edges[i] - 1)
+    assert cliff.headroom == (None if last in (None, ceiling) else last - total)
 
 
 @settings(max_examples=250, deadline=None)
-@given(arch=st.sampled_from(ARCHS), **KERNELS)
-def test_best_carveout_equals_a_full_scan(arch, registers, block, static, dynamic, carveout, opt_in, barriers, bounds):
-    kernel = Kernel(registers, block, static, dynamic, carveout, opt_in, barriers, bounds)
-    result = occupancy(arch, kernel)
+@given(CASES)
+def test_best_carveout_equals_a_full_scan(case):
+    arch, kernel, result = case
     best = best_carveout(result)
     if arch.shared_mem_model != "carveout" or not result.launchable:
         assert best is None

@@ -11,6 +11,7 @@ from functools import lru_cache
 import os
 from typing import NamedTuple
 
+from tuneadvise.advisor.memo import PerArch
 from tuneadvise.specs.catalog import read_toml_cached
 
 SEVERITIES = ("error", "warning", "info")
@@ -117,18 +118,12 @@ def _run(ctx, checks, findings: list) -> list:
 
 # Findings of the checks that read nothing but the occupancy result, per result: a lint run
 # meets the same configuration with other spills, grids or block shapes again and again.
-_BY_RESULT: dict = {}
+_BY_RESULT = PerArch(1 << 14)
 
 
 def _result_findings(ctx, selection: RuleSelection, checks: tuple) -> list:
     result = ctx.result
-    key = (id(result.arch), result.kernel, selection)
-    hit = _BY_RESULT.get(key)
-    if hit is None or hit[0] is not result.arch:  # the Arch is kept so that its id cannot be reused
-        if len(_BY_RESULT) >= 1 << 14:
-            _BY_RESULT.clear()
-        hit = _BY_RESULT[key] = (result.arch, _run(ctx, checks, []))
-    return hit[1]
+    return _BY_RESULT.get(result.arch, (result.kernel, selection), lambda: _run(ctx, checks, []))
 
 
 # Lint reports the same finding for many kernels (same figures, same words, same
