@@ -26,7 +26,7 @@ _CUOBJ_FUNCTION = re.compile(r"^\s*Function ([^:]+):\s*$")
 _CUOBJ_FIELDS = re.compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
 
 
-@dataclass
+@dataclass(slots=True)  # slots: a large log makes tens of thousands of these
 class KernelUsage:
     """One kernel on one architecture, as a compiler tool reported it."""
 

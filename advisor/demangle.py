@@ -9,16 +9,26 @@ can be loaded, names stay as written; nothing else depends on demangling.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 from functools import lru_cache
+
+# The runtimes' usual sonames (glibc Linux, LLVM's libc++, macOS), tried before
+# ctypes.util.find_library: importing that module alone costs ~10 ms of start-up.
+_SONAMES = ("libstdc++.so.6", "libc++.so.1", "libc++.1.dylib")
+
+
+def _libraries():
+    yield from _SONAMES
+    import ctypes.util
+
+    for name in ("stdc++", "c++"):
+        path = ctypes.util.find_library(name)
+        if path:
+            yield path
 
 
 @lru_cache(maxsize=1)
 def _runtime():
-    for name in ("stdc++", "c++"):
-        path = ctypes.util.find_library(name)
-        if not path:
-            continue
+    for path in _libraries():
         try:
             library = ctypes.CDLL(path)
             function = library.__cxa_demangle

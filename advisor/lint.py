@@ -21,7 +21,16 @@ from tuneadvise.advisor.compiler_output import KernelUsage, cuobjdump_reserved
 from tuneadvise.advisor.engine import Occupancy, occupancy
 from tuneadvise.advisor.inputs import InputError, make_kernel
 from tuneadvise.advisor.lint_settings import NO_CONFIG
-from tuneadvise.advisor.rules import SEVERITY_RANK, Finding, RuleSelection, check_occupancy, finding_of, registry
+from tuneadvise.advisor.rules import (
+    SEVERITY_RANK,
+    Finding,
+    RuleSelection,
+    checks_reading,
+    config_findings,
+    finding_of,
+    finding_order,
+    registry,
+)
 from tuneadvise.advisor.source_index import SourceIndex
 from tuneadvise.advisor.usage import InputProblem
 from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
@@ -46,7 +55,7 @@ class LintOptions:
     config_path: str = ""  # where the config came from, for annotations of config-only kernels
 
 
-@dataclass
+@dataclass(slots=True)
 class LintedKernel:
     name: str  # as the compiler wrote it
     demangled: str
@@ -100,7 +109,12 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
                 record.shared_mem = max(0, record.shared_mem - cuobjdump_reserved(record.arch))
         if archs and record.arch not in archs:
             continue
-        grouped.setdefault((record.name, record.arch), []).append(record)
+        key = (record.name, record.arch)
+        known = grouped.get(key)
+        if known is None:
+            grouped[key] = [record]
+        else:
+            known.append(record)
     for entry in config.kernels:  # kernels the config describes on its own
         if entry.registers is None:
             continue
@@ -113,9 +127,8 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
     if no_arch:
         report.skipped.append(f"{no_arch} kernel(s) from a cuobjdump listing that names no architecture: "
                               "give exactly one --arch")
-    launches: dict = {}  # (id(entry), __launch_bounds__) -> launch settings, one dict each
-    analyses: dict = {}  # what a kernel's result and findings depend on -> _analyse's answer
-    ranked = []  # (LintedKernel, rank)
+    linter = _Linter(options, sources)
+    ranked = []  # (rank, name, arch, LintedKernel): (name, arch) is unique, so kernels are never compared
     unknown: dict[str, int] = {}
     for (name, arch), evidence in grouped.items():
         try:
@@ -124,16 +137,17 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
             unknown[arch] = unknown.get(arch, 0) + 1
             continue
         try:
-            ranked.append(_lint_one(name, arch, resolved, evidence, options, sources, launches, analyses))
+            kernel, rank = linter.lint(name, arch, resolved, evidence)
+            ranked.append((rank, name, arch, kernel))
         except InputError as exc:  # figures no architecture allows (a corrupt or hand-edited log)
             record = evidence[0]
             report.problems.append(InputProblem(record.file or record.source, record.line,
                                                 f"{name} on {arch}: {exc}"))
     for arch, count in sorted(unknown.items()):
         report.skipped.append(f"{count} kernel(s) for {arch}, which no shipped spec describes")
-    # Worst first, then lowest occupancy (the rank _analyse computed once per shared analysis).
-    ranked.sort(key=lambda pair: (pair[1], pair[0].name, pair[0].arch))
-    report.kernels = [kernel for kernel, _ in ranked]
+    # Worst first, then lowest occupancy (the rank computed once per shared analysis).
+    ranked.sort()
+    report.kernels = [entry[3] for entry in ranked]
     return report
 
 
@@ -203,49 +217,97 @@ def _names(name: str) -> tuple[str, str, str]:
     return name, demangled, names.base_name(demangled)
 
 
-def _lint_one(name, arch, resolved, evidence, options: LintOptions, sources, launches: dict,
-              analyses: dict) -> tuple[LintedKernel, tuple]:
-    """(the kernel's report entry, its rank in the report)."""
-    config = options.config
-    keys = _names(name)
-    usage, disagreements = _reconcile(evidence)
-    entry = config.kernel_entry(keys, arch) if config.kernels else None
-    budget = config.budget(keys, arch) if config.budgets else None
-    location, suppressed = (usage.file, usage.line), frozenset()
-    if sources is not None:
-        definition = sources.lookup(keys[2])
-        if definition is not None:
-            location, suppressed = (definition.file, definition.line), frozenset(definition.suppressed)
-    # One dict per distinct launch, shared: the JSON writer encodes each once.
-    launch_key = (id(entry), usage.max_threads)
-    launch = launches.get(launch_key) or launches.setdefault(launch_key, _launch(entry, options, usage.max_threads))
-    # Everything the result and the findings depend on; kernels that agree on it share both
-    # (a code base has many kernels with the same figures and launch).
-    key = (arch, usage.registers, usage.shared_mem, usage.barriers, usage.max_threads, usage.spill_bytes,
-           usage.source == "config", tuple(disagreements), id(entry), id(budget), suppressed)
-    shared = analyses.get(key)
-    if shared is None:
-        shared = analyses[key] = _analyse(resolved, usage, disagreements, entry, budget, launch, suppressed, options)
-    result, findings, rank = shared
-    return LintedKernel(name, keys[1], arch, usage, evidence, launch, result, findings, location), rank
+# The rules that read a kernel's spills (the checks that declare spill_bytes, and TA902's spill
+# budget). Lint analyses a configuration in two levels: everything else once per distinct
+# figures and launch, then these per distinct spill figure, so kernels that differ only in
+# their spills share the occupancy result and most of the findings.
+SPILL_BUDGET = "TA902"
 
 
-def _analyse(resolved, usage, disagreements, entry, budget, launch, suppressed, options) -> tuple:
-    """(occupancy result, findings worst first, the report's sort rank) for one kernel's figures and launch."""
-    barriers = usage.barriers if usage.barriers is not None else 1
-    kernel, dims = make_kernel(registers=usage.registers, block_size=list(launch["block_dims"]),
-                               shared_mem=usage.shared_mem, dynamic_shared_mem=launch["dynamic_shared_mem"],
-                               carveout=launch["carveout"], opt_in=launch["opt_in"], barriers=barriers,
-                               max_threads_per_block=launch["max_threads_per_block"] or usage.max_threads)
-    result = occupancy(resolved.arch, kernel)
-    context = {"spill_bytes": usage.spill_bytes, "grid_size": launch["grid_size"],
-               "cluster_size": launch["cluster_size"], "block_dims": dims}
-    findings = check_occupancy(resolved, result, options.selection, **context)
-    findings += _lint_findings(usage, result, disagreements, entry, budget, launch, options)
-    ignored = tuple(entry.ignore) if entry else ()
-    findings = [f for f in findings if f.code not in suppressed and not f.code.startswith(ignored)]  # () matches nothing
-    findings.sort(key=lambda f: (-SEVERITY_RANK[f.severity], f.code))
-    return result, findings, (-worst_severity(findings), result.occupancy if result.launchable else -1)
+class _Linter:
+    """Lints one kernel at a time, computing each distinct launch, configuration and spill
+    figure once: a code base has many kernels with the same figures."""
+
+    def __init__(self, options: LintOptions, sources: SourceIndex | None):
+        self.options, self.sources = options, sources
+        self.launches: dict = {}  # (id(entry), __launch_bounds__) -> launch settings, one dict each
+        self.configurations: dict = {}  # figures and launch -> (result, findings that read no spills)
+        self.analyses: dict = {}  # that, plus spills and suppressions -> (result, findings, rank)
+        selection = options.selection
+        reading = checks_reading("spill_bytes")
+        self.without_spills = selection._replace(ignore=selection.ignore + reading)
+        allowed = tuple(code for code in reading if selection.allows(code))
+        # An empty select means every rule, so no allowed spill rule means no second-level checks at all.
+        self.spill_checks = RuleSelection(select=allowed) if allowed else None
+        self.spill_budget = selection.allows(SPILL_BUDGET)
+
+    def lint(self, name, arch, resolved, evidence) -> tuple[LintedKernel, tuple]:
+        """(the kernel's report entry, its rank in the report)."""
+        config = self.options.config
+        keys = _names(name)
+        usage, disagreements = _reconcile(evidence)
+        entry = config.kernel_entry(keys, arch) if config.kernels else None
+        budget = config.budget(keys, arch) if config.budgets else None
+        location, suppressed = (usage.file, usage.line), frozenset()
+        if self.sources is not None:
+            definition = self.sources.lookup(keys[2])
+            if definition is not None:
+                location, suppressed = (definition.file, definition.line), frozenset(definition.suppressed)
+        # One dict per distinct launch, shared: the JSON writer encodes each once.
+        launch_key = (id(entry), usage.max_threads)
+        launch = self.launches.get(launch_key) or \
+            self.launches.setdefault(launch_key, _launch(entry, self.options, usage.max_threads))
+        # Everything but the spills that the result and the findings depend on.
+        configuration = (arch, usage.registers, usage.shared_mem, usage.barriers, usage.max_threads,
+                         usage.source == "config", tuple(disagreements), id(entry), id(budget))
+        key = (configuration, usage.spill_bytes, suppressed)
+        shared = self.analyses.get(key)
+        if shared is None:
+            base = self.configurations.get(configuration)
+            if base is None:
+                base = self.configurations[configuration] = self._configuration(
+                    resolved, usage, disagreements, entry, budget, launch)
+            shared = self.analyses[key] = self._with_spills(resolved, usage, base, entry, budget, launch, suppressed)
+        result, findings, rank = shared
+        return LintedKernel(name, keys[1], arch, usage, evidence, launch, result, findings, location), rank
+
+    def _configuration(self, resolved, usage, disagreements, entry, budget, launch) -> tuple:
+        """(occupancy result, the findings of every rule that does not read spills) for one kernel's
+        figures and launch."""
+        barriers = usage.barriers if usage.barriers is not None else 1
+        kernel, dims = make_kernel(registers=usage.registers, block_size=list(launch["block_dims"]),
+                                   shared_mem=usage.shared_mem, dynamic_shared_mem=launch["dynamic_shared_mem"],
+                                   carveout=launch["carveout"], opt_in=launch["opt_in"], barriers=barriers,
+                                   max_threads_per_block=launch["max_threads_per_block"] or usage.max_threads)
+        result = occupancy(resolved.arch, kernel)
+        findings = config_findings(resolved, result, self.without_spills, _context(launch, dims, None))
+        findings += _lint_findings(usage, result, disagreements, entry, budget, launch, self.options)
+        return result, findings
+
+    def _with_spills(self, resolved, usage, base, entry, budget, launch, suppressed) -> tuple:
+        """(result, findings worst first, the report's sort rank): the configuration's findings, those
+        of the rules that read spills, then ignores and suppressions applied."""
+        result, findings = base
+        spills = usage.spill_bytes
+        if self.spill_checks is not None:
+            dims = tuple(launch["block_dims"])
+            findings = findings + config_findings(resolved, result, self.spill_checks, _context(launch, dims, spills))
+        if self.spill_budget and budget is not None:
+            limit = budget.spill_limit()
+            if limit is not None and spills is not None and spills > limit:
+                findings = findings + [_finding(SPILL_BUDGET, f"{spills} B of spills per thread, budget {limit} B "
+                                                              f"(budget '{budget.kernel}')",
+                                                usage.arch, {"spill_bytes": spills, "budget": limit})]
+        ignored = tuple(entry.ignore) if entry else ()
+        findings = [f for f in findings if f.code not in suppressed and not f.code.startswith(ignored)]  # () matches nothing
+        findings.sort(key=finding_order)
+        return result, findings, (-worst_severity(findings), result.occupancy if result.launchable else -1)
+
+
+def _context(launch: dict, dims: tuple, spill_bytes: int | None) -> dict:
+    """What the rules read beyond the occupancy result (rules.check_occupancy's context)."""
+    return {"spill_bytes": spill_bytes, "grid_size": launch["grid_size"], "cluster_size": launch["cluster_size"],
+            "block_dims": dims}
 
 
 def _finding(code: str, message: str, arch: str, details: dict) -> Finding:
@@ -253,6 +315,7 @@ def _finding(code: str, message: str, arch: str, details: dict) -> Finding:
 
 
 def _lint_findings(usage, result, disagreements, entry, budget: Budget | None, launch, options) -> list[Finding]:
+    """Lint's own findings that do not read spills (the spill budget is _Linter._with_spills')."""
     allows = options.selection.allows
     arch = usage.arch
     out = []
@@ -262,11 +325,6 @@ def _lint_findings(usage, result, disagreements, entry, budget: Budget | None, l
                                          f"(budget '{budget.kernel}'); cap with -maxrregcount={budget.max_registers} "
                                          "or __launch_bounds__", arch,
                                 {"registers": usage.registers, "budget": budget.max_registers}))
-        limit = budget.spill_limit()
-        spills = usage.spill_bytes
-        if limit is not None and spills is not None and spills > limit and allows("TA902"):
-            out.append(_finding("TA902", f"{spills} B of spills per thread, budget {limit} B (budget '{budget.kernel}')",
-                                arch, {"spill_bytes": spills, "budget": limit}))
         total = result.kernel.static_shared_mem + result.kernel.dynamic_shared_mem
         if budget.max_shared_mem is not None and total > budget.max_shared_mem and allows("TA904"):
             out.append(_finding("TA904", f"{total} B of shared memory per block, budget {budget.max_shared_mem} B "

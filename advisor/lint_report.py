@@ -123,7 +123,8 @@ def document(report, fail_on: str, comparison=None, tool_version: str = "") -> d
 # source records repeat too. Encoding the whole dictionary re-encodes every
 # copy; document_json encodes each distinct part once, with json itself, and
 # joins the texts. tests/test_lint_report.py holds it equal, byte for byte, to
-# json.dumps(document(...), separators=(",", ":")).
+# json.dumps(document(...), separators=(",", ":")). The text is ASCII (json's
+# escapes), and it is cached encoded: the shared parts are encoded once, not per copy.
 
 
 def _number(value) -> str:
@@ -149,9 +150,9 @@ class _KernelWriter:
         self.occupancies: dict = {}
         self.findings: dict = {}
 
-    def __call__(self, kernel) -> tuple[str, str]:
-        """(the entry up to its results, then '"occupancy":...,"findings":[...]}'): two chunks, so
-        the second, often shared by thousands of kernels, is written without being copied."""
+    def __call__(self, kernel) -> tuple[str, bytes]:
+        """(the entry up to its results, then b'"occupancy":...,"findings":[...]}'): two chunks, so
+        the second, often shared by thousands of kernels, is encoded once and written without being copied."""
         usage, launch, (file, line) = kernel.usage, kernel.launch, kernel.location
         figures = (kernel.arch, usage.registers, usage.shared_mem, usage.spill_bytes, usage.stack_frame,
                    usage.barriers, usage.max_threads, usage.source)
@@ -181,14 +182,14 @@ class _KernelWriter:
                                          compact_json(_source_figures(record))[1:])
         return f'{parts[0]},"line":{_number(record.line)},{parts[1]}'
 
-    def _results(self, kernel) -> str:
-        """'"occupancy":...,"findings":[...]}': shared by kernels with the same result and findings list."""
+    def _results(self, kernel) -> bytes:
+        """b'"occupancy":...,"findings":[...]}': shared by kernels with the same result and findings list."""
         if self.comparison is not None:  # each kernel's findings carry their own baseline status
-            return self._results_text(kernel)
+            return self._results_text(kernel).encode("ascii")
         key = (id(kernel.result), id(kernel.findings), tuple(kernel.launch["block_dims"]))
         text = self.results.get(key)
         if text is None:
-            text = self.results[key] = self._results_text(kernel)
+            text = self.results[key] = self._results_text(kernel).encode("ascii")
         return text
 
     def _results_text(self, kernel) -> str:
@@ -206,25 +207,29 @@ class _KernelWriter:
     def _finding(self, finding, status) -> str:
         key = (id(finding), status)
         text = self.findings.get(key)
-        if text is None:
-            text = self.findings[key] = compact_json(_finding_dict(finding, status))
+        if text is None:  # compact_json(_finding_dict(finding, status)), without building the dict
+            text = self.findings[key] = (
+                f'{{"code":{json_string(finding.code)},"severity":{json_string(finding.severity)},'
+                f'"message":{json_string(finding.message)},"arch":{json_string(finding.arch)},'
+                f'"details":{compact_json(finding.details)},"source":{json_string(finding.source)}'
+                + ("}" if status is None else f',"baseline":{json_string(status)}}}'))
         return text
 
 
 def iter_document_json(report, totals: dict, comparison=None, tool_version: str = "", end: str = ""):
-    """document_json in chunks, one per kernel, followed by `end`: written as they
-    come, a large report is never held whole."""
+    """document_json as ASCII bytes in chunks, two per kernel, followed by `end`:
+    written as they come, a large report is never held whole."""
     write = _KernelWriter(comparison)
     separator = ""
-    yield f'{compact_json(_head(tool_version))[:-1]},"kernels":['
+    yield f'{compact_json(_head(tool_version))[:-1]},"kernels":['.encode("ascii")
     for kernel in report.kernels:
         head, results = write(kernel)
-        yield separator + head
+        yield (separator + head).encode("ascii")
         yield results
         separator = ","
-    yield f'],{compact_json(_tail(report, totals))[1:]}{end}'
+    yield f'],{compact_json(_tail(report, totals))[1:]}{end}'.encode("ascii")
 
 
 def document_json(report, totals: dict, comparison=None, tool_version: str = "") -> str:
     """json.dumps(document(report, ...), separators=(",", ":")), where `totals` is summary(report, ...)."""
-    return "".join(iter_document_json(report, totals, comparison, tool_version))
+    return b"".join(iter_document_json(report, totals, comparison, tool_version)).decode("ascii")

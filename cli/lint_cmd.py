@@ -63,15 +63,22 @@ def _options(config, config_path, arch, block_size, select, ignore, fail_on, min
 
 
 def _write(text, output: str | None) -> None:
-    """Write `text` (a str, or an iterable of str chunks: a lint report can be tens of megabytes)."""
-    chunks = [text] if isinstance(text, str) else text
+    """Write `text`: a str, or an iterable of UTF-8 bytes chunks (a lint report can be tens of megabytes)."""
+    chunks = [text.encode("utf-8")] if isinstance(text, str) else text
     if output is None:
-        sys.stdout.writelines(chunks)
+        binary = getattr(sys.stdout, "buffer", None)  # None where a caller swapped in a text-only stream
+        if binary is None:
+            sys.stdout.writelines(chunk.decode("utf-8") for chunk in chunks)
+            return
+        sys.stdout.flush()  # anything already written as text goes first
+        for chunk in chunks:  # write(), not writelines(): a wrapper that tees output may override write alone
+            binary.write(chunk)
+        binary.flush()
         return
     from tuneadvise.specs.catalog import write_atomically
 
     try:
-        write_atomically(output, (chunk.encode("utf-8") for chunk in chunks))
+        write_atomically(output, chunks)
     except OSError as exc:
         raise BadInput(f"--output: cannot write {output}: {exc.strerror}") from None
 
@@ -177,12 +184,9 @@ def _statistics(doc: dict, fmt: str) -> str:
 
 
 def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
+    from tuneadvise.advisor.version import __version__
 
-    try:
-        return version("tuneadvise")
-    except PackageNotFoundError:
-        return ""
+    return __version__
 
 
 @click.command()

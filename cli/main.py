@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import click
 
+from tuneadvise.advisor.version import __version__
+
 # command name -> "module:function" under tuneadvise.cli
 COMMANDS = {
     "occupancy": "occupancy_cmd:occupancy",
@@ -36,7 +38,7 @@ class LazyGroup(click.Group):
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(package_name="tuneadvise")
+@click.version_option(__version__, prog_name="tuneadvise")
 def cli():
     """Occupancy and tuning advisor for CUDA kernels.
 

@@ -93,20 +93,30 @@ class RuleSelection(NamedTuple):
         return not any(code.startswith(p) for p in self.ignore)
 
 
+def finding_order(finding: Finding) -> tuple:
+    """Sort key: the most severe first, then by code."""
+    return -SEVERITY_RANK[finding.severity], finding.code
+
+
 def check_occupancy(resolved, result, selection: RuleSelection = RuleSelection(), **context) -> list[Finding]:
-    """Run every selected rule against one occupancy result.
+    """Run every selected rule against one occupancy result; the findings in finding_order.
 
     `context` may carry spill_bytes, grid_size, sm_count, cluster_size,
     compiled_for and block_dims, as lint or the command line know them.
     """
+    findings = config_findings(resolved, result, selection, context)
+    findings.sort(key=finding_order)
+    return findings
+
+
+def config_findings(resolved, result, selection: RuleSelection, context: dict) -> list[Finding]:
+    """check_occupancy's findings in no particular order, for a caller that adds its own and sorts once."""
     from tuneadvise.advisor.rules.checks import Context
 
     ctx = Context.build(resolved, result, context)
     result_only, with_context = _config_checks(selection)
-    findings = list(_result_findings(ctx, selection, result_only))
-    _run(ctx, with_context, findings)
-    findings.sort(key=lambda f: (-SEVERITY_RANK[f.severity], f.code))
-    return findings
+    findings = list(_result_findings(ctx, selection, result_only)) if result_only else []
+    return _run(ctx, with_context, findings)
 
 
 def _run(ctx, checks, findings: list) -> list:
@@ -142,6 +152,14 @@ def finding_of(rule: Rule, message: str, arch: str, details: dict) -> Finding:
             _FINDINGS.clear()
         finding = _FINDINGS[key] = Finding(rule.code, rule.severity, message, arch, details, rule.source)
     return finding
+
+
+@lru_cache(maxsize=8)
+def checks_reading(field: str) -> tuple[str, ...]:
+    """The codes of the config rules whose checks read `field` of the context ("spill_bytes"...)."""
+    from tuneadvise.advisor.rules.checks import READS
+
+    return tuple(code for code, reads in READS.items() if field in reads)
 
 
 @lru_cache(maxsize=32)
