@@ -2,8 +2,10 @@
 (tests/fixtures/lint: CUDA 13.0 on sm_75 to sm_120), through CliRunner."""
 
 import csv
+import functools
 import io
 import json
+import tempfile
 import xml.dom.minidom
 from pathlib import Path
 
@@ -362,3 +364,81 @@ def test_a_lint_without_a_config_file_never_imports_pydantic(tmp_path):
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True)
     assert json.loads(result.stdout)["kernels"]
     assert result.stderr.strip().splitlines()[-1] == "False"
+
+
+SHARING_CONFIG = """\
+min-occupancy = 0.5
+
+[[kernels]]
+name = "a*"
+block_size = "32x4"
+grid_size = 100
+ignore = ["TA302"]
+
+[[kernels]]
+name = "b*"
+block_size = 1024
+cluster_dims = 2
+
+[[budgets]]
+kernel = "a*"
+max_spill_bytes = 16
+
+[[budgets]]
+kernel = "*"
+no_spills = true
+max_registers = 96
+"""
+
+
+@functools.lru_cache(maxsize=1)
+def sharing_config():
+    from tuneadvise.advisor.lint_config import load_config
+
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "tuneadvise.toml"
+        path.write_text(SHARING_CONFIG)
+        return load_config(path)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from("abc"), st.sampled_from(["sm_52", "sm_80", "sm_90"]),
+                          st.sampled_from([32, 40, 96, 128]), st.sampled_from([0, 0, 12288]),
+                          st.sampled_from([None, 0, 8, 64]), st.sampled_from([None, 0, 1])),
+                min_size=1, max_size=12),
+       st.sampled_from([None, "TA5", "TA9,TA3", "TA1,TA2,TA4,TA6,TA7"]))
+def test_shared_analyses_equal_each_kernel_linted_alone(kernels, ignore):
+    # Lint computes a configuration once and each spill figure once on top (lint._Linter); a
+    # kernel's findings must be what a lint of that kernel alone gives, and its config rules'
+    # findings what check_occupancy gives for its result and whole context, spills included.
+    from tuneadvise.advisor.compiler_output import KernelUsage
+    from tuneadvise.advisor.lint import LintOptions, lint_records
+    from tuneadvise.advisor.rules import RuleSelection, check_occupancy
+    from tuneadvise.specs.catalog import shipped_catalog
+
+    config = sharing_config()
+    options = LintOptions(config=config, selection=RuleSelection.parse(None, ignore))
+
+    def records():
+        return [KernelUsage(f"{prefix}{i}", arch, registers=regs, shared_mem=smem, barriers=barriers,
+                            stack_frame=spill, spill_stores=spill, spill_loads=None if spill is None else 0,
+                            source="ptxas", line=i + 1, file="build.log")
+                for i, (prefix, arch, regs, smem, spill, barriers) in enumerate(kernels)]
+
+    together = {(k.name, k.arch): k for k in lint_records(records(), options).kernels}
+    assert len(together) == len(kernels)
+    for record in records():
+        [alone] = lint_records([record], options).kernels
+        kernel = together[(record.name, record.arch)]
+        assert kernel.findings == alone.findings and kernel.result == alone.result
+        entry = config.kernel_entry((record.name,), record.arch)
+        launch = kernel.launch
+        expected = [f for f in check_occupancy(shipped_catalog().resolve(record.arch), kernel.result, options.selection,
+                                               spill_bytes=record.spill_bytes, grid_size=launch["grid_size"],
+                                               cluster_size=launch["cluster_size"], block_dims=launch["block_dims"])
+                    if not (entry and f.code.startswith(tuple(entry.ignore)))]
+        assert [f for f in kernel.findings if not f.code.startswith("TA9")] == expected
+        spill_budget = [f for f in kernel.findings if f.code == "TA902"]
+        limit = 16 if record.name.startswith("a") else 0
+        over = record.spill_bytes is not None and record.spill_bytes > limit and options.selection.allows("TA902")
+        assert len(spill_budget) == over
