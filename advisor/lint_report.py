@@ -131,6 +131,12 @@ def _number(value) -> str:
     return str(value) if type(value) is int else compact_json(value)
 
 
+def _record_key(record) -> tuple:
+    """What a source record's entry shows, its line apart."""
+    return (record.source, record.file, record.registers, record.shared_mem, record.stack_frame,
+            record.spill_bytes, record.barriers)
+
+
 class _KernelWriter:
     """Each kernel's entry as JSON text, distinct parts encoded once.
 
@@ -142,10 +148,9 @@ class _KernelWriter:
 
     def __init__(self, comparison):
         self.comparison = comparison
-        self.figures: dict = {}
-        self.records: dict = {}
-        self.files: dict = {}
+        self.frames: dict = {}
         self.launches: dict = {}
+        self.files: dict = {}
         self.results: dict = {}
         self.occupancies: dict = {}
         self.findings: dict = {}
@@ -153,34 +158,47 @@ class _KernelWriter:
     def __call__(self, kernel) -> tuple[str, bytes]:
         """(the entry up to its results, then b'"occupancy":...,"findings":[...]}'): two chunks, so
         the second, often shared by thousands of kernels, is encoded once and written without being copied."""
-        usage, launch, (file, line) = kernel.usage, kernel.launch, kernel.location
+        usage, evidence, (file, line) = kernel.usage, kernel.evidence, kernel.location
         figures = (kernel.arch, usage.registers, usage.shared_mem, usage.spill_bytes, usage.stack_frame,
-                   usage.barriers, usage.max_threads, usage.source)
-        figures_text = self.figures.get(figures)
-        if figures_text is None:
-            figures_text = self.figures[figures] = compact_json(dict(arch=kernel.arch, **_figures(usage)))[1:-1]
-        launch_text = self.launches.get(id(launch))
-        if launch_text is None:
-            launch_text = self.launches[id(launch)] = compact_json(_launch(launch))
-        return (f'{{"name":{json_string(kernel.name)},"demangled":{json_string(kernel.demangled)},{figures_text},'
-                f'"sources":[{",".join([self._source(r) for r in kernel.evidence])}],"launch":{launch_text},'
-                f'"location":{self._file(file)},"line":{_number(line)}}},'), self._results(kernel)
+                   usage.barriers, usage.max_threads, usage.source, id(kernel.launch), file)
+        # What lies between the names and the line numbers: shared by kernels with the same figures,
+        # sources, launch and location file. One source with its own figures (a ptxas log) needs
+        # no more key than the kernel's figures and the file.
+        single = len(evidence) == 1 and evidence[0] is usage
+        key = (*figures, usage.file) if single else (*figures, *map(_record_key, evidence))
+        frame = self.frames.get(key)
+        if frame is None:
+            frame = self.frames[key] = self._frame(kernel)
+        names = f'{{"name":{json_string(kernel.name)},"demangled":{json_string(kernel.demangled)},'
+        if single:
+            head = f"{names}{frame[0]}{_number(usage.line)}{frame[1]}{_number(line)}{frame[2]}"
+        else:
+            lines = [_number(record.line) for record in evidence] + [_number(line)]
+            head = names + "".join([text for pair in zip(frame, lines) for text in pair]) + frame[-1]
+        return head, self._results(kernel)
 
-    def _file(self, file) -> str:
-        """'{"file":...' for a location."""
-        text = self.files.get(file)
+    def _frame(self, kernel) -> tuple[str, ...]:
+        """The entry from its figures to its end, cut before each line number (one per source
+        record, then the location's)."""
+        figures = compact_json(dict(arch=kernel.arch, **_figures(kernel.usage)))[1:-1]
+        launch = self.launches.get(id(kernel.launch))
+        if launch is None:
+            launch = self.launches[id(kernel.launch)] = compact_json(_launch(kernel.launch))
+        pieces, before = [], f'{figures},"sources":['
+        for index, record in enumerate(kernel.evidence):
+            comma = "," if index else ""
+            pieces.append(f'{before}{comma}{self._file({"tool": record.source, "file": record.file})},"line":')
+            before = f",{compact_json(_source_figures(record))[1:]}"
+        pieces.append(f'{before}],"launch":{launch},"location":{self._file({"file": kernel.location[0]})},"line":')
+        return (*pieces, "},")
+
+    def _file(self, fields: dict) -> str:
+        """'{"tool":...,"file":...' or '{"file":...': few distinct ones, many kernels."""
+        key = tuple(fields.values())
+        text = self.files.get(key)
         if text is None:
-            text = self.files[file] = compact_json({"file": file})[:-1]
+            text = self.files[key] = compact_json(fields)[:-1]
         return text
-
-    def _source(self, record) -> str:
-        key = (record.source, record.file, record.registers, record.shared_mem, record.stack_frame,
-               record.spill_bytes, record.barriers)
-        parts = self.records.get(key)
-        if parts is None:
-            parts = self.records[key] = (compact_json({"tool": record.source, "file": record.file})[:-1],
-                                         compact_json(_source_figures(record))[1:])
-        return f'{parts[0]},"line":{_number(record.line)},{parts[1]}'
 
     def _results(self, kernel) -> bytes:
         """b'"occupancy":...,"findings":[...]}': shared by kernels with the same result and findings list."""
