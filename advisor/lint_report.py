@@ -61,17 +61,38 @@ def kernel_document(kernel, comparison=None) -> dict:
     return doc
 
 
+def _weighted_findings(report, comparison):
+    """(kernel, its findings, how many kernels have that list), then (None, the source findings, 1).
+    Kernels with the same configuration share one findings list, counted once and weighted; with a
+    baseline each kernel's findings have their own status, so each kernel comes alone."""
+    if comparison is not None:
+        for kernel in report.kernels:
+            yield kernel, kernel.findings, 1
+    else:
+        lists: dict = {}  # id(findings) -> [a kernel with them, how many]
+        for kernel in report.kernels:
+            entry = lists.get(id(kernel.findings))
+            if entry is None:
+                lists[id(kernel.findings)] = [kernel, 1]
+            else:
+                entry[1] += 1
+        for kernel, times in lists.values():
+            yield kernel, kernel.findings, times
+    yield None, report.source_findings, 1
+
+
 def summary(report, fail_on: str, comparison=None) -> dict:
     """The document's "summary": counts by severity and code, and whether the run passes."""
     by_severity = {s: 0 for s in SEVERITIES}
     by_code: dict[str, int] = {}
     counted = 0
     threshold = SEVERITY_RANK[fail_on]
-    for kernel, finding in report.all_findings():
-        by_severity[finding.severity] += 1
-        by_code[finding.code] = by_code.get(finding.code, 0) + 1
-        if SEVERITY_RANK[finding.severity] >= threshold and (comparison is None or comparison.counts(kernel, finding)):
-            counted += 1
+    for kernel, findings, times in _weighted_findings(report, comparison):
+        for finding in findings:
+            by_severity[finding.severity] += times
+            by_code[finding.code] = by_code.get(finding.code, 0) + times
+            if SEVERITY_RANK[finding.severity] >= threshold and (comparison is None or comparison.counts(kernel, finding)):
+                counted += times
     result = {
         "kernels": len(report.kernels),
         "findings": sum(by_severity.values()),

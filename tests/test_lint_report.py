@@ -5,6 +5,7 @@ source of truth."""
 
 import json
 import random
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from tuneadvise.advisor import baseline as ratchet
 from tuneadvise.advisor.lint import LintOptions, lint_paths
 from tuneadvise.advisor.lint_config import load_config
 from tuneadvise.advisor.lint_report import document, document_json, summary
-from tuneadvise.advisor.rules import RuleSelection
+from tuneadvise.advisor.rules import SEVERITIES, SEVERITY_RANK, RuleSelection
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lint"
 KERNELS_CU = Path(__file__).parent / "gpu" / "lint_kernels.cu"
@@ -94,6 +95,12 @@ def test_document_json_is_the_document_byte_for_byte(tmp_path, case, fail_on):
     report = lint_paths(paths, options)
     assert report.kernels
     assert written(report, fail_on, None, "1.2.3") == dumped(report, fail_on, None, "1.2.3")
+    # summary counts each shared findings list once, weighted by its kernels: the same as one by one
+    findings = [finding for _, finding in report.all_findings()]
+    totals = summary(report, fail_on)
+    assert totals["by_code"] == dict(sorted(Counter(f.code for f in findings).items()))
+    assert totals["by_severity"] == {s: sum(f.severity == s for f in findings) for s in SEVERITIES}
+    assert totals["failing_findings"] == sum(SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on] for f in findings)
 
 
 def test_with_a_baseline_comparison_and_a_selection(tmp_path):
