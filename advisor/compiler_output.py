@@ -92,15 +92,10 @@ def parse_ptxas(lines, problems: list | None = None) -> Iterator[KernelUsage]:
             elif name is not None:
                 smem = _SMEM.search(line) if "smem" in line else None
                 barriers = _BARRIERS.search(line) if "barriers" in line else None
-                yield KernelUsage(
-                    name=name, arch=arch, registers=int(match.group(1)),
-                    shared_mem=int(smem.group(1)) if smem else 0,
-                    barriers=int(barriers.group(1)) if barriers else None,
-                    stack_frame=props[0] if props else None,
-                    spill_stores=props[1] if props else None,
-                    spill_loads=props[2] if props else None,
-                    source="ptxas", line=number,
-                )
+                stack, stores, loads = props or (None, None, None)
+                # Positional, in field order: a large log has tens of thousands of these.
+                yield KernelUsage(name, arch, int(match.group(1)), int(smem.group(1)) if smem else 0,
+                                  int(barriers.group(1)) if barriers else None, stack, stores, loads, "ptxas", number)
                 name = None
 
 
