@@ -63,6 +63,8 @@ def demangle(name: str) -> str:
 def base_name(demangled: str) -> str:
     """`void ns::saxpy<float, 4>(float, ...)` -> `ns::saxpy`: the name a glob most often means."""
     head = demangled.split("(", 1)[0]
+    if "<" not in head:  # no template arguments to drop (most names)
+        return head.rsplit(" ", 1)[-1]
     depth, cut = 0, len(head)
     for i, ch in enumerate(head):  # drop template arguments
         if ch == "<":

@@ -162,10 +162,10 @@ def _config_usage(entry: KernelEntry, arch: str, file: str) -> KernelUsage:
                        is not None else None, source="config", file=file or "config")
 
 
-def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, list[str]]:
+def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, tuple[str, ...]]:
     """The figures to use, and a sentence per disagreement between sources."""
     if len(evidence) == 1 and (evidence[0].spill_stores is not None or evidence[0].spill_loads is None):
-        return evidence[0], []  # one source: its own figures, nothing to disagree with (the usual ptxas log)
+        return evidence[0], ()  # one source: its own figures, nothing to disagree with (the usual ptxas log)
     ordered = sorted(evidence, key=lambda r: SOURCE_PRIORITY.get(r.source, 9))
     chosen = ordered[0]
     spills = next((r for r in ordered if r.spill_stores is not None), None)
@@ -184,7 +184,7 @@ def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, list[str]]:
         if len({value for _, value in seen}) > 1:
             figures = ", ".join(f"{r.source} {value} ({_where(r)})" for r, value in seen)
             disagreements.append(f"{label}: {figures}; using {seen[0][0].source}'s")
-    return usage, disagreements
+    return usage, tuple(disagreements)
 
 
 def _where(record: KernelUsage) -> str:
@@ -222,6 +222,7 @@ def _names(name: str) -> tuple[str, str, str]:
 # figures and launch, then these per distinct spill figure, so kernels that differ only in
 # their spills share the occupancy result and most of the findings.
 SPILL_BUDGET = "TA902"
+_NOTHING = frozenset()  # no suppressions
 
 
 class _Linter:
@@ -229,7 +230,8 @@ class _Linter:
     figure once: a code base has many kernels with the same figures."""
 
     def __init__(self, options: LintOptions, sources: SourceIndex | None):
-        self.options, self.sources = options, sources
+        self.options = options
+        self.sources = sources if sources is not None and sources.definitions else None  # none: nothing to look up
         self.launches: dict = {}  # (id(entry), __launch_bounds__) -> launch settings, one dict each
         self.configurations: dict = {}  # figures and launch -> (result, findings that read no spills)
         self.analyses: dict = {}  # that, plus spills and suppressions -> (result, findings, rank)
@@ -248,7 +250,7 @@ class _Linter:
         usage, disagreements = _reconcile(evidence)
         entry = config.kernel_entry(keys, arch) if config.kernels else None
         budget = config.budget(keys, arch) if config.budgets else None
-        location, suppressed = (usage.file, usage.line), frozenset()
+        location, suppressed = (usage.file, usage.line), _NOTHING
         if self.sources is not None:
             definition = self.sources.lookup(keys[2])
             if definition is not None:
@@ -259,7 +261,7 @@ class _Linter:
             self.launches.setdefault(launch_key, _launch(entry, self.options, usage.max_threads))
         # Everything but the spills that the result and the findings depend on.
         configuration = (arch, usage.registers, usage.shared_mem, usage.barriers, usage.max_threads,
-                         usage.source == "config", tuple(disagreements), id(entry), id(budget))
+                         usage.source == "config", disagreements, id(entry), id(budget))
         key = (configuration, usage.spill_bytes, suppressed)
         shared = self.analyses.get(key)
         if shared is None:
@@ -338,7 +340,7 @@ def _lint_findings(usage, result, disagreements, entry, budget: Budget | None, l
                                      f"limited by {' + '.join(result.limiters)}", arch,
                             {"occupancy": round(result.occupancy, 6), "minimum": minimum, "limiters": result.limiters}))
     if disagreements and allows("TA905"):
-        out.append(_finding("TA905", "; ".join(disagreements), arch, {"disagreements": disagreements}))
+        out.append(_finding("TA905", "; ".join(disagreements), arch, {"disagreements": list(disagreements)}))
     if launch["configured_by"] is None and usage.source != "config" and allows("TA906"):
         dims = "x".join(map(str, launch["block_dims"]))
         out.append(_finding("TA906", f"no [[kernels]] entry matches; assumed block {dims}, no dynamic shared memory",
