@@ -94,8 +94,29 @@ def error_document(code: str, message: str) -> dict:
 
 # json.dumps(x, separators=(",", ":")), and what it does to a str (ensure_ascii): the
 # compact writers here and in lint_report.py build their text from these two.
-compact_json = json.JSONEncoder(separators=(",", ":")).encode
 json_string = json.encoder.encode_basestring_ascii
+
+
+def _compact_encoder():
+    """json.dumps(x, separators=(",", ":")) as a function. JSONEncoder.encode builds CPython's C
+    encoder afresh on every call, half the cost of encoding a small dict, and the writers encode
+    small dicts by the ten thousand: this builds it once. Without circular-reference checks
+    (nothing encoded here refers to itself); where the C encoder is missing or its signature
+    differs, JSONEncoder.encode itself. tests/test_report.py holds it equal to json.dumps."""
+    plain = json.JSONEncoder(separators=(",", ":"))
+    make = getattr(json.encoder, "c_make_encoder", None)
+    try:
+        encoder = make(None, plain.default, json_string, None, ":", ",", False, False, True)
+    except TypeError:  # None (no C accelerator), or another signature
+        return plain.encode
+
+    def compact_json(value) -> str:
+        return "".join(encoder(value, 0))
+
+    return compact_json
+
+
+compact_json = _compact_encoder()
 _PROVENANCE_JSON = compact_json(PROVENANCE)
 _QUOTED = {name: f'"{name}"' for name in LIMITERS}
 _CARVEOUT_JSON = {value: f'"{label}"' for value, label in _CARVEOUT_LABEL.items()}

@@ -3,11 +3,12 @@ so the document's layout stays the one source of truth."""
 
 import json
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tuneadvise.advisor.engine import Kernel, occupancy
-from tuneadvise.advisor.report import kernel_json_line, occupancy_document, occupancy_json_line
+from tuneadvise.advisor.report import compact_json, kernel_json_line, occupancy_document, occupancy_json_line
 from tuneadvise.specs.catalog import shipped_catalog
 
 CATALOG = shipped_catalog()
@@ -63,3 +64,21 @@ def test_kernels_that_share_an_outcome_text_keep_their_own_inputs():
                     assert (line, launches) == (dumped(result, (block,), None, "p"), result.launchable)
                     launchable += launches
     assert len(report._BLOCKS) < launchable // 2 and launchable > 100
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner)
+    | st.dictionaries(st.text() | st.integers() | st.booleans() | st.none() | st.floats(allow_nan=False), inner, max_size=4),
+    max_leaves=20)
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSON_VALUES)
+def test_compact_json_is_json_dumps(value):
+    assert compact_json(value) == json.dumps(value, separators=(",", ":"))
+
+
+def test_compact_json_refuses_what_json_refuses():
+    with pytest.raises(TypeError, match="not JSON serializable"):
+        compact_json({"x": object()})
