@@ -3,7 +3,7 @@
 import pytest
 
 from tuneadvise.advisor.analysis import analyze_config
-from tuneadvise.advisor.rules import RuleSelection, check_occupancy, registry
+from tuneadvise.advisor.rules import RuleSelection, check_occupancy, finding_of, registry
 from tuneadvise.specs.catalog import describe_source, shipped_catalog
 
 RULES = sorted(registry())
@@ -128,3 +128,15 @@ def test_checks_that_declare_no_reads_depend_on_the_result_alone():
             assert answers[0] == answers[1] == answers[2], code
 
     check()
+
+
+def test_findings_are_shared_only_when_their_json_is_equal():
+    rule = registry()["TA302"]
+    first = finding_of(rule, "the same words", "sm_90", {"occupancy": 1})
+    assert finding_of(rule, "the same words", "sm_90", {"occupancy": 1}) is first
+    # == takes 1, 1.0 and True for one value; their JSON differs, so the findings must not be shared
+    for other in ({"occupancy": 1.0}, {"occupancy": True}, {"occupancy": 2}):
+        finding = finding_of(rule, "the same words", "sm_90", other)
+        assert finding is not first and finding.details is other
+    assert finding_of(rule, "the same words", "sm_80", {"occupancy": 1}) is not first
+    assert finding_of(rule, "the same words", "sm_90", {"occupancy": 1}) is first

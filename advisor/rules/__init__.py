@@ -138,19 +138,23 @@ def _result_findings(ctx, selection: RuleSelection, checks: tuple) -> list:
 
 # Lint reports the same finding for many kernels (same figures, same words, same
 # numbers); one object per distinct finding keeps memory flat and lets the JSON
-# writer encode each once. repr() of the details tells 1 from 1.0 and True,
-# which == does not, so equal keys mean equal JSON.
+# writer encode each once. Keyed by the words: the numbers behind them almost
+# always agree too, and are compared only when the words recur, by repr(), which
+# tells 1 from 1.0 and True where == does not, so a shared finding means equal JSON.
 _FINDINGS: dict = {}
 
 
 def finding_of(rule: Rule, message: str, arch: str, details: dict) -> Finding:
     """The Finding for `rule` with this message and details on `arch`, shared when it recurs."""
-    key = (rule.code, message, arch, repr(details))
+    key = (rule.code, message, arch)
     finding = _FINDINGS.get(key)
-    if finding is None:
+    if finding is not None and finding.details == details and repr(finding.details) == repr(details):
+        return finding
+    finding = Finding(rule.code, rule.severity, message, arch, details, rule.source)
+    if key not in _FINDINGS:  # the first details seen with these words are the shared ones
         if len(_FINDINGS) >= 1 << 16:
             _FINDINGS.clear()
-        finding = _FINDINGS[key] = Finding(rule.code, rule.severity, message, arch, details, rule.source)
+        _FINDINGS[key] = finding
     return finding
 
 
