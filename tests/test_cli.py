@@ -189,3 +189,14 @@ def test_fuzzed_batch_lines_never_traceback(line):
     assert result.exit_code in (0, 1, 2)
     for out in result.output.splitlines():
         json.loads(out)
+
+
+def test_version_is_the_installed_packages():
+    # advisor/version.py is the one place the version is written; pyproject.toml reads it from there
+    from importlib.metadata import version
+
+    from tuneadvise.advisor.version import __version__
+
+    assert version("tuneadvise") == __version__
+    result = CliRunner().invoke(cli, ["--version"])
+    assert result.exit_code == 0 and result.output == f"tuneadvise, version {__version__}\n"
