@@ -217,17 +217,20 @@ def _names(name: str) -> tuple[str, str, str]:
     return name, demangled, names.base_name(demangled)
 
 
-# The rules that read a kernel's spills (the checks that declare spill_bytes, and TA902's spill
-# budget). Lint analyses a configuration in two levels: everything else once per distinct
-# figures and launch, then these per distinct spill figure, so kernels that differ only in
-# their spills share the occupancy result and most of the findings.
-SPILL_BUDGET = "TA902"
+SPILL_BUDGET = "TA902"  # lint's own rule that reads spills
 _NOTHING = frozenset()  # no suppressions
 
 
 class _Linter:
     """Lints one kernel at a time, computing each distinct launch, configuration and spill
-    figure once: a code base has many kernels with the same figures."""
+    figure once: a code base has many kernels with the same figures.
+
+    Two levels: a configuration (figures and launch, spills apart) gets its occupancy result
+    and the findings of every rule that does not read spills; then each spill figure on top of
+    it the rules that do (the checks that declare spill_bytes, and the spill budget), and the
+    ignores and suppressions. Kernels that differ only in their spills share the result and
+    most findings. tests/test_lint.py holds every kernel's findings equal to a lint of it alone.
+    """
 
     def __init__(self, options: LintOptions, sources: SourceIndex | None):
         self.options = options

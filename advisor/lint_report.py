@@ -161,8 +161,8 @@ def _record_key(record) -> tuple:
 class _KernelWriter:
     """Each kernel's entry as JSON text, distinct parts encoded once.
 
-    Parts keyed by value (figures, source records, files) are cached by that
-    value; shared objects (a launch dict, an occupancy result, a findings list,
+    Parts keyed by value (a kernel's frame: its figures, source records and
+    files) are cached by that value; shared objects (a launch dict, an occupancy result, a findings list,
     a finding) by id(): the report keeps every one of them alive for as long
     as the writer runs, so no id can be reused meanwhile.
     """
