@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from tuneadvise.advisor.memo import PerArch
 from tuneadvise.specs.catalog import Arch
 
 INT_MAX = 2**31 - 1  # the header's "unlimited"
@@ -202,24 +203,14 @@ def _barriers_limit(arch: Arch, barriers: int) -> int:
 # A batch, a lint run or a what-if search asks one architecture about the same
 # register counts and shared-memory sizes over and over. Each resource's limit
 # depends only on that resource's own inputs, so it is computed once per
-# architecture and input: registers and block size -> warps and register limits
-# (see shape_limits for the key), (static, dynamic, carveout, opt-in) ->
-# shared-memory limit, block size -> the register staircase. Keyed by the
-# Arch's id, with the Arch kept in the entry so that an id reused after an Arch
-# is garbage-collected cannot hit.
+# architecture and input (advisor/memo.py): registers and block size -> warps and
+# register limits (see shape_limits for the key), (static, dynamic, carveout,
+# opt-in) -> shared-memory limit, block size -> the register staircase.
 
-_MEMO: dict = {}
-_MEMO_ARCHS = 64
-_MEMO_ENTRIES = 1 << 16  # per table; a full table is dropped, not evicted entry by entry
-
-
-def _memo(arch: Arch) -> tuple:
-    entry = _MEMO.get(id(arch))
-    if entry is None or entry[0] is not arch:
-        if len(_MEMO) >= _MEMO_ARCHS:
-            _MEMO.clear()
-        entry = _MEMO[id(arch)] = (arch, {}, {}, {})  # shapes, shared memory, register tables
-    return entry
+_MEMO_ENTRIES = 1 << 16  # per table and architecture
+_SHAPES = PerArch(_MEMO_ENTRIES)
+_SHARED_MEM = PerArch(_MEMO_ENTRIES)
+_REGISTER_TABLES = PerArch(_MEMO_ENTRIES)
 
 
 def _shape_limits(arch: Arch, registers: int, block_size: int) -> tuple[int, int, int]:
@@ -235,7 +226,7 @@ def _shape_limits(arch: Arch, registers: int, block_size: int) -> tuple[int, int
 
 def shape_limits(arch: Arch, registers: int, block_size: int) -> tuple[int, int, int]:
     """Memoised `_shape_limits`: (warps limit, registers limit, registers allocated per block)."""
-    table = _memo(arch)[1]
+    table = _SHAPES.table(arch)
     # The limits depend on the registers only through their allocation per warp (and the header's
     # per-thread cap), and on the block only through its warps (and the per-block thread limit):
     # keyed so, the 255 register counts and 1024 block sizes share about a thousand entries.
@@ -244,34 +235,24 @@ def shape_limits(arch: Arch, registers: int, block_size: int) -> tuple[int, int,
            registers > _header_max_regs_per_thread(arch), block_size > arch.max_threads_per_block)
     hit = table.get(key)
     if hit is None:
-        if len(table) >= _MEMO_ENTRIES:
-            table.clear()
-        hit = table[key] = _shape_limits(arch, registers, block_size)
+        hit = _SHAPES.put(table, key, _shape_limits(arch, registers, block_size))
     return hit
 
 
 def register_limits(arch: Arch, block_size: int) -> tuple[int, ...]:
     """Blocks the registers allow for each count from 0 to the architecture's maximum per
     thread, at this block size: a what-if search reads a register staircase from it."""
-    memo = _memo(arch)
-    table = memo[3].get(block_size)
-    if table is None:
-        if len(memo[3]) >= _MEMO_ENTRIES:
-            memo[3].clear()
-        table = memo[3][block_size] = tuple(shape_limits(arch, registers, block_size)[1]
-                                            for registers in range(arch.max_registers_per_thread + 1))
-    return table
+    return _REGISTER_TABLES.get(arch, block_size, lambda: tuple(
+        shape_limits(arch, registers, block_size)[1] for registers in range(arch.max_registers_per_thread + 1)))
 
 
 def shared_mem_limits(arch: Arch, static: int, dynamic: int, carveout: int, opt_in: bool) -> tuple[int, int, int | None]:
     """Memoised cudaOccMaxBlocksPerSMSmemLimit: (blocks, bytes allocated per block, per-SM config)."""
-    table = _memo(arch)[2]
+    table = _SHARED_MEM.table(arch)
     key = (static, dynamic, carveout, opt_in)
     hit = table.get(key)
     if hit is None:
-        if len(table) >= _MEMO_ENTRIES:
-            table.clear()
-        hit = table[key] = _shared_mem_limit(arch, static, dynamic, carveout, opt_in)
+        hit = _SHARED_MEM.put(table, key, _shared_mem_limit(arch, static, dynamic, carveout, opt_in))
     return hit
 
 
@@ -283,8 +264,8 @@ def block_limits(arch: Arch, kernel: Kernel) -> tuple[dict, int, int, int | None
     """Blocks per SM each resource allows, exactly as cudaOccMaxActiveBlocksPerMultiprocessor."""
     registers, block_size, static, dynamic, carveout, opt_in, barriers, _ = kernel
     shape = shape_limits(arch, registers, block_size)
-    # shared_mem_limits, inlined: this runs once per batch line.
-    smem = _memo(arch)[2].get((static, dynamic, carveout, opt_in)) or \
+    # shared_mem_limits' lookup, inlined: this runs once per batch line.
+    smem = _SHARED_MEM.table(arch).get((static, dynamic, carveout, opt_in)) or \
         shared_mem_limits(arch, static, dynamic, carveout, opt_in)
     limits = {"warps": shape[0], "registers": shape[1], "shared_memory": smem[0], "blocks": arch.max_blocks_per_sm}
     if barriers > 0 and arch.barriers_per_block_slot is not None:

@@ -8,6 +8,7 @@ from tuneadvise.advisor.baseline import kernel_key
 from tuneadvise.advisor.report import (
     SCHEMA_VERSION,
     compact_json,
+    json_int,
     json_string,
     occupancy_document,
     occupancy_json_line,
@@ -148,10 +149,6 @@ def document(report, fail_on: str, comparison=None, tool_version: str = "") -> d
 # escapes), and it is cached encoded: the shared parts are encoded once, not per copy.
 
 
-def _number(value) -> str:
-    return str(value) if type(value) is int else compact_json(value)
-
-
 def _record_key(record) -> tuple:
     """What a source record's entry shows, its line apart."""
     return (record.source, record.file, record.registers, record.shared_mem, record.stack_frame,
@@ -192,9 +189,9 @@ class _KernelWriter:
             frame = self.frames[key] = self._frame(kernel)
         names = f'{{"name":{json_string(kernel.name)},"demangled":{json_string(kernel.demangled)},'
         if single:
-            head = f"{names}{frame[0]}{_number(usage.line)}{frame[1]}{_number(line)}{frame[2]}"
+            head = f"{names}{frame[0]}{json_int(usage.line)}{frame[1]}{json_int(line)}{frame[2]}"
         else:
-            lines = [_number(record.line) for record in evidence] + [_number(line)]
+            lines = [json_int(record.line) for record in evidence] + [json_int(line)]
             head = names + "".join([text for pair in zip(frame, lines) for text in pair]) + frame[-1]
         return head, self._results(kernel)
 

@@ -162,7 +162,8 @@ def _errors_text(errors: list) -> str:
                            for e in errors]) + "]"
 
 
-def _number(value) -> str:
+def json_int(value: int | None) -> str:
+    """compact_json(value) for an int or None, without the encoder."""
     return "null" if value is None else str(value)
 
 
@@ -173,7 +174,7 @@ def _input_text(kernel: Kernel, dims: tuple) -> str:
             f'"block_dims":[{",".join(map(str, dims)) if dims else block_size}],'
             f'"shared_mem":{static},"dynamic_shared_mem":{dynamic},'
             f'"carveout":{_CARVEOUT_JSON.get(carveout) or carveout},"opt_in":{_BOOL[opt_in]},'
-            f'"barriers":{barriers},"max_threads_per_block":{_number(bound)}}},')
+            f'"barriers":{barriers},"max_threads_per_block":{json_int(bound)}}},')
 
 
 def _outcome_text(result: Occupancy) -> str:
@@ -200,7 +201,7 @@ def _allocation_text(arch, regs: int, smem: int, config, errors: list, notes_jso
     return (
         f'"allocated":{{"registers_per_block":{regs},"shared_mem_per_block":{smem},'
         f'"reserved_shared_mem_per_block":{arch.reserved_shared_mem_per_block}}},'
-        f'"shared_mem_config_per_sm":{_number(config)},'
+        f'"shared_mem_config_per_sm":{json_int(config)},'
         f'"launchable":{"false" if errors else "true"},'
         f'"errors":{_errors_text(errors) if errors else "[]"},'
         f'"notes":{notes_json},'

@@ -184,7 +184,7 @@ def _statistics(doc: dict, fmt: str) -> str:
 
 
 def _version() -> str:
-    from tuneadvise.advisor.version import __version__
+    from tuneadvise.cli.version import __version__
 
     return __version__
 

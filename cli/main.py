@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from tuneadvise.advisor.version import __version__
+from tuneadvise.cli.version import __version__
 
 # command name -> "module:function" under tuneadvise.cli
 COMMANDS = {

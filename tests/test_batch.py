@@ -124,12 +124,15 @@ def test_the_engine_memo_never_changes_an_answer(monkeypatch):
     catalog = shipped_catalog()
     kernels = [Kernel(r, b, s, d, c, o) for r in (0, 32, 64, 255) for b in (1, 96, 256, 1024)
                for s in (0, 40000) for d in (0, 70000) for c in (-1, 50) for o in (False, True)]
+    memos = (engine._SHAPES, engine._SHARED_MEM, engine._REGISTER_TABLES)
     fresh = {}
     for arch in catalog.archs.values():
         for kernel in kernels:
-            engine._MEMO.clear()
+            for memo in memos:
+                memo.clear()
             fresh[(arch.cc, kernel)] = occupancy(arch, kernel)
-    monkeypatch.setattr(engine, "_MEMO_ENTRIES", 3)
+    for memo in memos:
+        monkeypatch.setattr(memo, "limit", 3)
     for _ in range(2):
         for arch in catalog.archs.values():
             for kernel in kernels:

@@ -7,6 +7,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import assert_one_line_error
+
 from tuneadvise.cli.main import cli
 
 
@@ -58,10 +60,8 @@ def test_bad_input_exits_2_with_one_line_naming_the_field(args, field):
     base = {"--arch": "volta", "--registers": "32", "--block-size": "256"}
     base.update(dict(zip(args[::2], args[1::2])))
     result = CliRunner().invoke(cli, ["occupancy", *sum(base.items(), ()), "--format", "json"])
-    assert result.exit_code == 2
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(f"tuneadvise: error: {field}")
-    assert "Traceback" not in result.output
+    assert_one_line_error(result)
+    assert result.output.startswith(f"tuneadvise: error: {field}")
 
 
 def test_unknown_arch_suggests_close_names():
@@ -192,10 +192,10 @@ def test_fuzzed_batch_lines_never_traceback(line):
 
 
 def test_version_is_the_installed_packages():
-    # advisor/version.py is the one place the version is written; pyproject.toml reads it from there
+    # cli/version.py is the one place the version is written; pyproject.toml reads it from there
     from importlib.metadata import version
 
-    from tuneadvise.advisor.version import __version__
+    from tuneadvise.cli.version import __version__
 
     assert version("tuneadvise") == __version__
     result = CliRunner().invoke(cli, ["--version"])

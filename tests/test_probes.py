@@ -12,6 +12,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.helpers import assert_one_line_error
+
 from tuneadvise.cli.main import cli
 from tuneadvise.probes.residency import max_resident_per_sm
 from tuneadvise.probes.results import Measurement, apply_peaks, document, match_product, measurements_from_document
@@ -141,10 +143,7 @@ def test_native_document_validates(tmp_path):
                                      ["verify", __file__], ["occupancy", "--arch", "native", "-r", "32", "-b", "64"]])
 def test_without_cupy_one_sentence_and_exit_3(monkeypatch, command):
     monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy -> ImportError
-    result = CliRunner().invoke(cli, command)
-    assert result.exit_code == 3
-    assert "needs CuPy" in result.output and "pip install" in result.output
-    assert "Traceback" not in result.output and len(result.output.strip().splitlines()) == 1
+    assert_one_line_error(CliRunner().invoke(cli, command), "needs CuPy", "pip install", exit_code=3)
 
 
 def test_unknown_probe_name_is_bad_input():

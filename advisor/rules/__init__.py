@@ -126,8 +126,8 @@ def _run(ctx, checks, findings: list) -> list:
     return findings
 
 
-# Findings of the checks that read nothing but the occupancy result, per result: a lint run
-# meets the same configuration with other spills, grids or block shapes again and again.
+# Findings of the checks that read nothing but the occupancy result, per result: kernels
+# with the same figures and block but other grids, clusters or block shapes share them.
 _BY_RESULT = PerArch(1 << 14)
 
 
