@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from tuneadvise.probes.results import ABOVE_PEAK_TOLERANCE
+
 PRECISIONS = {"fp64": "fp64_tflops", "fp32": "fp32_tflops", "fp16": "fp16_tflops"}
 PROBE_FOR = {"fp64": "fp64_fma", "fp32": "fp32_fma", "fp16": "fp16x2_fma"}
 
@@ -88,8 +90,9 @@ class Placement:
 
     @property
     def achieved_above_ceiling(self) -> bool:
-        """More than 3 % above the ceiling: the inputs (FLOPs, bytes, time) deserve a second look."""
-        return bool(self.achieved and self.achieved > self.ceiling * 1.03)
+        """Further above the ceiling than a probe result may be above its peak: the inputs (FLOPs,
+        bytes, time) deserve a second look."""
+        return bool(self.achieved and self.achieved > self.ceiling * (1 + ABOVE_PEAK_TOLERANCE))
 
 
 def place(machine: Machine, intensity: float, shared_bytes_per_flop: float | None = None,

@@ -73,7 +73,6 @@ def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, s
     """Roofline verdict and ceilings for a kernel on a machine.
 
     \b
-    \b
     Example:
       tuneadvise roofline --arch v100-pcie --intensity 2 --shared-bytes-per-flop 6
     \b
