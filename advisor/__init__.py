@@ -10,7 +10,7 @@ Everything here works without a GPU and without the command line.
 
 from __future__ import annotations
 
-from tuneadvise.advisor.engine import Kernel, LaunchError, Occupancy, occupancy
+from tuneadvise.advisor.engine.occupancy import Kernel, LaunchError, Occupancy, occupancy
 from tuneadvise.advisor.inputs import InputError, make_kernel
 
 __all__ = ["Kernel", "LaunchError", "Occupancy", "InputError", "analyze", "occupancy", "make_kernel"]

@@ -6,7 +6,7 @@ accept exactly the same keys with the same validation.
 
 from __future__ import annotations
 
-from tuneadvise.advisor.engine import Occupancy, occupancy
+from tuneadvise.advisor.engine.occupancy import Occupancy, occupancy
 from tuneadvise.advisor.inputs import KERNEL_KEYS, InputError, kernel_from_mapping, parse_int
 
 CONTEXT_KEYS = ("spill_bytes", "grid_size", "sm_count", "cluster_size", "compiled_for")

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import re
 
-from tuneadvise.advisor.engine import CARVEOUT_DEFAULT, CARVEOUT_NAMES, Kernel
+from tuneadvise.advisor.engine.occupancy import CARVEOUT_DEFAULT, CARVEOUT_NAMES, Kernel
 
 MAX_REGISTERS = 255  # no architecture encodes more registers per thread
 MAX_THREADS = 1024  # no architecture allows larger blocks
@@ -50,9 +50,7 @@ def parse_size(value, field: str) -> int:
         raise InputError(field, f"expected a byte count such as 12288 or 12K, got {value!r}")
     if isinstance(value, int):
         number = value
-    elif isinstance(value, float) and value.is_integer():
-        number = int(value)
-    elif isinstance(value, str) and value.isascii() and value.isdigit():  # the usual case, no pattern needed
+    elif isinstance(value, float) and value.is_integer() or isinstance(value, str) and value.isascii() and value.isdigit():
         number = int(value)
     elif isinstance(value, str):
         match = re.match(_SIZE, value)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 
-from tuneadvise.advisor.engine import (
+from tuneadvise.advisor.engine.occupancy import (
     CARVEOUT_DEFAULT,
     CARVEOUT_NAMES,
     LIMITERS,

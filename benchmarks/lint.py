@@ -56,7 +56,7 @@ def main():
     parser.add_argument("--kernels", type=int, default=10000)
     parser.add_argument("--runs", type=int, default=3)
     args = parser.parse_args()
-    from tuneadvise.advisor.compiler_output import parse_ptxas
+    from tuneadvise.advisor.readers.compiler_output import parse_ptxas
 
     tuneadvise = shutil.which("tuneadvise") or str(Path(sys.executable).with_name("tuneadvise"))
     with tempfile.TemporaryDirectory() as tmp:

@@ -23,7 +23,7 @@ LINT_FORMATS = ("table", "json", "sarif", "github", "junit", "csv", "markdown")
 
 def _load_config(explicit: str | None, paths: list[str]):
     """The config: --config, a config file among the inputs, or the project's (tuneadvise.toml, pyproject.toml)."""
-    from tuneadvise.advisor.lint_settings import NO_CONFIG, find_project_config, is_config_path
+    from tuneadvise.advisor.lint.settings import NO_CONFIG, find_project_config, is_config_path
 
     named = [p for p in paths if p != "-" and is_config_path(p)]
     if explicit and named or len(named) > 1:
@@ -31,7 +31,7 @@ def _load_config(explicit: str | None, paths: list[str]):
     path = explicit or (named[0] if named else None) or find_project_config()
     if path is None:
         return NO_CONFIG, "", [p for p in paths if p not in named]
-    from tuneadvise.advisor.lint_config import ConfigError, load_config  # pydantic: only for a config file
+    from tuneadvise.advisor.lint.config import ConfigError, load_config  # pydantic: only for a config file
 
     try:
         return load_config(path), str(path), [p for p in paths if p not in named]
@@ -41,8 +41,8 @@ def _load_config(explicit: str | None, paths: list[str]):
 
 def _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy):
     from tuneadvise.advisor.inputs import InputError, parse_block
-    from tuneadvise.advisor.lint import LintOptions
-    from tuneadvise.advisor.lint_settings import normalise_archs
+    from tuneadvise.advisor.lint.run import LintOptions
+    from tuneadvise.advisor.lint.settings import normalise_archs
     from tuneadvise.advisor.rules import RuleSelection
 
     try:
@@ -131,9 +131,9 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
 
 
 def _lint(ctx, options, inputs, output, fmt, statistics, baseline, update_baseline):
-    from tuneadvise.advisor import baseline as ratchet
-    from tuneadvise.advisor.lint import lint_paths
-    from tuneadvise.advisor.lint_report import document, iter_document_json, summary
+    from tuneadvise.advisor.lint import baseline as ratchet
+    from tuneadvise.advisor.lint.document import document, iter_document_json, summary
+    from tuneadvise.advisor.lint.run import lint_paths
 
     report = lint_paths(inputs, options, stdin=sys.stdin)
     if update_baseline:
@@ -161,7 +161,7 @@ def _lint(ctx, options, inputs, output, fmt, statistics, baseline, update_baseli
 
             render_lint(doc)
         else:
-            from tuneadvise.advisor.lint_formats import FORMATTERS
+            from tuneadvise.advisor.lint.formats import FORMATTERS
 
             result = FORMATTERS[fmt](doc)
             _write(result if isinstance(result, str) else json.dumps(result, indent=1) + "\n", output)
@@ -204,8 +204,8 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
 
     Exit codes: 0 no regression; 1 regressions; 2 bad input.
     """
-    from tuneadvise.advisor.baseline import diff_reports
-    from tuneadvise.advisor.lint import lint_paths
+    from tuneadvise.advisor.lint.baseline import diff_reports
+    from tuneadvise.advisor.lint.run import lint_paths
 
     config, config_path, _ = _load_config(config_file, [])
     options = _options(config, config_path, arch, block_size, None, None, None, None)
@@ -242,9 +242,9 @@ def _diff_text(doc: dict, markdown: bool) -> str:
 def schema(what):
     """Print a JSON Schema: of the lint config file (default), or of `lint --format json`."""
     if what == "config":
-        from tuneadvise.advisor.lint_config import json_schema
+        from tuneadvise.advisor.lint.config import json_schema
 
         document = json_schema()
     else:
-        from tuneadvise.advisor.lint_schema import LINT_OUTPUT_SCHEMA as document
+        from tuneadvise.advisor.lint.schema import LINT_OUTPUT_SCHEMA as document
     sys.stdout.write(json.dumps(document, indent=2 if stdout_is_terminal() else None) + "\n")

@@ -53,8 +53,8 @@ def occupancy(ctx, arch, registers, block_size, shared_mem, dynamic_shared_mem, 
     Exit codes: 0 launchable; 1 cannot launch on that architecture;
     2 bad input (in a batch: the worst line decides); 3 --plot without matplotlib.
     """
+    from tuneadvise.advisor.engine.occupancy import occupancy as compute
     from tuneadvise.advisor.inputs import InputError, make_kernel
-    from tuneadvise.advisor.engine import occupancy as compute
     from tuneadvise.advisor.report import occupancy_document
 
     if batch is not None:
@@ -94,7 +94,7 @@ def occupancy(ctx, arch, registers, block_size, shared_mem, dynamic_shared_mem, 
     findings = _findings(resolved, result, select, ignore, dict(context, block_dims=dims))
     curves = None
     if graphs or plot:
-        from tuneadvise.advisor.curves import occupancy_curves
+        from tuneadvise.advisor.engine.curves import occupancy_curves
 
         curves = occupancy_curves(result)
     fmt = choose_format(fmt)
@@ -106,7 +106,7 @@ def occupancy(ctx, arch, registers, block_size, shared_mem, dynamic_shared_mem, 
         document = occupancy_document(result, dims, resolved.note,
                                       resolved.product.name if resolved.product else None, findings)
         if graphs:
-            from tuneadvise.advisor.curves import curves_document
+            from tuneadvise.advisor.engine.curves import curves_document
 
             document["curves"] = curves_document(curves)
         emit_json(document)

@@ -39,9 +39,9 @@ def _figure_class():
 
 
 def save(figure, path: str) -> None:
-    from tuneadvise.specs.catalog import write_atomically
-
     from matplotlib import rc_context
+
+    from tuneadvise.specs.catalog import write_atomically
 
     buffer = io.BytesIO()
     # SVG text stays text (searchable, selectable) instead of glyph outlines.

@@ -134,8 +134,8 @@ def verify(path, device, fmt):
 
     fmt = choose_format(fmt)
     cupy = _cupy_or_exit("verify")
+    from tuneadvise.advisor.readers.cubin import CubinError
     from tuneadvise.probes.gpu import device_info
-    from tuneadvise.advisor.cubin import CubinError
     from tuneadvise.probes.verify import entry_points, verify_module
     from tuneadvise.specs.catalog import shipped_catalog
 

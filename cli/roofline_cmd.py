@@ -9,6 +9,7 @@ import click
 
 from tuneadvise.cli.common import BadInput, choose_format, console, emit_json, resolve_arch
 
+
 def _number(value, option: str) -> float | None:
     """'1.5e12', '1.5T', '900G' -> float; BadInput naming the option otherwise."""
     if value is None:
@@ -25,7 +26,7 @@ def _load_kernels(path: str | None) -> list:
     """[[kernels]] entries with a roofline table, from a lint config (TOML, YAML or JSON)."""
     if path is None:
         return []
-    from tuneadvise.advisor.lint_config import ConfigError, load_config
+    from tuneadvise.advisor.lint.config import ConfigError, load_config
 
     try:
         config = load_config(path)

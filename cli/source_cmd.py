@@ -22,7 +22,7 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
     Exit codes: 0 clean; 1 findings at or above --fail-on; 2 bad input.
     """
     from tuneadvise.advisor.rules import SEVERITY_RANK, RuleSelection
-    from tuneadvise.advisor.source_scan import scan_source
+    from tuneadvise.advisor.rules.source_scan import scan_source
     from tuneadvise.cli.common import resolve_arch
 
     arch = resolve_arch(target).arch

@@ -29,9 +29,9 @@ def suggest(ctx, arch, registers, shared_mem, dynamic_shared_mem, dynamic_shared
             carveout, opt_in, barriers, max_threads_per_block, sm_count, grid_size, spec_file, fmt):
     """Block size with the highest occupancy and the minimum grid that fills the device."""
 
-    from tuneadvise.advisor.engine import occupancy
+    from tuneadvise.advisor.engine.occupancy import occupancy
+    from tuneadvise.advisor.engine.optimizer import LinearSharedMem, kernel_errors, max_potential_block_size
     from tuneadvise.advisor.inputs import InputError, make_kernel, parse_size
-    from tuneadvise.advisor.optimizer import LinearSharedMem, kernel_errors, max_potential_block_size
     from tuneadvise.advisor.rules.checks import waves
 
     if dynamic_shared_mem is not None and dynamic_shared_mem_per_thread is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ctypes
 
-from tuneadvise.advisor.engine import CARVEOUT_DEFAULT, Kernel
+from tuneadvise.advisor.engine.occupancy import CARVEOUT_DEFAULT, Kernel
 
 # CUfunction_attribute numbers (cuda.h)
 ATTR_MAX_DYNAMIC_SHARED = 8

@@ -8,6 +8,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from tuneadvise.advisor.report import SCHEMA_VERSION
+
 # A result more than this far above its theoretical peak is flagged, not reported as fact.
 ABOVE_PEAK_TOLERANCE = 0.03
 
@@ -71,7 +72,7 @@ class Measurement:
         }
 
     @classmethod
-    def from_dict(cls, doc: dict) -> "Measurement":
+    def from_dict(cls, doc: dict) -> Measurement:
         return cls(
             name=doc["name"], group=doc["group"], unit=doc["unit"], samples=list(doc.get("samples", [])),
             method=doc.get("method", ""), higher_is_better=doc.get("higher_is_better", doc["group"] not in ("latency", "launch")),

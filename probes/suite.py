@@ -187,7 +187,7 @@ def arithmetic(ctx: ProbeContext) -> list[Measurement]:
     for name, (_, flops_per_fma, _) in FMA_KERNELS.items():
         launch, clock = _fma_launcher(ctx, name)
         iterations = 16 if ctx.tiny else _calibrate(cp, launch, 16, 0.01 if ctx.quick else 0.03)
-        seconds = time_launches(cp, lambda: launch(iterations), ctx.repeats, warmup=1)
+        seconds = time_launches(cp, lambda launch=launch, iterations=iterations: launch(iterations), ctx.repeats, warmup=1)
         clock_mhz = clock()  # block 0's view of the last timed launch
         flops = grid * FMA_BLOCK * iterations * UNROLL * CHAINS * flops_per_fma
         results.append(Measurement(
@@ -318,7 +318,7 @@ def residency_configs(quick: bool, opt_in_max: int) -> list[tuple]:
 
 
 def empirical_occupancy(ctx: ProbeContext) -> list[Measurement]:
-    from tuneadvise.advisor.engine import occupancy
+    from tuneadvise.advisor.engine.occupancy import occupancy
     from tuneadvise.probes import driver
     from tuneadvise.probes.residency import max_resident_per_sm, summarize
     from tuneadvise.specs.catalog import shipped_catalog

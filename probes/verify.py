@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tuneadvise.advisor.engine import occupancy
+from tuneadvise.advisor.engine.occupancy import occupancy
 
 BLOCK_SIZES = tuple(range(32, 1025, 32))
 CARVEOUTS = (-1, 0, 25, 50, 100)
@@ -28,11 +28,11 @@ def entry_points(path: Path) -> dict[str, int]:
     (PTX) or zero, the engine is given the one barrier the occupancy API assumes."""
     data = path.read_bytes()
     if data[:4] == b"\x7fELF":
-        from tuneadvise.advisor.cubin import read_cubin
+        from tuneadvise.advisor.readers.cubin import read_cubin
 
         return {k.name: k.barriers or 1 for k in read_cubin(data)}
     text = data.decode("utf-8", errors="replace")
-    return {name: 1 for name in re.findall(r"\.entry\s+([A-Za-z_$][\w$]*)", text)}
+    return dict.fromkeys(re.findall(r"\.entry\s+([A-Za-z_$][\w$]*)", text), 1)
 
 
 def verify_module(cupy, path: Path, arch, kernels: dict[str, int]) -> list[KernelVerdict]:

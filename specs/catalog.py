@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import re
 import sys
+from functools import lru_cache
 from types import MappingProxyType
 from typing import NamedTuple
-from functools import lru_cache
 
 # os.path rather than pathlib: pathlib (with urllib.parse) costs ~4 ms of every start-up.
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")

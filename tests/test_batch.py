@@ -8,9 +8,9 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tuneadvise.advisor import engine
 from tuneadvise.advisor.batch import _decode
-from tuneadvise.advisor.engine import Kernel, occupancy
+from tuneadvise.advisor.engine import occupancy as engine
+from tuneadvise.advisor.engine.occupancy import Kernel, occupancy
 from tuneadvise.advisor.inputs import KERNEL_KEYS, InputError, kernel_from_mapping, make_kernel
 from tuneadvise.cli.main import cli
 from tuneadvise.specs.catalog import shipped_catalog

@@ -14,10 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import assert_one_line_error
-
 from tuneadvise.advisor import analyze, occupancy
-from tuneadvise.advisor.curves import curves_document, occupancy_curves
-from tuneadvise.advisor.whatif import with_total_shared_mem
+from tuneadvise.advisor.engine.curves import curves_document, occupancy_curves
+from tuneadvise.advisor.engine.whatif import with_total_shared_mem
 from tuneadvise.cli.main import cli
 from tuneadvise.specs.catalog import shipped_catalog
 

@@ -8,7 +8,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import assert_one_line_error
-
 from tuneadvise.cli.main import cli
 
 
@@ -105,7 +104,8 @@ def test_specs_list_and_show_with_disagreements():
     result = run("specs", "--format", "json")
     doc = json.loads(result.output)
     ccs = [a["compute_capability"] for a in doc["architectures"]]
-    for cc in "2.0 2.1 3.0 3.2 3.5 3.7 5.0 5.2 5.3 6.0 6.1 6.2 7.0 7.2 7.5 8.0 8.6 8.7 8.9 9.0 10.0 10.3 12.0 12.1".split():
+    for cc in ["2.0", "2.1", "3.0", "3.2", "3.5", "3.7", "5.0", "5.2", "5.3", "6.0", "6.1", "6.2", "7.0", "7.2", "7.5",
+               "8.0", "8.6", "8.7", "8.9", "9.0", "10.0", "10.3", "12.0", "12.1"]:
         assert cc in ccs
     shown = json.loads(run("specs", "show", "sm_120", "--format", "json").output)
     assert shown["values"]["max_blocks_per_sm"]["value"] == 24

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tuneadvise.advisor.compiler_output import parse_cuobjdump, parse_ptxas
-from tuneadvise.advisor.cubin import CubinError, read_cubin
+from tuneadvise.advisor.readers.compiler_output import parse_cuobjdump, parse_ptxas
+from tuneadvise.advisor.readers.cubin import CubinError, read_cubin
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lint"
 ARCHS = (75, 80, 86, 89, 90, 100, 120)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tuneadvise.advisor.engine import Kernel, occupancy
+from tuneadvise.advisor.engine.occupancy import Kernel, occupancy
 from tuneadvise.specs.catalog import shipped_catalog
 
 FIXTURE = Path(__file__).parent / "fixtures" / "h100" / "driver_occupancy.json.gz"

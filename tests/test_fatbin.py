@@ -9,10 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tuneadvise.advisor.compiler_output import parse_cuobjdump
-from tuneadvise.advisor.cubin import read_cubin
-from tuneadvise.advisor.fatbin import FatbinError, lz4_block_decompress, read_fatbin, scan_fatbins
-from tuneadvise.advisor.usage import read_usage
+from tuneadvise.advisor.readers.compiler_output import parse_cuobjdump
+from tuneadvise.advisor.readers.cubin import read_cubin
+from tuneadvise.advisor.readers.fatbin import FatbinError, lz4_block_decompress, read_fatbin, scan_fatbins
+from tuneadvise.advisor.readers.usage import read_usage
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lint"
 BINARIES = ("lint_multi.o", "lint_lz4.o", "lint_zstd.o", "liblint.so")

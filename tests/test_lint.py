@@ -16,8 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import assert_one_line_error
-
-from tuneadvise.advisor.lint_schema import LINT_OUTPUT_SCHEMA
+from tuneadvise.advisor.lint.schema import LINT_OUTPUT_SCHEMA
 from tuneadvise.cli.main import cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lint"
@@ -310,7 +309,7 @@ def test_missing_inputs_and_atomic_output(tmp_path):
                 max_size=40),
        st.binary(max_size=200))
 def test_fuzzed_text_and_binaries_never_crash(tmp_path, lines, blob):
-    from tuneadvise.advisor.usage import read_usage
+    from tuneadvise.advisor.readers.usage import read_usage
 
     (tmp_path / "f.log").write_text("".join(lines))
     (tmp_path / "f.bin").write_bytes(blob)
@@ -342,8 +341,8 @@ def test_fuzzed_figures_through_the_whole_lint_never_crash(tmp_path, kernels):
 
 
 def test_no_config_has_the_config_models_defaults():
-    from tuneadvise.advisor.lint_config import LintConfig
-    from tuneadvise.advisor.lint_settings import NO_CONFIG
+    from tuneadvise.advisor.lint.config import LintConfig
+    from tuneadvise.advisor.lint.settings import NO_CONFIG
 
     defaults = LintConfig().model_dump()
     assert set(defaults) == set(NO_CONFIG._fields)
@@ -394,7 +393,7 @@ max_registers = 96
 
 @functools.lru_cache(maxsize=1)
 def sharing_config():
-    from tuneadvise.advisor.lint_config import load_config
+    from tuneadvise.advisor.lint.config import load_config
 
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "tuneadvise.toml"
@@ -412,8 +411,8 @@ def test_shared_analyses_equal_each_kernel_linted_alone(kernels, ignore):
     # Lint computes a configuration once and each spill figure once on top (lint._Linter); a
     # kernel's findings must be what a lint of that kernel alone gives, and its config rules'
     # findings what check_occupancy gives for its result and whole context, spills included.
-    from tuneadvise.advisor.compiler_output import KernelUsage
-    from tuneadvise.advisor.lint import LintOptions, lint_records
+    from tuneadvise.advisor.lint.run import LintOptions, lint_records
+    from tuneadvise.advisor.readers.compiler_output import KernelUsage
     from tuneadvise.advisor.rules import RuleSelection, check_occupancy
     from tuneadvise.specs.catalog import shipped_catalog
 

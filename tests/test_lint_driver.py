@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tuneadvise.advisor.engine import occupancy
-from tuneadvise.advisor.lint import LintOptions, lint_paths
-from tuneadvise.advisor.lint_config import load_config
+from tuneadvise.advisor.engine.occupancy import occupancy
+from tuneadvise.advisor.lint.config import load_config
+from tuneadvise.advisor.lint.run import LintOptions, lint_paths
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lint"
 RECORDED = json.loads((FIXTURES / "lint_driver.json").read_text())

@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from tuneadvise.advisor import baseline as ratchet
-from tuneadvise.advisor.lint import LintOptions, lint_paths
-from tuneadvise.advisor.lint_config import load_config
-from tuneadvise.advisor.lint_report import document, document_json, summary
+from tuneadvise.advisor.lint import baseline as ratchet
+from tuneadvise.advisor.lint.config import load_config
+from tuneadvise.advisor.lint.document import document, document_json, summary
+from tuneadvise.advisor.lint.run import LintOptions, lint_paths
 from tuneadvise.advisor.rules import SEVERITIES, SEVERITY_RANK, RuleSelection
 
 FIXTURES = Path(__file__).parent / "fixtures" / "lint"

@@ -13,7 +13,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import assert_one_line_error
-
 from tuneadvise.cli.main import cli
 from tuneadvise.probes.residency import max_resident_per_sm
 from tuneadvise.probes.results import Measurement, apply_peaks, document, match_product, measurements_from_document

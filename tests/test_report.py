@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tuneadvise.advisor.engine import Kernel, occupancy
+from tuneadvise.advisor.engine.occupancy import Kernel, occupancy
 from tuneadvise.advisor.report import compact_json, kernel_json_line, occupancy_document, occupancy_json_line
 from tuneadvise.specs.catalog import shipped_catalog
 

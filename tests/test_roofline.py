@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import assert_one_line_error
-
 from tuneadvise.advisor.roofline import machine_from_product, place
 from tuneadvise.cli.main import cli
 from tuneadvise.specs.catalog import shipped_catalog

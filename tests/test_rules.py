@@ -11,15 +11,15 @@ RULES = sorted(registry())
 
 def codes_for(example: dict) -> set:
     if "log" in example:
-        from tuneadvise.advisor.compiler_output import parse_ptxas
-        from tuneadvise.advisor.lint import LintOptions, lint_records
-        from tuneadvise.advisor.lint_config import LintConfig
+        from tuneadvise.advisor.lint.config import LintConfig
+        from tuneadvise.advisor.lint.run import LintOptions, lint_records
+        from tuneadvise.advisor.readers.compiler_output import parse_ptxas
 
         options = LintOptions(config=LintConfig.model_validate(example["config"]))
         report = lint_records(parse_ptxas(example["log"].splitlines()), options)
         return {f.code for _, f in report.all_findings()}
     if "source" in example:
-        from tuneadvise.advisor.source_scan import scan_source
+        from tuneadvise.advisor.rules.source_scan import scan_source
 
         major = shipped_catalog().resolve(example["target"]).arch.major
         return {f.code for f in scan_source(example["source"], "example.cu", major)}
@@ -76,7 +76,7 @@ def test_tail_effect_numbers():
 
 
 def test_source_scan_reports_file_and_line_and_honours_suppression():
-    from tuneadvise.advisor.source_scan import scan_source
+    from tuneadvise.advisor.rules.source_scan import scan_source
 
     text = "// __shfl(x, 1) in a comment is fine\n__global__ void k(float x) {\n  float a = __shfl_xor(x, 1);\n" \
            "  float b = __ballot(x > 0); // tuneadvise: ignore[TA801]\n  /* __any(1) */ }\n"
@@ -106,7 +106,7 @@ def test_checks_that_declare_no_reads_depend_on_the_result_alone():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from tuneadvise.advisor.engine import Kernel, occupancy
+    from tuneadvise.advisor.engine.occupancy import Kernel, occupancy
     from tuneadvise.advisor.rules.checks import CHECKS, READS, Context
 
     catalog = shipped_catalog()

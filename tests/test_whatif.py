@@ -4,8 +4,8 @@ occupancy() calls over every value of the varied resource."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tuneadvise.advisor.engine import Kernel, occupancy, shared_mem_ceiling
-from tuneadvise.advisor.whatif import best_carveout, register_cliff, shared_mem_cliff, with_total_shared_mem
+from tuneadvise.advisor.engine.occupancy import Kernel, occupancy, shared_mem_ceiling
+from tuneadvise.advisor.engine.whatif import best_carveout, register_cliff, shared_mem_cliff, with_total_shared_mem
 from tuneadvise.specs.catalog import shipped_catalog
 
 ARCHS = sorted(shipped_catalog().archs.values(), key=lambda a: (a.major, a.minor))

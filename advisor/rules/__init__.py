@@ -7,8 +7,8 @@
 
 from __future__ import annotations
 
-from functools import lru_cache
 import os
+from functools import lru_cache
 from typing import NamedTuple
 
 from tuneadvise.advisor.memo import PerArch
@@ -76,7 +76,7 @@ class RuleSelection(NamedTuple):
     ignore: tuple[str, ...] = ()
 
     @classmethod
-    def parse(cls, select: str | None, ignore: str | None) -> "RuleSelection":
+    def parse(cls, select: str | None, ignore: str | None) -> RuleSelection:
         def split(text, option):
             items = tuple(p.strip().upper() for p in (text or "").split(",") if p.strip())
             known = registry()
@@ -98,13 +98,13 @@ def finding_order(finding: Finding) -> tuple:
     return -SEVERITY_RANK[finding.severity], finding.code
 
 
-def check_occupancy(resolved, result, selection: RuleSelection = RuleSelection(), **context) -> list[Finding]:
+def check_occupancy(resolved, result, selection: RuleSelection | None = None, **context) -> list[Finding]:
     """Run every selected rule against one occupancy result; the findings in finding_order.
 
     `context` may carry spill_bytes, grid_size, sm_count, cluster_size,
     compiled_for and block_dims, as lint or the command line know them.
     """
-    findings = config_findings(resolved, result, selection, context)
+    findings = config_findings(resolved, result, selection or RuleSelection(), context)
     findings.sort(key=finding_order)
     return findings
 

@@ -4,11 +4,11 @@ there is one, the concrete change to make."""
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from typing import NamedTuple
-from typing import Callable, Iterator
 
-from tuneadvise.advisor import whatif
-from tuneadvise.advisor.engine import (
+from tuneadvise.advisor.engine import whatif
+from tuneadvise.advisor.engine.occupancy import (
     CARVEOUT_DEFAULT,
     CARVEOUT_MAX_SHARED,
     Occupancy,
@@ -44,7 +44,7 @@ class Context(NamedTuple):
     compiled_for: str | None
 
     @classmethod
-    def build(cls, resolved, result, context: dict) -> "Context":
+    def build(cls, resolved, result, context: dict) -> Context:
         product = resolved.product
         sm_count = context.get("sm_count") or (product.get("sm_count") if product else None)
         return cls(result, product, tuple(context.get("block_dims") or (result.kernel.block_size,)),

@@ -52,7 +52,7 @@ def active_blocks(func, block, dynamic):
 
 
 def function_names(cubin):
-    from tuneadvise.advisor.cubin import read_cubin
+    from tuneadvise.advisor.readers.cubin import read_cubin
 
     with open(cubin, "rb") as handle:
         return [k.name for k in read_cubin(handle.read())]
@@ -78,8 +78,8 @@ def record_cubin(cubin, label, launches):
 
 def configured_launches(cubin, config):
     """What `tuneadvise lint` decides each kernel's launch is (from the config), by mangled name."""
-    from tuneadvise.advisor.lint import LintOptions, lint_paths
-    from tuneadvise.advisor.lint_config import load_config
+    from tuneadvise.advisor.lint.config import load_config
+    from tuneadvise.advisor.lint.run import LintOptions, lint_paths
 
     report = lint_paths([cubin], LintOptions(config=load_config(config)))
     return {k.name: (k.result.kernel.block_size, k.result.kernel.dynamic_shared_mem) for k in report.kernels}

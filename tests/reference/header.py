@@ -3,7 +3,8 @@
 The header ships in the nvidia-cuda-runtime-cu12 wheel; it is downloaded into
 a cache directory (never into the repository) and the harness is compiled
 once per header version. Anything missing raises Unavailable, which the tests
-turn into a skip with the reason.
+turn into a skip with the reason, or into a failure where TUNEADVISE_REQUIRE_REFERENCE=1
+(as in CI).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Machine formats of a lint document (advisor/lint_report.py): SARIF 2.1.0,
+"""Machine formats of a lint document (advisor/lint/document.py): SARIF 2.1.0,
 GitHub workflow commands, JUnit XML, CSV and a Markdown job summary. Each is a
 pure function of the document, so all formats tell the same story."""
 

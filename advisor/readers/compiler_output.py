@@ -9,9 +9,8 @@ barriers`, which both parsers accept.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 _COMPILING = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")

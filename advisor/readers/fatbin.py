@@ -17,10 +17,9 @@ PTX (tests/fixtures/lint holds such objects). Zstandard is decoded with the
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 import mmap
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)

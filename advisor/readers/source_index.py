@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from tuneadvise.advisor.source_scan import SUPPRESS, strip_comments
+from tuneadvise.advisor.rules.source_scan import SUPPRESS, strip_comments
 
 _GLOBAL = re.compile(r"\b__global__\b")
 _CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")

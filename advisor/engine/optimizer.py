@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tuneadvise.advisor.engine import Kernel, block_limits, launch_errors
+from tuneadvise.advisor.engine.occupancy import Kernel, block_limits, launch_errors
 from tuneadvise.specs.catalog import Arch
 
 

@@ -5,7 +5,7 @@ A cubin is an ELF file. For each kernel `NAME` it has a `.text.NAME` section
 optional `.nv.shared.NAME` section whose size is the static shared memory, and
 a `.nv.info.NAME` section of attribute records (frame size, stack sizes,
 spills...). The target SM is in the ELF header's e_flags. Cubins inside
-fatbins (.o, .so, executables) are found by advisor/fatbin.py and read here.
+fatbins (.o, .so, executables) are found by advisor/readers/fatbin.py and read here.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from tuneadvise.advisor.compiler_output import spec_reserved_shared_mem
+from tuneadvise.advisor.readers.compiler_output import spec_reserved_shared_mem
 
 ELF_MAGIC = b"\x7fELF"
 STT_FUNC = 2

@@ -289,7 +289,8 @@ def launch_errors(arch: Arch, kernel: Kernel, limits: dict) -> list[LaunchError]
                                   f"{kernel.block_size} threads per block exceeds {arch.sm}'s limit of {arch.max_threads_per_block}"))
     if kernel.max_threads_per_block is not None and kernel.block_size > kernel.max_threads_per_block:
         errors.append(LaunchError("launch-bounds", "block_size",
-                                  f"block of {kernel.block_size} threads exceeds the kernel's __launch_bounds__ maximum of {kernel.max_threads_per_block}"))
+                                  f"block of {kernel.block_size} threads exceeds the kernel's __launch_bounds__ maximum of "
+                                  f"{kernel.max_threads_per_block}"))
     if kernel.registers > arch.max_registers_per_thread:
         errors.append(LaunchError("registers-per-thread", "registers",
                                   f"{kernel.registers} registers per thread exceeds {arch.sm}'s limit of {arch.max_registers_per_thread}"))

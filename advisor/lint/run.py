@@ -2,8 +2,8 @@
 settings from the config, run the engine and the rules on each kernel and
 architecture, and apply budgets, per-kernel ignores and source suppressions.
 
-    >>> from tuneadvise.advisor.lint import LintOptions, lint_records
-    >>> from tuneadvise.advisor.compiler_output import KernelUsage, cuobjdump_reserved
+    >>> from tuneadvise.advisor.lint.run import LintOptions, lint_records
+    >>> from tuneadvise.advisor.readers.compiler_output import KernelUsage, cuobjdump_reserved
     >>> report = lint_records([KernelUsage("k", "sm_90", registers=128, shared_mem=0, source="ptxas")],
     ...                       LintOptions())
     >>> report.kernels[0].result.occupancy
@@ -16,11 +16,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
-from tuneadvise.advisor import demangle as names
-from tuneadvise.advisor.compiler_output import KernelUsage, cuobjdump_reserved
-from tuneadvise.advisor.engine import Occupancy, occupancy
+from tuneadvise.advisor.engine.occupancy import Occupancy, occupancy
 from tuneadvise.advisor.inputs import InputError, make_kernel
-from tuneadvise.advisor.lint_settings import NO_CONFIG
+from tuneadvise.advisor.lint.settings import NO_CONFIG
+from tuneadvise.advisor.readers import demangle as names
+from tuneadvise.advisor.readers.compiler_output import KernelUsage, cuobjdump_reserved
+from tuneadvise.advisor.readers.source_index import SourceIndex
+from tuneadvise.advisor.readers.usage import InputProblem
 from tuneadvise.advisor.rules import (
     SEVERITY_RANK,
     Finding,
@@ -31,13 +33,11 @@ from tuneadvise.advisor.rules import (
     finding_order,
     registry,
 )
-from tuneadvise.advisor.source_index import SourceIndex
-from tuneadvise.advisor.usage import InputProblem
 from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
 
 if TYPE_CHECKING:  # the config model imports pydantic; a lint without a config file never does
-    from tuneadvise.advisor.lint_config import Budget, KernelEntry, LintConfig
-    from tuneadvise.advisor.lint_settings import NoConfig
+    from tuneadvise.advisor.lint.config import Budget, KernelEntry, LintConfig
+    from tuneadvise.advisor.lint.settings import NoConfig
 
 DEFAULT_BLOCK = (256,)
 # Whose figures win when sources disagree: the binary is what the driver loads.
@@ -354,8 +354,8 @@ def _lint_findings(usage, result, disagreements, entry, budget: Budget | None, l
 def lint_paths(paths, options: LintOptions, stdin=None) -> LintReport:
     """Lint build output files (and CUDA sources, for locations, suppressions
     and the source rules). '-' reads a ptxas log or cuobjdump listing from `stdin`."""
-    from tuneadvise.advisor.source_scan import scan_source
-    from tuneadvise.advisor.usage import SOURCE_SUFFIXES, ReadResult, read_text, read_usage
+    from tuneadvise.advisor.readers.usage import SOURCE_SUFFIXES, ReadResult, read_text, read_usage
+    from tuneadvise.advisor.rules.source_scan import scan_source
 
     gathered = ReadResult()
     index = SourceIndex()

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from tuneadvise.advisor.engine import (
+from tuneadvise.advisor.engine.occupancy import (
     RESOURCE_ERRORS,
     Kernel,
     Occupancy,
@@ -131,7 +131,7 @@ def _cliff(arch, resource: str, probe, current: int, ceiling: int, warps_per_blo
     while current and len(down) < steps and (changes is not None or probe(0) > best):
         top = (value - 1) // unit
         if changes is None:
-            gaining = _last_with(0, top, lambda k: probe(k * unit) > best)
+            gaining = _last_with(0, top, lambda k, best=best: probe(k * unit) > best)
         else:
             gaining = next((k for k in range(top, -1, -1) if probe(k * unit) > best), None)
         if gaining is None:

@@ -13,15 +13,15 @@ import json
 import re
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Literal, Optional, Union, get_args
+from typing import Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tuneadvise.advisor import inputs
-from tuneadvise.advisor.lint_settings import normalise_archs
+from tuneadvise.advisor.lint.settings import normalise_archs
 
 Severity = Literal["error", "warning", "info"]
-Bytes = Union[int, str]  # 12288 or "12K"; normalised to int by the validators
+Bytes = int | str  # 12288 or "12K"; normalised to int by the validators
 
 
 class ConfigError(ValueError):
@@ -53,15 +53,15 @@ class _Strict(BaseModel):
 class Launch(_Strict):
     """How a kernel is launched: what no compiler output records."""
 
-    block_size: Optional[Union[int, str, list[int]]] = Field(
+    block_size: int | str | list[int] | None = Field(
         None, description="Threads per block: 256, '16x16' or [32, 8, 2]")
-    dynamic_shared_mem: Optional[Bytes] = Field(None, description="Dynamic shared memory per block: bytes or '32K'")
-    carveout: Optional[Union[int, str]] = Field(None, description="default, max-shared, max-l1, or a percentage 0-100")
-    opt_in: Optional[bool] = Field(None, description="cudaFuncAttributeMaxDynamicSharedMemorySize raised above 48 KB")
-    cluster_dims: Optional[Union[int, str, list[int]]] = Field(None, description="Thread-block cluster: 2 or '2x1x1' (9.0+)")
-    grid_size: Optional[int] = Field(None, ge=1, le=2**31 - 1, description="Blocks in the grid")
-    max_threads_per_block: Optional[int] = Field(None, ge=1, le=1024, description="__launch_bounds__ maximum")
-    min_occupancy: Optional[float] = Field(None, ge=0, le=1, description="Fail below this theoretical occupancy (0-1)")
+    dynamic_shared_mem: Bytes | None = Field(None, description="Dynamic shared memory per block: bytes or '32K'")
+    carveout: int | str | None = Field(None, description="default, max-shared, max-l1, or a percentage 0-100")
+    opt_in: bool | None = Field(None, description="cudaFuncAttributeMaxDynamicSharedMemorySize raised above 48 KB")
+    cluster_dims: int | str | list[int] | None = Field(None, description="Thread-block cluster: 2 or '2x1x1' (9.0+)")
+    grid_size: int | None = Field(None, ge=1, le=2**31 - 1, description="Blocks in the grid")
+    max_threads_per_block: int | None = Field(None, ge=1, le=1024, description="__launch_bounds__ maximum")
+    min_occupancy: float | None = Field(None, ge=0, le=1, description="Fail below this theoretical occupancy (0-1)")
 
     @field_validator("block_size")
     @classmethod
@@ -105,7 +105,7 @@ def _product(dims) -> int:
 class _Matched(_Strict):
     """An entry that applies to the kernels its glob matches, on its architectures."""
 
-    arch: Optional[list[str]] = Field(None, description="Only on these architectures (default: all linted)")
+    arch: list[str] | None = Field(None, description="Only on these architectures (default: all linted)")
 
     @field_validator("arch", mode="before")
     @classmethod
@@ -121,18 +121,18 @@ class _Matched(_Strict):
         return any(fnmatchcase(n, self.pattern()) for n in names)
 
 
-Quantity = Union[float, str]  # 2.1e12 or "2.1T"; normalised to float by the validator
+Quantity = float | str  # 2.1e12 or "2.1T"; normalised to float by the validator
 
 
 class RooflineWork(_Strict):
     """A kernel's work, for `tuneadvise roofline --kernels FILE`: FLOPs and
     device-memory bytes (or their ratio), and optionally what it achieved."""
 
-    flops: Optional[Quantity] = Field(None, description="FLOPs per launch: 2.1e12 or '2.1T'")
-    bytes: Optional[Quantity] = Field(None, description="Bytes moved to and from device memory per launch")
-    intensity: Optional[Quantity] = Field(None, description="FLOP per byte, instead of flops and bytes")
-    achieved: Optional[Quantity] = Field(None, description="FLOP/s the kernel reaches, for the headroom")
-    shared_bytes_per_flop: Optional[Quantity] = Field(None, description="Shared-memory/L1 bytes per FLOP (the pyramid)")
+    flops: Quantity | None = Field(None, description="FLOPs per launch: 2.1e12 or '2.1T'")
+    bytes: Quantity | None = Field(None, description="Bytes moved to and from device memory per launch")
+    intensity: Quantity | None = Field(None, description="FLOP per byte, instead of flops and bytes")
+    achieved: Quantity | None = Field(None, description="FLOP/s the kernel reaches, for the headroom")
+    shared_bytes_per_flop: Quantity | None = Field(None, description="Shared-memory/L1 bytes per FLOP (the pyramid)")
 
     @field_validator("flops", "bytes", "intensity", "achieved", "shared_bytes_per_flop")
     @classmethod
@@ -158,12 +158,12 @@ class KernelEntry(Launch, _Matched):
 
     name: str = Field(description="Kernel name or glob, matched against the mangled name, the demangled "
                                   "signature and the bare name (saxpy, 'saxpy<*', '_Z5saxpy*')")
-    registers: Optional[int] = Field(None, ge=0, le=255, description="Registers per thread, for a kernel without compiler output")
-    shared_mem: Optional[Bytes] = Field(None, description="Static shared memory, for a kernel without compiler output")
-    barriers: Optional[int] = Field(None, ge=0, le=16, description="Named barriers per block, for a kernel without compiler output")
-    spill_bytes: Optional[int] = Field(None, ge=0, description="Spill bytes per thread, for a kernel without compiler output")
+    registers: int | None = Field(None, ge=0, le=255, description="Registers per thread, for a kernel without compiler output")
+    shared_mem: Bytes | None = Field(None, description="Static shared memory, for a kernel without compiler output")
+    barriers: int | None = Field(None, ge=0, le=16, description="Named barriers per block, for a kernel without compiler output")
+    spill_bytes: int | None = Field(None, ge=0, description="Spill bytes per thread, for a kernel without compiler output")
     ignore: list[str] = Field(default_factory=list, description="Finding codes or prefixes not reported for this kernel")
-    roofline: Optional[RooflineWork] = Field(None, description="The kernel's work, for 'tuneadvise roofline --kernels'")
+    roofline: RooflineWork | None = Field(None, description="The kernel's work, for 'tuneadvise roofline --kernels'")
 
     @field_validator("shared_mem")
     @classmethod
@@ -183,11 +183,11 @@ class Budget(_Matched):
     """Resource limits for the kernels whose name matches `kernel` (first match wins)."""
 
     kernel: str = Field("*", description="Kernel name or glob, matched as in [[kernels]]")
-    max_registers: Optional[int] = Field(None, ge=0, le=255, description="Registers per thread at most")
-    max_shared_mem: Optional[Bytes] = Field(None, description="Static plus dynamic shared memory per block at most")
-    max_spill_bytes: Optional[int] = Field(None, ge=0, description="Spill bytes per thread at most")
+    max_registers: int | None = Field(None, ge=0, le=255, description="Registers per thread at most")
+    max_shared_mem: Bytes | None = Field(None, description="Static plus dynamic shared memory per block at most")
+    max_spill_bytes: int | None = Field(None, ge=0, description="Spill bytes per thread at most")
     no_spills: bool = Field(False, description="Same as max_spill_bytes = 0")
-    min_occupancy: Optional[float] = Field(None, ge=0, le=1, description="Theoretical occupancy at least (0-1)")
+    min_occupancy: float | None = Field(None, ge=0, le=1, description="Theoretical occupancy at least (0-1)")
 
     @field_validator("max_shared_mem")
     @classmethod
@@ -219,14 +219,14 @@ class LintConfig(_Strict):
 
     model_config = ConfigDict(extra="forbid", frozen=True, title="tuneadvise lint configuration")
 
-    schema_version: Optional[int] = Field(None, description="1 (optional)")
+    schema_version: int | None = Field(None, description="1 (optional)")
     arch: list[str] = Field(default_factory=list, description="Architectures to lint (default: those in the compiler output)")
     inputs: list[str] = Field(default_factory=list, description="Compiler output, binaries and sources to lint when none are named")
     select: list[str] = Field(default_factory=list, description="Only these finding codes or prefixes")
     ignore: list[str] = Field(default_factory=list, description="Drop these finding codes or prefixes")
     fail_on: Severity = Field("error", description="Exit 1 on findings at or above this severity")
-    min_occupancy: Optional[float] = Field(None, ge=0, le=1, description="Every kernel's theoretical occupancy at least")
-    block_size: Optional[Union[int, str, list[int]]] = Field(None, description="Block size for kernels no entry configures")
+    min_occupancy: float | None = Field(None, ge=0, le=1, description="Every kernel's theoretical occupancy at least")
+    block_size: int | str | list[int] | None = Field(None, description="Block size for kernels no entry configures")
     kernels: list[KernelEntry] = Field(default_factory=list, description="Per-kernel launch settings, first match wins")
     budgets: list[Budget] = Field(default_factory=list, description="Per-kernel resource budgets, first match wins")
 

@@ -1,10 +1,10 @@
 """The lint result as one versioned JSON document (docs/lint.md); every other
-machine format (advisor/lint_formats.py) is a view of this document, so they
+machine format (advisor/lint/formats.py) is a view of this document, so they
 cannot disagree."""
 
 from __future__ import annotations
 
-from tuneadvise.advisor.baseline import kernel_key
+from tuneadvise.advisor.lint.baseline import kernel_key
 from tuneadvise.advisor.report import (
     SCHEMA_VERSION,
     compact_json,
@@ -84,7 +84,7 @@ def _weighted_findings(report, comparison):
 
 def summary(report, fail_on: str, comparison=None) -> dict:
     """The document's "summary": counts by severity and code, and whether the run passes."""
-    by_severity = {s: 0 for s in SEVERITIES}
+    by_severity = dict.fromkeys(SEVERITIES, 0)
     by_code: dict[str, int] = {}
     counted = 0
     threshold = SEVERITY_RANK[fail_on]

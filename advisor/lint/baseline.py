@@ -67,7 +67,7 @@ def _changes(recorded: dict, current: dict) -> tuple[list[str], list[str]]:
         old, new = recorded.get(figure), current.get(figure)
         if old is None or new is None or old == new:
             continue
-        ((worse if (new > old) == larger_is_worse else better)).append(f"{figure} {old} -> {new}")
+        (worse if (new > old) == larger_is_worse else better).append(f"{figure} {old} -> {new}")
     return worse, better
 
 

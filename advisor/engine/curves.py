@@ -8,7 +8,7 @@ from the exact engine, so granularity, carveout rounding, the reserved
 kilobyte and launch failures (0 blocks) are all honoured.
 
     >>> from tuneadvise.advisor import analyze
-    >>> from tuneadvise.advisor.curves import occupancy_curves
+    >>> from tuneadvise.advisor.engine.curves import occupancy_curves
     >>> curves = occupancy_curves(analyze("volta", registers=64, block_size=256))
     >>> [curve.resource for curve in curves]
     ['block_size', 'registers', 'shared_memory']
@@ -20,8 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tuneadvise.advisor.engine import Occupancy, shared_mem_ceiling
-from tuneadvise.advisor.whatif import Step, block_size_table, step_at, with_total_shared_mem
+from tuneadvise.advisor.engine.occupancy import Occupancy, shared_mem_ceiling
+from tuneadvise.advisor.engine.whatif import Step, block_size_table, step_at, with_total_shared_mem
+
 
 @dataclass(frozen=True)
 class Curve:

@@ -27,7 +27,8 @@ def strip_comments(text: str) -> list[tuple[str, str]]:
     return lines
 
 
-def scan_source(text: str, path: str, target_major: int, selection: RuleSelection = RuleSelection()) -> list[Finding]:
+def scan_source(text: str, path: str, target_major: int, selection: RuleSelection | None = None) -> list[Finding]:
+    selection = selection or RuleSelection()
     rules = registry()
     lines = strip_comments(text)
     has_syncwarp = "__syncwarp" in text

@@ -1,0 +1,1 @@
+"""Kernel resource usage read from what a build leaves behind: ptxas logs, cuobjdump listings, cubins, fatbins, and CUDA sources."""
