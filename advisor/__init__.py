@@ -10,19 +10,17 @@ Everything here works without a GPU and without the command line.
 
 from __future__ import annotations
 
-from tuneadvise.advisor.engine.occupancy import Kernel, LaunchError, Occupancy, occupancy
-from tuneadvise.advisor.inputs import InputError, make_kernel
+from tuneadvise.advisor.engine.occupancy import LaunchError, Occupancy, occupancy
+from tuneadvise.advisor.inputs import InputError
+from tuneadvise.advisor.launch import LaunchConfig
 
-__all__ = ["Kernel", "LaunchError", "Occupancy", "InputError", "analyze", "occupancy", "make_kernel"]
+__all__ = ["LaunchConfig", "LaunchError", "Occupancy", "InputError", "analyze", "occupancy"]
 
 
-def analyze(arch, registers, block_size, shared_mem=0, dynamic_shared_mem=0, carveout="default",
-            opt_in=False, barriers=1, max_threads_per_block=None) -> Occupancy:
-    """Occupancy from user-style values: arch by any accepted name, sizes as 12288 or '12K'."""
+def analyze(arch, **values) -> Occupancy:
+    """Occupancy from user-style values: `arch` by any accepted name (or an Arch), the rest
+    any LaunchConfig keys (registers, block_size, shared_mem, ...), sizes as 12288 or '12K'."""
     from tuneadvise.specs.catalog import shipped_catalog
 
     resolved = arch if hasattr(arch, "max_warps_per_sm") else shipped_catalog().resolve(arch).arch
-    kernel, _ = make_kernel(registers=registers, block_size=block_size, shared_mem=shared_mem,
-                            dynamic_shared_mem=dynamic_shared_mem, carveout=carveout, opt_in=opt_in,
-                            barriers=barriers, max_threads_per_block=max_threads_per_block)
-    return occupancy(resolved, kernel)
+    return occupancy(resolved, LaunchConfig.from_mapping(values))

@@ -10,13 +10,12 @@ import json
 import json.scanner
 from functools import lru_cache
 
-from tuneadvise.advisor.analysis import check_keys
-from tuneadvise.advisor.inputs import KERNEL_KEYS, InputError, kernel_from_mapping
+from tuneadvise.advisor.inputs import InputError
+from tuneadvise.advisor.launch import RESOURCE_KEYS, LaunchConfig
 from tuneadvise.advisor.report import error_document, kernel_json_line
 from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
 
-BATCH_KEYS = ("arch",) + KERNEL_KEYS
-_BATCH_KEY_SET = frozenset(BATCH_KEYS)  # the quick test; check_keys words the error
+BATCH_KEYS = RESOURCE_KEYS | {"arch"}
 
 # json.loads spends half its time around the C scanner (type checks, a
 # whitespace regex on each side). A line that is exactly one JSON value and its
@@ -58,15 +57,14 @@ def run_batch(lines, out, default=None) -> int:
             item = _decode(line)
             if type(item) is not dict:
                 raise InputError("line", "expected a JSON object")
-            if not _BATCH_KEY_SET.issuperset(item):
-                check_keys(item, BATCH_KEYS)
             if "arch" in item:
                 arch, note, product = resolve(str(item["arch"]))
             elif fallback is not None:
                 arch, note, product = fallback
             else:
                 raise InputError("arch", "missing")
-            kernel, dims = kernel_from_mapping(item)
+            kernel = LaunchConfig.from_mapping(item, keys=BATCH_KEYS)
+            dims = kernel.dims
         except json.JSONDecodeError as exc:
             code, message = "bad-json", f"not JSON: {exc.msg}"
         except RecursionError:

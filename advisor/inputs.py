@@ -1,4 +1,5 @@
-"""Turn user-supplied text and JSON values into a validated `Kernel`.
+"""Parse one user-supplied value (CLI text, JSON, TOML): sizes, integers, block
+dimensions, carveouts, booleans. `advisor/launch.py` combines them into a LaunchConfig.
 
 Every failure raises InputError naming the field and what is allowed, so the
 CLI can print one line and exit 2 without a traceback.
@@ -9,17 +10,13 @@ from __future__ import annotations
 import math
 import re
 
-from tuneadvise.advisor.engine.occupancy import CARVEOUT_DEFAULT, CARVEOUT_NAMES, Kernel
+from tuneadvise.advisor.engine.occupancy import CARVEOUT_DEFAULT, CARVEOUT_NAMES
 
 MAX_REGISTERS = 255  # no architecture encodes more registers per thread
 MAX_THREADS = 1024  # no architecture allows larger blocks
 MAX_BLOCK_DIMS = (1024, 1024, 64)
 MAX_BARRIERS = 16  # named barriers per block (bar.sync 0..15)
 MAX_SHARED_MEM = 1 << 30  # a sanity bound far above any architecture; larger values are typos
-
-# The keys a configuration may give for a kernel (batch lines, rule examples, lint configs).
-KERNEL_KEYS = ("registers", "block_size", "shared_mem", "dynamic_shared_mem", "carveout", "opt_in", "barriers",
-               "max_threads_per_block")
 
 # Patterns as strings: re compiles and caches them on first use, so a command
 # that never parses "12K" never pays for compiling them.
@@ -144,62 +141,3 @@ def parse_bool(value, field: str) -> bool:
     if value in (0, 1):
         return bool(value)
     raise InputError(field, f"expected true or false, got {value!r}")
-
-
-def make_kernel(
-    *,
-    registers,
-    block_size,
-    shared_mem=0,
-    dynamic_shared_mem=0,
-    carveout="default",
-    opt_in=False,
-    barriers=1,
-    max_threads_per_block=None,
-) -> tuple[Kernel, tuple[int, ...]]:
-    """Validate raw values (CLI text or JSON) into a Kernel and the block's dimensions."""
-    dims = parse_block(block_size)
-    threads = 1
-    for d in dims:
-        threads *= d
-    kernel = Kernel(
-        registers=parse_int(registers, "registers", 0, MAX_REGISTERS),
-        block_size=threads,
-        static_shared_mem=parse_size(shared_mem, "shared_mem"),
-        dynamic_shared_mem=parse_size(dynamic_shared_mem, "dynamic_shared_mem"),
-        carveout=CARVEOUT_DEFAULT if carveout is None else parse_carveout(carveout),
-        opt_in=opt_in if opt_in is False or opt_in is True else parse_bool(opt_in, "opt_in"),
-        barriers=parse_int(barriers, "barriers", 0, MAX_BARRIERS),
-        max_threads_per_block=None if max_threads_per_block is None
-        else parse_int(max_threads_per_block, "max_threads_per_block", 1, MAX_THREADS),
-    )
-    return kernel, dims
-
-
-def kernel_from_mapping(values: dict) -> tuple[Kernel, tuple[int, ...]]:
-    """make_kernel over a mapping's KERNEL_KEYS (absent or null: the default);
-    registers and block_size are required.
-
-    The common case of a batch line, plain in-range integers, is built without
-    the general parsers; tests/test_inputs.py holds the result equal to
-    make_kernel's on any values.
-    """
-    get = values.get
-    registers, block, static, dynamic = get("registers"), get("block_size"), get("shared_mem"), get("dynamic_shared_mem")
-    carveout, opt_in, barriers, bound = get("carveout"), get("opt_in"), get("barriers"), get("max_threads_per_block")
-    if (type(registers) is int and 0 <= registers <= MAX_REGISTERS and type(block) is int and 1 <= block <= MAX_THREADS
-            and (static is None or type(static) is int and 0 <= static <= MAX_SHARED_MEM)
-            and (dynamic is None or type(dynamic) is int and 0 <= dynamic <= MAX_SHARED_MEM)
-            and (carveout is None or carveout == "default" or type(carveout) is int and 0 <= carveout <= 100)
-            and (opt_in is None or opt_in is True or opt_in is False)
-            and (barriers is None or type(barriers) is int and 0 <= barriers <= MAX_BARRIERS)
-            and (bound is None or type(bound) is int and 1 <= bound <= MAX_THREADS)):
-        kernel = Kernel(registers, block, static or 0, dynamic or 0,
-                        CARVEOUT_DEFAULT if carveout is None or carveout == "default" else carveout,
-                        opt_in is True, 1 if barriers is None else barriers, bound)
-        return kernel, (block,)
-    if registers is None:
-        raise InputError("registers", "missing")
-    if block is None:
-        raise InputError("block_size", "missing")
-    return make_kernel(**{k: values[k] for k in KERNEL_KEYS if k in values and values[k] is not None})

@@ -12,13 +12,13 @@ from tuneadvise.advisor.engine.occupancy import (
     CARVEOUT_DEFAULT,
     CARVEOUT_NAMES,
     LIMITERS,
-    Kernel,
     Occupancy,
     block_limits,
     launch_errors,
     notes_on,
     occupancy_from,
 )
+from tuneadvise.advisor.launch import LaunchConfig
 from tuneadvise.advisor.memo import PerArch
 
 SCHEMA_VERSION = 1
@@ -167,9 +167,10 @@ def json_int(value: int | None) -> str:
     return "null" if value is None else str(value)
 
 
-def _input_text(kernel: Kernel, dims: tuple) -> str:
+def _input_text(kernel: LaunchConfig, dims: tuple) -> str:
     """The "input" object's members after "registers":, and the brace that closes it."""
-    registers, block_size, static, dynamic, carveout, opt_in, barriers, bound = kernel
+    registers, block_size, static, dynamic = kernel.registers, kernel.block_size, kernel.static_shared_mem, kernel.dynamic_shared_mem
+    carveout, opt_in, barriers, bound = kernel.carveout, kernel.opt_in, kernel.barriers, kernel.max_threads_per_block
     return (f'{registers},"block_size":{block_size},'
             f'"block_dims":[{",".join(map(str, dims)) if dims else block_size}],'
             f'"shared_mem":{static},"dynamic_shared_mem":{dynamic},'
@@ -222,7 +223,7 @@ _BLOCKS = PerArch(_TEXT_CACHE_LIMIT)
 _NOTES = PerArch(_TEXT_CACHE_LIMIT)
 
 
-def kernel_json_line(arch, kernel: Kernel, dims: tuple = (), arch_note: str | None = None,
+def kernel_json_line(arch, kernel: LaunchConfig, dims: tuple = (), arch_note: str | None = None,
                      product: str | None = None, end: str = "") -> tuple[str, bool]:
     """(occupancy_json_line(occupancy(arch, kernel), dims, arch_note, product, end), whether it launches)."""
     limits, regs, smem, config = block_limits(arch, kernel)

@@ -29,7 +29,8 @@ from tuneadvise.cli.common import (
 @click.option("--batch", type=click.File("r"), help="JSON Lines of configurations ('-' for stdin); pair with --format jsonl.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "jsonl"]),
               help="Output format; default: table on a terminal, json otherwise.")
-@click.option("--spill-bytes", help="Spill stores per thread (ptxas 'bytes spill stores'), for the spill rules.")
+@click.option("--spill-stores", "--spill-bytes", "spill_bytes",
+              help="Spill stores per thread in bytes (ptxas 'N bytes spill stores'), for the spill rules.")
 @click.option("--grid-size", help="Blocks in the grid, for the launch-level rules (with a product or --sm-count).")
 @click.option("--sm-count", help="SMs on the device (default: the product's, when --arch names one).")
 @click.option("--cluster-size", help="Blocks per thread-block cluster (9.0+).")
@@ -54,7 +55,8 @@ def occupancy(ctx, arch, registers, block_size, shared_mem, dynamic_shared_mem, 
     2 bad input (in a batch: the worst line decides); 3 --plot without matplotlib.
     """
     from tuneadvise.advisor.engine.occupancy import occupancy as compute
-    from tuneadvise.advisor.inputs import InputError, make_kernel
+    from tuneadvise.advisor.inputs import InputError
+    from tuneadvise.advisor.launch import LaunchConfig
     from tuneadvise.advisor.report import occupancy_document
 
     if batch is not None:
@@ -78,20 +80,16 @@ def occupancy(ctx, arch, registers, block_size, shared_mem, dynamic_shared_mem, 
         plot_format(plot)  # a bad path fails before any work
     resolved = resolve_arch(arch, spec_file)
     try:
-        kernel, dims = make_kernel(registers=registers, block_size=block_size, shared_mem=shared_mem,
-                                   dynamic_shared_mem=dynamic_shared_mem, carveout=carveout, opt_in=opt_in,
-                                   barriers=barriers, max_threads_per_block=max_threads_per_block)
+        kernel = LaunchConfig.from_mapping({
+            "registers": registers, "block_size": block_size, "shared_mem": shared_mem,
+            "dynamic_shared_mem": dynamic_shared_mem, "carveout": carveout, "opt_in": opt_in, "barriers": barriers,
+            "max_threads_per_block": max_threads_per_block, "spill_stores": spill_bytes, "grid_size": grid_size,
+            "sm_count": sm_count, "cluster_size": cluster_size, "compiled_for": compiled_for})
     except InputError as exc:
         raise BadInput(exc.as_option()) from None
-    from tuneadvise.advisor.analysis import parse_context
-
-    try:
-        context = parse_context({"spill_bytes": spill_bytes, "grid_size": grid_size, "sm_count": sm_count,
-                                 "cluster_size": cluster_size, "compiled_for": compiled_for})
-    except InputError as exc:
-        raise BadInput(exc.as_option()) from None
+    dims = kernel.dims
     result = compute(resolved.arch, kernel)
-    findings = _findings(resolved, result, select, ignore, dict(context, block_dims=dims))
+    findings = _findings(resolved, result, select, ignore)
     curves = None
     if graphs or plot:
         from tuneadvise.advisor.engine.curves import occupancy_curves
@@ -126,11 +124,11 @@ def _plot_title(resolved, result, dims) -> str:
             + (f"{result.occupancy * 100:.1f}%" if result.launchable else f"cannot launch ({result.errors[0].code})"))
 
 
-def _findings(resolved, result, select, ignore, context):
+def _findings(resolved, result, select, ignore):
     from tuneadvise.advisor.rules import RuleSelection, check_occupancy
 
     try:
         selection = RuleSelection.parse(select, ignore)
     except ValueError as exc:
         raise BadInput(str(exc)) from None
-    return [f.to_dict() for f in check_occupancy(resolved, result, selection, **context)]
+    return [f.to_dict() for f in check_occupancy(resolved, result, selection)]

@@ -31,15 +31,17 @@ def suggest(ctx, arch, registers, shared_mem, dynamic_shared_mem, dynamic_shared
 
     from tuneadvise.advisor.engine.occupancy import occupancy
     from tuneadvise.advisor.engine.optimizer import LinearSharedMem, kernel_errors, max_potential_block_size
-    from tuneadvise.advisor.inputs import InputError, make_kernel, parse_size
+    from tuneadvise.advisor.inputs import InputError, parse_size
+    from tuneadvise.advisor.launch import LaunchConfig
     from tuneadvise.advisor.rules.checks import waves
 
     if dynamic_shared_mem is not None and dynamic_shared_mem_per_thread is not None:
         raise BadInput("--dynamic-shared-mem: give either a fixed size or --dynamic-shared-mem-per-thread, not both")
     resolved = resolve_arch(arch, spec_file)
     try:
-        kernel, _ = make_kernel(registers=registers, block_size=32, shared_mem=shared_mem, carveout=carveout,
-                                opt_in=opt_in, barriers=barriers, max_threads_per_block=max_threads_per_block)
+        kernel = LaunchConfig.from_mapping({
+            "registers": registers, "block_size": 32, "shared_mem": shared_mem, "carveout": carveout, "opt_in": opt_in,
+            "barriers": barriers, "max_threads_per_block": max_threads_per_block})
         if dynamic_shared_mem_per_thread is not None:
             shared = LinearSharedMem(parse_size(dynamic_shared_mem_base, "dynamic_shared_mem_base"),
                                      parse_size(dynamic_shared_mem_per_thread, "dynamic_shared_mem_per_thread"))
@@ -69,7 +71,7 @@ def suggest(ctx, arch, registers, shared_mem, dynamic_shared_mem, dynamic_shared
         "provenance": "model",
     }
     if grid_size and sms and choice.block_size:
-        best = occupancy(arch_spec, kernel._replace(block_size=choice.block_size, dynamic_shared_mem=choice.dynamic_shared_mem))
+        best = occupancy(arch_spec, kernel.replace(block_size=choice.block_size, dynamic_shared_mem=choice.dynamic_shared_mem))
         document["waves"] = waves(best, grid_size, sms)
     if choose_format(fmt) == "json":
         emit_json(document)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import ctypes
 
-from tuneadvise.advisor.engine.occupancy import CARVEOUT_DEFAULT, Kernel
+from tuneadvise.advisor.engine.occupancy import CARVEOUT_DEFAULT
+from tuneadvise.advisor.launch import LaunchConfig
 
 # CUfunction_attribute numbers (cuda.h)
 ATTR_MAX_DYNAMIC_SHARED = 8
@@ -48,8 +49,8 @@ def active_blocks(cupy, raw_kernel, block: int, dynamic: int) -> int:
 
 
 def engine_kernel(attributes: dict, block: int, dynamic: int, carveout: int = CARVEOUT_DEFAULT,
-                  opt_in: bool = False, barriers: int = 1) -> Kernel:
-    return Kernel(
+                  opt_in: bool = False, barriers: int = 1) -> LaunchConfig:
+    return LaunchConfig(
         registers=attributes["registers"], block_size=block, static_shared_mem=attributes["static_shared_mem"],
         dynamic_shared_mem=dynamic, carveout=carveout, opt_in=opt_in,
         max_threads_per_block=attributes["max_threads_per_block"], barriers=barriers,

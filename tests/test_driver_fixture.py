@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from tuneadvise.advisor.engine.occupancy import Kernel, occupancy
+from tuneadvise.advisor.engine.occupancy import occupancy
+from tuneadvise.advisor.launch import LaunchConfig
 from tuneadvise.specs.catalog import shipped_catalog
 
 FIXTURE = Path(__file__).parent / "fixtures" / "h100" / "driver_occupancy.json.gz"
@@ -49,7 +50,7 @@ def test_every_recorded_driver_answer_equals_the_engine(recorded):
         attrs = kernel["attributes"]
         for opt_in, carveout, block, dynamic, status, blocks in kernel["rows"]:
             assert status == 0
-            result = occupancy(arch, Kernel(registers=attrs["num_regs"], block_size=block,
+            result = occupancy(arch, LaunchConfig(registers=attrs["num_regs"], block_size=block,
                                             static_shared_mem=attrs["shared_size_bytes"], dynamic_shared_mem=dynamic,
                                             carveout=carveout, opt_in=bool(opt_in), barriers=attrs["ptxas_barriers"]))
             total += 1

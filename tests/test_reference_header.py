@@ -19,10 +19,10 @@ from tuneadvise.advisor.engine.occupancy import (
     CARVEOUT_MAX_SHARED,
     INT_MAX,
     LIMITERS,
-    Kernel,
     occupancy,
 )
 from tuneadvise.advisor.engine.optimizer import LinearSharedMem, max_potential_block_size
+from tuneadvise.advisor.launch import LaunchConfig
 from tuneadvise.specs.catalog import shipped_catalog
 
 from .reference import header
@@ -62,7 +62,7 @@ def encode_device(arch) -> str:
         arch.shared_mem_per_sm, 100, arch.shared_mem_per_block_optin, arch.reserved_shared_mem_per_block)))
 
 
-def encode_function(arch, kernel: Kernel, max_threads: int = INT_MAX) -> str:
+def encode_function(arch, kernel: LaunchConfig, max_threads: int = INT_MAX) -> str:
     """cudaOccFuncAttributes + cudaOccDeviceState for the same launch the engine models."""
     if kernel.opt_in and arch.major >= 7:
         config = FUNC_SHMEM_LIMIT_OPTIN
@@ -77,7 +77,7 @@ def encode_function(arch, kernel: Kernel, max_threads: int = INT_MAX) -> str:
         cache, kernel.carveout)))
 
 
-def random_kernel(rng: random.Random, arch) -> Kernel:
+def random_kernel(rng: random.Random, arch) -> LaunchConfig:
     block = rng.choice((rng.randrange(32, 1025, 32), rng.randint(1, 1024), rng.choice((32, 64, 128, 256, 512, 1024))))
     registers = rng.choice((rng.randint(0, arch.max_registers_per_thread),
                             rng.choice((16, 24, 32, 40, 48, 64, 96, 128, 168, 255)) % (arch.max_registers_per_thread + 1)))
@@ -87,7 +87,7 @@ def random_kernel(rng: random.Random, arch) -> Kernel:
     dynamic = rng.choice((0, rng.randint(0, ceiling + 4096), rng.randrange(0, ceiling + 8193, 1024), max(ceiling - static, 0)))
     carveout = rng.choice((CARVEOUT_DEFAULT, CARVEOUT_MAX_L1, CARVEOUT_MAX_SHARED, rng.randint(0, 100), rng.randint(0, 100)))
     barriers = rng.choice((0, 1, 1, 2, rng.randint(0, 16)))
-    return Kernel(registers=registers, block_size=block, static_shared_mem=static, dynamic_shared_mem=dynamic,
+    return LaunchConfig(registers=registers, block_size=block, static_shared_mem=static, dynamic_shared_mem=dynamic,
                   carveout=carveout, opt_in=opt_in, barriers=barriers)
 
 
@@ -153,7 +153,7 @@ def test_max_potential_block_size_matches_header(harness):
         base = rng.choice((0, 0, rng.randint(0, 16384)))
         per_thread = rng.choice((0, 0, 4, 8, 16, rng.randint(0, 96)))
         bounds = rng.choice((INT_MAX, INT_MAX, rng.randint(1, 1024)))
-        kernel = Kernel(registers=kernel.registers, block_size=1, static_shared_mem=kernel.static_shared_mem,
+        kernel = LaunchConfig(registers=kernel.registers, block_size=1, static_shared_mem=kernel.static_shared_mem,
                         carveout=kernel.carveout, opt_in=kernel.opt_in, barriers=kernel.barriers,
                         max_threads_per_block=None if bounds == INT_MAX else bounds)
         cases.append((arch, kernel, base, per_thread, bounds))

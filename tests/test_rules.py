@@ -2,7 +2,8 @@
 
 import pytest
 
-from tuneadvise.advisor.analysis import analyze_config
+from tuneadvise.advisor.engine.occupancy import occupancy
+from tuneadvise.advisor.launch import LaunchConfig
 from tuneadvise.advisor.rules import RuleSelection, check_occupancy, finding_of, registry
 from tuneadvise.specs.catalog import describe_source, shipped_catalog
 
@@ -23,8 +24,14 @@ def codes_for(example: dict) -> set:
 
         major = shipped_catalog().resolve(example["target"]).arch.major
         return {f.code for f in scan_source(example["source"], "example.cu", major)}
-    resolved, result, dims, context = analyze_config(dict(example), shipped_catalog())
-    return {f.code for f in check_occupancy(resolved, result, **context)}
+    resolved, result = analyze_example(example)
+    return {f.code for f in check_occupancy(resolved, result)}
+
+
+def analyze_example(example: dict):
+    values = dict(example)
+    resolved = shipped_catalog().resolve(values.pop("arch"))
+    return resolved, occupancy(resolved.arch, LaunchConfig.from_mapping(values))
 
 
 @pytest.mark.parametrize("code", RULES)
@@ -46,29 +53,28 @@ def test_rule_metadata_is_complete(code):
 
 
 def test_selection_by_prefix_and_ignore():
-    resolved, result, dims, context = analyze_config({"arch": "volta", "registers": 64, "block_size": 200}, shipped_catalog())
-    everything = {f.code for f in check_occupancy(resolved, result, **context)}
+    resolved, result = analyze_example({"arch": "volta", "registers": 64, "block_size": 200})
+    everything = {f.code for f in check_occupancy(resolved, result)}
     assert {"TA201", "TA301"} <= everything
-    only_shape = {f.code for f in check_occupancy(resolved, result, RuleSelection.parse("TA2", None), **context)}
+    only_shape = {f.code for f in check_occupancy(resolved, result, RuleSelection.parse("TA2", None))}
     assert only_shape == {c for c in everything if c.startswith("TA2")}
-    ignored = {f.code for f in check_occupancy(resolved, result, RuleSelection.parse(None, "TA201,TA3"), **context)}
+    ignored = {f.code for f in check_occupancy(resolved, result, RuleSelection.parse(None, "TA201,TA3"))}
     assert "TA201" not in ignored and not any(c.startswith("TA3") for c in ignored)
     with pytest.raises(ValueError, match="--select"):
         RuleSelection.parse("XX9", None)
 
 
 def test_limiter_message_names_the_next_step_and_the_change():
-    resolved, result, dims, context = analyze_config({"arch": "volta", "registers": 44, "block_size": 256}, shipped_catalog())
-    [finding] = [f for f in check_occupancy(resolved, result, **context) if f.code == "TA301"]
+    resolved, result = analyze_example({"arch": "volta", "registers": 44, "block_size": 256})
+    [finding] = [f for f in check_occupancy(resolved, result) if f.code == "TA301"]
     assert "registers: 44 -> 40 gives 6 blocks/SM, 62.5% -> 75%" in finding.message
     assert "__launch_bounds__(256, 6) or -maxrregcount=40" in finding.message
     assert finding.details["next_steps"][1] == {"resource": "registers", "value": 32, "blocks_per_sm": 8, "occupancy": 1.0}
 
 
 def test_tail_effect_numbers():
-    resolved, result, dims, context = analyze_config(
-        {"arch": "h100-sxm", "registers": 32, "block_size": 256, "grid_size": 1200}, shipped_catalog())
-    [tail] = [f for f in check_occupancy(resolved, result, **context) if f.code == "TA703"]
+    resolved, result = analyze_example({"arch": "h100-sxm", "registers": 32, "block_size": 256, "grid_size": 1200})
+    [tail] = [f for f in check_occupancy(resolved, result) if f.code == "TA703"]
     # 8 blocks/SM x 132 SMs = 1056 per wave; 1 full wave + 144 blocks; (1 - 144/1056) / 2.
     assert tail.details["blocks_per_wave"] == 1056 and tail.details["partial_wave_blocks"] == 144
     assert tail.details["tail_share_upper_bound"] == pytest.approx((1 - 144 / 1056) / 2, abs=1e-4)
@@ -106,7 +112,8 @@ def test_checks_that_declare_no_reads_depend_on_the_result_alone():
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
-    from tuneadvise.advisor.engine.occupancy import Kernel, occupancy
+    from tuneadvise.advisor.engine.occupancy import occupancy
+    from tuneadvise.advisor.launch import LaunchConfig
     from tuneadvise.advisor.rules.checks import CHECKS, READS, Context
 
     catalog = shipped_catalog()
@@ -120,7 +127,8 @@ def test_checks_that_declare_no_reads_depend_on_the_result_alone():
            first=_contexts(), second=_contexts())
     def check(arch, registers, block, smem, carveout, opt_in, barriers, product, first, second):
         resolved = catalog.resolve(product) if product else catalog.resolve(arch)
-        result = occupancy(resolved.arch, Kernel(registers, block, smem, 0, carveout, opt_in, barriers))
+        result = occupancy(resolved.arch, LaunchConfig(registers=registers, block_size=block, static_shared_mem=smem,
+                                                          carveout=carveout, opt_in=opt_in, barriers=barriers))
         for code in result_only:
             params = registry()[code].params
             answers = [list(CHECKS[code](Context.build(resolved, result, context), params))

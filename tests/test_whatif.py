@@ -4,8 +4,9 @@ occupancy() calls over every value of the varied resource."""
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tuneadvise.advisor.engine.occupancy import Kernel, occupancy, shared_mem_ceiling
+from tuneadvise.advisor.engine.occupancy import occupancy, shared_mem_ceiling
 from tuneadvise.advisor.engine.whatif import best_carveout, register_cliff, shared_mem_cliff, with_total_shared_mem
+from tuneadvise.advisor.launch import LaunchConfig
 from tuneadvise.specs.catalog import shipped_catalog
 
 ARCHS = sorted(shipped_catalog().archs.values(), key=lambda a: (a.major, a.minor))
@@ -40,11 +41,17 @@ def last_kept(values: list, blocks: dict, active: int, before=None):
 # A configuration on every architecture, with its occupancy result.
 CASES = st.tuples(
     st.sampled_from(ARCHS),
-    st.builds(Kernel, registers=st.integers(0, 255), block_size=st.integers(1, 1024),
-              static_shared_mem=st.sampled_from([0, 100, 4096, 20000, 50000]),
-              dynamic_shared_mem=st.sampled_from([0, 1, 3000, 40000, 100000]),
-              carveout=st.sampled_from([-1, 0, 25, 60, 100]), opt_in=st.booleans(), barriers=st.integers(0, 16),
-              max_threads_per_block=st.one_of(st.none(), st.integers(1, 1024))),
+    st.builds(
+        LaunchConfig,
+        registers=st.integers(0, 255),
+        block_size=st.integers(1, 1024),
+        static_shared_mem=st.sampled_from([0, 100, 4096, 20000, 50000]),
+        dynamic_shared_mem=st.sampled_from([0, 1, 3000, 40000, 100000]),
+        carveout=st.sampled_from([-1, 0, 25, 60, 100]),
+        opt_in=st.booleans(),
+        barriers=st.integers(0, 16),
+        max_threads_per_block=st.one_of(st.none(), st.integers(1, 1024)),
+    ),
 ).map(lambda case: (case[0], case[1], occupancy(*case)))
 
 
@@ -62,7 +69,7 @@ def test_register_cliff_equals_a_full_scan(case):
     assert [(s.value, s.blocks_per_sm) for s in cliff.down] == scanned_steps(blocks, kernel.registers, active)
     for step in cliff.down:
         assert step == (step.value, step.blocks_per_sm, occupancy(arch, kernel._replace(registers=step.value)).occupancy)
-    last = last_kept(values[kernel.registers:], blocks, active)
+    last = last_kept(values[kernel.registers :], blocks, active)
     assert cliff.headroom == (None if last in (None, arch.max_registers_per_thread) else last - kernel.registers)
 
 
@@ -83,8 +90,9 @@ def test_shared_mem_cliff_equals_a_full_scan(case):
         return
     # Headroom is searched byte by byte; blocks only change where an allocation unit is crossed,
     # so scanning the unit boundaries and the ceiling finds the same last byte.
-    edges = sorted({total, ceiling} | {b for b in range(total - total % unit, ceiling + 1, unit) for b in (b, b + 1)
-                                       if total <= b <= ceiling})
+    edges = sorted(
+        {total, ceiling} | {b for b in range(total - total % unit, ceiling + 1, unit) for b in (b, b + 1) if total <= b <= ceiling}
+    )
     blocks = {b: occupancy(arch, make(b)).active_blocks_per_sm for b in edges}
     last = last_kept(edges, blocks, active, before=lambda i: edges[i] - 1)
     assert cliff.headroom == (None if last in (None, ceiling) else last - total)
@@ -110,11 +118,11 @@ def test_best_carveout_equals_a_full_scan(case):
 def test_the_scans_cover_cliffs_that_exist():
     # The sweeps above are only as good as the cases they meet: make sure each kind appears.
     arch = shipped_catalog().resolve("sm_90").arch
-    result = occupancy(arch, Kernel(202, 256))
+    result = occupancy(arch, LaunchConfig(202, 256))
     assert [s.value for s in register_cliff(result).down] == [128, 80]
-    result = occupancy(arch, Kernel(32, 256, 0, 60000, opt_in=True))
+    result = occupancy(arch, LaunchConfig(registers=32, block_size=256, static_shared_mem=0, dynamic_shared_mem=60000, opt_in=True))
     assert shared_mem_cliff(result).down and shared_mem_cliff(result).headroom is not None
-    result = occupancy(arch, Kernel(32, 256, 0, 40000, carveout=25))
+    result = occupancy(arch, LaunchConfig(registers=32, block_size=256, static_shared_mem=0, dynamic_shared_mem=40000, carveout=25))
     assert best_carveout(result) is not None
 
 
@@ -122,10 +130,12 @@ def test_fermi_preferring_l1_can_regain_blocks_as_the_block_grows():
     # 16 KB of shared memory per SM while a block fits, 48 KB once it does not: blocks per SM
     # go 2 (<= 8 KB), 1 (<= 16 KB), 2 again (<= 24 KB). The first loss is what headroom means.
     fermi = shipped_catalog().resolve("sm_20").arch
-    result = occupancy(fermi, Kernel(0, 1, 4096, 3000, carveout=0))
+    result = occupancy(fermi, LaunchConfig(registers=0, block_size=1, static_shared_mem=4096, dynamic_shared_mem=3000, carveout=0))
     assert result.active_blocks_per_sm == 2
     assert shared_mem_cliff(result).headroom == 8192 - 7096
-    grown = occupancy(fermi, Kernel(0, 1, 4096, 16000, carveout=0))  # in the 48 KB split, 2 blocks
+    grown = occupancy(
+        fermi, LaunchConfig(registers=0, block_size=1, static_shared_mem=4096, dynamic_shared_mem=16000, carveout=0)
+    )  # in the 48 KB split, 2 blocks
     assert grown.active_blocks_per_sm == 2
     cliff = shared_mem_cliff(grown)
     assert [(s.value, s.blocks_per_sm) for s in cliff.down] == [(5376, 3), (4096, 4)]

@@ -15,10 +15,13 @@ memory over 48 KB, __launch_bounds__ smaller than the block).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from tuneadvise.advisor.memo import PerArch
 from tuneadvise.specs.catalog import Arch
+
+if TYPE_CHECKING:  # the engine reads a LaunchConfig's resource fields by name and imports nothing of it
+    from tuneadvise.advisor.launch import LaunchConfig
 
 INT_MAX = 2**31 - 1  # the header's "unlimited"
 
@@ -31,21 +34,6 @@ CARVEOUT_MAX_SHARED = 100
 CARVEOUT_NAMES = {"default": CARVEOUT_DEFAULT, "max-l1": CARVEOUT_MAX_L1, "max-shared": CARVEOUT_MAX_SHARED}
 
 
-# NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
-# and this module is on every command's start-up path (benchmarks/startup.py).
-class Kernel(NamedTuple):
-    """A kernel's resource usage and launch settings."""
-
-    registers: int
-    block_size: int  # threads per block (the product of the block's dimensions)
-    static_shared_mem: int = 0
-    dynamic_shared_mem: int = 0
-    carveout: int = CARVEOUT_DEFAULT  # -1 default, or a percentage 0..100
-    opt_in: bool = False  # cudaFuncAttributeMaxDynamicSharedMemorySize raised to the maximum
-    barriers: int = 1  # named barriers per block; 1 is what cuda_occupancy.h assumes from cudaFuncAttributes
-    max_threads_per_block: int | None = None  # __launch_bounds__ maxThreadsPerBlock
-
-
 class LaunchError(NamedTuple):
     code: str  # stable identifier, e.g. "registers-per-thread"
     field: str  # the input that causes it
@@ -54,7 +42,7 @@ class LaunchError(NamedTuple):
 
 class Occupancy(NamedTuple):
     arch: Arch
-    kernel: Kernel
+    kernel: LaunchConfig
     active_blocks_per_sm: int
     warps_per_block: int
     block_limits: dict  # limiter -> blocks per SM it allows (None: no limit)
@@ -260,9 +248,10 @@ def shared_mem_limits(arch: Arch, static: int, dynamic: int, carveout: int, opt_
 # The public calculation
 # --------------------------------------------------------------------------
 
-def block_limits(arch: Arch, kernel: Kernel) -> tuple[dict, int, int, int | None]:
+def block_limits(arch: Arch, kernel: LaunchConfig) -> tuple[dict, int, int, int | None]:
     """Blocks per SM each resource allows, exactly as cudaOccMaxActiveBlocksPerMultiprocessor."""
-    registers, block_size, static, dynamic, carveout, opt_in, barriers, _ = kernel
+    registers, block_size, barriers = kernel.registers, kernel.block_size, kernel.barriers
+    static, dynamic, carveout, opt_in = kernel.static_shared_mem, kernel.dynamic_shared_mem, kernel.carveout, kernel.opt_in
     shape = shape_limits(arch, registers, block_size)
     # shared_mem_limits' lookup, inlined: this runs once per batch line.
     smem = _SHARED_MEM.table(arch).get((static, dynamic, carveout, opt_in)) or \
@@ -281,7 +270,7 @@ RESOURCE_ERRORS = {
 }
 
 
-def launch_errors(arch: Arch, kernel: Kernel, limits: dict) -> list[LaunchError]:
+def launch_errors(arch: Arch, kernel: LaunchConfig, limits: dict) -> list[LaunchError]:
     """Why a configuration cannot launch, one named reason per broken limit."""
     errors = []
     if kernel.block_size > arch.max_threads_per_block:
@@ -318,14 +307,14 @@ def launch_errors(arch: Arch, kernel: Kernel, limits: dict) -> list[LaunchError]
     return errors
 
 
-def occupancy(arch: Arch, kernel: Kernel) -> Occupancy:
+def occupancy(arch: Arch, kernel: LaunchConfig) -> Occupancy:
     """Theoretical occupancy of `kernel` on `arch`, with every limit and failure named."""
     limits, allocated_regs, allocated_smem, config = block_limits(arch, kernel)
     return occupancy_from(arch, kernel, limits, allocated_regs, allocated_smem, config,
                           launch_errors(arch, kernel, limits))
 
 
-def occupancy_from(arch: Arch, kernel: Kernel, limits: dict, allocated_regs: int, allocated_smem: int,
+def occupancy_from(arch: Arch, kernel: LaunchConfig, limits: dict, allocated_regs: int, allocated_smem: int,
                    config: int | None, errors: list) -> Occupancy:
     """The Occupancy for block_limits' and launch_errors' answers (for a caller that has them)."""
     active = 0 if errors else min(limits.values())
@@ -338,7 +327,7 @@ def occupancy_from(arch: Arch, kernel: Kernel, limits: dict, allocated_regs: int
                      allocated_regs, allocated_smem, None if errors else config, errors, notes)
 
 
-def notes_on(arch: Arch, kernel: Kernel) -> list[str]:
+def notes_on(arch: Arch, kernel: LaunchConfig) -> list[str]:
     """Inputs that have no effect on this architecture: they depend on the architecture,
     kernel.carveout and kernel.opt_in alone."""
     notes = []

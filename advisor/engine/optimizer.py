@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tuneadvise.advisor.engine.occupancy import Kernel, block_limits, launch_errors
+from tuneadvise.advisor.engine.occupancy import block_limits, launch_errors
+from tuneadvise.advisor.launch import LaunchConfig
 from tuneadvise.specs.catalog import Arch
 
 
@@ -37,12 +38,12 @@ class BlockSizeChoice:
     tie_note: str | None
 
 
-def _active_blocks(arch: Arch, kernel: Kernel) -> int:
+def _active_blocks(arch: Arch, kernel: LaunchConfig) -> int:
     limits, *_ = block_limits(arch, kernel)
     return min(limits.values())
 
 
-def max_potential_block_size(arch: Arch, kernel: Kernel, shared_mem: LinearSharedMem, sm_count: int) -> BlockSizeChoice:
+def max_potential_block_size(arch: Arch, kernel: LaunchConfig, shared_mem: LinearSharedMem, sm_count: int) -> BlockSizeChoice:
     """Walk block sizes from the largest warp multiple down, keep the first strict maximum.
 
     This is the header's search: candidates are min(limit, k x warp size), the
@@ -57,7 +58,7 @@ def max_potential_block_size(arch: Arch, kernel: Kernel, shared_mem: LinearShare
     aligned = -(-limit // granularity) * granularity
     while aligned > 0:
         block = min(limit, aligned)
-        candidate = kernel._replace(block_size=block, dynamic_shared_mem=shared_mem(block))
+        candidate = kernel.replace(block_size=block, dynamic_shared_mem=shared_mem(block))
         blocks = _active_blocks(arch, candidate)
         threads = block * blocks
         tried.append((block, blocks, threads))
@@ -82,8 +83,8 @@ def max_potential_block_size(arch: Arch, kernel: Kernel, shared_mem: LinearShare
     )
 
 
-def kernel_errors(arch: Arch, kernel: Kernel) -> list:
+def kernel_errors(arch: Arch, kernel: LaunchConfig) -> list:
     """Launch errors that no block size can cure (register cap, static shared memory)."""
-    probe = kernel._replace(block_size=arch.warp_size, dynamic_shared_mem=0, max_threads_per_block=None)
+    probe = kernel.replace(block_size=arch.warp_size, dynamic_shared_mem=0, max_threads_per_block=None)
     limits, *_ = block_limits(arch, probe)
     return [e for e in launch_errors(arch, probe, limits) if e.code in ("registers-per-thread", "static-shared-mem")]

@@ -24,7 +24,6 @@ from typing import NamedTuple
 
 from tuneadvise.advisor.engine.occupancy import (
     RESOURCE_ERRORS,
-    Kernel,
     Occupancy,
     block_limits,
     launch_errors,
@@ -33,6 +32,7 @@ from tuneadvise.advisor.engine.occupancy import (
     shared_mem_limits,
     shared_mem_preference,
 )
+from tuneadvise.advisor.launch import LaunchConfig
 from tuneadvise.advisor.memo import PerArch
 
 
@@ -51,7 +51,7 @@ class Cliff(NamedTuple):
     headroom: int | None  # how much the resource can grow before a block is lost (None: never)
 
 
-def _blocks(arch, kernel: Kernel) -> int:
+def _blocks(arch, kernel: LaunchConfig) -> int:
     limits, *_ = block_limits(arch, kernel)
     return 0 if launch_errors(arch, kernel, limits) else min(limits.values())
 
@@ -81,7 +81,7 @@ def _memoised_per_arch(function):
     return wrapper
 
 
-def step_at(arch, kernel: Kernel, value: int) -> Step:
+def step_at(arch, kernel: LaunchConfig, value: int) -> Step:
     """Blocks per SM and occupancy of `kernel`, labelled with the varied resource's `value`."""
     blocks = _blocks(arch, kernel)
     warps = -(-kernel.block_size // arch.warp_size)
@@ -161,7 +161,7 @@ def _register_cliff(arch, block_size: int, registers: int, others: int, steps: i
     return _cliff(arch, "registers", probe, registers, most, -(-block_size // arch.warp_size), steps)
 
 
-def with_total_shared_mem(kernel: Kernel, total: int) -> Kernel:
+def with_total_shared_mem(kernel: LaunchConfig, total: int) -> LaunchConfig:
     """Change the dynamic part so that static + dynamic == total (static cannot shrink at launch)."""
     dynamic = total - kernel.static_shared_mem
     if dynamic < 0:
@@ -202,7 +202,7 @@ def block_size_table(result: Occupancy) -> list[Step]:
     """Occupancy for each warp-multiple block size, as NVIDIA's calculator graphs it."""
     arch, kernel = result.arch, result.kernel
     limit = min(arch.max_threads_per_block, kernel.max_threads_per_block or arch.max_threads_per_block)
-    return [step_at(arch, kernel._replace(block_size=block, max_threads_per_block=None), block)
+    return [step_at(arch, kernel.replace(block_size=block, max_threads_per_block=None), block)
             for block in range(arch.warp_size, limit + 1, arch.warp_size)]
 
 

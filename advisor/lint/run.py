@@ -17,7 +17,8 @@ from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from tuneadvise.advisor.engine.occupancy import Occupancy, occupancy
-from tuneadvise.advisor.inputs import InputError, make_kernel
+from tuneadvise.advisor.inputs import InputError
+from tuneadvise.advisor.launch import LaunchConfig
 from tuneadvise.advisor.lint.settings import NO_CONFIG
 from tuneadvise.advisor.readers import demangle as names
 from tuneadvise.advisor.readers.compiler_output import KernelUsage, cuobjdump_reserved
@@ -280,10 +281,12 @@ class _Linter:
         """(occupancy result, the findings of every rule that does not read spills) for one kernel's
         figures and launch."""
         barriers = usage.barriers if usage.barriers is not None else 1
-        kernel, dims = make_kernel(registers=usage.registers, block_size=list(launch["block_dims"]),
-                                   shared_mem=usage.shared_mem, dynamic_shared_mem=launch["dynamic_shared_mem"],
-                                   carveout=launch["carveout"], opt_in=launch["opt_in"], barriers=barriers,
-                                   max_threads_per_block=launch["max_threads_per_block"] or usage.max_threads)
+        kernel = LaunchConfig.from_mapping({
+            "registers": usage.registers, "block_size": list(launch["block_dims"]), "shared_mem": usage.shared_mem,
+            "dynamic_shared_mem": launch["dynamic_shared_mem"], "carveout": launch["carveout"],
+            "opt_in": launch["opt_in"], "barriers": barriers,
+            "max_threads_per_block": launch["max_threads_per_block"] or usage.max_threads})
+        dims = kernel.dims
         result = occupancy(resolved.arch, kernel)
         findings = config_findings(resolved, result, self.without_spills, _context(launch, dims, None))
         findings += _lint_findings(usage, result, disagreements, entry, budget, launch, self.options)

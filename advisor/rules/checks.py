@@ -45,11 +45,14 @@ class Context(NamedTuple):
 
     @classmethod
     def build(cls, resolved, result, context: dict) -> Context:
-        product = resolved.product
-        sm_count = context.get("sm_count") or (product.get("sm_count") if product else None)
-        return cls(result, product, tuple(context.get("block_dims") or (result.kernel.block_size,)),
-                   context.get("spill_bytes"), context.get("grid_size"), sm_count,
-                   context.get("cluster_size"), context.get("compiled_for"))
+        """The launch context is the result's LaunchConfig's; `context` (lint's two-level analysis)
+        may override it. TRANSITIONAL: the rules redesign reads the LaunchConfig alone."""
+        product, launch = resolved.product, result.kernel
+        get = context.get
+        sm_count = get("sm_count") or launch.sm_count or (product.get("sm_count") if product else None)
+        return cls(result, product, tuple(get("block_dims") or launch.dims),
+                   get("spill_bytes", launch.spill_stores), get("grid_size", launch.grid_size), sm_count,
+                   get("cluster_size", launch.cluster_size), get("compiled_for", launch.compiled_for))
 
     @property
     def arch(self):
