@@ -143,3 +143,49 @@ def document(device: dict, product, clock_mhz: float | None, measurements: list[
 
 def measurements_from_document(doc: dict) -> list[Measurement]:
     return [Measurement.from_dict(r) for r in doc["results"]]
+
+
+# -- recomputing a recorded run ------------------------------------------------------
+
+def judge_residency(arch, config: dict) -> dict:
+    """One residency configuration with today's engine answer and verdict added.
+
+    `config` holds what the GPU run recorded: the inputs (registers, block size,
+    dynamic shared memory, carveout) and the outside truth (the driver's answer,
+    the blocks measured resident). The probe always opts in to the maximum, so
+    the engine is told opt_in=True. Where nothing was launched, the engine and
+    the driver must both say 0."""
+    from tuneadvise.advisor.engine.occupancy import occupancy
+    from tuneadvise.probes.driver import engine_kernel
+
+    # The residency kernel has no static shared memory and no __launch_bounds__; runs recorded
+    # before the rows carried these attributes did not store them.
+    attributes = {"registers": config["registers"], "static_shared_mem": config.get("static_shared_mem", 0),
+                  "max_threads_per_block": config.get("max_threads_per_block")}
+    kernel = engine_kernel(attributes, config["block_size"], config["dynamic_shared_mem"], config["carveout"], opt_in=True)
+    engine = occupancy(arch, kernel).active_blocks_per_sm
+    measured = config.get("measured")
+    match = measured == engine if measured is not None else engine == config["driver"] == 0
+    return {**config, "engine": engine, "match": match}
+
+
+def recompute_document(recorded: dict, catalog) -> dict:
+    """The probe document today's code makes from a recorded run's raw output.
+
+    `recorded` needs only what the device gave: its attributes, the SM clock,
+    each probe's samples and details (for the occupancy probe, the inputs,
+    the driver's answers and the measured residency). The product, the peaks,
+    the efficiencies, the flags and the engine's predictions are all computed
+    here, so a test of the result tests today's code against the GPU."""
+    device = recorded["device"]
+    attributes = device["attributes"]
+    product = match_product(catalog, device["compute_capability"], attributes["sm_count"], device["name"])
+    measurements = [Measurement.from_dict({**r, "peak": None, "peak_basis": None}) for r in recorded["results"]]
+    apply_peaks(measurements, product, attributes["sm_count"], attributes["warp_size"], recorded.get("sm_clock_mhz"))
+    arch = catalog.archs.get(device["compute_capability"])
+    for m in measurements:
+        if m.name == "occupancy_empirical" and arch is not None and not m.error:
+            configs = [judge_residency(arch, c) for c in m.details["configs"]]
+            m.details = {**m.details, "configs": configs, "total": len(configs)}
+            m.samples = [sum(c["match"] for c in configs)]
+    return document(device, product, recorded.get("sm_clock_mhz"), measurements, recorded.get("quick", False))

@@ -11,7 +11,7 @@ from tuneadvise.advisor.engine.occupancy import occupancy
 
 BLOCK_SIZES = tuple(range(32, 1025, 32))
 CARVEOUTS = (-1, 0, 25, 50, 100)
-DYNAMIC_KIB = (0, 1, 8, 16, 32, 48, 64, 100, 164, 227)
+DYNAMIC_BYTES = tuple(kib * 1024 for kib in (0, 1, 8, 16, 32, 48, 64, 100, 164, 227))
 
 
 @dataclass
@@ -50,8 +50,7 @@ def verify_module(cupy, path: Path, arch, kernels: dict[str, int]) -> list[Kerne
             for block in BLOCK_SIZES:
                 if block > attrs["max_threads_per_block"]:
                     continue
-                for kib in DYNAMIC_KIB:
-                    dynamic = kib * 1024
+                for dynamic in DYNAMIC_BYTES:
                     if dynamic + attrs["static_shared_mem"] > arch.shared_mem_per_block_optin:
                         continue
                     ours = occupancy(arch, driver.engine_kernel(attrs, block, dynamic, carveout, True, count)).active_blocks_per_sm

@@ -1,8 +1,16 @@
 """Probe logic on device output recorded from a real H100 run
 (tests/fixtures/h100/probe*.json, verify.json, native.toml, recorded by
 tests/gpu/record_probe_run.sh): peaks, efficiency, flags, rendering, the saved
-spec, residency counting, and the no-GPU exit. No GPU needed."""
+spec, residency counting, and the no-GPU exit. No GPU needed.
 
+The recorded files hold only what the GPU and the driver said (samples, clock,
+device attributes, the driver's occupancy answers, the blocks measured
+resident) and the inputs they were asked with; every answer of the tool is
+recomputed here by today's code, and `test_*_detects_an_engine_off_by_one`
+shows the comparisons fail when the engine is wrong by one block."""
+
+import functools
+import gzip
 import json
 import sys
 from pathlib import Path
@@ -15,56 +23,100 @@ from hypothesis import strategies as st
 from tests.helpers import assert_one_line_error
 from tuneadvise.cli.main import cli
 from tuneadvise.probes.residency import max_resident_per_sm
-from tuneadvise.probes.results import Measurement, apply_peaks, document, match_product, measurements_from_document
+from tuneadvise.probes.results import Measurement, document, measurements_from_document, recompute_document
 from tuneadvise.specs.catalog import shipped_catalog
 
-H100 = Path(__file__).parent / "fixtures" / "h100"
+FIXTURES = Path(__file__).parent / "fixtures"
+H100 = FIXTURES / "h100"
+LINT = FIXTURES / "lint"
 
 
 def recorded(name="probe.json"):
     return json.loads((H100 / name).read_text())
 
 
+def computed(name="probe.json"):
+    """The probe document today's code makes from the recorded raw output."""
+    return recompute_document(recorded(name), shipped_catalog())
+
+
+def engine_one_block_fewer(monkeypatch):
+    """Make the engine answer one block per SM fewer than it should (never below 0), for
+    every caller: `occupancy` builds its result through the module's `occupancy_from`."""
+    from tuneadvise.advisor.engine import occupancy as engine
+
+    right = engine.occupancy_from
+
+    def wrong(*args, **kwargs):
+        result = right(*args, **kwargs)
+        return result._replace(active_blocks_per_sm=max(result.active_blocks_per_sm - 1, 0))
+
+    monkeypatch.setattr(engine, "occupancy_from", wrong)
+
+
+def test_fixtures_store_no_answer_of_the_tool():
+    """What the tool computes (peaks, efficiencies, flags, the engine's predictions, verdicts)
+    must not be read back from a fixture: it would be compared with itself."""
+    for name in ("probe.json", "probe_quick.json"):
+        doc = recorded(name)
+        assert not {"product", "failed", "above_peak"} & doc.keys()
+        for r in doc["results"]:
+            assert not {"value", "best", "spread", "peak", "peak_basis", "efficiency", "above_peak"} & r.keys(), r["name"]
+            for c in r["details"].get("configs", ()):
+                assert not {"engine", "match"} & c.keys()
+    assert all(k.keys() == {"name", "attributes"} for k in recorded("verify.json")["kernels"])
+
+
 def test_device_matches_h100_sxm_product():
-    doc = recorded()
-    device = doc["device"]
-    product = match_product(shipped_catalog(), device["compute_capability"], device["attributes"]["sm_count"], device["name"])
-    assert product.name == "h100-sxm" == doc["product"]
+    assert computed()["product"] == "h100-sxm"
 
 
-def test_peaks_and_efficiency_recomputed_from_samples():
-    doc = recorded()
-    measurements = measurements_from_document(doc)
-    for m in measurements:
-        m.peak = m.peak_basis = None
-    product = shipped_catalog().products["h100-sxm"]
-    apply_peaks(measurements, product, 132, 32, doc["sm_clock_mhz"])
-    by_name = {m.name: m for m in measurements}
+def test_peaks_and_efficiency_computed_from_samples():
+    doc = computed()
+    by_name = {r["name"]: r for r in doc["results"]}
     fp32 = by_name["fp32_fma"]
-    assert fp32.peak == pytest.approx(67.0 * fp32.details["sm_clock_mhz"] / 1980)
-    assert fp32.efficiency >= 0.90  # the issue's target, met on the recorded run
+    assert fp32["peak"] == pytest.approx(67.0 * fp32["details"]["sm_clock_mhz"] / 1980)
+    assert fp32["efficiency"] >= 0.90  # the issue's target, met on the recorded run
     shared = by_name["shared_read"]
-    assert shared.peak == pytest.approx(132 * 32 * 4 * doc["sm_clock_mhz"] / 1e3)
-    assert shared.efficiency >= 0.85
-    assert by_name["dram_triad"].peak == 3350.0
-    assert all(not m.above_peak for m in measurements)
-    # What was recorded is what the logic computes.
-    for r in doc["results"]:
-        if r["efficiency"] is not None:
-            assert by_name[r["name"]].efficiency == pytest.approx(r["efficiency"])
+    assert shared["peak"] == pytest.approx(132 * 32 * 4 * doc["sm_clock_mhz"] / 1e3)
+    assert shared["efficiency"] >= 0.85
+    assert by_name["dram_triad"]["peak"] == 3350.0
+    assert by_name["dram_triad"]["efficiency"] == pytest.approx(by_name["dram_triad"]["value"] / 3350.0)
+    assert not doc["above_peak"] and not doc["failed"]
 
 
-def test_empirical_occupancy_matched_engine_and_driver_everywhere():
-    occupancy = next(r for r in recorded()["results"] if r["name"] == "occupancy_empirical")
+def residency_mismatches(name):
+    """Recorded residency configurations where today's engine disagrees with the GPU."""
+    occupancy = next(r for r in computed(name)["results"] if r["name"] == "occupancy_empirical")
+    return [c for c in occupancy["details"]["configs"] if not c["match"]], occupancy
+
+
+@pytest.mark.parametrize("name", ["probe.json", "probe_quick.json"])
+def test_engine_equals_measured_residency_and_the_driver(name):
+    mismatches, occupancy = residency_mismatches(name)
     configs = occupancy["details"]["configs"]
-    assert len(configs) == occupancy["details"]["total"] == 75
+    assert not mismatches
+    assert occupancy["value"] == occupancy["details"]["total"] == len(configs) == (75 if name == "probe.json" else 8)
     launched = [c for c in configs if c["measured"] is not None]
-    refused = [c for c in configs if c["measured"] is None]
-    assert len(launched) == 67 and all(c["measured"] == c["engine"] == c["driver"] for c in launched)
+    assert all(c["measured"] == c["engine"] == c["driver"] for c in launched)
     assert all(c["sms_seen"] == 132 and c["measured_min"] == c["measured"] for c in launched)
-    # 127 registers x 768 or 1024 threads exceed the register file: not launched, and both say 0.
-    assert all(c["engine"] == c["driver"] == 0 and c["registers"] * c["block_size"] > 65536 for c in refused)
-    assert len({c["registers"] for c in configs}) == 3
+    if name == "probe.json":
+        refused = [c for c in configs if c["measured"] is None]
+        assert len(launched) == 67 and len({c["measured"] for c in launched}) > 4
+        # 127 registers x 768 or 1024 threads exceed the register file: not launched, and both say 0.
+        assert all(c["engine"] == c["driver"] == 0 and c["registers"] * c["block_size"] > 65536 for c in refused)
+        assert len({c["registers"] for c in configs}) == 3
+
+
+@pytest.mark.parametrize("name", ["probe.json", "probe_quick.json"])
+def test_residency_detects_an_engine_off_by_one(monkeypatch, name):
+    engine_one_block_fewer(monkeypatch)
+    mismatches, occupancy = residency_mismatches(name)
+    # Every configuration that launched now disagrees with what the GPU held resident (the refused
+    # ones stay at 0, which is the driver's answer too).
+    launched = [c for c in occupancy["details"]["configs"] if c["measured"] is not None]
+    assert launched and mismatches == launched
+    assert occupancy["value"] < occupancy["details"]["total"]
 
 
 def test_above_peak_is_flagged_not_reported_as_fact():
@@ -75,12 +127,11 @@ def test_above_peak_is_flagged_not_reported_as_fact():
 
 
 def test_document_round_trip_and_schema():
-    doc = recorded()
+    doc = computed()
     again = document(doc["device"], shipped_catalog().products["h100-sxm"], doc["sm_clock_mhz"],
                      measurements_from_document(doc), doc["quick"])
     assert again["schema_version"] == 1
-    assert [r["name"] for r in again["results"]] == [r["name"] for r in doc["results"]]
-    assert [r["value"] for r in again["results"]] == [r["value"] for r in doc["results"]]
+    assert again["results"] == doc["results"]
 
 
 def test_table_rendering_names_every_probe():
@@ -89,7 +140,7 @@ def test_table_rendering_names_every_probe():
     from tuneadvise.cli.probe_render import render_probe
 
     console = Console(record=True, width=200, no_color=True)
-    render_probe(console, recorded(), shipped_catalog().products["h100-sxm"])
+    render_probe(console, computed(), shipped_catalog().products["h100-sxm"])
     text = console.export_text()
     for name in ("fp32_fma", "dram_triad", "shared_read", "latency_dram", "launch_sync", "occupancy_empirical"):
         assert name in text
@@ -101,7 +152,7 @@ def test_failed_probe_is_reported_beside_the_others():
 
     from tuneadvise.cli.probe_render import render_probe
 
-    doc = recorded()
+    doc = computed()
     doc["results"].append(Measurement("l2", "failed", "", error="OutOfMemoryError: out of memory").as_dict())
     console = Console(record=True, width=200, no_color=True)
     render_probe(console, doc, None)
@@ -109,32 +160,130 @@ def test_failed_probe_is_reported_beside_the_others():
     assert "OutOfMemoryError" in text and "fp32_fma" in text and "No shipped product spec" in text
 
 
-def test_verify_fixture_has_no_disagreement():
-    doc = recorded("verify.json")
-    assert len(doc["kernels"]) == 7
-    assert all(k["checked"] > 0 and not k["disagreements"] for k in doc["kernels"])
+# -- verify: the driver's attributes and answers for lint_sm_90.cubin ------------------
+#
+# verify.json holds the attributes the driver reported for each kernel of
+# lint_sm_90.cubin; lint_driver.json holds the driver's occupancy answers for
+# the same cubin (recorded as lint_kernels_sm_90.cubin) over a sweep of block
+# sizes and dynamic shared memory at the default carveout.
+
+def lint_driver_sweeps():
+    doc = json.loads((LINT / "lint_driver.json").read_text())
+    return {row["name"]: row["sweep"] for row in doc["kernels"] if row["cubin"] == "lint_kernels_sm_90.cubin"}
 
 
-def test_saved_native_spec_loads_and_gives_h100_answers():
-    path = str(H100 / "native.toml")
-    result = CliRunner().invoke(cli, ["occupancy", "--spec-file", path, "--arch", "native", "-r", "64", "-b", "256",
-                                      "--shared-mem", "12K", "--format", "json"])
+def replayed_verify(monkeypatch):
+    """`verify_module` on lint_sm_90.cubin with CuPy and the driver replaced by what the
+    driver reported: its attributes (verify.json) and occupancy answers (lint_driver.json)."""
+    from tuneadvise.probes import driver, verify
+
+    attributes = {k["name"]: k["attributes"] for k in recorded("verify.json")["kernels"]}
+    sweeps = lint_driver_sweeps()
+    answers = {(name, block, dynamic): blocks for name, sweep in sweeps.items() for block, dynamic, blocks in sweep}
+
+    class Module:
+        def __init__(self, path):
+            self.path = path
+
+        def get_function(self, name):
+            return name
+
+    class CuPy:
+        RawModule = Module
+
+    monkeypatch.setattr(driver, "kernel_attributes", lambda name: attributes[name])
+    monkeypatch.setattr(driver, "set_launch_attributes", lambda *args: None)
+    monkeypatch.setattr(driver, "active_blocks", lambda cupy, name, block, dynamic: answers[(name, block, dynamic)])
+    # The recorded sweep: the default carveout, and dynamic sizes whose total stays within the
+    # default 48 KB per block, where verify's opt-in changes no answer.
+    monkeypatch.setattr(verify, "CARVEOUTS", (-1,))
+    monkeypatch.setattr(verify, "DYNAMIC_BYTES", (0, 1000, 4096, 12288, 40000))
+    cubin = LINT / "lint_sm_90.cubin"
+    arch = shipped_catalog().archs["9.0"]
+    return verify.verify_module(CuPy(), cubin, arch, verify.entry_points(cubin))
+
+
+def test_verify_reads_what_the_driver_reports():
+    from tuneadvise.advisor.readers.cubin import read_cubin
+
+    attributes = {k["name"]: k["attributes"] for k in recorded("verify.json")["kernels"]}
+    read = {k.name: k for k in read_cubin((LINT / "lint_sm_90.cubin").read_bytes())}
+    assert len(attributes) == 7 and attributes.keys() <= read.keys()
+    for name, attrs in attributes.items():
+        assert (read[name].registers, read[name].shared_mem, read[name].frame_bytes) == \
+            (attrs["registers"], attrs["static_shared_mem"], attrs["local_bytes"]), name
+
+
+def test_verify_finds_no_disagreement_with_the_driver(monkeypatch):
+    verdicts = replayed_verify(monkeypatch)
+    assert len(verdicts) == 7 and sum(v.checked for v in verdicts) > 700
+    assert [(v.name, v.disagreements[:3]) for v in verdicts if v.disagreements] == []
+
+
+def test_verify_detects_an_engine_off_by_one(monkeypatch):
+    engine_one_block_fewer(monkeypatch)
+    verdicts = replayed_verify(monkeypatch)
+    assert all(v.disagreements for v in verdicts)
+
+
+# -- the saved native spec ----------------------------------------------------------
+
+@functools.cache
+def driver_kernels():
+    with gzip.open(H100 / "driver_occupancy.json.gz", "rt") as handle:
+        return json.load(handle)["kernels"]
+
+
+def driver_answer(registers, static_shared_mem, block, dynamic):
+    """The driver's recorded answer (driver_occupancy.json.gz) at the default carveout without opt-in."""
+    for kernel in driver_kernels():
+        attrs = kernel["attributes"]
+        if (attrs["num_regs"], attrs["shared_size_bytes"], attrs["ptxas_barriers"]) == (registers, static_shared_mem, 1):
+            return next(r[5] for r in kernel["rows"] if r[:4] == [0, -1, block, dynamic])
+    raise LookupError((registers, static_shared_mem))
+
+
+def native_occupancy(spec_file, *args):
+    result = CliRunner().invoke(cli, ["occupancy", "--spec-file", str(spec_file), "--arch", "native", *args,
+                                      "--format", "json"])
     assert result.exit_code == 0, result.output
-    doc = json.loads(result.output)
-    assert (doc["compute_capability"], doc["active_blocks_per_sm"], doc["product"]) == ("9.0", 4, "native")
+    return json.loads(result.output)
+
+
+def native_spec(tmp_path):
+    """The spec `probe --save` writes, made by today's code from the recorded device."""
+    from tuneadvise.probes.native import native_document, to_toml
+
+    doc = computed()
+    catalog = shipped_catalog()
+    medians = {r["name"]: r["value"] for r in doc["results"] if r["value"] is not None}
+    path = tmp_path / "native.toml"
+    path.write_text(to_toml(native_document(doc["device"], catalog.archs["9.0"], medians, catalog.products["h100-sxm"])))
+    return path
+
+
+@pytest.mark.parametrize("which", ["saved earlier", "made today"])
+def test_native_spec_gives_the_drivers_answers(tmp_path, which):
+    """native.toml, written by `probe --save` on the H100, still loads; it and the spec made
+    today give the driver's answers."""
+    path = H100 / "native.toml" if which == "saved earlier" else native_spec(tmp_path)
+    for registers, static, block, dynamic in ((64, 12288, 256, 0), (64, 0, 256, 0), (64, 40960, 256, 0), (24, 0, 1024, 0)):
+        doc = native_occupancy(path, "-r", str(registers), "-b", str(block), "--shared-mem", str(static),
+                               "--dynamic-shared-mem", str(dynamic))
+        assert (doc["compute_capability"], doc["product"]) == ("9.0", "native")
+        assert doc["active_blocks_per_sm"] == driver_answer(registers, static, block, dynamic), (registers, static, block)
+
+
+def test_native_spec_detects_an_engine_off_by_one(tmp_path, monkeypatch):
+    engine_one_block_fewer(monkeypatch)
+    doc = native_occupancy(native_spec(tmp_path), "-r", "64", "-b", "256", "--shared-mem", "12288")
+    assert doc["active_blocks_per_sm"] != driver_answer(64, 12288, 256, 0)
 
 
 def test_native_document_validates(tmp_path):
-    from tuneadvise.probes.native import native_document, to_toml
     from tuneadvise.specs.models import validate_family_document
 
-    doc = recorded()
-    catalog = shipped_catalog()
-    medians = {r["name"]: r["value"] for r in doc["results"] if r["value"] is not None}
-    spec = native_document(doc["device"], catalog.archs["9.0"], medians, catalog.products["h100-sxm"])
-    path = tmp_path / "native.toml"
-    path.write_text(to_toml(spec))
-    validated = validate_family_document(path)
+    validated = validate_family_document(native_spec(tmp_path))
     assert validated["product"][0]["memory_bandwidth_gbs"]["source"].startswith("measured#")
 
 
