@@ -118,6 +118,33 @@ def pyramid(machine: Machine, bytes_per_flop=(0.5, 1, 2, 4, 6, 8, 16)) -> list[t
     return [(b, min(machine.peak.value, machine.shared_l1.value / b)) for b in bytes_per_flop]
 
 
+# On a log axis a factor is a fixed distance: this one keeps a kernel's mark clear of the edge.
+CHART_MARGIN = 3.0
+
+
+@dataclass(frozen=True, slots=True)
+class ChartRange:
+    """The log-log window a roofline is drawn in (FLOP/byte across, FLOP/s up)."""
+
+    x_low: float
+    x_high: float
+    y_low: float
+    y_high: float
+
+
+def chart_range(machine: Machine, placements) -> ChartRange:
+    """A window showing the ridge and both roofs, and every kernel's point (its achieved
+    FLOP/s, or its ceiling where none was given) CHART_MARGIN inside the edge: a kernel far
+    below the memory roof or above the compute roof stays whole on the chart."""
+    intensities = [p.intensity for p in placements]
+    heights = [p.achieved or p.ceiling for p in placements]
+    x_low = min([machine.ridge / 64, *[i / CHART_MARGIN for i in intensities]])
+    x_high = max([machine.ridge * 16, *[i * CHART_MARGIN for i in intensities]])
+    y_low = min([machine.memory.value * x_low / 2, *[h / CHART_MARGIN for h in heights]])
+    y_high = max([machine.peak.value * 2, *[h * CHART_MARGIN for h in heights]])
+    return ChartRange(x_low, x_high, y_low, y_high)
+
+
 def placement_document(placement: Placement) -> dict:
     return {
         "intensity_flop_per_byte": placement.intensity,

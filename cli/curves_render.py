@@ -1,6 +1,8 @@
 """The occupancy calculator's three graphs, drawn in the terminal: occupancy
 against block size, registers per thread and shared memory per block, with
-the current configuration marked (a coloured column and a ▲ under the axis)."""
+the current configuration marked (a coloured column and a ▲ under the axis)
+and the values that cannot launch marked × on the axis, apart from a low
+occupancy (which is a short bar, never an empty column)."""
 
 from __future__ import annotations
 
@@ -12,19 +14,27 @@ from tuneadvise.cli.charts import Axis, Canvas
 
 CURRENT_STYLE = "bold magenta"
 CURVE_STYLE = "cyan"
+CANNOT_LAUNCH_STYLE = "bold red"
+CANNOT_LAUNCH = "×"
 
 
 def curve_lines(curve, width: int = 60, height: int = 10) -> list[Text]:
     values = [point.value for point in curve.points]
     canvas = Canvas(Axis(values[0], values[-1]), Axis(0.0, 1.0), width, height)
     current_column = canvas.column(min(max(curve.current.value, values[0]), values[-1]))
+    refused = False
     for column in range(width):
         if column == current_column:  # the marked column shows the configuration itself, whatever it rounds to
-            canvas.fill_column(column, curve.current.occupancy, CURRENT_STYLE)
-            continue
-        # The curve is a staircase: each column shows the last sampled point at or before its x.
-        index = max(0, bisect.bisect_right(values, canvas.x_at(column) + 1e-9) - 1)
-        canvas.fill_column(column, curve.points[index].occupancy, CURVE_STYLE)
+            point, style = curve.current, CURRENT_STYLE
+        else:
+            # The curve is a staircase: each column shows the last sampled point at or before its x.
+            point, style = curve.points[max(0, bisect.bisect_right(values, canvas.x_at(column) + 1e-9) - 1)], CURVE_STYLE
+        if point.blocks_per_sm:
+            # At least an eighth of a cell: a launchable configuration never looks like one that cannot launch.
+            canvas.fill_column(column, max(point.occupancy, 1 / (8 * height)), style)
+        else:
+            canvas.put(column, height - 1, CANNOT_LAUNCH, CANNOT_LAUNCH_STYLE)
+            refused = True
     current = curve.current
     head = Text(f"{curve.title}: ", style="bold")
     head.append(f"{curve.format(current.value)} {curve.x_label.split(' (')[0]} -> "
@@ -33,7 +43,12 @@ def curve_lines(curve, width: int = 60, height: int = 10) -> list[Text]:
     x_labels = (curve.format(values[0]), curve.format(values[-1]))
     # Bars fill the cells from the axis up: the top row's top edge is 100%, the middle row's top edge 50%.
     ticks = {0: "100%", height // 2: "50%"}
-    return [head, *canvas.lines(ticks, x_labels, curve.x_label, "0%", [(current_column, "▲", CURRENT_STYLE)])]
+    lines = [head, *canvas.lines(ticks, x_labels, curve.x_label, "0%", [(current_column, "▲", CURRENT_STYLE)])]
+    if refused:
+        legend = Text(" " * 8)
+        legend.append(CANNOT_LAUNCH, CANNOT_LAUNCH_STYLE)
+        lines.append(legend.append(" cannot launch (0 blocks/SM)"))
+    return lines
 
 
 def render_curves(out, curves, width: int | None = None) -> None:

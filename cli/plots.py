@@ -55,66 +55,182 @@ def save(figure, path: str) -> None:
     click.echo(f"wrote {path}", err=True)
 
 
+_CANNOT_LAUNCH = "#d62728"
+_PYRAMID = "tab:green"
+
+
+# -- keeping labels off the lines -------------------------------------------------------
+
+def _renderer(figure):
+    """The renderer the figure will be drawn with, after laying it out as it will be saved
+    (constrained layout moves the axes), so that text extents are final."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    if not isinstance(figure.canvas, FigureCanvasAgg):
+        FigureCanvasAgg(figure)
+    figure.draw_without_rendering()
+    return figure.canvas.get_renderer()
+
+
+def crosses(bbox, line) -> bool:
+    """Whether a line (a Line2D, in its own coordinates) passes through a box in display coordinates."""
+    import numpy as np
+    from matplotlib.path import Path as MplPath
+
+    xy = line.get_transform().transform(np.column_stack(line.get_data()).astype(float))
+    # NaN vertices break a line into runs (a curve with gaps where it cannot launch).
+    runs, run = [], []
+    for point in xy:
+        if np.isnan(point).any():
+            runs.append(run)
+            run = []
+        else:
+            run.append(point)
+    runs.append(run)
+    for run in runs:
+        if len(run) == 1 and bbox.contains(*run[0]):
+            return True
+        if len(run) > 1 and MplPath(np.array(run)).intersects_bbox(bbox, filled=False):
+            return True
+    return False
+
+
+def _place(text, renderer, candidates, lines=(), boxes=(), inside=None) -> bool:
+    """Move an annotation to the first candidate (offset in points, ha, va) where its box
+    stays inside `inside`, crosses none of `lines` and overlaps none of `boxes`; False if none."""
+    for dx, dy, ha, va in candidates:
+        text.xyann = (dx, dy)
+        text.set_ha(ha)
+        text.set_va(va)
+        box = text.get_window_extent(renderer)
+        if inside is not None and not (inside.x0 <= box.x0 and box.x1 <= inside.x1 and inside.y0 <= box.y0
+                                       and box.y1 <= inside.y1):
+            continue
+        if any(crosses(box, line) for line in lines) or any(box.overlaps(other) for other in boxes):
+            continue
+        return True
+    return False
+
+
+# -- the occupancy graphs ------------------------------------------------------------------
+
+def _curve_vertices(curve, scale: float, steps: bool) -> tuple[list, list]:
+    """The drawn curve: launchable points only (a gap where the configuration cannot launch,
+    so 0 blocks never reads as low occupancy); a staircase holds each value up to the next
+    sampled point."""
+    nan = float("nan")
+    xs, ys = [], []
+    points = curve.points
+    for index, point in enumerate(points):
+        if not point.blocks_per_sm:
+            xs.append(nan)
+            ys.append(nan)
+            continue
+        x, y = point.value / scale, point.occupancy * 100
+        xs.append(x)
+        ys.append(y)
+        if steps and index + 1 < len(points):
+            xs.append(points[index + 1].value / scale)
+            ys.append(y)
+    return xs, ys
+
+
+# Where the current configuration's label may go, in order: beside the point, then further up
+# or down, then at the corners of the panel (offsets in points from the point).
+_LABEL_OFFSETS = [(dx, dy, "left" if dx > 0 else "right", "bottom" if dy > 0 else "top")
+                  for dy in (8, -8, 28, -28, 56, -56) for dx in (8, -8)]
+
+
 def occupancy_figure(curves, title: str):
     """Three panels, as NVIDIA's calculator draws them: occupancy against block
     size, registers per thread and shared memory per block, the current
-    configuration marked on each."""
+    configuration marked on each, and the values that cannot launch marked
+    apart (a red x on the axis, in the legend) rather than drawn as 0 %."""
     figure = _figure_class()(figsize=(15, 4.6), layout="constrained")
     figure.suptitle(title)
+    labels = []
     for axes, curve in zip(figure.subplots(1, len(curves)), curves):
         values = [point.value for point in curve.points]
         scale, unit_label = (1024, curve.x_label.replace("(bytes)", "(KiB)")) if curve.resource == "shared_memory" \
             else (1, curve.x_label)
-        xs = [value / scale for value in values]
-        ys = [point.occupancy * 100 for point in curve.points]
-        if curve.resource == "block_size":  # only warp multiples are sampled: points, not a staircase
-            axes.plot(xs, ys, marker=".", color=_CURVE)
-        else:  # every integer (or allocation unit) is sampled: a staircase
-            axes.step(xs, ys, where="post", color=_CURVE)
+        steps = curve.resource != "block_size"  # only warp multiples of the block are sampled: points, not a staircase
+        xs, ys = _curve_vertices(curve, scale, steps)
+        (line,) = axes.plot(xs, ys, marker="" if steps else ".", color=_CURVE, label="occupancy")
+        line.set_gid("curve")
+        refused = [point.value / scale for point in curve.points if not point.blocks_per_sm]
+        if refused:
+            # On the axis, unclipped so the marks are whole; y starts below 0 to leave them room.
+            (marks,) = axes.plot(refused, [0] * len(refused), linestyle="none", marker="x", markersize=5,
+                                 color=_CANNOT_LAUNCH, clip_on=False, label="cannot launch")
+            marks.set_gid("cannot-launch")
         current = curve.current
-        axes.plot([current.value / scale], [current.occupancy * 100], "o", color=_CURRENT, markersize=8, zorder=3)
-        axes.axvline(current.value / scale, color=_CURRENT, linestyle=":", linewidth=1)
-        right_half = current.value > (values[0] + values[-1]) / 2  # keep the label inside the axes
-        axes.annotate(f"current: {curve.format(current.value)}\n{current.blocks_per_sm} blocks/SM, "
-                      f"{current.occupancy * 100:.1f}%", (current.value / scale, current.occupancy * 100),
-                      textcoords="offset points", xytext=(-8, 8) if right_half else (8, 8),
-                      ha="right" if right_half else "left", color=_CURRENT, fontsize=9)
+        cx, cy = current.value / scale, current.occupancy * 100
+        axes.plot([cx], [cy], "o", color=_CURRENT if current.blocks_per_sm else _CANNOT_LAUNCH, markersize=8, zorder=3)
+        axes.axvline(cx, color=_CURRENT, linestyle=":", linewidth=1)
+        outcome = f"{current.blocks_per_sm} blocks/SM, {cy:.1f}%" if current.blocks_per_sm else "cannot launch"
+        label = axes.annotate(f"current: {curve.format(current.value)}\n{outcome}", (cx, cy), textcoords="offset points",
+                              xytext=(8, 8), color=_CURRENT, fontsize=9)
+        label.set_gid("current-label")
+        label.set_in_layout(False)
+        labels.append((axes, label, [line]))
         axes.set_title(curve.title)
         axes.set_xlabel(unit_label)
         axes.set_ylabel("occupancy (% of max warps per SM)")
-        axes.set_ylim(0, 105)
-        axes.set_xlim(xs[0], xs[-1])
+        axes.set_ylim(-6, 106)
+        axes.set_xlim(xs[0] if xs[0] == xs[0] else values[0] / scale, values[-1] / scale)
         axes.grid(True, alpha=0.3)
+        if refused:
+            axes.legend(fontsize=8, loc="upper right")
+    renderer = _renderer(figure)
+    for axes, label, lines in labels:
+        legend = axes.get_legend()
+        boxes = [legend.get_window_extent(renderer)] if legend is not None else []
+        if not _place(label, renderer, _LABEL_OFFSETS, lines, boxes, axes.get_window_extent(renderer)):
+            # Nowhere clear beside the point: on a white box, so the curve does not run through the words.
+            label.xyann = (8, 8)
+            label.set_ha("left")
+            label.set_va("bottom")
+            label.set_bbox({"facecolor": "white", "edgecolor": _CURRENT, "alpha": 0.9})
     return figure
 
+
+# -- the roofline --------------------------------------------------------------------------
 
 def roofline_figure(machine, kernels, title: str):
     """Log-log roofline: the memory and compute roofs, the ridge point marked,
     the shared-memory pyramid's bands, and each kernel at its intensity
-    (filled at its achieved FLOP/s where given, hollow at its ceiling otherwise)."""
+    (filled at its achieved FLOP/s where given, hollow at its ceiling otherwise).
+    The window holds every kernel's point whole; a pyramid band's label goes where
+    it crosses no roof, band or other label, and is left out (the table lists every
+    band) where there is no such place."""
+    from tuneadvise.advisor.roofline import chart_range, pyramid
+
     figure = _figure_class()(figsize=(8.5, 6), layout="constrained")
     axes = figure.subplots()
     ridge = machine.ridge
-    intensities = [placement.intensity for _, placement in kernels]
-    low = min([ridge / 64, *[i / 2 for i in intensities]])
-    high = max([ridge * 16, *[i * 2 for i in intensities]])
+    window = chart_range(machine, [placement for _, placement in kernels])
+    low, high = window.x_low, window.x_high
     xs = [low * (high / low) ** (k / 200) for k in range(201)]
-    axes.loglog(xs, [min(machine.peak.value, x * machine.memory.value) for x in xs], color="black",
-                label=f"roofline ({machine.memory.value / 1e9:.4g} GB/s, {machine.peak.value / 1e12:.4g} TFLOP/s)")
+    roofs = axes.loglog(xs, [min(machine.peak.value, x * machine.memory.value) for x in xs], color="black",
+                        label=f"roofline ({machine.memory.value / 1e9:.4g} GB/s, {machine.peak.value / 1e12:.4g} TFLOP/s)")
     if machine.memory_theoretical and machine.memory_theoretical.value != machine.memory.value:
-        axes.loglog(xs, [min(machine.peak.value, x * machine.memory_theoretical.value) for x in xs], color="grey",
-                    linestyle="--", linewidth=1,
-                    label=f"theoretical memory bandwidth ({machine.memory_theoretical.value / 1e9:.4g} GB/s)")
+        roofs += axes.loglog(xs, [min(machine.peak.value, x * machine.memory_theoretical.value) for x in xs], color="grey",
+                             linestyle="--", linewidth=1,
+                             label=f"theoretical memory bandwidth ({machine.memory_theoretical.value / 1e9:.4g} GB/s)")
+    for roof in roofs:
+        roof.set_gid("roof")
     axes.plot([ridge], [machine.peak.value], "D", color="black")
     axes.annotate(f"ridge point\n{ridge:.3g} FLOP/byte", (ridge, machine.peak.value), textcoords="offset points",
                   xytext=(6, -28), fontsize=9)
-    from tuneadvise.advisor.roofline import pyramid
-
+    bands = []
     for bytes_per_flop, cap in pyramid(machine):
         if cap < machine.peak.value:
-            axes.axhline(cap, color="tab:green", linestyle=":", linewidth=0.8)
-            axes.annotate(f"{bytes_per_flop:g} B/FLOP shared+L1", (high, cap), textcoords="offset points",
-                          xytext=(-4, 2), ha="right", fontsize=7, color="tab:green")
+            band = axes.axhline(cap, color=_PYRAMID, linestyle=":", linewidth=0.8)
+            text = axes.annotate(f"{bytes_per_flop:g} B/FLOP shared+L1", (high, cap), textcoords="offset points",
+                                 xytext=(-4, -2), ha="right", va="top", fontsize=7, color=_PYRAMID)
+            text.set_gid("pyramid-label")
+            text.set_in_layout(False)
+            bands.append((band, text))
     for index, (name, placement) in enumerate(kernels):
         colour = f"C{index % 10}"
         y = placement.achieved or placement.ceiling
@@ -123,11 +239,21 @@ def roofline_figure(machine, kernels, title: str):
                   label=f"{name}: {placement.bound}-bound" + (f", {placement.headroom:.2f}x headroom"
                                                               if placement.headroom else ""))
     axes.set_xlim(low, high)
-    top = max([machine.peak.value * 2, *[(p.achieved or 0) * 1.5 for _, p in kernels]])
-    axes.set_ylim(machine.memory.value * low / 2, top)
+    axes.set_ylim(window.y_low, window.y_high)
     axes.set_xlabel("arithmetic intensity (FLOP/byte of device-memory traffic)")
     axes.set_ylabel(f"attainable performance ({machine.precision} FLOP/s)")
     axes.set_title(title)
     axes.grid(True, which="both", alpha=0.25)
-    axes.legend(fontsize=8, loc="lower right")
+    legend = axes.legend(fontsize=8, loc="lower right")
+    if bands:
+        renderer = _renderer(figure)
+        lines = [*roofs, *(band for band, _ in bands)]
+        placed = [legend.get_window_extent(renderer)]
+        # Below its band first (the roof is above every band), then above it.
+        candidates = [(-4, -2, "right", "top"), (-4, 2, "right", "bottom")]
+        for _, text in bands:
+            if _place(text, renderer, candidates, lines, placed, axes.get_window_extent(renderer)):
+                placed.append(text.get_window_extent(renderer))
+            else:
+                text.remove()
     return figure

@@ -29,10 +29,12 @@ def chart(machine, kernels, width: int = 64, height: int = 14) -> list[Text]:
     """Log-log roofline: x = FLOP/byte, y = FLOP/s; '/' the memory roof, '-' the
     compute roof, '|' the ridge point, and each kernel's mark at its intensity
     and achieved FLOP/s (its ceiling where none was given)."""
+    from tuneadvise.advisor.roofline import chart_range
+
     ridge = machine.ridge
-    intensities = [placement.intensity for _, placement in kernels]
-    x = Axis(min([ridge / 64, *[i / 2 for i in intensities]]), max([ridge * 16, *[i * 2 for i in intensities]]), log=True)
-    y = Axis(machine.memory.value * x.low / 2, machine.peak.value * 2, log=True)
+    window = chart_range(machine, [placement for _, placement in kernels])
+    x = Axis(window.x_low, window.x_high, log=True)
+    y = Axis(window.y_low, window.y_high, log=True)
     canvas = Canvas(x, y, width, height)
     for column in range(width):
         at = canvas.x_at(column)
@@ -56,20 +58,65 @@ def verdict(name: str, placement) -> str:
     return text + "."
 
 
-def _kernels_table(kernels, marks):
+def _kernels_rows(kernels, marks, with_names: bool) -> tuple[list[str], list[list[str]]]:
+    header = ["#", *(["kernel"] if with_names else []), "FLOP per byte", "bound", "ceiling", "achieved", "headroom"]
+    rows = [[mark, *([name] if with_names else []), f"{p.intensity:.3g}", p.bound, _si(p.ceiling, "FLOP/s"),
+             _si(p.achieved, "FLOP/s") if p.achieved else "-", f"{p.headroom:.2f}x" if p.headroom else "-"]
+            for mark, (name, p) in zip(marks, kernels)]
+    return header, rows
+
+
+def _kernels_table(kernels, marks, width: int, with_names: bool = True):
+    """One row per kernel, as wide as `width` allows, or None where it does not fit.
+
+    A kernel's name is never split or cut (it is what the user typed and searches for);
+    where a row does not fit on one line the other cells wrap between words, never
+    inside one; numbers are right-aligned so their digits line up."""
+    from rich import box
     from rich.table import Table
 
-    table = Table(title="Kernels", title_justify="left")
-    table.add_column("mark", justify="center")
-    table.add_column("kernel", overflow="fold")
-    table.add_column("FLOP/byte", justify="right")
-    table.add_column("bound")
-    for column in ("ceiling", "achieved", "headroom"):
-        table.add_column(column, justify="right")
-    for mark, (name, p) in zip(marks, kernels):
-        table.add_row(mark, name, f"{p.intensity:.3g}", p.bound, _si(p.ceiling, "FLOP/s"),
-                      _si(p.achieved, "FLOP/s") if p.achieved else "-", f"{p.headroom:.2f}x" if p.headroom else "-")
+    header, rows = _kernels_rows(kernels, marks, with_names)
+    whole = [max(len(cell) for cell in (title, *(row[i] for row in rows))) for i, title in enumerate(header)]
+    words = [max(len(word) for cell in (title, *(row[i] for row in rows)) for word in cell.split())
+             for i, title in enumerate(header)]
+    if with_names:
+        words[1] = whole[1]
+    # Each column's padding (one each side, none at the table's edges), one divider between
+    # columns and the two edges.
+    frame = 3 * len(header) - 1
+    if sum(whole) + frame <= width:
+        widths = whole
+    elif sum(words) + frame <= width:
+        widths = words  # every cell wraps at its longest word
+    else:
+        return None
+    table = Table(title="Kernels", title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    for title, column_width in zip(header, widths):
+        table.add_column(title, justify="left" if title in ("#", "kernel", "bound") else "right", width=column_width,
+                         no_wrap=title == "kernel")
+    for row in rows:
+        table.add_row(*row)
     return table
+
+
+def print_kernels(out, kernels, marks) -> None:
+    """The kernels table; where the names and the figures do not fit side by side, each
+    name on a line of its own beside its mark, then the table by mark."""
+    table = _kernels_table(kernels, marks, out.width)
+    if table is not None:
+        out.print(table)
+        return
+    out.print(Text("Kernels", style="italic"))
+    for mark, (name, _) in zip(marks, kernels):
+        out.print(Text(f"{mark}  {name}"), crop=False, soft_wrap=True)
+    table = _kernels_table(kernels, marks, out.width, with_names=False)
+    if table is not None:
+        table.title = None
+        out.print(table)
+    else:  # narrower than its longest words: one line per kernel
+        header, rows = _kernels_rows(kernels, marks, False)
+        for row in rows:
+            out.print(Text("  ".join(f"{h} {c}" for h, c in zip(header, row))))
 
 
 def render_roofline(out, machine, kernels, doc: dict) -> None:
@@ -91,7 +138,7 @@ def render_roofline(out, machine, kernels, doc: dict) -> None:
     out.print(table)
     marks = marks_for(kernels)
     if len(kernels) > 1:
-        out.print(_kernels_table(kernels, marks))
+        print_kernels(out, kernels, marks)
     for name, placement in kernels:
         out.print(verdict(name, placement))
         if placement.achieved_above_ceiling:

@@ -106,6 +106,7 @@ def _column_heights(chart: list[str], height: int = 10) -> tuple[list[int], int]
     rows = [line for line in chart if "┤" in line or "│" in line][:height]
     start = rows[0].index("┤") + 1
     eighths = " ▁▂▃▄▅▆▇█"
+    rows = [row.replace("×", " ") for row in rows]  # a column that cannot launch has no bar
     width = next(line for line in chart if "┼" in line).count("─")
     heights = [sum(eighths.index(row[start + c]) if start + c < len(row) else 0 for row in rows) for c in range(width)]
     axis = next(i for i, line in enumerate(chart) if "┼" in line)
@@ -315,3 +316,144 @@ def test_any_roofline_value_in_a_kernels_file_is_answered_or_refused(tmp_path_fa
     assert result.exit_code in (0, 2) and "Traceback" not in result.output
     if result.exit_code == 2:
         assert "--kernels:" in result.output and len(result.output.strip().splitlines()) == 1
+
+
+# --------------------------------------------------------------------------
+# What the pictures show: every point whole, labels clear of the lines,
+# cannot-launch apart from low occupancy, names whole at 80 columns
+# --------------------------------------------------------------------------
+
+LOW_AND_HIGH = [("far_below_the_memory_roof", 0.1, 2e9), ("dgemm_tile", 30, 5.2e12), ("over_the_roof", 3, 9e13)]
+
+
+def _v100_placements():
+    from tuneadvise.advisor.roofline import machine_from_product, place
+
+    machine = machine_from_product(shipped_catalog().products["v100-pcie"], 32, "fp64")
+    return machine, [(name, place(machine, intensity, 1, achieved)) for name, intensity, achieved in LOW_AND_HIGH]
+
+
+def test_roofline_range_holds_every_achieved_point_with_margin():
+    from tuneadvise.advisor.roofline import CHART_MARGIN, chart_range
+
+    machine, kernels = _v100_placements()
+    window = chart_range(machine, [p for _, p in kernels])
+    for _, p in kernels:
+        assert window.y_low * CHART_MARGIN <= p.achieved <= window.y_high / CHART_MARGIN
+        assert window.x_low * CHART_MARGIN <= p.intensity <= window.x_high / CHART_MARGIN
+
+
+def test_roofline_terminal_chart_draws_low_and_high_kernels_inside_the_frame(tmp_path):
+    path = tmp_path / "k.toml"
+    path.write_text("".join(f'[[kernels]]\nname = "{n}"\nroofline = {{ intensity = {i}, achieved = {a} }}\n'
+                            for n, i, a in LOW_AND_HIGH))
+    result = run("roofline", "--arch", "v100-pcie", "--kernels", str(path), "--format", "table")
+    grid = _roofline_grid(result.output)
+    rows = {mark: next(r for r, row in enumerate(grid) if mark in row) for mark in "123"}
+    # Not clamped to the top or bottom row: each mark is inside the frame, in order of FLOP/s.
+    assert 0 < rows["3"] < rows["2"] < rows["1"] < len(grid) - 1
+
+
+def test_roofline_plot_keeps_every_point_and_labels_off_the_roofs(plotting):
+    from tuneadvise.cli.plots import _renderer, crosses, roofline_figure
+
+    machine, kernels = _v100_placements()
+    figure = roofline_figure(machine, kernels, "test")
+    axes = figure.axes[0]
+    low, high = axes.get_ylim()
+    assert all(low < p.achieved < high for _, p in kernels)
+    renderer = _renderer(figure)
+    labels = [t for t in axes.texts if t.get_gid() == "pyramid-label"]
+    roofs = [line for line in axes.lines if line.get_gid() == "roof"]
+    bands = [line for line in axes.lines if line.get_gid() is None and line.get_linestyle() == ":"]
+    assert labels and roofs and len(bands) >= len(labels)
+    inside = axes.get_window_extent(renderer)
+    boxes = [t.get_window_extent(renderer) for t in labels]
+    for text, box in zip(labels, boxes):
+        assert not any(crosses(box, line) for line in roofs + bands), text.get_text()
+        assert inside.x0 <= box.x0 and box.x1 <= inside.x1
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+
+
+def test_crossing_is_detected(plotting):
+    """The check the label tests rest on can fail: a label put on its line crosses it."""
+    from tuneadvise.cli.plots import _renderer, crosses, roofline_figure
+
+    machine, kernels = _v100_placements()
+    figure = roofline_figure(machine, kernels, "test")
+    axes = figure.axes[0]
+    roof = next(line for line in axes.lines if line.get_gid() == "roof")
+    text = axes.annotate("on the roof", (machine.ridge * 4, machine.peak.value), ha="center", va="center")
+    assert crosses(text.get_window_extent(_renderer(figure)), roof)
+
+
+@pytest.mark.parametrize("arch, registers, block, shared", [("h100-sxm", 40, 256, 20480), ("volta", 64, 1024, 0),
+                                                            ("sm_80", 72, 128, 40960), ("volta", 255, 1024, 0)])
+def test_current_label_is_clear_of_the_curve(plotting, arch, registers, block, shared):
+    from tuneadvise.cli.plots import _renderer, crosses, occupancy_figure
+
+    result = analyze(arch, registers=registers, block_size=block, shared_mem=shared)
+    figure = occupancy_figure(occupancy_curves(result), "test")
+    renderer = _renderer(figure)
+    for axes in figure.axes:
+        label = next(t for t in axes.texts if t.get_gid() == "current-label")
+        curve = next(line for line in axes.lines if line.get_gid() == "curve")
+        box = label.get_window_extent(renderer)
+        assert not crosses(box, curve), (axes.get_title(), label.get_text())
+        assert axes.get_window_extent(renderer).contains(box.x0, box.y0) and axes.get_window_extent(renderer).contains(box.x1, box.y1)
+
+
+def test_cannot_launch_points_are_marked_apart_in_the_plot(plotting):
+    from tuneadvise.cli.plots import occupancy_figure
+
+    result = analyze("volta", registers=64, block_size=1024)
+    curves = occupancy_curves(result)
+    figure = occupancy_figure(curves, "test")
+    registers = figure.axes[1]
+    refused = [p.value for p in curves[1].points if not p.blocks_per_sm]
+    assert refused  # 65+ registers x 1024 threads exceed volta's register file
+    marks = next(line for line in registers.lines if line.get_gid() == "cannot-launch")
+    assert list(marks.get_xdata()) == refused and set(marks.get_ydata()) == {0}
+    assert marks.get_marker() == "x" and marks.get_color() != next(
+        line for line in registers.lines if line.get_gid() == "curve").get_color()
+    assert "cannot launch" in [t.get_text() for t in registers.get_legend().get_texts()]
+    # The curve itself has a gap there, not a line at 0 %.
+    curve = next(line for line in registers.lines if line.get_gid() == "curve")
+    drawn = [x for x, y in zip(curve.get_xdata(), curve.get_ydata()) if y == y and y == 0]
+    assert drawn == []
+    assert registers.get_ylim()[0] < 0  # the marks on the axis are drawn whole
+
+
+def test_cannot_launch_columns_are_marked_apart_in_the_terminal():
+    result = run("occupancy", "--arch", "volta", "-r", "64", "-b", "1024", "--graphs", "--format", "table")
+    chart = _chart_blocks(result.output)[1]
+    rows = [line for line in chart if "┤" in line or "│" in line][:10]
+    start = rows[0].index("┤") + 1
+    bottom = rows[-1][start:]
+    curve = occupancy_curves(analyze("volta", registers=64, block_size=1024))[1]
+    assert "×" in bottom and "× cannot launch" in "\n".join(chart)
+    # Left of the first ×, every column has a bar; from it on, none does.
+    first = bottom.index("×")
+    assert all(c != " " for c in bottom[:first]) and set(bottom[first:].rstrip()) == {"×"}
+    assert all(p.blocks_per_sm for p in curve.points if p.value <= 64)
+
+
+def test_roofline_kernel_names_stay_whole_at_80_columns(tmp_path):
+    names = ["slow_gather_kernel_with_a_long_name", "dgemm_tile", "stencil7"]
+    path = tmp_path / "k.toml"
+    path.write_text("".join(f'[[kernels]]\nname = "{n}"\nroofline = {{ intensity = {i}, achieved = "{a}" }}\n'
+                            for n, i, a in zip(names, (0.1, 30, 4), ("2G", "5.2T", "1.4T"))))
+    for kernels in (path, ROOFLINE_KERNELS):
+        result = CliRunner().invoke(cli, ["roofline", "--arch", "v100-pcie", "--kernels", str(kernels), "--format", "table"],
+                                    env={"COLUMNS": "80"})
+        assert result.exit_code == 0, result.output
+        lines = result.output.splitlines()
+        assert all(len(line) <= 80 for line in lines), max(lines, key=len)
+        expected = names if kernels == path else ["stream_triad", "dgemm_tile", "stencil7"]
+        for name in expected:
+            # Whole, on one line, before the verdicts (which name it too).
+            assert any(name in line and not line.startswith(name) for line in lines), name
+        # Right-aligned figures: every headroom ends in the same column.
+        ends = {line.rstrip().rindex("x") for line in lines if line.rstrip().endswith("x") and "headroom" not in line
+                and line.lstrip()[:1].isdigit()}
+        assert len(ends) == 1, ends
