@@ -136,3 +136,121 @@ def test_roofline_page_kernels_example(tmp_path, monkeypatch):
     assert (tmp_path / "roofline.svg").read_text().lstrip().startswith("<?xml")
     toml_example = re.search(r"```toml\n(.*?)\n```", text, re.S).group(1)
     assert toml_example in (ROOT / "docs" / "examples" / "roofline-kernels.toml").read_text()
+
+
+# --------------------------------------------------------------------------
+# Every example in README.md and docs/*.md, found, not listed
+# --------------------------------------------------------------------------
+#
+# A fenced block of bash, sh, shell or console, or one with no language, has
+# each `tuneadvise ...` command in it run (in a `console` block, the lines
+# after a `$ tuneadvise ...` line are its documented output and must be what
+# it prints); a python block is executed. The commands of one page run in
+# order in one scratch folder, so a page may write a file and read it later.
+# A block is left out only by a visible marker on the line before it:
+#     <!-- not-run: needs a GPU -->
+# and a block's exit code is pinned by  <!-- exit: 1 -->  (otherwise 0 or 1,
+# the two outcomes of a successful run: see the README's exit codes).
+
+DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+RUN_LANGUAGES = {"bash", "sh", "shell", "console", ""}
+FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
+MARKER = re.compile(r"<!--\s*(not-run|exit):\s*(.*?)\s*-->")
+# The files the pages' examples name, as the recorded build output standing in for them.
+FIXTURES = ROOT / "tests" / "fixtures" / "lint"
+DOC_FILES = {
+    "build.log": FIXTURES / "ptxas_multi.log",
+    "kernels.o": FIXTURES / "lint_multi.o",
+    "kernels.cu": ROOT / "tests" / "gpu" / "lint_kernels.cu",
+    "build/ptxas.log": FIXTURES / "ptxas_multi.log",
+    "build/kernels.o": FIXTURES / "lint_multi.o",
+    "docs/examples/roofline-kernels.toml": ROOT / "docs" / "examples" / "roofline-kernels.toml",
+}
+
+
+def doc_blocks(text: str):
+    """(language, body, markers, line number) of each fenced block; markers from the line before it."""
+    for match in FENCE.finditer(text):
+        before = text[:match.start()].rstrip("\n").rsplit("\n", 1)[-1]
+        markers = dict(MARKER.findall(before))
+        yield match.group("lang").lower(), match.group("body"), markers, text.count("\n", 0, match.start()) + 1
+
+
+def doc_commands(lang: str, body: str):
+    """(command line, documented output or None) for each tuneadvise command of a block."""
+    lines = body.splitlines()
+    if lang == "console":
+        for index, line in enumerate(lines):
+            if line.startswith("$ tuneadvise"):
+                rest = lines[index + 1:]
+                shown = rest[:next((i for i, other in enumerate(rest) if other.startswith("$ ")), len(rest))]
+                yield line[2:], shown or None
+        return
+    for line in lines:
+        for part in line.split("&&"):
+            words = shlex.split(part, comments=True)
+            if words and words[0] == "tuneadvise":
+                yield shlex.join(words), None
+
+
+def _page_examples():
+    for page in DOC_PAGES:
+        for lang, body, markers, line in doc_blocks(page.read_text()):
+            if lang == "python" or (lang in RUN_LANGUAGES and any(doc_commands(lang, body))):
+                yield pytest.param(page, lang, body, markers, id=f"{page.relative_to(ROOT)}:{line}")
+
+
+def _scratch(tmp_path):
+    for name, source in DOC_FILES.items():
+        target = tmp_path / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(source.read_bytes())
+
+
+@pytest.fixture(scope="module")
+def page_folders(tmp_path_factory):
+    """One scratch folder per page, shared by its blocks (which run in page order)."""
+    folders = {}
+
+    def folder(page):
+        if page not in folders:
+            folders[page] = tmp_path_factory.mktemp(page.stem)
+            _scratch(folders[page])
+        return folders[page]
+
+    return folder
+
+
+@pytest.mark.parametrize("page, lang, body, markers", list(_page_examples()))
+def test_documented_example_runs(page, lang, body, markers, page_folders, monkeypatch):
+    if "not-run" in markers:
+        assert markers["not-run"], "a not-run marker says why"
+        pytest.skip(f"marked not-run in {page.name}: {markers['not-run']}")
+    if "plot" in body:
+        pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    monkeypatch.chdir(page_folders(page))
+    if lang == "python":
+        exec(compile(body, str(page), "exec"), {})
+        return
+    allowed = {int(markers["exit"])} if "exit" in markers else {0, 1}
+    for command, shown in doc_commands(lang, body):
+        result = CliRunner().invoke(cli, shlex.split(command)[1:], catch_exceptions=False, env={"COLUMNS": "80"})
+        assert result.exit_code in allowed, f"{command}\n{result.output}"
+        if shown is not None:
+            assert [line.rstrip() for line in result.stdout.rstrip("\n").splitlines()] == \
+                [line.rstrip() for line in shown], command
+
+
+def test_examples_are_found_on_every_page_that_has_them():
+    """The discovery above cannot silently find nothing."""
+    found = {param.values[0].name for param in _page_examples()}
+    assert {"README.md", "occupancy.md", "roofline.md", "lint.md", "rules.md"} <= found
+    assert sum(1 for _ in _page_examples()) >= 50
+
+
+def test_a_wrong_documented_output_fails(tmp_path, monkeypatch):
+    """The output comparison can fail: a shown output the command does not print is caught."""
+    body = "$ tuneadvise occupancy --arch volta -r 64 -b 256 --format json\n{\"not\": \"this\"}\n"
+    (command, shown), = doc_commands("console", body)
+    result = CliRunner().invoke(cli, shlex.split(command)[1:])
+    assert result.stdout.rstrip("\n").splitlines() != shown
