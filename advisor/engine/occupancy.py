@@ -304,7 +304,23 @@ def launch_errors(arch: Arch, kernel: LaunchConfig, limits: dict) -> list[Launch
             ceiling = shared_mem_ceiling(arch, kernel.opt_in)
             errors.append(LaunchError("shared-mem-per-block", "dynamic_shared_mem",
                                       f"{requested} bytes of shared memory per block exceeds {arch.sm}'s per-block limit of {ceiling}"))
+    errors.extend(cluster_errors(arch, kernel))
     return errors
+
+
+def cluster_errors(arch: Arch, kernel: LaunchConfig) -> list[LaunchError]:
+    """A thread-block cluster the hardware refuses: any cluster (more than one block) before 9.0,
+    or more blocks than the architecture's non-portable maximum. Rule TA603 words the same limit."""
+    size = kernel.cluster_size
+    if size is None or size <= 1:
+        return []
+    largest = arch.max_cluster_size_nonportable or arch.max_cluster_size_portable
+    if largest is None:
+        return [LaunchError("cluster-size", "cluster_size",
+                            f"thread-block clusters need compute capability 9.0 or later; {arch.sm} has none")]
+    if size > largest:
+        return [LaunchError("cluster-size", "cluster_size", f"cluster of {size} blocks exceeds {arch.sm}'s maximum of {largest}")]
+    return []
 
 
 def occupancy(arch: Arch, kernel: LaunchConfig) -> Occupancy:
