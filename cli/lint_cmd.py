@@ -63,8 +63,9 @@ def _options(config, config_path, arch, block_size, select, ignore, fail_on, min
 
 
 def _write(text, output: str | None) -> None:
-    """Write `text`: a str, or an iterable of UTF-8 bytes chunks (a lint report can be tens of megabytes)."""
-    chunks = [text.encode("utf-8")] if isinstance(text, str) else text
+    """Write `text`: a str, or an iterable of str chunks as a serializer yields them (a lint
+    report can be tens of megabytes), as UTF-8."""
+    chunks = (chunk.encode("utf-8", "surrogatepass") for chunk in ([text] if isinstance(text, str) else text))
     if output is None:
         binary = getattr(sys.stdout, "buffer", None)  # None where a caller swapped in a text-only stream
         if binary is None:
@@ -93,7 +94,8 @@ def _write(text, output: str | None) -> None:
 @click.option("--ignore", help="Drop these finding codes or prefixes (comma-separated).")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), help="Exit 1 at or above this severity (default error).")
 @click.option("--min-occupancy", type=click.FloatRange(0, 1), help="Every kernel's theoretical occupancy at least (0-1).")
-@click.option("--format", "fmt", type=click.Choice(LINT_FORMATS), help="Default: table on a terminal, json otherwise.")
+@click.option("--format", "fmt", type=click.Choice(LINT_FORMATS),
+              help="Default: table (human text), or TUNEADVISE_FORMAT; json with --output.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here (atomically) instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Count findings per code instead of listing them.")
 @click.option("--baseline", type=click.Path(dir_okay=False), help="Accept the findings recorded in this file; fail on new or worse ones.")
@@ -132,7 +134,7 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
 
 def _lint(ctx, options, inputs, output, fmt, statistics, baseline, update_baseline):
     from tuneadvise.advisor.lint import baseline as ratchet
-    from tuneadvise.advisor.lint.document import document, iter_document_json, summary
+    from tuneadvise.advisor.lint.document import lint_document
     from tuneadvise.advisor.lint.run import lint_paths
 
     report = lint_paths(inputs, options, stdin=sys.stdin)
@@ -146,39 +148,36 @@ def _lint(ctx, options, inputs, output, fmt, statistics, baseline, update_baseli
             comparison = ratchet.compare(report, ratchet.load(baseline))
         except ratchet.BaselineError as exc:
             raise BadInput(str(exc)) from None
-    totals = summary(report, options.fail_on, comparison)
-    fmt = choose_format(fmt) if output is None else (fmt or "json")
+    doc = lint_document(report, options.fail_on, comparison, _version())
+    fmt = choose_format(fmt, LINT_FORMATS) if output is None else (fmt or "json")
     for problem in report.problems:
         click.echo(f"tuneadvise: bad input: {problem}", err=True)
-    if fmt == "json" and not statistics:  # the common CI case, written without building the document
-        _write(iter_document_json(report, totals, comparison, _version(), end="\n"), output)
+    for warning in report.warnings:
+        click.echo(f"tuneadvise: warning: {warning}", err=True)
+    if statistics:
+        _write(_statistics(doc, fmt), output)
+    elif fmt == "table":
+        from tuneadvise.cli.lint_render import render_lint
+
+        _write(render_lint(doc, terminal=False if output else None), output)
     else:
-        doc = document(report, options.fail_on, comparison, _version())
-        if statistics:
-            _write(_statistics(doc, fmt), output)
-        elif fmt == "table":
-            from tuneadvise.cli.lint_render import render_lint
+        from tuneadvise.advisor.lint.formats import SERIALIZERS
 
-            render_lint(doc)
-        else:
-            from tuneadvise.advisor.lint.formats import FORMATTERS
-
-            result = FORMATTERS[fmt](doc)
-            _write(result if isinstance(result, str) else json.dumps(result, indent=1) + "\n", output)
+        _write(SERIALIZERS[fmt](doc), output)
     if report.problems:
         ctx.exit(EXIT_BAD_INPUT)
-    ctx.exit(EXIT_FINDINGS if totals["failing_findings"] else EXIT_OK)
+    ctx.exit(EXIT_FINDINGS if doc.summary["failing_findings"] else EXIT_OK)
 
 
 def _statistics(doc: dict, fmt: str) -> str:
     from tuneadvise.advisor.rules import registry
 
     rows = [(code, count, registry()[code].severity, registry()[code].name)
-            for code, count in sorted(doc["summary"]["by_code"].items(), key=lambda kv: (-kv[1], kv[0]))]
+            for code, count in sorted(doc.summary["by_code"].items(), key=lambda kv: (-kv[1], kv[0]))]
     if fmt == "json":
-        return json.dumps({"schema_version": doc["schema_version"], "statistics": [
+        return json.dumps({"schema_version": doc.head["schema_version"], "statistics": [
             {"code": c, "count": n, "severity": s, "name": name} for c, n, s, name in rows],
-            "summary": doc["summary"]}, separators=(",", ":")) + "\n"
+            "summary": doc.summary}, separators=(",", ":")) + "\n"
     width = max((len(str(n)) for _, n, _, _ in rows), default=1)
     return "".join(f"{n:>{width}}  {c}  {s:<7}  {name}\n" for c, n, s, name in rows)
 

@@ -1,48 +1,118 @@
-"""Terminal report of a lint document: grouped by kernel, the worst first, with
-the numbers and the change each finding suggests."""
+"""Human text of a lint document: by kernel, the worst first, with the numbers
+and the change each finding suggests, then a summary.
+
+Plain text that reads at 80 columns (or the terminal's width): lines wrap
+between words, a kernel name is never cut, figures are right-aligned; colour
+only on a terminal and never under NO_COLOR. Streamed like every format.
+"""
 
 from __future__ import annotations
 
-from tuneadvise.cli.common import console
-from tuneadvise.cli.render import SEVERITY_STYLE
+import os
+import shutil
+import sys
+from collections.abc import Iterator
+
+from tuneadvise.cli.common import stdout_is_terminal
+
+DEFAULT_WIDTH = 80
+_STYLE = {"error": "\x1b[1;31m", "warning": "\x1b[33m", "info": "\x1b[36m", "bold": "\x1b[1m", "dim": "\x1b[2m",
+          "passed": "\x1b[1;32m", "failed": "\x1b[1;31m"}
+_RESET = "\x1b[0m"
 
 
-def render_lint(doc: dict) -> None:
-    from rich.markup import escape
-    from rich.table import Table
+def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
+    """`text` in lines of at most `width` characters where words allow, broken only at spaces:
+    a word longer than a line (a kernel name) stands whole on its own line."""
+    lines, line = [], first
+    empty = True
+    for word in text.split(" "):
+        if not empty and len(line) + 1 + len(word) > width:
+            lines.append(line)
+            line, empty = rest + word, False
+        else:
+            line, empty = (line + word, False) if empty else (line + " " + word, False)
+    lines.append(line)
+    return lines
 
-    out = console()
-    for kernel in doc["kernels"]:
+
+def _width(terminal: bool) -> int:
+    if terminal:
+        return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    try:
+        return max(40, int(os.environ.get("COLUMNS", DEFAULT_WIDTH)))
+    except ValueError:
+        return DEFAULT_WIDTH
+
+
+def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
+    """The report as text chunks. `terminal`: style for a terminal (default: whether stdout is one)."""
+    from tuneadvise.advisor.lint.formats import utf8_text
+
+    if terminal is None:
+        terminal = stdout_is_terminal() and sys.stdout is sys.__stdout__
+    colour = terminal and not os.environ.get("NO_COLOR")
+    width = _width(terminal)
+
+    def style(text: str, name: str) -> str:
+        return f"{_STYLE[name]}{text}{_RESET}" if colour else text
+
+    wrapped: dict = {}  # (severity, code, message) -> its lines: kernels share findings, so wrap each once
+
+    def finding_lines(finding: dict) -> str:
+        key = (finding["severity"], finding["code"], finding["message"], finding.get("baseline"))
+        text = wrapped.get(key)
+        if text is None:
+            head = f"  {finding['severity']:<7} {finding['code']} "
+            status = f" ({finding['baseline']})" if finding.get("baseline") else ""
+            lines = wrap(utf8_text(finding["message"]) + status, width, head, " " * len(head))
+            lines[0] = "  " + style(f"{finding['severity']:<7}", finding["severity"]) + lines[0][9:]
+            text = wrapped[key] = "\n".join(lines) + "\n"
+        return text
+
+    for kernel in doc.kernels():
         occ = kernel["occupancy"]
-        spills = "-" if kernel["spill_bytes"] is None else f"{kernel['spill_bytes']} B"
-        block = "x".join(map(str, kernel["launch"]["block_dims"]))
         where = kernel["location"]
-        place = f"{where['file']}:{where['line']}" if where["line"] else where["file"]
-        out.print(f"[bold]{escape(kernel['demangled'])}[/bold] [dim]{kernel['arch']}  {escape(place)}[/dim]")
-        out.print(f"  {kernel['registers']} regs, {kernel['shared_mem']} B smem, spills {spills}, block {block}: "
-                  f"{occ['active_blocks_per_sm']} blocks/SM, occupancy {occ['occupancy']:.1%}"
-                  + (f" ({' + '.join(occ['limiters'])})" if occ["limiters"] else "")
-                  + ("" if occ["launchable"] else " [bold red]cannot launch[/bold red]"))
-        for finding in kernel["findings"]:
-            style = SEVERITY_STYLE[finding["severity"]]
-            status = f" [dim]({finding['baseline']})[/dim]" if finding.get("baseline") else ""
-            out.print(f"  [{style}]{finding['code']}[/{style}] {escape(finding['message'])}{status}", soft_wrap=True)
-    for finding in doc["source_findings"]:
-        out.print(f"[{SEVERITY_STYLE[finding['severity']]}]{finding['code']}[/] {escape(finding['message'])}")
-    summary = doc["summary"]
-    table = Table(show_header=False, box=None, pad_edge=False)
-    counts = ", ".join(f"{n} {s}" for s, n in summary["by_severity"].items() if n) or "no findings"
-    table.add_row("kernels x archs", str(summary["kernels"]))
-    table.add_row("findings", counts)
-    table.add_row(f"failing (>= {summary['fail_on']})", str(summary["failing_findings"]))
+        place = f"{where['file']}:{where['line']}" if where["line"] else where["file"] or ""
+        name_lines = wrap(utf8_text(kernel["demangled"]) + f" [{kernel['arch']}]", width, "", "    ")
+        out = [style(line, "bold") for line in name_lines]
+        if place:
+            out += wrap(utf8_text(place), width, "  at ", "    ")
+        block = "x".join(map(str, kernel["launch"]["block_dims"]))
+        figures = (f"{kernel['registers']} registers, {kernel['shared_mem']} B static shared memory, "
+                   + ", ".join(f"{'-' if kernel[k] is None else kernel[k]} B {words}"
+                               for k, words in (("spill_stores", "spill stores"), ("spill_loads", "spill loads"),
+                                                ("stack_frame", "stack frame")))
+                   + f"; block {block}: {occ['active_blocks_per_sm']} blocks/SM, occupancy {occ['occupancy']:.1%}"
+                   + (f" ({' + '.join(occ['limiters'])})" if occ["limiters"] else "")
+                   + ("" if occ["launchable"] else " cannot launch"))
+        out += wrap(figures, width, "  ", "    ")
+        yield "\n".join(out) + "\n" + "".join(finding_lines(f) for f in kernel["findings"]) + "\n"
+    for finding in doc.tail["source_findings"]:
+        yield finding_lines(finding)
+    yield from _summary(doc.summary, width, style)
+
+
+def _summary(summary: dict, width: int, style) -> Iterator[str]:
+    rows = [("kernels x architectures", summary["kernels"])]
+    rows += [(f"{severity} findings", summary["by_severity"][severity]) for severity in summary["by_severity"]]
+    rows.append((f"failing (at or above {summary['fail_on']})", summary["failing_findings"]))
     if "baseline" in summary:
         base = summary["baseline"]
-        table.add_row("baseline", f"{base['new']} new, {base['worse']} worse, {base['baselined']} accepted")
-        for line in base["improved"]:
-            table.add_row("improved", escape(line))
-    for line in summary["skipped"]:
-        table.add_row("skipped", escape(line))
-    for line in summary["ptx_only_archs"]:
-        table.add_row("PTX only", escape(line))
-    out.print(table)
-    out.print("[bold green]passed[/bold green]" if summary["passed"] else "[bold red]failed[/bold red]")
+        rows += [("new since the baseline", base["new"]), ("worse than the baseline", base["worse"]),
+                 ("accepted by the baseline", base["baselined"])]
+    label_width = max(len(label) for label, _ in rows)
+    number_width = max(len(str(n)) for _, n in rows)
+    text = "".join(f"{label:<{label_width}}  {n:>{number_width}}\n" for label, n in rows)
+    notes = []
+    if summary["config"]:
+        notes.append(("config", summary["config"]))
+    notes += [("warning", w) for w in summary["warnings"]]
+    notes += [("skipped", s) for s in summary["skipped"]]
+    notes += [("PTX only", s) for s in summary["ptx_only_archs"]]
+    if "baseline" in summary:
+        notes += [("improved", s) for s in summary["baseline"]["improved"]]
+    for label, sentence in notes:
+        text += "\n".join(wrap(sentence, width, f"{label}: ", "    ")) + "\n"
+    verdict = "passed" if summary["passed"] else "failed"
+    yield text + style(verdict, verdict) + "\n"

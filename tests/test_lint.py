@@ -88,7 +88,10 @@ def test_contract_fields_and_demangling():
     matmul = kernels[("_Z12tiled_matmulPKfS0_Pfi", "sm_90")]
     assert matmul["shared_mem"] == 8448 and matmul["barriers"] == 1
     spilling = kernels[("_Z8spillingPKfPfi", "sm_90")]
-    assert spilling["spill_bytes"] == 1032 and "TA501" in [f["code"] for f in spilling["findings"]]
+    # ptxas: 416 bytes stack frame, 496 bytes spill stores, 536 bytes spill loads: each figure by its name
+    assert (spilling["spill_stores"], spilling["spill_loads"], spilling["stack_frame"]) == (496, 536, 416)
+    [spills] = [f for f in spilling["findings"] if f["code"] == "TA501"]
+    assert spills["message"].startswith("496 B of register spills") and spills["details"] == {"spill_bytes": 496}
     occ = matmul["occupancy"]
     for key in ("schema_version", "arch", "compute_capability", "active_blocks_per_sm", "active_warps_per_sm",
                 "max_warps_per_sm", "occupancy", "limiters", "launchable", "errors"):
@@ -203,7 +206,7 @@ def test_github_junit_csv_markdown(config):
     assert {r["code"] for r in rows} >= {"TA901", "TA903"}  # no spills known: the .o has none, no log given
     assert all(r["arch"] in ("sm_80", "sm_90") for r in rows)
     markdown = run("lint", *args, "--format", "markdown").output
-    assert markdown.startswith("## tuneadvise lint: failed") and "| heavy(double const*, double*, int) | sm_80 |" in markdown
+    assert markdown.startswith("## tuneadvise lint: failed") and "| heavy(double const\\*, double\\*, int) | sm_80 |" in markdown
 
 
 def test_statistics(config):
@@ -349,7 +352,7 @@ def test_no_config_has_the_config_models_defaults():
     for name, value in defaults.items():
         stand_in = getattr(NO_CONFIG, name)
         assert (list(stand_in) if isinstance(stand_in, tuple) else stand_in) == value, name
-    assert NO_CONFIG.kernel_entry(("k",), "sm_90") is None and NO_CONFIG.budget(("k",), "sm_90") is None
+    assert NO_CONFIG.kernel_index(("k",), "sm_90") is None and NO_CONFIG.budget_index(("k",), "sm_90") is None
 
 
 def test_a_lint_without_a_config_file_never_imports_pydantic(tmp_path):
@@ -408,10 +411,11 @@ def sharing_config():
                 min_size=1, max_size=12),
        st.sampled_from([None, "TA5", "TA9,TA3", "TA1,TA2,TA4,TA6,TA7"]))
 def test_shared_analyses_equal_each_kernel_linted_alone(kernels, ignore):
-    # Lint computes a configuration once and each spill figure once on top (lint._Linter); a
+    # Lint computes each distinct (architecture, LaunchConfig, config entries) once (run._Linter); a
     # kernel's findings must be what a lint of that kernel alone gives, and its config rules'
-    # findings what check_occupancy gives for its result and whole context, spills included.
-    from tuneadvise.advisor.lint.run import LintOptions, lint_records
+    # findings what check_occupancy gives for occupancy(arch, its LaunchConfig).
+    from tuneadvise.advisor.engine.occupancy import occupancy
+    from tuneadvise.advisor.lint.run import LintOptions, kernel_names, lint_records
     from tuneadvise.advisor.readers.compiler_output import KernelUsage
     from tuneadvise.advisor.rules import RuleSelection, check_occupancy
     from tuneadvise.specs.catalog import shipped_catalog
@@ -421,7 +425,7 @@ def test_shared_analyses_equal_each_kernel_linted_alone(kernels, ignore):
 
     def records():
         return [KernelUsage(f"{prefix}{i}", arch, registers=regs, shared_mem=smem, barriers=barriers,
-                            stack_frame=spill, spill_stores=spill, spill_loads=None if spill is None else 0,
+                            stack_frame=spill, spill_stores=spill, spill_loads=None if spill is None else 2 * spill,
                             source="ptxas", line=i + 1, file="build.log")
                 for i, (prefix, arch, regs, smem, spill, barriers) in enumerate(kernels)]
 
@@ -431,14 +435,18 @@ def test_shared_analyses_equal_each_kernel_linted_alone(kernels, ignore):
         [alone] = lint_records([record], options).kernels
         kernel = together[(record.name, record.arch)]
         assert kernel.findings == alone.findings and kernel.result == alone.result
-        entry = config.kernel_entry((record.name,), record.arch)
         launch = kernel.launch
-        expected = [f for f in check_occupancy(shipped_catalog().resolve(record.arch), kernel.result, options.selection,
-                                               spill_bytes=record.spill_bytes, grid_size=launch["grid_size"],
-                                               cluster_size=launch["cluster_size"], block_dims=launch["block_dims"])
+        assert (launch.registers, launch.static_shared_mem, launch.spill_stores, launch.spill_loads) == (
+            record.registers, record.shared_mem, record.spill_stores, record.spill_loads)
+        index = config.kernel_index(kernel_names(record.name), record.arch)
+        entry = config.kernels[index] if index is not None else None
+        resolved = shipped_catalog().resolve(record.arch)
+        expected = [f for f in check_occupancy(resolved, occupancy(resolved.arch, launch), options.selection)
                     if not (entry and f.code.startswith(tuple(entry.ignore)))]
         assert [f for f in kernel.findings if not f.code.startswith("TA9")] == expected
         spill_budget = [f for f in kernel.findings if f.code == "TA902"]
-        limit = 16 if record.name.startswith("a") else 0
-        over = record.spill_bytes is not None and record.spill_bytes > limit and options.selection.allows("TA902")
-        assert len(spill_budget) == over
+        # "a*": max_spill_bytes = 16, the old name of max_spill_stores; "*": no_spills, stores and loads
+        limits = {"spill_stores": 16} if record.name.startswith("a") else {"spill_stores": 0, "spill_loads": 0}
+        over = [figure for figure, limit in limits.items()
+                if getattr(record, figure) is not None and getattr(record, figure) > limit]
+        assert [next(iter(f.details)) for f in spill_budget] == (over if options.selection.allows("TA902") else [])

@@ -4,8 +4,8 @@ The baseline records, per kernel and architecture, the resource figures and the
 finding codes accepted today. Against it a finding is:
 
 - `baselined`: accepted, and the kernel is no worse than recorded;
-- `worse`: accepted, but the kernel now uses more registers, shared memory or
-  spills, or reaches lower occupancy than recorded, so it counts again;
+- `worse`: accepted, but the kernel now uses more registers, shared memory,
+  spill stores or loads or stack frame, or reaches lower occupancy than recorded, so it counts again;
 - `new`: not in the baseline; counts.
 
 Findings and kernels that improved on the baseline are reported so the
@@ -20,7 +20,8 @@ from dataclasses import dataclass, field
 from tuneadvise.advisor.report import SCHEMA_VERSION
 
 # figure -> True when a larger value is worse
-FIGURES = {"registers": True, "shared_mem": True, "spill_bytes": True, "occupancy": False}
+FIGURES = {"registers": True, "shared_mem": True, "spill_stores": True, "spill_loads": True, "stack_frame": True,
+           "occupancy": False}
 
 
 class BaselineError(ValueError):
@@ -33,9 +34,10 @@ def kernel_key(name: str, arch: str) -> str:
 
 def figures_of(kernel) -> dict:
     """kernel: a LintedKernel."""
-    return {"registers": kernel.usage.registers,
-            "shared_mem": kernel.result.kernel.static_shared_mem + kernel.result.kernel.dynamic_shared_mem,
-            "spill_bytes": kernel.usage.spill_bytes, "occupancy": round(kernel.result.occupancy, 6)}
+    launch = kernel.launch
+    return {"registers": launch.registers, "shared_mem": launch.static_shared_mem + launch.dynamic_shared_mem,
+            "spill_stores": launch.spill_stores, "spill_loads": launch.spill_loads, "stack_frame": launch.stack_frame,
+            "occupancy": round(kernel.result.occupancy, 6)}
 
 
 def build(report) -> dict:

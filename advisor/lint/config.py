@@ -13,11 +13,23 @@ import json
 import re
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Literal, get_args
+from typing import Annotated, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    WithJsonSchema,
+    create_model,
+    field_validator,
+    model_validator,
+)
 
 from tuneadvise.advisor import inputs
+from tuneadvise.advisor.launch import BY_KEY as LAUNCH_FIELDS
+from tuneadvise.advisor.launch import MAX_CLUSTER_SIZE, MAX_LOCAL_BYTES
 from tuneadvise.advisor.lint.settings import normalise_archs
 
 Severity = Literal["error", "warning", "info"]
@@ -30,8 +42,18 @@ class ConfigError(ValueError):
 
 def _normalise_keys(data):
     if isinstance(data, dict):
-        return {str(k).replace("-", "_"): v for k, v in data.items()}
+        return {k.replace("-", "_") if isinstance(k, str) else k: v for k, v in data.items()}
     return data
+
+
+def shown(value, limit: int = 40) -> str:
+    """A user's value for an error message: repr() of a string or number, cut to `limit`
+    characters; never the str() of a structure (a YAML bomb expands to megabytes)."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        text = repr(value)
+    else:
+        text = f"a {type(value).__name__}"
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _via_inputs(parse, value, field: str):
@@ -50,23 +72,50 @@ class _Strict(BaseModel):
         return _normalise_keys(data)
 
 
-class Launch(_Strict):
-    """How a kernel is launched: what no compiler output records."""
+# -- launch settings and figures: the fields of advisor/launch.FIELDS ---------------
+# A [[kernels]] entry's launch keys and a config-only kernel's figures are the
+# LaunchConfig keys themselves: each field's description is FIELDS' help, each
+# value is validated by FIELDS' parser (so a config accepts exactly what
+# `occupancy` options and batch lines accept), and the lint builds the kernel's
+# LaunchConfig from the user's values with LaunchConfig.from_mapping.
+LAUNCH_KEYS = ("block_size", "dynamic_shared_mem", "carveout", "opt_in", "grid_size", "max_threads_per_block")
+FIGURE_KEYS = ("registers", "shared_mem", "barriers", "spill_stores", "spill_loads", "stack_frame")
 
-    block_size: int | str | list[int] | None = Field(
-        None, description="Threads per block: 256, '16x16' or [32, 8, 2]")
-    dynamic_shared_mem: Bytes | None = Field(None, description="Dynamic shared memory per block: bytes or '32K'")
-    carveout: int | str | None = Field(None, description="default, max-shared, max-l1, or a percentage 0-100")
-    opt_in: bool | None = Field(None, description="cudaFuncAttributeMaxDynamicSharedMemorySize raised above 48 KB")
+# The JSON Schema of a value each parser accepts (the printed schema; the parser has the last word).
+_INT = {"type": "integer"}
+_SIZE = {"anyOf": [{"type": "integer", "minimum": 0}, {"type": "string"}]}
+_SCHEMAS = {
+    inputs.parse_block: {"anyOf": [{"type": "integer"}, {"type": "string"}, {"type": "array", "items": _INT}]},
+    inputs.parse_size: _SIZE,
+    inputs.parse_carveout: {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+    inputs.parse_bool: {"anyOf": [{"type": "boolean"}, {"type": "string"}]},
+}
+
+
+def _launch_field(key: str, note: str = ""):
+    """(annotation, pydantic Field) for the LaunchConfig key `key`: FIELDS' parser validates it,
+    FIELDS' help describes it; the user's value is kept as given for LaunchConfig.from_mapping."""
+    spec = LAUNCH_FIELDS[key]
+
+    def validate(value):
+        if value is not None:
+            _via_inputs(spec.parse, value, key)
+        return value
+
+    schema = _SCHEMAS.get(spec.parse, _INT)
+    annotation = Annotated[object, AfterValidator(validate), WithJsonSchema(schema)]
+    return annotation, Field(None, description=spec.help + note)
+
+
+def _launch_model(name: str, base, keys: tuple[str, ...], doc: str, note: str = ""):
+    return create_model(name, __base__=base, __doc__=doc, **{key: _launch_field(key, note) for key in keys})
+
+
+class _LaunchExtras(_Strict):
+    """What a launch has beyond LaunchConfig's fields: the cluster shape and a minimum occupancy."""
+
     cluster_dims: int | str | list[int] | None = Field(None, description="Thread-block cluster: 2 or '2x1x1' (9.0+)")
-    grid_size: int | None = Field(None, ge=1, le=2**31 - 1, description="Blocks in the grid")
-    max_threads_per_block: int | None = Field(None, ge=1, le=1024, description="__launch_bounds__ maximum")
     min_occupancy: float | None = Field(None, ge=0, le=1, description="Fail below this theoretical occupancy (0-1)")
-
-    @field_validator("block_size")
-    @classmethod
-    def _block(cls, v):
-        return None if v is None else list(_via_inputs(inputs.parse_block, v, "block_size"))
 
     @field_validator("cluster_dims")
     @classmethod
@@ -74,25 +123,22 @@ class Launch(_Strict):
         if v is None:
             return None
         dims = _via_inputs(inputs.parse_block, v, "cluster_dims")
-        if _product(dims) > 64:
-            raise ValueError("at most 64 blocks per cluster")
+        if _product(dims) > MAX_CLUSTER_SIZE:
+            raise ValueError(f"at most {MAX_CLUSTER_SIZE} blocks per cluster")
         return list(dims)
-
-    @field_validator("dynamic_shared_mem")
-    @classmethod
-    def _dynamic(cls, v):
-        return None if v is None else _via_inputs(inputs.parse_size, v, "dynamic_shared_mem")
-
-    @field_validator("carveout")
-    @classmethod
-    def _carveout(cls, v):
-        if v is None:
-            return None
-        _via_inputs(inputs.parse_carveout, v, "carveout")
-        return v
 
     def cluster_size(self) -> int | None:
         return None if self.cluster_dims is None else _product(self.cluster_dims)
+
+    def launch_values(self) -> dict:
+        """The launch keys this entry sets, as the user wrote them, for LaunchConfig.from_mapping."""
+        values = {key: getattr(self, key) for key in LAUNCH_KEYS if getattr(self, key) is not None}
+        if self.cluster_dims is not None:
+            values["cluster_size"] = self.cluster_size()
+        return values
+
+
+Launch = _launch_model("Launch", _LaunchExtras, LAUNCH_KEYS, "How a kernel is launched: what no compiler output records.")
 
 
 def _product(dims) -> int:
@@ -151,29 +197,35 @@ class RooflineWork(_Strict):
         return self.intensity if self.intensity is not None else self.flops / self.bytes
 
 
-class KernelEntry(Launch, _Matched):
+_KernelFigures = _launch_model("_KernelFigures", Launch, FIGURE_KEYS, "A kernel's figures, without compiler output.",
+                               " For a kernel without compiler output.")
+
+
+class KernelEntry(_KernelFigures, _Matched):
     """Launch settings for the kernels whose name matches `name` (first match
     wins). With `registers` given, a kernel the config describes on its own,
     with no compiler output."""
 
     name: str = Field(description="Kernel name or glob, matched against the mangled name, the demangled "
-                                  "signature and the bare name (saxpy, 'saxpy<*', '_Z5saxpy*')")
-    registers: int | None = Field(None, ge=0, le=255, description="Registers per thread, for a kernel without compiler output")
-    shared_mem: Bytes | None = Field(None, description="Static shared memory, for a kernel without compiler output")
-    barriers: int | None = Field(None, ge=0, le=16, description="Named barriers per block, for a kernel without compiler output")
-    spill_bytes: int | None = Field(None, ge=0, description="Spill bytes per thread, for a kernel without compiler output")
+                                  "signature with and without its return type, and the bare name "
+                                  "(saxpy, 'saxpy<float*', '_Z5saxpy*')")
+    spill_bytes: int | None = Field(None, ge=0, le=MAX_LOCAL_BYTES,
+                                    description="Deprecated: spill_stores (ptxas 'N bytes spill stores')")
     ignore: list[str] = Field(default_factory=list, description="Finding codes or prefixes not reported for this kernel")
     roofline: RooflineWork | None = Field(None, description="The kernel's work, for 'tuneadvise roofline --kernels'")
-
-    @field_validator("shared_mem")
-    @classmethod
-    def _static(cls, v):
-        return None if v is None else _via_inputs(inputs.parse_size, v, "shared_mem")
 
     @field_validator("ignore", mode="before")
     @classmethod
     def _codes(cls, v):
         return _rule_codes(v)
+
+    @model_validator(mode="after")
+    def _old_spill_key(self):
+        if self.spill_bytes is not None:
+            if self.spill_stores is not None:
+                raise ValueError("spill_bytes is the old name of spill_stores: give one")
+            object.__setattr__(self, "spill_stores", self.spill_bytes)  # frozen model, set once while validating
+        return self
 
     def pattern(self) -> str:
         return self.name
@@ -185,8 +237,15 @@ class Budget(_Matched):
     kernel: str = Field("*", description="Kernel name or glob, matched as in [[kernels]]")
     max_registers: int | None = Field(None, ge=0, le=255, description="Registers per thread at most")
     max_shared_mem: Bytes | None = Field(None, description="Static plus dynamic shared memory per block at most")
-    max_spill_bytes: int | None = Field(None, ge=0, description="Spill bytes per thread at most")
-    no_spills: bool = Field(False, description="Same as max_spill_bytes = 0")
+    max_spill_stores: int | None = Field(None, ge=0, le=MAX_LOCAL_BYTES,
+                                         description="Spill stores per thread at most, in bytes (ptxas 'N bytes spill stores')")
+    max_spill_loads: int | None = Field(None, ge=0, le=MAX_LOCAL_BYTES,
+                                        description="Spill loads per thread at most, in bytes (ptxas 'N bytes spill loads')")
+    max_stack_frame: int | None = Field(None, ge=0, le=MAX_LOCAL_BYTES,
+                                        description="Stack frame per thread at most, in bytes (ptxas 'N bytes stack frame')")
+    max_spill_bytes: int | None = Field(None, ge=0, le=MAX_LOCAL_BYTES,
+                                        description="Deprecated: max_spill_stores, which it means")
+    no_spills: bool = Field(False, description="Same as max_spill_stores = 0 and max_spill_loads = 0")
     min_occupancy: float | None = Field(None, ge=0, le=1, description="Theoretical occupancy at least (0-1)")
 
     @field_validator("max_shared_mem")
@@ -194,8 +253,20 @@ class Budget(_Matched):
     def _smem(cls, v):
         return None if v is None else _via_inputs(inputs.parse_size, v, "max_shared_mem")
 
-    def spill_limit(self) -> int | None:
-        return 0 if self.no_spills else self.max_spill_bytes
+    @model_validator(mode="after")
+    def _old_spill_key(self):
+        if self.max_spill_bytes is not None and self.max_spill_stores is not None:
+            raise ValueError("max_spill_bytes is the old name of max_spill_stores: give one")
+        return self
+
+    def limit(self, key: str) -> int | None:
+        """The limit on "max_spill_stores", "max_spill_loads" or "max_stack_frame", with no_spills and
+        the old max_spill_bytes applied."""
+        if self.no_spills and key in ("max_spill_stores", "max_spill_loads"):
+            return 0
+        if key == "max_spill_stores" and self.max_spill_stores is None:
+            return self.max_spill_bytes
+        return getattr(self, key)
 
     def pattern(self) -> str:
         return self.kernel
@@ -207,9 +278,11 @@ def _rule_codes(v):
     items = [v] if isinstance(v, str) else list(v or [])
     codes = []
     for item in items:
-        code = str(item).strip().upper()
+        if not isinstance(item, str):
+            raise ValueError(f"expected rule codes such as TA301, got {shown(item)}")
+        code = item.strip().upper()
         if not any(known.startswith(code) for known in registry()):
-            raise ValueError(f"'{item}' matches no rule code (see 'tuneadvise rules')")
+            raise ValueError(f"{shown(item)} matches no rule code (see 'tuneadvise rules')")
         codes.append(code)
     return codes
 
@@ -245,15 +318,23 @@ class LintConfig(_Strict):
     def _block(cls, v):
         return None if v is None else list(_via_inputs(inputs.parse_block, v, "block_size"))
 
-    def kernel_entry(self, names: tuple[str, ...], arch: str) -> KernelEntry | None:
-        return next((k for k in self.kernels if k.matches(names, arch)), None)
+    def kernel_index(self, names: tuple[str, ...], arch: str) -> int | None:
+        """The index of the first [[kernels]] entry that matches, or None."""
+        return next((i for i, k in enumerate(self.kernels) if k.matches(names, arch)), None)
 
-    def budget(self, names: tuple[str, ...], arch: str) -> Budget | None:
-        return next((b for b in self.budgets if b.matches(names, arch)), None)
+    def budget_index(self, names: tuple[str, ...], arch: str) -> int | None:
+        """The index of the first [[budgets]] entry that matches, or None."""
+        return next((i for i, b in enumerate(self.budgets) if b.matches(names, arch)), None)
 
 
 def json_schema() -> dict:
+    """The config's JSON Schema. Keys are accepted in snake_case and kebab-case (`fail-on`), as
+    the loader accepts them, so every object lists both spellings."""
     schema = LintConfig.model_json_schema()
+    for table in (schema, *schema.get("$defs", {}).values()):
+        properties = table.get("properties", {})
+        for key in [k for k in properties if "_" in k]:
+            properties[key.replace("_", "-")] = properties[key]
     schema["$schema"] = "https://json-schema.org/draft/2020-12/schema"
     schema["$id"] = "https://tuneadvise.dev/schema/lint-config-1.json"
     return schema
@@ -305,17 +386,31 @@ def _parse(path: Path, text: str) -> dict:
     except ImportError:
         raise ConfigError(f"{path}: YAML configs need PyYAML: pip install 'tuneadvise[yaml]'") from None
     try:
-        return yaml.safe_load(text) or {}
+        return yaml.load(text, Loader=_loader(yaml)) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{path}{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
 
 
+def _loader(yaml):
+    """PyYAML's safe loader without aliases: `*name` repeats a node by reference, and a few
+    hundred bytes of nested aliases expand to gigabytes. A config never needs them."""
+
+    class NoAliases(yaml.SafeLoader):
+        def compose_node(self, parent, index):
+            if self.check_event(yaml.AliasEvent):
+                raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in a config",
+                                                  self.peek_event().start_mark)
+            return super().compose_node(parent, index)
+
+    return NoAliases
+
+
 def _describe(path: Path, text: str, err: ValidationError) -> str:
     first = err.errors()[0]
-    loc = [str(p) if isinstance(p, str) else p for p in first["loc"]]
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in loc).lstrip(".") or "(document)"
+    loc = [p if isinstance(p, (str, int)) else shown(p) for p in first["loc"]]
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{shown(p)[1:-1]}" for p in loc).lstrip(".") or "(document)"
     message = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
         model = _model_at(loc[:-1])

@@ -1,13 +1,24 @@
-"""Machine formats of a lint document (advisor/lint/document.py): SARIF 2.1.0,
-GitHub workflow commands, JUnit XML, CSV and a Markdown job summary. Each is a
-pure function of the document, so all formats tell the same story."""
+"""Serializers of the lint document stream (advisor/lint/document.py): JSON,
+SARIF 2.1.0, GitHub workflow commands, JUnit XML, CSV and a Markdown job
+summary. Each takes a LintDocument and yields text chunks as it reads the
+kernels, so all formats tell the same story and none holds a large report
+whole.
+
+Names and messages are untrusted text (a kernel name comes from whatever was
+piped in): every serializer makes them valid for its format: text that is
+not UTF-8 becomes U+FFFD, XML gets no character XML 1.0 forbids, Markdown
+and GitHub commands escape their syntax, and a CSV cell never starts a formula.
+"""
 
 from __future__ import annotations
 
 import csv
 import hashlib
 import io
+import json
 import os
+import re
+from collections.abc import Iterator
 from xml.sax.saxutils import escape, quoteattr
 
 from tuneadvise.advisor.rules import SEVERITY_RANK, registry
@@ -15,27 +26,78 @@ from tuneadvise.advisor.rules import SEVERITY_RANK, registry
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
 GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
-CSV_COLUMNS = ("kernel", "demangled", "arch", "registers", "shared_mem", "spill_bytes", "block_size", "occupancy",
-               "active_blocks_per_sm", "limiters", "code", "severity", "baseline", "message", "file", "line")
+CSV_COLUMNS = ("kernel", "demangled", "arch", "registers", "shared_mem", "spill_stores", "spill_loads",
+               "stack_frame", "block_size", "occupancy", "active_blocks_per_sm", "limiters", "code", "severity",
+               "baseline", "message", "file", "line")
+
+_COMPACT = json.JSONEncoder(separators=(",", ":"))  # json.dumps(x, separators=(",", ":")), one encoder
 
 
-def _relative(path: str | None) -> str | None:
+# -- text that is safe to write -------------------------------------------------
+
+def utf8_text(text: str) -> str:
+    """`text` as valid UTF-8 text: undecodable bytes (surrogate escapes from a pipe) and lone
+    surrogates become U+FFFD."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    """Text XML 1.0 allows: forbidden control characters written as \\xNN."""
+    return _XML_FORBIDDEN.sub(lambda m: f"\\x{ord(m.group(0)):02x}", utf8_text(text))
+
+
+_CONTROL = re.compile("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f\x85\u2028\u2029]")
+
+
+_MARKDOWN_SYNTAX = re.compile(r"([\\`*_\[\]<>|~&$])")
+
+
+def markdown_text(text) -> str:
+    """Text shown as itself in (GitHub-flavoured) Markdown: its syntax backslash-escaped, one line."""
+    text = _MARKDOWN_SYNTAX.sub(r"\\\1", utf8_text(str(text))).replace("\r", " ").replace("\n", " ")
+    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+
+
+def csv_cell(value):
+    """A CSV cell no spreadsheet runs as a formula (OWASP's CSV injection advice: a leading ')."""
+    if isinstance(value, str):
+        # A lone CR would end the row for a reader: the writer quotes only the terminator's LF.
+        value = utf8_text(value).replace("\r\n", "\n").replace("\r", "\n")
+        if value[:1] in ("=", "+", "-", "@", "\t", "\r"):
+            return "'" + value
+    return value
+
+
+def _relative(path: str | None, cache: dict) -> str | None:
+    """The path relative to the working directory (as annotations want it), computed once per path."""
     if not path:
         return None
-    try:
-        relative = os.path.relpath(path)
-    except ValueError:  # another drive on Windows
-        relative = path
-    return (path if relative.startswith("..") else relative).replace(os.sep, "/")
+    relative = cache.get(path)
+    if relative is None:
+        try:
+            relative = os.path.relpath(path)
+        except ValueError:  # another drive on Windows
+            relative = path
+        relative = cache[path] = utf8_text((path if relative.startswith("..") else relative).replace(os.sep, "/"))
+    return relative
 
 
-def findings_with_places(doc: dict):
+def findings_with_places(doc) -> Iterator[tuple[dict, dict | None, str | None, int | None]]:
     """(finding, kernel or None, file, line) for every finding in the document."""
-    for kernel in doc["kernels"]:
+    for kernel in doc.kernels():
         place = kernel["location"]
         for finding in kernel["findings"]:
             yield finding, kernel, place["file"], place["line"]
-    for finding in doc["source_findings"]:
+    for finding in doc.tail["source_findings"]:
         yield finding, None, finding["details"].get("file"), finding["details"].get("line")
 
 
@@ -45,50 +107,69 @@ def _headline(finding: dict, kernel: dict | None) -> str:
     return f"{kernel['demangled']} [{kernel['arch']}]: {finding['message']}"
 
 
+# -- JSON -------------------------------------------------------------------------
+
+def json_chunks(doc) -> Iterator[str]:
+    """json.dumps(doc.whole(), separators=(",", ":")) + "\\n", a kernel at a time (ASCII: json's escapes)."""
+    yield _COMPACT.encode(doc.head)[:-1] + ',"kernels":['
+    separator = ""
+    for kernel in doc.kernels():
+        yield separator + _COMPACT.encode(kernel)
+        separator = ","
+    yield "]," + _COMPACT.encode(doc.tail)[1:] + "\n"
+
+
 # -- SARIF ----------------------------------------------------------------------
 
-def sarif(doc: dict) -> dict:
+def _indented(value, depth: int) -> str:
+    """json.dumps(value, indent=1) as it reads `depth` levels deep in an indent=1 document."""
+    return json.dumps(value, indent=1).replace("\n", "\n" + " " * depth)
+
+
+def sarif_chunks(doc) -> Iterator[str]:
+    """SARIF 2.1.0: indented, one result per line (results are most of a large log)."""
     rules = registry()
-    used = sorted({f["code"] for f, *_ in findings_with_places(doc)})
+    used = list(doc.summary["by_code"])  # every code in the document, sorted
     index = {code: i for i, code in enumerate(used)}
-    results = []
+    driver = {"name": "tuneadvise", "version": doc.head["tool"]["version"] or "0",
+              "informationUri": "https://github.com/tuneadvise/tuneadvise",
+              "rules": [_sarif_rule(rules[code]) for code in used]}
+    yield (f'{{\n "$schema": "{SARIF_SCHEMA}",\n "version": "2.1.0",\n "runs": [\n  {{\n'
+           f'   "tool": {_indented({"driver": driver}, 3)},\n   "results": [')
+    separator, relative = "\n    ", {}
     for finding, kernel, file, line in findings_with_places(doc):
-        result = {
-            "ruleId": finding["code"],
-            "ruleIndex": index[finding["code"]],
-            "level": SARIF_LEVEL[finding["severity"]],
-            "message": {"text": _headline(finding, kernel)},
-            "partialFingerprints": {"tuneadvise/v1": hashlib.sha256(
-                f"{kernel['name'] if kernel else file}|{kernel['arch'] if kernel else ''}|{finding['code']}"
-                .encode()).hexdigest()[:32]},
-        }
-        uri = _relative(file)
-        if uri:
-            location = {"physicalLocation": {"artifactLocation": {"uri": uri}}}
-            if line:
-                location["physicalLocation"]["region"] = {"startLine": int(line)}
-            if kernel is not None:
-                location["logicalLocations"] = [{"name": kernel["name"], "fullyQualifiedName": kernel["demangled"],
-                                                 "kind": "function"}]
-            result["locations"] = [location]
-        properties = {k: v for k, v in (("arch", finding.get("arch")), ("baseline", finding.get("baseline"))) if v}
-        if properties:
-            result["properties"] = properties
-        results.append(result)
-    return {
-        "$schema": SARIF_SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {
-                "name": "tuneadvise",
-                "version": doc["tool"]["version"] or "0",
-                "informationUri": "https://github.com/tuneadvise/tuneadvise",
-                "rules": [_sarif_rule(rules[code]) for code in used],
-            }},
-            "results": results,
-            "properties": {"summary": doc["summary"]},
-        }],
+        yield separator + _COMPACT.encode(_sarif_result(finding, kernel, file, line, index, relative))
+        separator = ",\n    "
+    yield f'\n   ],\n   "properties": {_indented({"summary": doc.summary}, 3)}\n  }}\n ]\n}}\n'
+
+
+def _sarif_result(finding, kernel, file, line, index, relative) -> dict:
+    identity = f"{kernel['name'] if kernel else file}|{kernel['arch'] if kernel else ''}|{finding['code']}"
+    result = {
+        "ruleId": finding["code"],
+        "ruleIndex": index[finding["code"]],
+        "level": SARIF_LEVEL[finding["severity"]],
+        "message": {"text": utf8_text(_headline(finding, kernel))},
+        "partialFingerprints": {"tuneadvise/v1": hashlib.sha256(
+            identity.encode("utf-8", "surrogatepass")).hexdigest()[:32]},
     }
+    uri = _relative(file, relative)
+    if uri:
+        location = {"physicalLocation": {"artifactLocation": {"uri": uri}}}
+        if line:
+            location["physicalLocation"]["region"] = {"startLine": int(line)}
+        if kernel is not None:
+            location["logicalLocations"] = [{"name": utf8_text(kernel["name"]),
+                                             "fullyQualifiedName": utf8_text(kernel["demangled"]),
+                                             "kind": "function"}]
+        result["locations"] = [location]
+    properties = {k: v for k, v in (("arch", finding.get("arch")), ("baseline", finding.get("baseline"))) if v}
+    if kernel is not None:  # the figures behind a kernel's finding, each spill figure by its own name
+        properties.update((k, kernel[k]) for k in ("registers", "shared_mem", "spill_stores", "spill_loads",
+                                                   "stack_frame") if kernel[k] is not None)
+    if properties:
+        result["properties"] = properties
+    return result
 
 
 def _sarif_rule(rule) -> dict:
@@ -107,124 +188,157 @@ def _sarif_rule(rule) -> dict:
 # -- GitHub workflow commands -------------------------------------------------
 
 def _gh_escape(text: str, property_value: bool = False) -> str:
-    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """A workflow command's value: its own escapes for %, CR and LF, and other control and
+    line-breaking characters written as \\xNN, so one annotation stays one line."""
+    text = utf8_text(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
     if property_value:
         text = text.replace(":", "%3A").replace(",", "%2C")
     return text
 
 
-def github(doc: dict) -> str:
-    lines = []
+def github_chunks(doc) -> Iterator[str]:
+    titles = {code: _gh_escape(f"{code} {rule.name}", True) for code, rule in registry().items()}
+    relative = {}
     for finding, kernel, file, line in findings_with_places(doc):
         props = []
-        uri = _relative(file)
+        uri = _relative(file, relative)
         if uri:
             props.append(f"file={_gh_escape(uri, True)}")
             if line:
                 props.append(f"line={int(line)}")
-        props.append(f"title={_gh_escape(finding['code'] + ' ' + registry()[finding['code']].name, True)}")
-        lines.append(f"::{GITHUB_COMMAND[finding['severity']]} {','.join(props)}::"
-                     f"{_gh_escape(_headline(finding, kernel))}")
-    for problem in doc["problems"]:
-        props = [f"file={_gh_escape(_relative(problem['file']) or '', True)}"]
+        props.append(f"title={titles[finding['code']]}")
+        yield (f"::{GITHUB_COMMAND[finding['severity']]} {','.join(props)}::"
+               f"{_gh_escape(_headline(finding, kernel))}\n")
+    for problem in doc.tail["problems"]:
+        props = [f"file={_gh_escape(_relative(problem['file'], relative) or '', True)}"]
         if problem["line"]:
             props.append(f"line={problem['line']}")
-        lines.append(f"::error {','.join(props)}::{_gh_escape('bad input: ' + problem['message'])}")
-    return "".join(line + "\n" for line in lines)
+        yield f"::error {','.join(props)}::{_gh_escape('bad input: ' + problem['message'])}\n"
+    for warning in doc.summary["warnings"]:
+        yield f"::warning ::{_gh_escape(warning)}\n"
 
 
 # -- JUnit XML ------------------------------------------------------------------
 
-def junit(doc: dict) -> str:
+def _attribute(text) -> str:
+    return quoteattr(xml_text(str(text)))
+
+
+def junit_chunks(doc) -> Iterator[str]:
     """One test case per kernel and architecture; findings at or above the
     failure threshold (and not baselined) are failures, the rest go to system-out."""
-    threshold = SEVERITY_RANK[doc["summary"]["fail_on"]]
-    cases, failures = [], 0
-    for kernel in doc["kernels"]:
+    summary = doc.summary
+    threshold = SEVERITY_RANK[summary["fail_on"]]
+    tests = summary["kernels"] + summary["problems"]
+    failures = summary["failing_kernels"] + summary["problems"]
+    yield ('<?xml version="1.0" encoding="UTF-8"?>\n'
+           f'<testsuites name="tuneadvise lint" tests="{tests}" failures="{failures}">\n'
+           f'<testsuite name="tuneadvise lint" tests="{tests}" failures="{failures}" errors="0">\n')
+    relative = {}
+    for kernel in doc.kernels():
         failing = [f for f in kernel["findings"]
                    if SEVERITY_RANK[f["severity"]] >= threshold and f.get("baseline", "new") != "baselined"]
         others = [f for f in kernel["findings"] if f not in failing]
         body = ""
         if failing:
-            failures += 1
             text = "\n".join(f"{f['code']} {f['severity']}: {f['message']}" for f in failing)
-            body += (f"<failure type={quoteattr(failing[0]['code'])} "
-                     f"message={quoteattr(failing[0]['message'])}>{escape(text)}</failure>")
+            body += (f"<failure type={_attribute(failing[0]['code'])} "
+                     f"message={_attribute(failing[0]['message'])}>{escape(xml_text(text))}</failure>")
         if others:
-            body += "<system-out>" + escape("\n".join(f"{f['code']} {f['severity']}: {f['message']}"
-                                                       for f in others)) + "</system-out>"
-        name = quoteattr(f"{kernel['demangled']} [{kernel['arch']}]")
-        cases.append(f'  <testcase classname={quoteattr("tuneadvise." + kernel["arch"])} name={name}'
-                     f' file={quoteattr(_relative(kernel["location"]["file"]) or "")}>{body}</testcase>')
-    for problem in doc["problems"]:
-        failures += 1
+            body += "<system-out>" + escape(xml_text("\n".join(f"{f['code']} {f['severity']}: {f['message']}"
+                                                              for f in others))) + "</system-out>"
+        name = _attribute(f"{kernel['demangled']} [{kernel['arch']}]")
+        yield (f'  <testcase classname={_attribute("tuneadvise." + kernel["arch"])} name={name}'
+               f' file={_attribute(_relative(kernel["location"]["file"], relative) or "")}>{body}</testcase>\n')
+    for problem in doc.tail["problems"]:
         where = f"{problem['file']}:{problem['line']}" if problem["line"] else problem["file"]
-        cases.append(f'  <testcase classname="tuneadvise.input" name={quoteattr(where)}>'
-                     f'<error type="bad-input" message={quoteattr(problem["message"])}/></testcase>')
-    return ('<?xml version="1.0" encoding="UTF-8"?>\n'
-            f'<testsuites name="tuneadvise lint" tests="{len(cases)}" failures="{failures}">\n'
-            f'<testsuite name="tuneadvise lint" tests="{len(cases)}" failures="{failures}" errors="0">\n'
-            + "\n".join(cases) + "\n</testsuite>\n</testsuites>\n")
+        yield (f'  <testcase classname="tuneadvise.input" name={_attribute(where)}>'
+               f'<error type="bad-input" message={_attribute(problem["message"])}/></testcase>\n')
+    yield "</testsuite>\n</testsuites>\n"
 
 
 # -- CSV ----------------------------------------------------------------------------
 
-def csv_text(doc: dict) -> str:
+def csv_chunks(doc) -> Iterator[str]:
     """One row per finding, and one row with an empty code for a kernel without findings."""
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    for kernel in doc["kernels"]:
+    for kernel in doc.kernels():
         occ = kernel["occupancy"]
-        base = [kernel["name"], kernel["demangled"], kernel["arch"], kernel["registers"], kernel["shared_mem"],
-                kernel["spill_bytes"] if kernel["spill_bytes"] is not None else "",
-                "x".join(map(str, kernel["launch"]["block_dims"])), occ["occupancy"], occ["active_blocks_per_sm"],
-                "+".join(occ["limiters"])]
-        place = [kernel["location"]["file"] or "", kernel["location"]["line"] or ""]
+        base = [csv_cell(kernel["name"]), csv_cell(kernel["demangled"]), kernel["arch"], kernel["registers"],
+                kernel["shared_mem"]] + ["" if kernel[k] is None else kernel[k]
+                                         for k in ("spill_stores", "spill_loads", "stack_frame")] + [
+            "x".join(map(str, kernel["launch"]["block_dims"])), occ["occupancy"], occ["active_blocks_per_sm"],
+            "+".join(occ["limiters"])]
+        place = [csv_cell(kernel["location"]["file"] or ""), kernel["location"]["line"] or ""]
         for finding in kernel["findings"] or [None]:
             if finding is None:
                 writer.writerow(base + ["", "", "", ""] + place)
             else:
                 writer.writerow(base + [finding["code"], finding["severity"], finding.get("baseline", ""),
-                                        finding["message"]] + place)
-    return buffer.getvalue()
+                                        csv_cell(finding["message"])] + place)
+        if buffer.tell() > 1 << 16:
+            yield buffer.getvalue()
+            buffer.seek(0)
+            buffer.truncate()
+    yield buffer.getvalue()
 
 
 # -- Markdown job summary -----------------------------------------------------
 
-def _cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+def _figure(value) -> str:
+    return "-" if value is None else str(value)
 
 
-def markdown(doc: dict) -> str:
-    summary = doc["summary"]
+def _markdown_finding(f: dict, where: str) -> str:
+    return (f"- **{f['code']}** ({f['severity']}{', ' + f['baseline'] if f.get('baseline') else ''}): "
+            f"{markdown_text(where + f['message'])}\n")
+
+
+def markdown_chunks(doc) -> Iterator[str]:
+    summary = doc.summary
     verdict = "passed" if summary["passed"] else "failed"
     counts = ", ".join(f"{n} {s}" for s, n in summary["by_severity"].items() if n) or "no findings"
-    lines = [f"## tuneadvise lint: {verdict}", "",
-             f"{summary['kernels']} kernel(s) x architecture, {counts}; failing at `{summary['fail_on']}`: "
-             f"{summary['failing_findings']}.", ""]
-    if doc["kernels"]:
-        lines += ["| kernel | arch | regs | smem (B) | spills (B) | block | occupancy | limiter | findings |",
-                  "| --- | --- | ---: | ---: | ---: | --- | ---: | --- | --- |"]
-        for kernel in doc["kernels"]:
+    yield (f"## tuneadvise lint: {verdict}\n\n"
+           f"{summary['kernels']} kernel(s) x architecture, {counts}; failing at `{summary['fail_on']}`: "
+           f"{summary['failing_findings']}.\n")
+    if summary["config"]:
+        yield f"\nConfig: {markdown_text(summary['config'])}\n"
+    details = []  # each finding's line, listed after the table (text only: a large report's dicts are gone)
+    if summary["kernels"]:
+        yield ("\n| kernel | arch | regs | smem (B) | spill stores (B) | spill loads (B) | stack (B) | block | "
+               "occupancy | limiter | findings |\n"
+               "| --- | --- | ---: | ---: | ---: | ---: | ---: | --- | ---: | --- | --- |\n")
+        for kernel in doc.kernels():
             occ = kernel["occupancy"]
             codes = " ".join(f"`{f['code']}`" for f in kernel["findings"]) or "-"
-            lines.append(f"| {_cell(kernel['demangled'])} | {kernel['arch']} | {kernel['registers']} | "
-                         f"{kernel['shared_mem']} | {'-' if kernel['spill_bytes'] is None else kernel['spill_bytes']} | "
-                         f"{'x'.join(map(str, kernel['launch']['block_dims']))} | {occ['occupancy']:.1%} | "
-                         f"{_cell('+'.join(occ['limiters']) or '-')} | {codes} |")
-    details = [(f, k) for f, k, *_ in findings_with_places(doc)]
+            details += [_markdown_finding(f, f"{kernel['demangled']} [{kernel['arch']}]: ") for f in kernel["findings"]]
+            yield (f"| {markdown_text(kernel['demangled'])} | {kernel['arch']} | {kernel['registers']} | "
+                   f"{kernel['shared_mem']} | {_figure(kernel['spill_stores'])} | {_figure(kernel['spill_loads'])} | "
+                   f"{_figure(kernel['stack_frame'])} | {'x'.join(map(str, kernel['launch']['block_dims']))} | "
+                   f"{occ['occupancy']:.1%} | {markdown_text('+'.join(occ['limiters']) or '-')} | {codes} |\n")
+    details += [_markdown_finding(f, "") for f in doc.tail["source_findings"]]
     if details:
-        lines += ["", "<details><summary>Findings</summary>", ""]
-        lines += [f"- **{f['code']}** ({f['severity']}{', ' + f['baseline'] if f.get('baseline') else ''}): "
-                  f"{_cell(_headline(f, k))}" for f, k in details]
-        lines += ["", "</details>"]
-    if doc["problems"]:
-        lines += ["", "### Bad input", ""] + [f"- `{p['file']}{':' + str(p['line']) if p['line'] else ''}`: "
-                                               f"{_cell(p['message'])}" for p in doc["problems"]]
+        yield "\n<details><summary>Findings</summary>\n\n"
+        yield from details
+        yield "\n</details>\n"
+    if doc.tail["problems"]:
+        yield "\n### Bad input\n\n" + "".join(
+            f"- {markdown_text(p['file'] + (':' + str(p['line']) if p['line'] else ''))}: {markdown_text(p['message'])}\n"
+            for p in doc.tail["problems"])
+    if summary["warnings"]:
+        yield "\n### Warnings\n\n" + "".join(f"- {markdown_text(w)}\n" for w in summary["warnings"])
     if "baseline" in summary and summary["baseline"]["improved"]:
-        lines += ["", "### Improved since the baseline", ""] + [f"- {_cell(s)}" for s in summary["baseline"]["improved"]]
-    return "\n".join(lines) + "\n"
+        yield "\n### Improved since the baseline\n\n" + "".join(
+            f"- {markdown_text(s)}\n" for s in summary["baseline"]["improved"])
 
 
-FORMATTERS = {"sarif": sarif, "github": github, "junit": junit, "csv": csv_text, "markdown": markdown}
+SERIALIZERS = {"json": json_chunks, "sarif": sarif_chunks, "github": github_chunks, "junit": junit_chunks,
+               "csv": csv_chunks, "markdown": markdown_chunks}
+
+
+def serialize(fmt: str, doc) -> str:
+    """The whole output of one format as a string (small reports, tests)."""
+    return "".join(SERIALIZERS[fmt](doc))

@@ -3,18 +3,26 @@ settings from the config, run the engine and the rules on each kernel and
 architecture, and apply budgets, per-kernel ignores and source suppressions.
 
     >>> from tuneadvise.advisor.lint.run import LintOptions, lint_records
-    >>> from tuneadvise.advisor.readers.compiler_output import KernelUsage, cuobjdump_reserved
+    >>> from tuneadvise.advisor.readers.compiler_output import KernelUsage
     >>> report = lint_records([KernelUsage("k", "sm_90", registers=128, shared_mem=0, source="ptxas")],
     ...                       LintOptions())
     >>> report.kernels[0].result.occupancy
     0.25
+
+Each kernel's analysis is `occupancy(arch, LaunchConfig)`: the figures come
+from the build output (registers, static shared memory, barriers, spills,
+stack frame, `__launch_bounds__`), the launch from the config, and the one
+parser (`LaunchConfig.from_mapping`) validates them together. The rules read
+everything they need from that LaunchConfig (`result.kernel`). Kernels with the
+same LaunchConfig, architecture and config entries share one analysis: a
+dictionary local to the run, keyed by those values.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from tuneadvise.advisor.engine.occupancy import Occupancy, occupancy
 from tuneadvise.advisor.inputs import InputError
@@ -28,7 +36,6 @@ from tuneadvise.advisor.rules import (
     SEVERITY_RANK,
     Finding,
     RuleSelection,
-    checks_reading,
     config_findings,
     finding_of,
     finding_order,
@@ -40,9 +47,10 @@ if TYPE_CHECKING:  # the config model imports pydantic; a lint without a config 
     from tuneadvise.advisor.lint.config import Budget, KernelEntry, LintConfig
     from tuneadvise.advisor.lint.settings import NoConfig
 
-DEFAULT_BLOCK = (256,)
+DEFAULT_BLOCK = 256
 # Whose figures win when sources disagree: the binary is what the driver loads.
 SOURCE_PRIORITY = {"cubin": 0, "fatbin": 0, "ptxas": 1, "cuobjdump": 2, "config": 3}
+NO_ARCH = "unknown"  # cuobjdump of a lone cubin prints no "arch =" line
 
 
 @dataclass
@@ -53,19 +61,20 @@ class LintOptions:
     selection: RuleSelection = field(default_factory=RuleSelection)
     fail_on: str = "error"
     min_occupancy: float | None = None  # --min-occupancy; else config's
-    config_path: str = ""  # where the config came from, for annotations of config-only kernels
+    config_path: str = ""  # where the config came from: named in the report
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class LintedKernel:
     name: str  # as the compiler wrote it
     demangled: str
     arch: str
     usage: KernelUsage  # the figures used (the winning source's, spills from ptxas)
-    evidence: list[KernelUsage]
-    launch: dict
+    evidence: tuple[KernelUsage, ...]
+    launch: LaunchConfig  # what the engine and the rules analysed: figures and launch
+    configured_by: str | None  # the [[kernels]] entry's name, if one matched
     result: Occupancy
-    findings: list[Finding]
+    findings: tuple[Finding, ...]  # worst first
     location: tuple[str, int | None]
 
     @property
@@ -85,6 +94,8 @@ class LintReport:
     problems: list[InputProblem] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)  # why some records were not linted
     ptx_only: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # config that applied to nothing
+    config_path: str = ""  # the config used ("" for none)
 
     def all_findings(self):
         for kernel in self.kernels:
@@ -94,28 +105,32 @@ class LintReport:
             yield None, finding
 
 
+class _Analysis(NamedTuple):
+    result: Occupancy
+    findings: tuple[Finding, ...]
+    rank: tuple  # the report's order: worst first, then lowest occupancy
+
+
 def lint_records(records, options: LintOptions, sources: SourceIndex | None = None) -> LintReport:
-    report = LintReport()
+    report = LintReport(config_path=options.config_path)
     config = options.config
     archs = set(options.archs or config.arch)
     grouped: dict[tuple[str, str], list[KernelUsage]] = {}
-    no_arch = 0
+    no_arch: dict[str, int] = {}
     for record in records:
-        if record.arch == "unknown":  # cuobjdump of a lone cubin prints no "arch =" line
+        if record.arch == NO_ARCH:
             if len(archs) != 1:
-                no_arch += 1
+                no_arch[record.file or record.source] = no_arch.get(record.file or record.source, 0) + 1
                 continue
             record.arch = next(iter(archs))
             if record.source == "cuobjdump":  # its SHARED could not be corrected without the arch
                 record.shared_mem = max(0, record.shared_mem - cuobjdump_reserved(record.arch))
         if archs and record.arch not in archs:
             continue
-        key = (record.name, record.arch)
-        known = grouped.get(key)
-        if known is None:
-            grouped[key] = [record]
-        else:
-            known.append(record)
+        grouped.setdefault((record.name, record.arch), []).append(record)
+    for file, count in no_arch.items():
+        report.problems.append(InputProblem(file, None, f"{count} kernel(s) in a cuobjdump listing that names no "
+                                                        "architecture (a lone cubin's): give exactly one --arch"))
     for entry in config.kernels:  # kernels the config describes on its own
         if entry.registers is None:
             continue
@@ -125,9 +140,6 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
     if any(e.registers is not None and not (e.arch or archs) for e in config.kernels):
         report.skipped.append("config kernels with registers but no architecture: give arch in the entry, "
                               "the config or --arch")
-    if no_arch:
-        report.skipped.append(f"{no_arch} kernel(s) from a cuobjdump listing that names no architecture: "
-                              "give exactly one --arch")
     linter = _Linter(options, sources)
     ranked = []  # (rank, name, arch, LintedKernel): (name, arch) is unique, so kernels are never compared
     unknown: dict[str, int] = {}
@@ -146,10 +158,17 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
                                                 f"{name} on {arch}: {exc}"))
     for arch, count in sorted(unknown.items()):
         report.skipped.append(f"{count} kernel(s) for {arch}, which no shipped spec describes")
-    # Worst first, then lowest occupancy (the rank computed once per shared analysis).
+    for index, entry in enumerate(config.kernels):
+        if index not in linter.matched and entry.registers is None:
+            report.warnings.append(f"[[kernels]] entry {index + 1} (name = '{_clip(entry.name)}') matches no "
+                                   "kernel: check the glob against the mangled, demangled or bare names")
     ranked.sort()
     report.kernels = [entry[3] for entry in ranked]
     return report
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 @lru_cache(maxsize=256)
@@ -159,13 +178,13 @@ def _resolve(arch: str):
 
 def _config_usage(entry: KernelEntry, arch: str, file: str) -> KernelUsage:
     return KernelUsage(name=entry.name, arch=arch, registers=entry.registers, shared_mem=entry.shared_mem or 0,
-                       barriers=entry.barriers, spill_stores=entry.spill_bytes, spill_loads=0 if entry.spill_bytes
-                       is not None else None, source="config", file=file or "config")
+                       barriers=entry.barriers, stack_frame=entry.stack_frame, spill_stores=entry.spill_stores,
+                       spill_loads=entry.spill_loads, source="config", file=file or "config")
 
 
 def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, tuple[str, ...]]:
     """The figures to use, and a sentence per disagreement between sources."""
-    if len(evidence) == 1 and (evidence[0].spill_stores is not None or evidence[0].spill_loads is None):
+    if len(evidence) == 1:
         return evidence[0], ()  # one source: its own figures, nothing to disagree with (the usual ptxas log)
     ordered = sorted(evidence, key=lambda r: SOURCE_PRIORITY.get(r.source, 9))
     chosen = ordered[0]
@@ -192,30 +211,29 @@ def _where(record: KernelUsage) -> str:
     return f"{record.file}:{record.line}" if record.line else record.file or record.source
 
 
-def _launch(entry: KernelEntry | None, options: LintOptions, launch_bound: int | None) -> dict:
-    config = options.config
-    dims = tuple(entry.block_size) if entry and entry.block_size else \
-        options.block_size or (tuple(config.block_size) if config.block_size else None)
-    if dims is None:
-        # No one said: the default block, or the kernel's own __launch_bounds__ if smaller.
-        dims = (min(DEFAULT_BLOCK[0], launch_bound),) if launch_bound else DEFAULT_BLOCK
-    return {
-        "block_dims": dims,
-        "dynamic_shared_mem": (entry.dynamic_shared_mem if entry else None) or 0,
-        "carveout": (entry.carveout if entry else None) or "default",
-        "opt_in": bool(entry and entry.opt_in),
-        "grid_size": entry.grid_size if entry else None,
-        "cluster_size": entry.cluster_size() if entry else None,
-        "max_threads_per_block": entry.max_threads_per_block if entry else None,
-        "configured_by": entry.name if entry else None,
-    }
+def signature(demangled: str) -> str:
+    """`void saxpy<float, 4>(float, ...)` -> `saxpy<float, 4>(float, ...)`: the demangled name
+    without its return type, which a glob such as `saxpy<float*` means."""
+    depth = 0
+    start = 0
+    for i, ch in enumerate(demangled):
+        if ch in "<(":
+            if ch == "(" and depth == 0:
+                break
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == " " and depth == 0:
+            start = i + 1
+    return demangled[start:]
 
 
 @lru_cache(maxsize=65536)
-def _names(name: str) -> tuple[str, str, str]:
-    """(as written, demangled, base name): what config globs and source definitions match."""
+def kernel_names(name: str) -> tuple[str, ...]:
+    """(as written, demangled, base name, signature without the return type): what config globs
+    match (docs/lint.md) and what source definitions are looked up by (the base name)."""
     demangled = names.demangle(name)
-    return name, demangled, names.base_name(demangled)
+    return name, demangled, names.base_name(demangled), signature(demangled)
 
 
 SPILL_BUDGET = "TA902"  # lint's own rule that reads spills
@@ -223,117 +241,110 @@ _NOTHING = frozenset()  # no suppressions
 
 
 class _Linter:
-    """Lints one kernel at a time, computing each distinct launch, configuration and spill
-    figure once: a code base has many kernels with the same figures.
-
-    Two levels: a configuration (figures and launch, spills apart) gets its occupancy result
-    and the findings of every rule that does not read spills; then each spill figure on top of
-    it the rules that do (the checks that declare spill_bytes, and the spill budget), and the
-    ignores and suppressions. Kernels that differ only in their spills share the result and
-    most findings. tests/test_lint.py holds every kernel's findings equal to a lint of it alone.
-    """
+    """Lints one kernel at a time. Kernels with the same LaunchConfig on the same architecture,
+    under the same config entries and suppressions, share one analysis (`analyses`, keyed by
+    those values): a code base has many kernels with the same figures."""
 
     def __init__(self, options: LintOptions, sources: SourceIndex | None):
         self.options = options
         self.sources = sources if sources is not None and sources.definitions else None  # none: nothing to look up
-        self.launches: dict = {}  # (id(entry), __launch_bounds__) -> launch settings, one dict each
-        self.configurations: dict = {}  # figures and launch -> (result, findings that read no spills)
-        self.analyses: dict = {}  # that, plus spills and suppressions -> (result, findings, rank)
-        selection = options.selection
-        reading = checks_reading("spill_bytes")
-        self.without_spills = selection._replace(ignore=selection.ignore + reading)
-        allowed = tuple(code for code in reading if selection.allows(code))
-        # An empty select means every rule, so no allowed spill rule means no second-level checks at all.
-        self.spill_checks = RuleSelection(select=allowed) if allowed else None
-        self.spill_budget = selection.allows(SPILL_BUDGET)
+        self.analyses: dict[tuple, _Analysis] = {}
+        self.configs: dict[tuple, LaunchConfig] = {}
+        self.matched: set[int] = set()  # indexes of the [[kernels]] entries that matched a kernel
+        config = options.config
+        self.default_dims = options.block_size or (tuple(config.block_size) if config.block_size else None)
 
     def lint(self, name, arch, resolved, evidence) -> tuple[LintedKernel, tuple]:
         """(the kernel's report entry, its rank in the report)."""
         config = self.options.config
-        keys = _names(name)
+        keys = kernel_names(name)
         usage, disagreements = _reconcile(evidence)
-        entry = config.kernel_entry(keys, arch) if config.kernels else None
-        budget = config.budget(keys, arch) if config.budgets else None
-        location, suppressed = (usage.file, usage.line), _NOTHING
+        entry_index = config.kernel_index(keys, arch) if config.kernels else None
+        budget_index = config.budget_index(keys, arch) if config.budgets else None
+        location, suppressed, bound = (usage.file, usage.line), _NOTHING, usage.max_threads
         if self.sources is not None:
             definition = self.sources.lookup(keys[2])
             if definition is not None:
-                location, suppressed = (definition.file, definition.line), frozenset(definition.suppressed)
-        # One dict per distinct launch, shared: the JSON writer encodes each once.
-        launch_key = (id(entry), usage.max_threads)
-        launch = self.launches.get(launch_key) or \
-            self.launches.setdefault(launch_key, _launch(entry, self.options, usage.max_threads))
-        # Everything but the spills that the result and the findings depend on.
-        configuration = (arch, usage.registers, usage.shared_mem, usage.barriers, usage.max_threads,
-                         usage.source == "config", disagreements, id(entry), id(budget))
-        key = (configuration, usage.spill_bytes, suppressed)
-        shared = self.analyses.get(key)
-        if shared is None:
-            base = self.configurations.get(configuration)
-            if base is None:
-                base = self.configurations[configuration] = self._configuration(
-                    resolved, usage, disagreements, entry, budget, launch)
-            shared = self.analyses[key] = self._with_spills(resolved, usage, base, entry, budget, launch, suppressed)
-        result, findings, rank = shared
-        return LintedKernel(name, keys[1], arch, usage, evidence, launch, result, findings, location), rank
+                location, suppressed = (definition.file, definition.line), definition.suppressed
+                if bound is None:  # the binary records __launch_bounds__; a log does not, the source does
+                    bound = definition.max_threads
+        entry = None
+        if entry_index is not None:
+            self.matched.add(entry_index)
+            entry = config.kernels[entry_index]
+        launch = self._launch_config(usage, bound, entry_index, entry)
+        key = (arch, launch, entry_index, budget_index, disagreements, suppressed, usage.source == "config")
+        analysis = self.analyses.get(key)
+        if analysis is None:
+            budget = config.budgets[budget_index] if budget_index is not None else None
+            analysis = self.analyses[key] = self._analyse(resolved, launch, usage, disagreements, entry, budget,
+                                                          suppressed)
+        kernel = LintedKernel(name=name, demangled=keys[1], arch=arch, usage=usage, evidence=tuple(evidence),
+                              launch=launch, configured_by=entry.name if entry else None, result=analysis.result,
+                              findings=analysis.findings, location=location)
+        return kernel, analysis.rank
 
-    def _configuration(self, resolved, usage, disagreements, entry, budget, launch) -> tuple:
-        """(occupancy result, the findings of every rule that does not read spills) for one kernel's
-        figures and launch."""
-        barriers = usage.barriers if usage.barriers is not None else 1
-        kernel = LaunchConfig.from_mapping({
-            "registers": usage.registers, "block_size": list(launch["block_dims"]), "shared_mem": usage.shared_mem,
-            "dynamic_shared_mem": launch["dynamic_shared_mem"], "carveout": launch["carveout"],
-            "opt_in": launch["opt_in"], "barriers": barriers,
-            "max_threads_per_block": launch["max_threads_per_block"] or usage.max_threads})
-        dims = kernel.dims
-        result = occupancy(resolved.arch, kernel)
-        findings = config_findings(resolved, result, self.without_spills, _context(launch, dims, None))
-        findings += _lint_findings(usage, result, disagreements, entry, budget, launch, self.options)
-        return result, findings
+    def _launch_config(self, usage: KernelUsage, bound, entry_index, entry) -> LaunchConfig:
+        """The figures from the build output and the launch from the config, through the one parser."""
+        figures = (usage.registers, usage.shared_mem, usage.barriers, usage.spill_stores, usage.spill_loads,
+                   usage.stack_frame, bound, entry_index)
+        launch = self.configs.get(figures)
+        if launch is None:
+            values = entry.launch_values() if entry is not None else {}
+            values.update(registers=usage.registers, shared_mem=usage.shared_mem, barriers=usage.barriers,
+                          spill_stores=usage.spill_stores, spill_loads=usage.spill_loads,
+                          stack_frame=usage.stack_frame)
+            values.setdefault("max_threads_per_block", bound)
+            if values.get("block_size") is None:
+                if self.default_dims is not None:
+                    values["block_size"] = list(self.default_dims)
+                else:  # no one said: the default block, or the kernel's own __launch_bounds__ if smaller
+                    limit = values["max_threads_per_block"]
+                    values["block_size"] = min(DEFAULT_BLOCK, limit) if limit else DEFAULT_BLOCK
+            launch = self.configs[figures] = LaunchConfig.from_mapping(values)
+        return launch
 
-    def _with_spills(self, resolved, usage, base, entry, budget, launch, suppressed) -> tuple:
-        """(result, findings worst first, the report's sort rank): the configuration's findings, those
-        of the rules that read spills, then ignores and suppressions applied."""
-        result, findings = base
-        spills = usage.spill_bytes
-        if self.spill_checks is not None:
-            dims = tuple(launch["block_dims"])
-            findings = findings + config_findings(resolved, result, self.spill_checks, _context(launch, dims, spills))
-        if self.spill_budget and budget is not None:
-            limit = budget.spill_limit()
-            if limit is not None and spills is not None and spills > limit:
-                findings = findings + [_finding(SPILL_BUDGET, f"{spills} B of spills per thread, budget {limit} B "
-                                                              f"(budget '{budget.kernel}')",
-                                                usage.arch, {"spill_bytes": spills, "budget": limit})]
+    def _analyse(self, resolved, launch, usage, disagreements, entry, budget, suppressed) -> _Analysis:
+        result = occupancy(resolved.arch, launch)
+        findings = config_findings(resolved, result, self.options.selection, {})
+        findings += _lint_findings(usage, result, disagreements, entry, budget, self.options)
         ignored = tuple(entry.ignore) if entry else ()
         findings = [f for f in findings if f.code not in suppressed and not f.code.startswith(ignored)]  # () matches nothing
         findings.sort(key=finding_order)
-        return result, findings, (-worst_severity(findings), result.occupancy if result.launchable else -1)
-
-
-def _context(launch: dict, dims: tuple, spill_bytes: int | None) -> dict:
-    """What the rules read beyond the occupancy result (rules.check_occupancy's context)."""
-    return {"spill_bytes": spill_bytes, "grid_size": launch["grid_size"], "cluster_size": launch["cluster_size"],
-            "block_dims": dims}
+        return _Analysis(result, tuple(findings),
+                         (-worst_severity(findings), result.occupancy if result.launchable else -1))
 
 
 def _finding(code: str, message: str, arch: str, details: dict) -> Finding:
     return finding_of(registry()[code], message, arch, details)
 
 
-def _lint_findings(usage, result, disagreements, entry, budget: Budget | None, launch, options) -> list[Finding]:
-    """Lint's own findings that do not read spills (the spill budget is _Linter._with_spills')."""
+# The spill figures a budget may limit: (budget field, LaunchConfig field, words).
+SPILL_LIMITS = (("max_spill_stores", "spill_stores", "spill stores"),
+                ("max_spill_loads", "spill_loads", "spill loads"),
+                ("max_stack_frame", "stack_frame", "stack frame"))
+
+
+def _lint_findings(usage, result, disagreements, entry, budget: Budget | None, options) -> list[Finding]:
+    """Lint's own findings (TA9xx): budgets, the minimum occupancy, disagreeing sources, the assumed launch."""
     allows = options.selection.allows
     arch = usage.arch
+    launch = result.kernel
     out = []
     if budget is not None:
-        if budget.max_registers is not None and usage.registers > budget.max_registers and allows("TA901"):
-            out.append(_finding("TA901", f"{usage.registers} registers per thread, budget {budget.max_registers} "
+        if budget.max_registers is not None and launch.registers > budget.max_registers and allows("TA901"):
+            out.append(_finding("TA901", f"{launch.registers} registers per thread, budget {budget.max_registers} "
                                          f"(budget '{budget.kernel}'); cap with -maxrregcount={budget.max_registers} "
                                          "or __launch_bounds__", arch,
-                                {"registers": usage.registers, "budget": budget.max_registers}))
-        total = result.kernel.static_shared_mem + result.kernel.dynamic_shared_mem
+                                {"registers": launch.registers, "budget": budget.max_registers}))
+        if allows(SPILL_BUDGET):
+            for limit_key, figure, words in SPILL_LIMITS:
+                limit, value = budget.limit(limit_key), getattr(launch, figure)
+                if limit is not None and value is not None and value > limit:
+                    out.append(_finding(SPILL_BUDGET, f"{value} B of {words} per thread, budget {limit} B "
+                                                      f"(budget '{budget.kernel}')", arch,
+                                        {figure: value, "budget": limit}))
+        total = launch.static_shared_mem + launch.dynamic_shared_mem
         if budget.max_shared_mem is not None and total > budget.max_shared_mem and allows("TA904"):
             out.append(_finding("TA904", f"{total} B of shared memory per block, budget {budget.max_shared_mem} B "
                                          f"(budget '{budget.kernel}')", arch,
@@ -347,15 +358,15 @@ def _lint_findings(usage, result, disagreements, entry, budget: Budget | None, l
                             {"occupancy": round(result.occupancy, 6), "minimum": minimum, "limiters": result.limiters}))
     if disagreements and allows("TA905"):
         out.append(_finding("TA905", "; ".join(disagreements), arch, {"disagreements": list(disagreements)}))
-    if launch["configured_by"] is None and usage.source != "config" and allows("TA906"):
-        dims = "x".join(map(str, launch["block_dims"]))
+    if entry is None and usage.source != "config" and allows("TA906"):
+        dims = "x".join(map(str, launch.dims))
         out.append(_finding("TA906", f"no [[kernels]] entry matches; assumed block {dims}, no dynamic shared memory",
-                            arch, {"block_dims": list(launch["block_dims"])}))
+                            arch, {"block_dims": list(launch.dims)}))
     return out
 
 
 def lint_paths(paths, options: LintOptions, stdin=None) -> LintReport:
-    """Lint build output files (and CUDA sources, for locations, suppressions
+    """Lint build output files (and CUDA sources, for locations, suppressions, launch bounds
     and the source rules). '-' reads a ptxas log or cuobjdump listing from `stdin`."""
     from tuneadvise.advisor.readers.usage import SOURCE_SUFFIXES, ReadResult, read_text, read_usage
     from tuneadvise.advisor.rules.source_scan import scan_source

@@ -1,5 +1,12 @@
-"""JSON Schema of `tuneadvise lint --format json` (schema_version 1), printed
-by `tuneadvise schema lint` and checked against real output by the tests."""
+"""JSON Schema of `tuneadvise lint --format json` (schema_version 2), printed
+by `tuneadvise schema lint` and checked against real output by the tests.
+
+Version 2: a kernel's and each source's `spill_bytes` (stores plus loads) is
+replaced by `spill_stores` and `spill_loads`, beside `stack_frame`; the
+summary adds `failing_kernels`, `config` (the config file used) and `warnings`
+(config entries that matched nothing)."""
+
+from tuneadvise.advisor.lint.document import SCHEMA_VERSION
 
 _NULLABLE_INT = {"type": ["integer", "null"]}
 _FINDING = {
@@ -17,12 +24,14 @@ _FINDING = {
 }
 _SOURCE = {
     "type": "object",
-    "required": ["tool", "file", "line", "registers", "shared_mem"],
+    "required": ["tool", "file", "line", "registers", "shared_mem", "stack_frame", "spill_stores", "spill_loads",
+                 "barriers"],
     "properties": {
         "tool": {"enum": ["ptxas", "cuobjdump", "cubin", "fatbin", "config"]},
         "file": {"type": "string"}, "line": _NULLABLE_INT,
         "registers": {"type": "integer"}, "shared_mem": {"type": "integer"},
-        "stack_frame": _NULLABLE_INT, "spill_bytes": _NULLABLE_INT, "barriers": _NULLABLE_INT,
+        "stack_frame": _NULLABLE_INT, "spill_stores": _NULLABLE_INT, "spill_loads": _NULLABLE_INT,
+        "barriers": _NULLABLE_INT,
     },
 }
 _OCCUPANCY = {
@@ -37,21 +46,24 @@ _OCCUPANCY = {
 }
 _KERNEL = {
     "type": "object",
-    "required": ["name", "demangled", "arch", "registers", "shared_mem", "spill_bytes", "stack_frame", "barriers",
-                 "figures_from", "sources", "launch", "location", "occupancy", "findings"],
+    "required": ["name", "demangled", "arch", "registers", "shared_mem", "spill_stores", "spill_loads",
+                 "stack_frame", "barriers", "figures_from", "sources", "launch", "location", "occupancy", "findings"],
+    "additionalProperties": False,
     "properties": {
         "name": {"type": "string"},
         "demangled": {"type": "string"},
         "arch": {"type": "string", "pattern": "^sm_[0-9]+[a-z]?$"},
         "registers": {"type": "integer", "minimum": 0},
         "shared_mem": {"type": "integer", "minimum": 0, "description": "static, excluding the reserved per-block shared memory"},
-        "spill_bytes": _NULLABLE_INT,
-        "stack_frame": _NULLABLE_INT,
+        "spill_stores": {**_NULLABLE_INT, "description": "bytes per thread, ptxas 'N bytes spill stores'"},
+        "spill_loads": {**_NULLABLE_INT, "description": "bytes per thread, ptxas 'N bytes spill loads'"},
+        "stack_frame": {**_NULLABLE_INT, "description": "bytes per thread, ptxas 'N bytes stack frame'"},
         "barriers": _NULLABLE_INT,
         "max_threads_per_block": _NULLABLE_INT,
         "figures_from": {"type": "string"},
         "sources": {"type": "array", "items": _SOURCE, "minItems": 1},
         "launch": {"type": "object", "required": ["block_dims", "dynamic_shared_mem", "carveout", "opt_in",
+                                                   "grid_size", "cluster_size", "max_threads_per_block",
                                                    "configured_by"]},
         "location": {"type": "object", "required": ["file", "line"]},
         "occupancy": _OCCUPANCY,
@@ -60,21 +72,23 @@ _KERNEL = {
 }
 LINT_OUTPUT_SCHEMA = {
     "$schema": "https://json-schema.org/draft/2020-12/schema",
-    "$id": "https://tuneadvise.dev/schema/lint-output-1.json",
+    "$id": f"https://tuneadvise.dev/schema/lint-output-{SCHEMA_VERSION}.json",
     "title": "tuneadvise lint --format json",
     "type": "object",
     "required": ["schema_version", "tool", "kernels", "source_findings", "problems", "summary"],
     "properties": {
-        "schema_version": {"const": 1},
+        "schema_version": {"const": SCHEMA_VERSION},
         "tool": {"type": "object", "required": ["name", "version"]},
         "kernels": {"type": "array", "items": _KERNEL},
         "source_findings": {"type": "array", "items": _FINDING},
         "problems": {"type": "array", "items": {"type": "object", "required": ["file", "line", "message"]}},
         "summary": {
             "type": "object",
-            "required": ["kernels", "findings", "by_severity", "by_code", "fail_on", "failing_findings", "passed",
-                         "problems", "skipped", "ptx_only_archs"],
-            "properties": {"passed": {"type": "boolean"}, "failing_findings": {"type": "integer"}},
+            "required": ["kernels", "findings", "by_severity", "by_code", "fail_on", "failing_findings",
+                         "failing_kernels", "passed", "problems", "skipped", "ptx_only_archs", "config", "warnings"],
+            "properties": {"passed": {"type": "boolean"}, "failing_findings": {"type": "integer"},
+                           "failing_kernels": {"type": "integer"}, "config": {"type": ["string", "null"]},
+                           "warnings": {"type": "array", "items": {"type": "string"}}},
         },
     },
 }

@@ -40,6 +40,8 @@ def normalise_archs(value) -> list[str]:
     items = [value] if isinstance(value, str) else list(value)
     normalised = []
     for item in items:
+        if not isinstance(item, (str, int, float)) or isinstance(item, bool) or len(str(item)) > 40:
+            raise ValueError("expected an architecture name such as sm_90, hopper or 9.0")
         try:
             normalised.append(shipped_catalog().resolve(str(item)).arch.sm)
         except UnknownArchError as exc:
@@ -62,10 +64,10 @@ class NoConfig(NamedTuple):
     kernels: tuple = ()
     budgets: tuple = ()
 
-    def kernel_entry(self, names: tuple[str, ...], arch: str) -> None:
+    def kernel_index(self, names: tuple[str, ...], arch: str) -> None:
         return None
 
-    def budget(self, names: tuple[str, ...], arch: str) -> None:
+    def budget_index(self, names: tuple[str, ...], arch: str) -> None:
         return None
 
 

@@ -1,81 +1,167 @@
-"""Where each kernel is defined in the CUDA sources, and what it suppresses.
+"""Where each kernel is defined in the CUDA sources, its launch bounds, and
+what it suppresses.
 
 Lint points annotations (SARIF, GitHub) at a kernel's `__global__` line when
-the sources are given, and honours ruff-style suppressions there:
+the sources are given, honours ruff-style suppressions there, and reads the
+kernel's `__launch_bounds__` and `__maxnreg__` (a ptxas log does not record
+them; a binary records the launch bounds), so a kernel gets the same launch
+whichever build output is linted:
 
     // tuneadvise: ignore[TA301, TA906]
     __global__ void __launch_bounds__(256) saxpy(float a, const float* x, float* y, int n)
 
 A suppression applies to the kernel when it is on the definition line or in
-the comment and `template<...>` lines directly above it. Kernels are matched by
-their unqualified name, so overloads and template instances share one entry.
+the comment and `template<...>` lines directly above it. The definition is the
+declaration with a body: explicit instantiations, specialisation declarations
+and prototypes (`...;`) are used only for a kernel defined in no given source.
+Kernels are matched by their unqualified name, so overloads and template
+instances share one entry.
+
+Reading is linear in the text: each `__global__` declaration is read up to its
+body or its semicolon, at most MAX_DECLARATION characters.
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from tuneadvise.advisor.rules.source_scan import SUPPRESS, strip_comments
 
 _GLOBAL = re.compile(r"\b__global__\b")
-_CALL = re.compile(r"\b([A-Za-z_]\w*)\s*\(")
-_NOT_NAMES = {"__launch_bounds__", "__maxnreg__", "__cluster_dims__", "__attribute__", "alignas", "decltype"}
+_ATTRIBUTE = re.compile(r"\b(__launch_bounds__|__maxnreg__|__cluster_dims__|__attribute__|alignas|decltype)\s*\(")
+_NAME_BEFORE_PAREN = re.compile(r"([A-Za-z_]\w*)\s*$")
+_LEADING_INT = re.compile(r"\s*(\d{1,7})\s*[,)]")
+MAX_DECLARATION = 2000  # characters of a declaration read: far more than any real signature's head
+MAX_PREAMBLE = 16  # comment and template lines above a kernel searched for suppressions
 
 
-@dataclass
+@dataclass(frozen=True, slots=True)
 class Definition:
     file: str
     line: int
-    suppressed: set[str] = field(default_factory=set)
+    suppressed: frozenset[str] = frozenset()
+    max_threads: int | None = None  # __launch_bounds__(maxThreadsPerBlock, ...)
+    max_registers: int | None = None  # __maxnreg__(N)
+    has_body: bool = True
 
 
-@dataclass
 class SourceIndex:
-    definitions: dict[str, Definition] = field(default_factory=dict)
+    def __init__(self):
+        self.definitions: dict[str, Definition] = {}
 
     def add_file(self, path: str, text: str) -> None:
         lines = strip_comments(text)
-        for number, (code, _) in enumerate(lines, 1):
+        codes = [code for code, _ in lines]
+        for number, code in enumerate(codes, 1):
             match = _GLOBAL.search(code)
             if not match:
                 continue
-            name = _kernel_name(code[match.end():], lines[number:number + 3])
-            if name is None or name in self.definitions:
+            declaration = _declaration(codes, number - 1, match.start())
+            name, has_body, attributes = _read(declaration)
+            if name is None:
                 continue
-            self.definitions[name] = Definition(path, number, _suppressions(lines, number))
+            known = self.definitions.get(name)
+            if known is not None and (known.has_body or not has_body):
+                continue  # the first definition wins; a declaration only until a definition comes
+            self.definitions[name] = Definition(
+                path, number, frozenset(_suppressions(lines, number)),
+                _int_argument(attributes.get("__launch_bounds__")), _int_argument(attributes.get("__maxnreg__")),
+                has_body)
 
     def lookup(self, qualified: str) -> Definition | None:
         return self.definitions.get(qualified.rsplit("::", 1)[-1])
 
 
-def _kernel_name(rest: str, following: list[tuple[str, str]]) -> str | None:
-    """The first identifier followed by '(' that is not an attribute, on the
-    __global__ line or the next few (the return type may sit on its own line)."""
-    for text in [rest] + [code for code, _ in following]:
-        depth_skip = 0
-        for match in _CALL.finditer(text):
-            if match.start() < depth_skip:
-                continue
-            if match.group(1) in _NOT_NAMES:
-                depth_skip = _close_paren(text, match.end() - 1)
-                continue
-            return match.group(1)
-    return None
+def _declaration(codes: list[str], index: int, start: int) -> str:
+    """The code from `__global__` to the end of the declaration (its body's brace or its
+    semicolon), joined across lines, at most MAX_DECLARATION characters."""
+    parts, size = [], 0
+    for i in range(index, len(codes)):
+        part = codes[i][start:] if i == index else codes[i]
+        cut = _end(part)
+        parts.append(part if cut < 0 else part[:cut + 1])
+        size += len(part)
+        if cut >= 0 or size > MAX_DECLARATION:
+            break
+    return " ".join(parts)[:MAX_DECLARATION]
+
+
+def _end(part: str) -> int:
+    """The index of the first '{' or ';' in `part`, or -1."""
+    positions = [p for p in (part.find("{"), part.find(";")) if p >= 0]
+    return min(positions) if positions else -1
+
+
+def _read(declaration: str) -> tuple[str | None, bool, dict[str, str]]:
+    """(the kernel's name, whether a body follows, {attribute: its argument text})."""
+    attributes: dict[str, str] = {}
+    pieces, position = [], 0
+    for match in _ATTRIBUTE.finditer(declaration):  # one pass: an attribute's parentheses are skipped whole
+        if match.start() < position:
+            continue
+        close = _close_paren(declaration, match.end() - 1)
+        attributes.setdefault(match.group(1), declaration[match.end():close + 1])
+        pieces.append(declaration[position:match.start()])
+        position = close + 1
+    pieces.append(declaration[position:])
+    text = " ".join(pieces)
+    depth = 0
+    for i, ch in enumerate(text):
+        if ch == "<":
+            depth += 1
+        elif ch == ">":
+            depth = max(0, depth - 1)
+        elif ch == "(" and depth == 0:
+            head = _drop_template_arguments(text[:i])
+            match = _NAME_BEFORE_PAREN.search(head)
+            if match is None or match.group(1) in ("__global__", "void"):
+                return None, False, attributes
+            return match.group(1), text.rstrip().endswith("{"), attributes
+        elif ch in "{;":
+            break
+    return None, False, attributes
+
+
+def _drop_template_arguments(head: str) -> str:
+    """`void saxpy<float, 4>` -> `void saxpy`: the name before a trailing template argument list."""
+    head = head.rstrip()
+    if not head.endswith(">"):
+        return head
+    depth = 0
+    for i in range(len(head) - 1, -1, -1):
+        if head[i] == ">":
+            depth += 1
+        elif head[i] == "<":
+            depth -= 1
+            if depth == 0:
+                return head[:i]
+    return head
+
+
+def _int_argument(arguments: str | None) -> int | None:
+    """The first argument of `(N, ...)` when it is a plain number (not a macro or an expression)."""
+    if not arguments:
+        return None
+    match = _LEADING_INT.match(arguments)
+    return int(match.group(1)) if match else None
 
 
 def _close_paren(text: str, open_at: int) -> int:
     depth = 0
     for i in range(open_at, len(text)):
-        depth += {"(": 1, ")": -1}.get(text[i], 0)
-        if depth == 0:
-            return i
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
     return len(text)
 
 
 def _suppressions(lines: list[tuple[str, str]], number: int) -> set[str]:
     codes: set[str] = set()
-    for index in range(number - 1, -1, -1):
+    for index in range(number - 1, max(-1, number - 1 - MAX_PREAMBLE), -1):
         code, comment = lines[index]
         if index < number - 1:
             stripped = code.strip()
