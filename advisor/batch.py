@@ -1,70 +1,64 @@
 """Batch occupancy over JSON Lines: one result line per input line, in order.
 
-A bad line yields {"error": {...}} and the batch goes on; the return value is
-the worst exit code seen (0 ok, 1 cannot launch, 2 bad input).
+A line takes every key `occupancy --format json` takes as an option
+(advisor/launch.KEYS) plus "arch", and its result line is the same document
+with the same findings as that single query, serialized the same way
+(report.to_line). A bad line yields {"error": {...}} and the batch goes on;
+the return value is the worst exit code seen (0 ok, 1 cannot launch, 2 bad
+input).
 """
 
 from __future__ import annotations
 
 import json
-import json.scanner
 from functools import lru_cache
 
+from tuneadvise.advisor.engine.occupancy import occupancy
 from tuneadvise.advisor.inputs import InputError
-from tuneadvise.advisor.launch import RESOURCE_KEYS, LaunchConfig
-from tuneadvise.advisor.report import error_document, kernel_json_line
+from tuneadvise.advisor.launch import KEYS, LaunchConfig
+from tuneadvise.advisor.report import error_document, findings_of, resolved_document, to_line
 from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
 
-BATCH_KEYS = RESOURCE_KEYS | {"arch"}
-
-# json.loads spends half its time around the C scanner (type checks, a
-# whitespace regex on each side). A line that is exactly one JSON value and its
-# line ending goes to the scanner alone; anything else (leading whitespace,
-# trailing data, bytes, bad JSON) goes through json.loads, which decides and
-# words the error exactly as before.
-_SCAN = json.scanner.make_scanner(json.JSONDecoder())
-_LINE_ENDINGS = ("\n", "", "\r\n")
+BATCH_KEYS = KEYS | {"arch"}
+# Result lines kept for reuse: a line is a pure function of its architecture's name and its
+# LaunchConfig (a hashable value), and sweeps repeat configurations across files and archs.
+LINES_KEPT = 1 << 16
 
 
-def _decode(line):
-    if type(line) is str:
-        try:
-            value, end = _SCAN(line, 0)
-        except (StopIteration, ValueError):
-            pass
-        else:
-            if line[end:] in _LINE_ENDINGS:
-                return value
-    return json.loads(line)
-
-
-def _line_arch(resolved) -> tuple:
-    """(Arch, note, product name): what each output line needs of a resolved architecture."""
-    return resolved.arch, resolved.note, resolved.product.name if resolved.product else None
-
-
-def run_batch(lines, out, default=None) -> int:
-    """`default`: the Resolved arch for lines without an "arch" key (from --arch / --spec-file)."""
+def run_batch(lines, out, default=None, selection=None) -> int:
+    """`default`: the Resolved arch for lines without an "arch" key (from --arch / --spec-file);
+    `selection`: the RuleSelection of --select/--ignore."""
     catalog = shipped_catalog()
-    resolve = lru_cache(maxsize=256)(lambda name: _line_arch(catalog.resolve(name)))
-    fallback = _line_arch(default) if default is not None else None
+
+    @lru_cache(maxsize=LINES_KEPT)
+    def result_line(arch_name: str | None, config: LaunchConfig) -> tuple[str, bool]:
+        """(the line's text, whether it launches); arch_name None means `default`."""
+        resolved = default if arch_name is None else catalog.resolve(arch_name)
+        result = occupancy(resolved.arch, config)
+        document = resolved_document(resolved, result, findings_of(resolved, result, selection))
+        return to_line(document) + "\n", result.launchable
+
     worst = 0
     write = out.write
     for number, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            item = _decode(line)
+            try:
+                item = json.loads(line)
+            except json.JSONDecodeError:
+                raise
+            except ValueError as exc:  # valid JSON that Python will not read: an integer of over 4,300 digits
+                raise json.JSONDecodeError(str(exc).split(";")[0], line, 0) from None
             if type(item) is not dict:
                 raise InputError("line", "expected a JSON object")
             if "arch" in item:
-                arch, note, product = resolve(str(item["arch"]))
-            elif fallback is not None:
-                arch, note, product = fallback
+                arch_name = str(item["arch"])
+            elif default is not None:
+                arch_name = None
             else:
                 raise InputError("arch", "missing")
-            kernel = LaunchConfig.from_mapping(item, keys=BATCH_KEYS)
-            dims = kernel.dims
+            text, launches = result_line(arch_name, LaunchConfig.from_mapping(item, keys=BATCH_KEYS))
         except json.JSONDecodeError as exc:
             code, message = "bad-json", f"not JSON: {exc.msg}"
         except RecursionError:
@@ -72,7 +66,6 @@ def run_batch(lines, out, default=None) -> int:
         except (InputError, UnknownArchError) as exc:
             code, message = "bad-input", str(exc)
         else:
-            text, launches = kernel_json_line(arch, kernel, dims, note, product, end="\n")
             write(text)
             if not launches and worst < 1:
                 worst = 1

@@ -34,6 +34,7 @@ from tuneadvise.advisor.inputs import (
     parse_carveout,
     parse_int,
     parse_size,
+    shown,
 )
 
 MAX_GRID_BLOCKS = 2**31 - 1  # gridDim.x
@@ -148,9 +149,11 @@ def _ranged(low: int, high: int) -> Callable:
 
 
 def _text(value, key: str) -> str:
-    if not isinstance(value, str) or not value.strip() or len(value) > 64:
-        raise InputError(key, f"expected a target name such as sm_70, got {value!r}")
-    return value.strip()
+    """A target name: letters, digits, '_', '.', '-' (sm_70, sm_90a, compute_80, 7.5)."""
+    text = value.strip() if isinstance(value, str) else ""
+    if not text or len(text) > 64 or not all(c.isascii() and (c.isalnum() or c in "_.-") for c in text):
+        raise InputError(key, f"expected a target name such as sm_70, got {shown(value)}")
+    return text
 
 
 FIELDS: tuple[Field, ...] = (

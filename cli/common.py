@@ -1,4 +1,11 @@
-"""What every command shares: exit codes, error reporting, output decisions."""
+"""What every command shares: exit codes, error reporting, output decisions.
+
+Output: human text unless a machine format is asked for (`--format json`, or
+the TUNEADVISE_FORMAT environment default); rich tables with colour on a
+terminal, plain columns without colour or box-drawing otherwise, and never
+colour under NO_COLOR. Errors: one line, `tuneadvise: error: WHAT: what is
+wrong`, with echoed input bounded (see `bounded`).
+"""
 
 from __future__ import annotations
 
@@ -14,6 +21,14 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1  # cannot launch, or findings at or above --fail-on
 EXIT_BAD_INPUT = 2  # malformed or impossible input, unknown names, usage errors
 EXIT_UNAVAILABLE = 3  # a needed optional part is missing: CuPy or a GPU, matplotlib for --plot
+EXIT_INTERNAL = 70  # a defect in tuneadvise (sysexits' EX_SOFTWARE): one line, the traceback under --debug
+EXIT_OUTPUT = 74  # the output could not be written: stdout full or closed (sysexits' EX_IOERR)
+EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
+EXIT_BROKEN_PIPE = 141  # the reader went away (| head -1): 128 + SIGPIPE, as a shell reports it
+
+FORMAT_VARIABLE = "TUNEADVISE_FORMAT"  # the default --format where a command offers that format
+MAX_ECHO = 80  # characters of a user's input an error message repeats
+MAX_ERROR = 400  # characters of one error line
 
 
 @contextmanager
@@ -34,13 +49,46 @@ def cycle_collection_paused():
             gc.enable()
 
 
+def bounded(text: str, limit: int = MAX_ERROR) -> str:
+    """`text` on one line and at most `limit` characters: line breaks and other control
+    characters escaped, the middle of an overlong text elided."""
+    one_line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+    if len(one_line) <= limit:
+        return one_line
+    keep = (limit - 3) // 2
+    return f"{one_line[:keep]}...{one_line[-keep:]}"
+
+
+def error_line(message: str) -> str:
+    """The one error style of every command."""
+    return f"tuneadvise: error: {bounded(message)}"
+
+
 class BadInput(click.UsageError):
     """One-line bad-input error; click prints it and exits with EXIT_BAD_INPUT."""
 
     exit_code = EXIT_BAD_INPUT
 
     def show(self, file=None):
-        click.echo(f"tuneadvise: error: {self.format_message()}", err=True)
+        click.echo(error_line(self.format_message()), err=True)
+
+
+def usage_error_text(exc: click.UsageError) -> str:
+    """click's own usage errors in the one style: `--option: what is wrong`, or `FILE (argument):
+    ...` for a positional argument, and where to read more."""
+    if isinstance(exc, BadInput):
+        return exc.format_message()
+    param = getattr(exc, "param", None)
+    if isinstance(exc, click.BadParameter) and param is not None:
+        if isinstance(param, click.Argument):
+            where = f"{param.human_readable_name} (argument)"
+        else:
+            where = max(param.opts, key=len)
+        text = f"{where}: {'missing' if isinstance(exc, click.MissingParameter) else exc.message}"
+    else:
+        text = exc.format_message()
+    command = exc.ctx.command_path if exc.ctx is not None else "tuneadvise"
+    return f"{text} (see '{command} --help')"
 
 
 def resolve_arch(arch: str, spec_file: str | None = None):
@@ -87,22 +135,72 @@ def fail_unavailable(sentence: str):
 
 
 def stdout_is_terminal() -> bool:
-    return sys.stdout.isatty()
+    stream = sys.stdout
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError, OSError):  # closed, or replaced by something without a tty
+        return False
 
 
 def console():
-    """A rich console that colours only a terminal and honours NO_COLOR."""
+    """A rich console: tables in colour on a terminal (none under NO_COLOR); elsewhere plain
+    text, without colour or box-drawing, at the width COLUMNS gives (80 by default)."""
     from rich.console import Console
 
-    return Console(no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
+    if stdout_is_terminal():
+        return Console(no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
+    out = Console(file=_TrimmedLines(sys.stdout), no_color=True, highlight=False)
+    out.push_render_hook(_PlainTables())
+    return out
+
+
+class _TrimmedLines:
+    """A text stream that drops the spaces rich pads lines with, for plain-text output."""
+
+    def __init__(self, stream):
+        self.stream = stream
+        self.pending = ""
+
+    def write(self, text: str) -> int:
+        *lines, self.pending = (self.pending + text).split("\n")
+        if lines:
+            self.stream.write("".join(line.rstrip(" ") + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        if self.pending:
+            self.stream.write(self.pending.rstrip(" "))
+            self.pending = ""
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        return False
+
+
+class _PlainTables:
+    """A rich render hook that draws tables without borders, for output that is not a terminal:
+    the columns stay aligned and the text stays greppable. (rich.console.RenderHook by duck
+    typing: importing rich's class here would load rich for JSON output too.)"""
+
+    def process_renderables(self, renderables):
+        from rich.table import Table
+
+        for renderable in renderables:
+            if isinstance(renderable, Table):
+                renderable.box = None
+                renderable.title_justify = "left"
+                renderable.pad_edge = False
+        return renderables
 
 
 def emit_json(document: dict) -> None:
     sys.stdout.write(json.dumps(document, separators=(",", ":")) + "\n")
 
 
-def choose_format(requested: str | None) -> str:
-    """'table' on a terminal, 'json' when piped, unless asked."""
+def choose_format(requested: str | None, offered: tuple[str, ...] = ("table", "json")) -> str:
+    """The --format asked for; else TUNEADVISE_FORMAT where this command offers that format;
+    else 'table' (human text: tables on a terminal, plain text when piped)."""
     if requested:
         return requested
-    return "table" if stdout_is_terminal() else "json"
+    default = os.environ.get(FORMAT_VARIABLE, "").strip().lower()
+    return default if default in offered else "table"

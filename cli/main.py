@@ -1,7 +1,16 @@
 """Entry point: a click group whose subcommands are imported only when run,
-so `tuneadvise occupancy` does not pay for rich, pydantic or CuPy."""
+so `tuneadvise occupancy` does not pay for rich, pydantic or CuPy.
+
+The group also owns how every command ends (README, "Exit codes"): errors as
+one line in one style, Ctrl-C as 130, a reader that went away (`| head -1`)
+as 141 without a word, output that cannot be written (stdout full or closed)
+as one line and 74, and a defect of tuneadvise as one line naming it and 70,
+with the traceback only under --debug.
+"""
 
 from __future__ import annotations
+
+import sys
 
 import click
 
@@ -36,16 +45,125 @@ class LazyGroup(click.Group):
         # __import__ rather than importlib.import_module: importing importlib costs ~1 ms of start-up.
         return getattr(__import__(f"tuneadvise.cli.{module}", fromlist=[attr]), attr)
 
+    def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        args = sys.argv[1:] if args is None else list(args)
+        sys.exit(_run(lambda: super(LazyGroup, self).main(args, prog_name, complete_var, False, **extra),
+                      debug="--debug" in args))
+
+
+class _Closed:
+    """Stands in for a stream the process was started without (`>&-`, `<&-`): reading gives
+    end of input, writing fails as writing to a closed descriptor does."""
+
+    def __init__(self, name: str):
+        self.name = name
+
+    def read(self, *_):
+        return ""
+
+    def readline(self, *_):
+        return ""
+
+    def __iter__(self):
+        return iter(())
+
+    def write(self, _):
+        import errno
+
+        raise OSError(errno.EBADF, f"{self.name} is closed")
+
+    def flush(self):
+        pass
+
+    def isatty(self):
+        return False
+
+
+def _run(command, debug: bool) -> int:
+    """Run the command and turn how it ended into the exit code (cli/common's EXIT_*)."""
+    from tuneadvise.cli import common
+
+    if sys.stdin is None:
+        sys.stdin = _Closed("stdin")
+    if sys.stdout is None:
+        sys.stdout = _Closed("stdout")
+    try:
+        try:
+            code = command()
+        except SystemExit as exc:  # sys.exit in a command (fail_unavailable)
+            code = exc.code
+        code = code if isinstance(code, int) else 0
+        sys.stdout.flush()  # a full disk shows here, not in the interpreter's last flush
+        return code
+    except click.UsageError as exc:
+        click.echo(common.error_line(common.usage_error_text(exc)), err=True)
+        return exc.exit_code
+    except click.ClickException as exc:  # click.FileError and the like: bad input by another name
+        click.echo(common.error_line(exc.format_message()), err=True)
+        return common.EXIT_BAD_INPUT
+    except (KeyboardInterrupt, click.Abort):
+        click.echo("", err=True)  # end the line the terminal's ^C left
+        return common.EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return common.EXIT_BROKEN_PIPE
+    except OSError as exc:
+        if exc.filename is not None or not _is_stdout_error():
+            return _internal(exc, debug)
+        _silence_stdout()
+        click.echo(common.error_line(f"cannot write the output: {exc.strerror or exc}"), err=True)
+        return common.EXIT_OUTPUT
+    except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, not a traceback
+        return _internal(exc, debug)
+
+
+def _is_stdout_error() -> bool:
+    """Whether stdout is what failed: it cannot take even an empty flush, or it is closed."""
+    try:
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        return True
+    return isinstance(sys.stdout, _Closed)
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush cannot fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # no descriptor: a replaced or closed stream
+        sys.stdout = _Closed("stdout")
+
+
+def _internal(exc: BaseException, debug: bool) -> int:
+    from tuneadvise.cli import common
+
+    if debug:
+        import traceback
+
+        traceback.print_exception(exc)
+    hint = "" if debug else "; run with --debug for the traceback"
+    click.echo(common.error_line(f"internal error: {type(exc).__name__}: {exc} (a defect in tuneadvise{hint})"), err=True)
+    return common.EXIT_INTERNAL
+
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="tuneadvise")
+@click.option("--debug", is_flag=True, expose_value=False, help="Show the traceback of an internal error.")
 def cli():
     """Occupancy and tuning advisor for CUDA kernels.
 
     \b
-    Exit codes: 0 success; 1 the configuration cannot launch; 2 bad input or
-    usage; 3 a needed optional part is missing (CuPy or a GPU for probe,
-    verify and --arch native; matplotlib for --plot).
+    Exit codes: 0 success; 1 the configuration cannot launch (lint: findings);
+    2 bad input or usage; 3 a needed optional part is missing (CuPy or a GPU
+    for probe, verify and --arch native; matplotlib for --plot); 70 an internal
+    error; 74 the output could not be written; 130 interrupted; 141 the reader
+    of the output went away.
     """
 
 

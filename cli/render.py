@@ -1,38 +1,55 @@
-"""Rich rendering for terminals. Imported only when stdout is a terminal or a
-table is asked for, so JSON output never pays for rich."""
+"""Rich rendering of occupancy for people. Imported only when text is asked for,
+so JSON output never pays for rich.
+
+On a terminal: tables with colour (none under NO_COLOR); otherwise plain text
+without box-drawing (cli/common.console). Lines fit the width (80 columns when
+not a terminal) by wrapping between words; names a user typed are never cut,
+and numbers are right-aligned.
+"""
 
 from __future__ import annotations
 
+from tuneadvise.advisor.report import percent
 from tuneadvise.cli.common import console
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
+
+
+def plural(count, noun: str, nouns: str | None = None) -> str:
+    """'1 block', '4 blocks', '1,024 threads': the count with its noun agreeing."""
+    shown = f"{count:,}" if isinstance(count, int) else f"{count:g}"
+    return f"{shown} {noun if count == 1 else (nouns or noun + 's')}"
+
+
 _ROWS = (
-    ("warps", "Warps", lambda r: f"{r.warps_per_block} warps", lambda r: f"{r.arch.max_warps_per_sm} warps"),
-    ("registers", "Registers", lambda r: f"{r.allocated_registers_per_block:,} regs",
-     lambda r: f"{r.arch.registers_per_sm:,} regs"),
+    ("warps", "Warps", lambda r: plural(r.warps_per_block, "warp"), lambda r: plural(r.arch.max_warps_per_sm, "warp")),
+    ("registers", "Registers", lambda r: plural(r.allocated_registers_per_block, "reg"),
+     lambda r: plural(r.arch.registers_per_sm, "reg")),
     ("shared_memory", "Shared memory", lambda r: f"{r.allocated_shared_mem_per_block:,} B",
      lambda r: f"{r.shared_mem_config:,} B" if r.shared_mem_config is not None else "-"),
-    ("blocks", "Blocks", lambda r: "1 block", lambda r: f"{r.arch.max_blocks_per_sm} blocks"),
-    ("barriers", "Barriers", lambda r: f"{r.kernel.barriers} barriers",
-     lambda r: f"{(r.arch.barriers_per_block_slot or 0) * r.arch.max_blocks_per_sm} barriers"),
+    ("blocks", "Blocks", lambda r: plural(1, "block"), lambda r: plural(r.arch.max_blocks_per_sm, "block")),
+    ("barriers", "Barriers", lambda r: plural(r.kernel.barriers, "barrier"),
+     lambda r: plural((r.arch.barriers_per_block_slot or 0) * r.arch.max_blocks_per_sm, "barrier")),
 )
 
 
 def render_findings(out, findings: list) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     if not findings:
         return
-    table = Table(title="Findings", show_lines=False, expand=False)
-    table.add_column("Code")
-    table.add_column("Severity")
-    table.add_column("Message", overflow="fold")
+    table = Table(title="Findings", title_justify="left", show_lines=False, expand=False)
+    table.add_column("Code", no_wrap=True)
+    table.add_column("Severity", no_wrap=True)
+    table.add_column("Message", overflow="fold")  # wraps between words; a word longer than the column folds
     for f in findings:
-        table.add_row(f["code"], f"[{SEVERITY_STYLE[f['severity']]}]{f['severity']}[/]", f["message"])
+        table.add_row(f["code"], f"[{SEVERITY_STYLE[f['severity']]}]{f['severity']}[/]", escape(f["message"]))
     out.print(table)
 
 
 def render_occupancy(resolved, result, dims, findings, curves=None) -> None:
+    from rich.markup import escape
     from rich.table import Table
 
     out = console()
@@ -41,9 +58,9 @@ def render_occupancy(resolved, result, dims, findings, curves=None) -> None:
     if resolved.product:
         title += f" - {resolved.product.title}"
     if resolved.note:
-        out.print(f"[dim]{resolved.note}[/]")
-    table = Table(title=title)
-    table.add_column("Resource")
+        out.print(f"[dim]{escape(resolved.note)}[/]")
+    table = Table(title=escape(title), title_justify="left")
+    table.add_column("Resource", overflow="fold")
     table.add_column("Per block", justify="right")
     table.add_column("Per SM", justify="right")
     table.add_column("Blocks/SM allowed", justify="right")
@@ -51,22 +68,22 @@ def render_occupancy(resolved, result, dims, findings, curves=None) -> None:
         if key not in result.block_limits:
             continue
         limit = result.block_limits[key]
-        shown = "unlimited" if limit is None else str(limit)
+        shown = "unlimited" if limit is None else f"{limit:,}"
         style = "bold magenta" if key in result.limiters else ""
         table.add_row(f"[{style}]{label}{' (limiter)' if key in result.limiters else ''}[/]" if style else label,
                       per_block(result), per_sm(result), f"[{style}]{shown}[/]" if style else shown)
     out.print(table)
     dims_text = "x".join(map(str, dims))
-    out.print(f"Input: {kernel.registers} registers/thread, block {dims_text} ({kernel.block_size} threads), "
-              f"{kernel.static_shared_mem} B static + {kernel.dynamic_shared_mem} B dynamic shared memory"
-              f"{', opt-in' if kernel.opt_in else ''}")
+    out.print(f"Input: {plural(kernel.registers, 'register')}/thread, block {dims_text} "
+              f"({plural(kernel.block_size, 'thread')}), {kernel.static_shared_mem:,} B static + "
+              f"{kernel.dynamic_shared_mem:,} B dynamic shared memory{', opt-in' if kernel.opt_in else ''}")
     if result.launchable:
-        out.print(f"[bold]Occupancy: {result.active_blocks_per_sm} blocks, {result.active_warps_per_sm}/"
-                  f"{result.max_warps_per_sm} warps per SM = {result.occupancy * 100:.1f}%[/] [dim](model)[/]")
+        out.print(f"[bold]Occupancy: {plural(result.active_blocks_per_sm, 'block')}/SM, {result.active_warps_per_sm}/"
+                  f"{plural(result.max_warps_per_sm, 'warp')} per SM = {percent(result.occupancy)}[/] [dim](model)[/]")
     for error in result.errors:
-        out.print(f"[bold red]cannot launch:[/] {error.message}")
+        out.print(f"[bold red]cannot launch:[/] {escape(error.message)}")
     for note in result.notes:
-        out.print(f"[dim]note: {note}[/]")
+        out.print(f"[dim]note: {escape(note)}[/]")
     render_findings(out, findings)
     if curves:
         from tuneadvise.cli.curves_render import render_curves

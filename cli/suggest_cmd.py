@@ -1,5 +1,9 @@
 """`tuneadvise suggest`: the block size with the highest occupancy, as
-cudaOccMaxPotentialOccupancyBlockSize chooses it."""
+cudaOccMaxPotentialOccupancyBlockSize chooses it.
+
+The launch options are generated from advisor/launch.FIELDS (cli/options.py), as
+for `occupancy`; the block size is what this command chooses, so it takes none.
+"""
 
 from __future__ import annotations
 
@@ -7,50 +11,62 @@ import click
 
 from tuneadvise.advisor.report import SCHEMA_VERSION
 from tuneadvise.cli.common import EXIT_FINDINGS, BadInput, choose_format, console, emit_json, resolve_arch
+from tuneadvise.cli.options import arch_option, format_option, launch_config, launch_options
+
+SUGGEST_KEYS = ("registers", "shared_mem", "dynamic_shared_mem", "carveout", "opt_in", "barriers",
+                "max_threads_per_block", "grid_size", "sm_count")
 
 
 @click.command()
-@click.option("--arch", "-a", required=True, help="Family, sm_XX, X.Y or product (a product supplies the SM count).")
-@click.option("--registers", "-r", required=True)
-@click.option("--shared-mem", "-s", default="0", show_default=True, help="Static shared memory per block.")
-@click.option("--dynamic-shared-mem", "-d", default=None, help="Fixed dynamic shared memory per block.")
-@click.option("--dynamic-shared-mem-per-thread", default=None, help="Dynamic shared memory that grows with the block: bytes per thread.")
-@click.option("--dynamic-shared-mem-base", default="0", show_default=True, help="Constant part added to the per-thread amount.")
-@click.option("--carveout", default="default", show_default=True)
-@click.option("--opt-in", is_flag=True)
-@click.option("--barriers", default="1", show_default=True)
-@click.option("--max-threads-per-block", help="__launch_bounds__ maximum threads per block.")
-@click.option("--sm-count", type=click.IntRange(1, 10000), help="SMs on the device (default: the product's).")
-@click.option("--grid-size", type=click.IntRange(1), help="Planned grid: report waves and the tail effect.")
-@click.option("--spec-file", type=click.Path(dir_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]))
+@arch_option(help="Family (volta), sm_70, 7.0, compute_70, chip (ga102) or product (h100-sxm; a product supplies "
+                  "the SM count).")
+@launch_options(SUGGEST_KEYS, help={
+    "dynamic_shared_mem": "Fixed dynamic shared memory per block, whatever the block size.",
+    "grid_size": "Planned grid in blocks: report waves and the tail effect (with a product or --sm-count).",
+    "sm_count": "SMs on the device, for the minimum grid (default: the product's, when --arch names one).",
+})
+@click.option("--dynamic-shared-mem-per-thread", metavar="BYTES",
+              help="Dynamic shared memory that grows with the block: bytes per thread (instead of --dynamic-shared-mem).")
+@click.option("--dynamic-shared-mem-base", metavar="BYTES", show_default="0",
+              help="Constant part added to the per-thread amount.")
+@click.option("--spec-file", type=click.Path(dir_okay=False), help="Use a validated spec file of your own.")
+@format_option()
 @click.pass_context
-def suggest(ctx, arch, registers, shared_mem, dynamic_shared_mem, dynamic_shared_mem_per_thread, dynamic_shared_mem_base,
-            carveout, opt_in, barriers, max_threads_per_block, sm_count, grid_size, spec_file, fmt):
-    """Block size with the highest occupancy and the minimum grid that fills the device."""
+def suggest(ctx, arch, dynamic_shared_mem_per_thread, dynamic_shared_mem_base, spec_file, fmt, **launch):
+    """Block size with the highest occupancy and the minimum grid that fills the device.
 
+    \b
+    Example:
+      tuneadvise suggest --arch h100-sxm --registers 32 --dynamic-shared-mem-per-thread 64
+    \b
+    Exit codes: 0 a block size launches; 1 none can; 2 bad input.
+    """
     from tuneadvise.advisor.engine.occupancy import occupancy
     from tuneadvise.advisor.engine.optimizer import LinearSharedMem, kernel_errors, max_potential_block_size
     from tuneadvise.advisor.inputs import InputError, parse_size
-    from tuneadvise.advisor.launch import LaunchConfig
+    from tuneadvise.advisor.report import percent
     from tuneadvise.advisor.rules.checks import waves
 
-    if dynamic_shared_mem is not None and dynamic_shared_mem_per_thread is not None:
+    if arch is None and not spec_file:
+        raise BadInput("--arch: required (see 'tuneadvise suggest --help')")
+    if launch["registers"] is None:
+        raise BadInput("--registers: required (see 'tuneadvise suggest --help')")
+    if launch["dynamic_shared_mem"] is not None and dynamic_shared_mem_per_thread is not None:
         raise BadInput("--dynamic-shared-mem: give either a fixed size or --dynamic-shared-mem-per-thread, not both")
     resolved = resolve_arch(arch, spec_file)
+    # The block size is chosen below; 32 only completes the configuration.
+    kernel = launch_config({**launch, "dynamic_shared_mem": None}, block_size=32)
     try:
-        kernel = LaunchConfig.from_mapping({
-            "registers": registers, "block_size": 32, "shared_mem": shared_mem, "carveout": carveout, "opt_in": opt_in,
-            "barriers": barriers, "max_threads_per_block": max_threads_per_block})
         if dynamic_shared_mem_per_thread is not None:
-            shared = LinearSharedMem(parse_size(dynamic_shared_mem_base, "dynamic_shared_mem_base"),
+            shared = LinearSharedMem(parse_size(dynamic_shared_mem_base or 0, "dynamic_shared_mem_base"),
                                      parse_size(dynamic_shared_mem_per_thread, "dynamic_shared_mem_per_thread"))
         else:
-            shared = LinearSharedMem(parse_size(dynamic_shared_mem or 0, "dynamic_shared_mem"), 0)
+            shared = LinearSharedMem(parse_size(launch["dynamic_shared_mem"] or 0, "dynamic_shared_mem"), 0)
     except InputError as exc:
         raise BadInput(exc.as_option()) from None
     arch_spec = resolved.arch
-    sms = sm_count or (resolved.product.get("sm_count") if resolved.product else None)
+    sms = kernel.sm_count or (resolved.product.get("sm_count") if resolved.product else None)
+    grid_size = kernel.grid_size
     errors = kernel_errors(arch_spec, kernel)
     choice = max_potential_block_size(arch_spec, kernel, shared, sms or 1)
     document = {
@@ -71,11 +87,14 @@ def suggest(ctx, arch, registers, shared_mem, dynamic_shared_mem, dynamic_shared
         "provenance": "model",
     }
     if grid_size and sms and choice.block_size:
-        best = occupancy(arch_spec, kernel.replace(block_size=choice.block_size, dynamic_shared_mem=choice.dynamic_shared_mem))
+        best = occupancy(arch_spec, kernel.resources.replace(block_size=choice.block_size,
+                                                             dynamic_shared_mem=choice.dynamic_shared_mem))
         document["waves"] = waves(best, grid_size, sms)
     if choose_format(fmt) == "json":
         emit_json(document)
     else:
+        from tuneadvise.cli.render import plural
+
         out = console()
         if errors or not choice.block_size:
             for e in errors:
@@ -83,17 +102,18 @@ def suggest(ctx, arch, registers, shared_mem, dynamic_shared_mem, dynamic_shared
             if not errors:
                 out.print("[bold red]no block size can launch with these resources[/]")
         else:
-            out.print(f"[bold]Block size {choice.block_size}[/]: {choice.blocks_per_sm} blocks/SM, "
-                      f"occupancy {choice.occupancy * 100:.1f}% on {arch_spec.sm} [dim](model)[/]")
+            out.print(f"[bold]Block size {choice.block_size}[/]: {plural(choice.blocks_per_sm, 'block')}/SM, "
+                      f"occupancy {percent(choice.occupancy)} on {arch_spec.sm} [dim](model)[/]")
             if sms:
-                out.print(f"Minimum grid to fill {sms} SMs: {choice.min_grid_size} blocks")
+                out.print(f"Minimum grid to fill {plural(sms, 'SM')}: {plural(choice.min_grid_size, 'block')}")
             else:
                 out.print("Give a product (--arch h100-sxm) or --sm-count for the minimum grid size")
             if choice.tie_note:
                 out.print(f"[dim]{choice.tie_note}[/]")
             if document["waves"]:
                 w = document["waves"]
-                out.print(f"Grid {grid_size}: {w['waves']} waves of {w['blocks_per_wave']} blocks; tail may cost up to "
-                          f"{w['tail_share_upper_bound'] * 100:.1f}% of run time (upper bound, uniform block times)")
+                out.print(f"Grid {grid_size}: {plural(w['waves'], 'wave')} of {plural(w['blocks_per_wave'], 'block')}; "
+                          f"tail may cost up to {percent(w['tail_share_upper_bound'])} of run time (upper bound, "
+                          "uniform block times)")
     if errors or not choice.block_size:
         ctx.exit(EXIT_FINDINGS)

@@ -71,7 +71,7 @@ def test_unknown_arch_suggests_close_names():
 def test_table_output_names_the_limiter():
     result = run("occupancy", "--arch", "volta", "-r", "64", "-b", "256", "--format", "table")
     assert result.exit_code == 0
-    assert "Registers (limiter)" in result.output and "50.0%" in result.output and "TA301" in result.output
+    assert "Registers (limiter)" in result.output and "= 50% (model)" in result.output and "TA301" in result.output
 
 
 def test_batch_jsonl_keeps_order_reports_bad_lines_and_worst_exit():

@@ -1,0 +1,162 @@
+"""Click options shared by the commands, generated from the one description of each value.
+
+The launch options of `occupancy` and `suggest` come from `advisor.launch.FIELDS`
+(key, help, default): the option is the key with dashes, its text goes to
+`LaunchConfig.from_mapping` unparsed, and a bad value is one line naming the
+option (`--registers: ...`). `arch_option`, `select_option`, `ignore_option` and
+`format_option` are the one spelling of those options for every command, with
+shell completion of architecture names and rule codes.
+"""
+
+from __future__ import annotations
+
+import click
+
+from tuneadvise.advisor.launch import BY_KEY, FIELDS
+from tuneadvise.cli.common import BadInput
+
+# Short forms the options have always had.
+SHORT = {"registers": "-r", "block_size": "-b", "shared_mem": "-s", "dynamic_shared_mem": "-d"}
+# Old spellings kept one release (0.1 -> 0.2): hidden from --help, named in the option they stand for.
+ALIASES = {"spill_stores": "--spill-bytes"}
+_DEFAULT_TEXT = {"carveout": "default"}  # how a default is written on the command line
+
+
+def _default_text(field) -> str | None:
+    if field.key in _DEFAULT_TEXT:
+        return _DEFAULT_TEXT[field.key]
+    if field.default is None or field.default is False:
+        return None
+    return str(field.default)
+
+
+def launch_options(keys, help: dict | None = None):
+    """Decorator: one option per FIELDS key in `keys`, in FIELDS order; `help` overrides a key's
+    help text where the command means something narrower. Values reach the command as raw text
+    (None when not given), keyword arguments named by key."""
+    chosen = [field for field in FIELDS if field.key in keys]
+    unknown = set(keys) - {field.key for field in chosen}
+    assert not unknown, f"no such FIELDS keys: {unknown}"
+    texts = help or {}
+
+    def decorate(function):
+        for field in reversed(chosen):
+            text = texts.get(field.key, field.help)
+            if field.key in ALIASES:
+                function = click.option(ALIASES[field.key], f"{field.key}__alias", hidden=True,
+                                        help=f"Old name of {field.option}.")(function)
+                text += f" ({ALIASES[field.key]}, its old name, is accepted until 0.2.)"
+            names = [field.option, *([SHORT[field.key]] if field.key in SHORT else [])]
+            if field.parse.__name__ == "parse_bool":
+                function = click.option(*names, field.key, is_flag=True, default=None, help=text)(function)
+            else:
+                function = click.option(*names, field.key, metavar=_metavar(field), help=text,
+                                        show_default=_default_text(field) or False)(function)
+        return function
+
+    return decorate
+
+
+def _metavar(field) -> str:
+    return {"block_size": "N|XxY[xZ]", "carveout": "PREF", "compiled_for": "TARGET"}.get(
+        field.key, "BYTES" if field.key.endswith(("shared_mem", "spill_stores", "spill_loads", "stack_frame")) else "N")
+
+
+def launch_values(options: dict) -> dict:
+    """The launch values a command received, by FIELDS key, leaving out those not given;
+    an old alias counts as its option (both at once is an error)."""
+    values = {}
+    for key, value in options.items():
+        if key.endswith("__alias"):
+            continue
+        if key in BY_KEY and value is not None and value is not False:
+            values[key] = value
+    for key, alias in ALIASES.items():
+        old = options.get(f"{key}__alias")
+        if old is None:
+            continue
+        if key in values:
+            raise BadInput(f"{BY_KEY[key].option}: given twice, also as {alias} (its old name)")
+        values[key] = old
+    return values
+
+
+def launch_config(options: dict, **fixed):
+    """LaunchConfig.from_mapping of the command's launch values (and `fixed` ones), or BadInput
+    naming the option."""
+    from tuneadvise.advisor.inputs import InputError
+    from tuneadvise.advisor.launch import LaunchConfig
+
+    try:
+        return LaunchConfig.from_mapping({**launch_values(options), **fixed})
+    except InputError as exc:
+        raise BadInput(exc.as_option()) from None
+
+
+# --------------------------------------------------------------------------
+# Shell completion (click's shell_complete: `_TUNEADVISE_COMPLETE=bash_source tuneadvise`)
+# --------------------------------------------------------------------------
+
+def arch_names(catalog=None) -> list[str]:
+    """Every name --arch accepts from the catalog: sm_XX, compute capabilities, families, chips, products."""
+    if catalog is None:
+        from tuneadvise.specs.catalog import shipped_catalog
+
+        catalog = shipped_catalog()
+    names = set(catalog.family_default)
+    for arch in catalog.archs.values():
+        names.update((arch.sm, arch.cc, *arch.names))
+    for product in catalog.products.values():
+        names.update((product.name, *product.names))
+    return sorted(name.lower() for name in names)
+
+
+def complete_arch(ctx, param, incomplete: str) -> list[str]:
+    text = incomplete.lower()
+    return [name for name in arch_names() if name.startswith(text)]
+
+
+def rule_codes() -> list[str]:
+    from tuneadvise.advisor.rules import registry
+
+    return sorted(registry())
+
+
+def complete_rule_codes(ctx, param, incomplete: str) -> list[str]:
+    """Codes for --select/--ignore, which take a comma-separated list: completes the last item."""
+    done, _, last = incomplete.rpartition(",")
+    prefix = f"{done}," if done else ""
+    return [prefix + code for code in rule_codes() if code.startswith(last.upper())]
+
+
+def complete_rule(ctx, param, incomplete: str) -> list[str]:
+    """A rule code or name (`explain`)."""
+    from tuneadvise.advisor.rules import registry
+
+    text = incomplete.lower()
+    return sorted(code for code in registry() if code.lower().startswith(text)) + \
+        sorted(rule.name for rule in registry().values() if rule.name.startswith(text))
+
+
+ARCH_HELP = "Family (volta), sm_70, 7.0, compute_70, chip (ga102) or product (v100, h100-sxm)."
+
+
+def arch_option(help: str = ARCH_HELP, **settings):
+    """--arch/-a, completing the catalog's names."""
+    return click.option("--arch", "-a", help=help, shell_complete=complete_arch, **settings)
+
+
+def select_option(**settings):
+    return click.option("--select", metavar="CODES", shell_complete=complete_rule_codes,
+                        help="Only these finding codes or prefixes (comma-separated).", **settings)
+
+
+def ignore_option(**settings):
+    return click.option("--ignore", metavar="CODES", shell_complete=complete_rule_codes,
+                        help="Drop these finding codes or prefixes (comma-separated).", **settings)
+
+
+def format_option(choices=("table", "json"), help: str | None = None):
+    return click.option("--format", "fmt", type=click.Choice(list(choices)), help=help or (
+        "Output format; default: human text (a table on a terminal, plain text otherwise), "
+        "or the TUNEADVISE_FORMAT environment variable where it names one of these."))
