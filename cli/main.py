@@ -10,6 +10,7 @@ with the traceback only under --debug.
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import click
@@ -45,6 +46,15 @@ class LazyGroup(click.Group):
         # __import__ rather than importlib.import_module: importing importlib costs ~1 ms of start-up.
         return getattr(__import__(f"tuneadvise.cli.{module}", fromlist=[attr]), attr)
 
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:  # here, before click's main would make it a plain exit 1
+            from tuneadvise.cli.common import EXIT_BROKEN_PIPE
+
+            _silence_stdout()
+            raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
+
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
@@ -70,8 +80,6 @@ class _Closed:
         return iter(())
 
     def write(self, _):
-        import errno
-
         raise OSError(errno.EBADF, f"{self.name} is closed")
 
     def flush(self):
@@ -79,6 +87,11 @@ class _Closed:
 
     def isatty(self):
         return False
+
+
+# Writing failed for want of room or of a place to write: stdout full (> /dev/full), closed, or a
+# file the command writes (--plot, lint -o) on a full disk.
+_OUTPUT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, errno.EBADF})
 
 
 def _run(command, debug: bool) -> int:
@@ -110,22 +123,14 @@ def _run(command, debug: bool) -> int:
         _silence_stdout()
         return common.EXIT_BROKEN_PIPE
     except OSError as exc:
-        if exc.filename is not None or not _is_stdout_error():
+        if exc.errno not in _OUTPUT_ERRORS:
             return _internal(exc, debug)
         _silence_stdout()
-        click.echo(common.error_line(f"cannot write the output: {exc.strerror or exc}"), err=True)
+        where = f"{exc.filename}: " if exc.filename else ""
+        click.echo(common.error_line(f"cannot write the output: {where}{exc.strerror or exc}"), err=True)
         return common.EXIT_OUTPUT
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, not a traceback
         return _internal(exc, debug)
-
-
-def _is_stdout_error() -> bool:
-    """Whether stdout is what failed: it cannot take even an empty flush, or it is closed."""
-    try:
-        sys.stdout.flush()
-    except (OSError, ValueError):
-        return True
-    return isinstance(sys.stdout, _Closed)
 
 
 def _silence_stdout() -> None:

@@ -1,6 +1,10 @@
 """The command line, driven through click's CliRunner: output, exit codes, bad input."""
 
 import json
+import os
+import signal
+import subprocess
+import sys
 
 import pytest
 from click.testing import CliRunner
@@ -200,3 +204,234 @@ def test_version_is_the_installed_packages():
     assert version("tuneadvise") == __version__
     result = CliRunner().invoke(cli, ["--version"])
     assert result.exit_code == 0 and result.output == f"tuneadvise, version {__version__}\n"
+
+
+# --------------------------------------------------------------------------
+# Human text by default; machine formats on request (issue 15 item 10)
+# --------------------------------------------------------------------------
+
+BOX_DRAWING = set("─│┌┐└┘├┤┬┴┼━┃┏┓┗┛╭╮╯╰═║")
+VOLTA = ("occupancy", "--arch", "volta", "-r", "64", "-b", "256")
+
+
+def test_text_is_the_default_when_piped():
+    result = CliRunner().invoke(cli, list(VOLTA))
+    assert result.exit_code == 0
+    assert not result.output.lstrip().startswith("{")
+    assert "Registers (limiter)" in result.output and "= 50% (model)" in result.output
+    assert not BOX_DRAWING & set(result.output) and "\x1b[" not in result.output
+    assert all(line == line.rstrip() for line in result.output.splitlines())
+
+
+@pytest.mark.parametrize("command", [VOLTA, ("suggest", "--arch", "h100-sxm", "-r", "32")])
+def test_the_environment_default_format(command):
+    result = CliRunner().invoke(cli, list(command), env={"TUNEADVISE_FORMAT": "json"})
+    assert json.loads(result.output)["schema_version"] == 1
+    explicit = CliRunner().invoke(cli, [*command, "--format", "table"], env={"TUNEADVISE_FORMAT": "json"})
+    assert not explicit.output.startswith("{")
+    unknown = CliRunner().invoke(cli, list(command), env={"TUNEADVISE_FORMAT": "sarif"})
+    assert not unknown.output.startswith("{") and unknown.exit_code == 0
+
+
+def test_batch_is_json_lines_whatever_the_environment_says():
+    line = json.dumps({"arch": "volta", "registers": 64, "block_size": 256}) + "\n"
+    result = CliRunner().invoke(cli, ["occupancy", "--batch", "-"], input=line, env={"TUNEADVISE_FORMAT": "table"})
+    assert json.loads(result.output)["active_blocks_per_sm"] == 4
+
+
+def test_no_colour_under_no_color_even_on_a_terminal(monkeypatch):
+    from tuneadvise.cli import common
+
+    monkeypatch.setattr(common, "stdout_is_terminal", lambda: True)
+    monkeypatch.setenv("NO_COLOR", "1")
+    out = common.console()
+    assert out.no_color
+    monkeypatch.delenv("NO_COLOR")
+    assert not common.console().no_color
+
+
+# --------------------------------------------------------------------------
+# 80 columns, plurals, one percent (issue 15 item 15)
+# --------------------------------------------------------------------------
+
+def text80(*args):
+    return CliRunner().invoke(cli, list(args), env={"COLUMNS": "80"})
+
+
+def test_80_columns_wrap_between_words_and_keep_names_whole():
+    result = text80("occupancy", "--arch", "rtx-4090", "-r", "64", "-b", "200", "--cluster-size", "4",
+                    "--grid-size", "100")
+    lines = result.output.splitlines()
+    assert max(map(len, lines)) <= 80 and "…" not in result.output
+    assert "GeForce RTX 4090" in result.output  # the product's name, whole
+    header = next(line for line in lines if line.startswith("Resource"))
+    right = header.index("Blocks/SM allowed") + len("Blocks/SM allowed")
+    rows = [line for line in lines if line.split(" ")[0] in ("Warps", "Registers", "Blocks")]
+    assert rows and all(len(row) == right for row in rows)  # numbers right-aligned under their heading
+
+
+def test_findings_wrap_without_losing_a_word():
+    args = ("occupancy", "--arch", "volta", "-r", "64", "-b", "256")
+    text = " ".join(text80(*args).output.split())
+    for finding in json.loads(text80(*args, "--format", "json").output)["findings"]:
+        assert " ".join(finding["message"].split()) in text
+
+
+def test_plurals_agree():
+    one = text80("occupancy", "--arch", "volta", "-r", "255", "-b", "256").output
+    assert "Occupancy: 1 block/SM" in one and "1 blocks" not in one
+    many = text80(*VOLTA).output
+    assert "Occupancy: 4 blocks/SM" in many
+    suggested = text80("suggest", "--arch", "h100-sxm", "-r", "255", "--sm-count", "1").output
+    assert "1 block/SM" in suggested and "fill 1 SM:" in suggested and "1 blocks" not in suggested
+
+
+def test_occupancy_is_printed_as_one_percent_everywhere():
+    assert "occupancy 100% on sm_90" in text80("suggest", "--arch", "h100-sxm", "-r", "32").output
+    assert "= 50% (model)" in text80(*VOLTA).output
+
+
+# --------------------------------------------------------------------------
+# One error style (issue 15 item 15) and how a run ends (issue 20 items 11, 13)
+# --------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, start", [
+    (("occupancy", "--arch", "volta", "-r", "1", "-b", "1", "--nope"), "tuneadvise: error: No such option '--nope'"),
+    (("occupancy", "--arch", "volta", "-r", "1", "-b", "1", "--format", "xml"), "tuneadvise: error: --format: "),
+    (("suggest", "--arch", "volta"), "tuneadvise: error: --registers: required"),
+    (("suggest", "--arch", "volta", "-r", "32", "--sm-count", "0"), "tuneadvise: error: --sm-count: must be from 1"),
+    (("explain",), "tuneadvise: error: CODE (argument): missing"),
+    (("occupancy", "--select", "XX9", "--arch", "volta", "-r", "1", "-b", "1"), "tuneadvise: error: --select: "),
+])
+def test_one_error_style(args, start):
+    result = CliRunner().invoke(cli, list(args))
+    assert_one_line_error(result)
+    assert result.output.startswith(start), result.output
+
+
+def test_internal_error_is_one_line_and_a_distinct_exit(monkeypatch):
+    from tuneadvise.advisor.engine import occupancy as engine
+
+    def broken(*args):
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(engine, "occupancy", broken)
+    result = CliRunner().invoke(cli, list(VOLTA))
+    assert_one_line_error(result, "internal error: RuntimeError: boom\\nsecond line", "--debug", exit_code=70)
+    debug = CliRunner().invoke(cli, ["--debug", *VOLTA])
+    assert debug.exit_code == 70 and "Traceback" in debug.stderr
+
+
+def test_ctrl_c_exits_130(monkeypatch):
+    from tuneadvise.advisor.engine import occupancy as engine
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(engine, "occupancy", interrupted)
+    result = CliRunner().invoke(cli, list(VOLTA))
+    assert result.exit_code == 130 and "Traceback" not in result.output and "Aborted" not in result.output
+
+
+def test_completion_of_arch_names_and_rule_codes():
+    from tuneadvise.cli.options import arch_names, complete_arch, complete_rule, complete_rule_codes
+
+    names = arch_names()
+    assert {"volta", "hopper", "sm_90", "9.0", "ga102", "h100-sxm", "v100", "rtx-4090"} <= set(names)
+    assert "h100-sxm" in complete_arch(None, None, "H1") and all(n.startswith("h1") for n in complete_arch(None, None, "h1"))
+    assert complete_arch(None, None, "sm_8") == sorted(n for n in names if n.startswith("sm_8"))
+    assert "TA301" in complete_rule_codes(None, None, "ta30")
+    assert complete_rule_codes(None, None, "TA1,TA30")[0].startswith("TA1,TA30")
+    assert "TA106" in complete_rule(None, None, "TA10") and "dynamic-shared-mem-needs-opt-in" in complete_rule(None, None, "dyn")
+
+
+def test_completion_through_the_shell_protocol():
+    env = {"_TUNEADVISE_COMPLETE": "bash_complete", "COMP_WORDS": "tuneadvise occupancy --arch hop", "COMP_CWORD": "3"}
+    result = CliRunner().invoke(cli, [], prog_name="tuneadvise", env=env)
+    assert "plain,hopper" in result.output.split()
+    env = {"_TUNEADVISE_COMPLETE": "bash_complete", "COMP_WORDS": "tuneadvise occupancy --select TA60", "COMP_CWORD": "3"}
+    result = CliRunner().invoke(cli, [], prog_name="tuneadvise", env=env)
+    assert "plain,TA603" in result.output.split()
+
+
+ENTRY = [sys.executable, "-c", "from tuneadvise.cli.main import main; main()"]
+
+
+def test_a_closed_pipe_ends_quietly_with_141(tmp_path):
+    lines = tmp_path / "lines.jsonl"
+    lines.write_text("".join(json.dumps({"arch": "sm_90", "registers": r % 256, "block_size": 128}) + "\n"
+                               for r in range(20000)))
+    process = subprocess.Popen([*ENTRY, "occupancy", "--batch", str(lines)], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    process.stdout.readline()
+    process.stdout.close()
+    assert process.wait(timeout=60) == 141
+    assert process.stderr.read() == b""
+
+
+def test_a_full_disk_is_one_line_and_74():
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([*ENTRY, *VOLTA, "--format", "json"], stdout=full, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 74
+    assert done.stderr.startswith("tuneadvise: error: cannot write the output") and done.stderr.count("\n") == 1
+
+
+def test_closed_stdout_and_stdin(tmp_path):
+    closed_out = subprocess.run([*ENTRY, *VOLTA], stderr=subprocess.PIPE, text=True, preexec_fn=lambda: os.close(1))
+    assert closed_out.returncode == 74 and closed_out.stderr.count("\n") == 1 and "Traceback" not in closed_out.stderr
+    closed_in = subprocess.run([*ENTRY, "occupancy", "--batch", "-"], capture_output=True, text=True,
+                               preexec_fn=lambda: os.close(0))
+    assert (closed_in.returncode, closed_in.stdout, closed_in.stderr) == (0, "", "")
+
+
+def test_sigint_exits_130():
+    process = subprocess.Popen([*ENTRY, "occupancy", "--batch", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    process.stdin.write(json.dumps({"arch": "volta", "registers": 64, "block_size": 256}) + "\n")
+    process.stdin.flush()
+    process.stdout.readline()  # running: the batch loop is waiting for the next line
+    process.send_signal(signal.SIGINT)
+    assert process.wait(timeout=30) == 130
+    assert "Traceback" not in process.stderr.read()
+
+
+# --------------------------------------------------------------------------
+# Fuzzed inputs: never a traceback, every error one bounded line
+# --------------------------------------------------------------------------
+
+ANY_TEXT = st.one_of(st.text(max_size=12), st.integers(-10**6, 10**7).map(str), st.text(min_size=500, max_size=2000))
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(ANY_TEXT, min_size=4, max_size=4), st.sampled_from(["volta", "sm_90", "fermi", "h100-sxm"]))
+def test_fuzzed_suggest_never_tracebacks(values, arch):
+    registers, smem, per_thread, grid = values
+    result = CliRunner().invoke(cli, ["suggest", "--arch", arch, "--registers", registers, "--shared-mem", smem,
+                                      "--dynamic-shared-mem-per-thread", per_thread, "--grid-size", grid])
+    assert result.exit_code in (0, 1, 2), result.output
+    if result.exit_code == 2:
+        assert_one_line_error(result)
+        assert result.output.startswith("tuneadvise: error: --") and len(result.output) < 500
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from([f.option for f in __import__("tuneadvise.advisor.launch", fromlist=["FIELDS"]).FIELDS
+                        if f.key != "opt_in"]), ANY_TEXT)
+def test_fuzzed_occupancy_options_never_traceback(option, value):
+    args = {"--arch": "sm_90", "--registers": "32", "--block-size": "256", option: value}
+    result = CliRunner().invoke(cli, ["occupancy", *sum(args.items(), ()), "--format", "json"])
+    assert result.exit_code in (0, 1, 2), result.output
+    if result.exit_code == 2:
+        assert_one_line_error(result, f"tuneadvise: error: {option}: ")
+        assert len(result.output) < 500
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(["arch", "registers", "block_size", "cluster_size", "compiled_for", "grid_size"]),
+                       st.one_of(st.integers(-5, 2000), st.text(max_size=3000), st.none(), st.booleans())))
+def test_fuzzed_batch_error_lines_are_bounded(item):
+    result = CliRunner().invoke(cli, ["occupancy", "--batch", "-", "--arch", "volta"], input=json.dumps(item) + "\n")
+    assert result.exit_code in (0, 1, 2)
+    [line] = [json.loads(out) for out in result.output.splitlines()]
+    if "error" in line:
+        assert len(line["error"]["message"]) < 300 and "\n" not in line["error"]["message"]
