@@ -95,3 +95,46 @@ def test_truncated_real_cubin_is_a_clean_error():
     for cut in (10, 64, len(data) // 2):
         with pytest.raises(CubinError):
             read_cubin(data[:cut])
+
+
+# -- hostile text (issue 20 item 5): linear time, one clear problem per bad line ----------
+
+def _seconds(parse, lines):
+    import time
+
+    start = time.perf_counter()
+    problems = []
+    list(parse(lines, problems=problems))
+    return time.perf_counter() - start, problems
+
+
+@pytest.mark.parametrize("parse,line", [
+    (parse_ptxas, lambda n: "    " + "9" * n + " bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"),
+    (parse_ptxas, lambda n: "ptxas info    : Used 32 registers, used 1 barriers, " + "7" * n + " bytes smem\n"),
+    (parse_cuobjdump, lambda n: "REG:1 SHARED:0 " + "A" * n + "\n"),
+])
+def test_parsing_is_linear_in_the_line_length(parse, line):
+    # Lines just under the cap, then twice as many of them: the time about doubles (a pattern
+    # that retried inside each run of digits or letters took 14 s and 44 s on one 40,000-character line).
+    from tuneadvise.advisor.readers.compiler_output import MAX_LINE
+
+    head = ["ptxas info    : Compiling entry function 'k' for 'sm_90'\n", "\tFunction k:\n"]
+    text = line(MAX_LINE - 100)
+    _seconds(parse, head + [text] * 20)
+    small = min(_seconds(parse, head + [text] * 200)[0] for _ in range(3))
+    large = min(_seconds(parse, head + [text] * 400)[0] for _ in range(3))
+    assert large / small < 3, (small, large)
+    elapsed, problems = _seconds(parse, head + [line(40_000)])
+    assert elapsed < 0.5 and [message for _, message in problems] == [
+        "line longer than 4096 characters: not compiler output"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="0123456789 AREGSHD:[]bytesackfrmpilordu,", max_size=3000))
+def test_any_line_parses_quickly_or_is_reported(text):
+    import time
+
+    start = time.perf_counter()
+    list(parse_ptxas(["ptxas info    : Compiling entry function 'k' for 'sm_90'\n", text + " bytes stack frame\n"]))
+    list(parse_cuobjdump(["\tFunction k:\n", "REG:" + text + "\n"], arch="sm_90"))
+    assert time.perf_counter() - start < 0.5

@@ -450,3 +450,195 @@ def test_shared_analyses_equal_each_kernel_linted_alone(kernels, ignore):
         over = [figure for figure, limit in limits.items()
                 if getattr(record, figure) is not None and getattr(record, figure) > limit]
         assert [next(iter(f.details)) for f in spill_budget] == (over if options.selection.allows("TA902") else [])
+
+
+# -- silent greens (issue 15 items 6-11) -------------------------------------------
+
+def test_a_listing_that_names_no_architecture_is_unusable_input():
+    # A lone cubin's listing prints no "arch =": without exactly one --arch nothing can be linted.
+    path = FIXTURES / "cuobjdump_sm_90.txt"
+    result = run("lint", path, "--format", "json")
+    assert result.exit_code == 2 and json.loads(result.stdout)["summary"]["kernels"] == 0
+    [line] = [line for line in result.stderr.splitlines() if "bad input" in line]
+    assert str(path) in line and "give exactly one --arch" in line
+    assert run("lint", path, "--arch", "sm_90", "--format", "json").exit_code == 0
+
+
+@pytest.mark.parametrize("text", ["ptxas info    : 0 bytes gmem\nptxas info    : Used 0 registers\n",
+                                  "Fatbin elf code:\n================\narch = sm_90\n"])
+def test_an_input_with_no_kernel_is_unusable_input(tmp_path, text):
+    path = tmp_path / "empty.log"
+    path.write_text(text)
+    result = run("lint", path, "--format", "json")
+    assert result.exit_code == 2 and f"{path}: no kernel in this" in result.stderr
+
+
+def test_a_kernels_entry_that_matches_nothing_is_reported(tmp_path):
+    config = tmp_path / "tuneadvise.toml"
+    config.write_text('[[kernels]]\nname = "saxpy"\nblock_size = 128\n\n[[kernels]]\nname = "sxapy*"\nblock_size = 64\n')
+    result = run("lint", FIXTURES / "ptxas_sm_90.log", "--config", config, "--format", "json")
+    warning = "[[kernels]] entry 2 (name = 'sxapy*') matches no kernel"
+    assert warning in result.stderr and json.loads(result.stdout)["summary"]["warnings"][0].startswith(warning)
+    assert run("lint", FIXTURES / "ptxas_sm_90.log", "--config", config, "--format", "table").stdout.count(warning) == 1
+
+
+@pytest.mark.parametrize("glob,matched", [
+    ("saxpy<float*", {"_Z5saxpyIfLi4EEvT_PKS0_PS0_i"}),  # docs/lint.md's example
+    ("saxpy<*", {"_Z5saxpyIfLi4EEvT_PKS0_PS0_i", "_Z5saxpyIdLi2EEvT_PKS0_PS0_i"}),  # the config schema's
+    ("saxpy", {"_Z5saxpyIfLi4EEvT_PKS0_PS0_i", "_Z5saxpyIdLi2EEvT_PKS0_PS0_i"}),
+    ("_Z5saxpyIf*", {"_Z5saxpyIfLi4EEvT_PKS0_PS0_i"}),
+    ("void saxpy<double, 2>(*", {"_Z5saxpyIdLi2EEvT_PKS0_PS0_i"}),
+    ("heavy(double const*, double*, int)", {"_Z5heavyPKdPdi"}),
+    ("tiled_*", {"_Z12tiled_matmulPKfS0_Pfi"}),
+])
+def test_documented_globs_match_the_kernels_they_name(tmp_path, glob, matched):
+    config = tmp_path / "tuneadvise.toml"
+    config.write_text(f'[[kernels]]\nname = "{glob}"\nblock_size = 64\n')
+    code, doc = lint_json(FIXTURES / "ptxas_sm_90.log", "--config", config)
+    assert {k["name"] for k in doc["kernels"] if k["launch"]["configured_by"] == glob} == matched
+
+
+def test_the_documented_config_example_matches_what_it_says():
+    import re
+
+    example = re.search(r"```toml\n(# tuneadvise.toml.*?)```", (Path(__file__).parent.parent / "docs" / "lint.md")
+                        .read_text(), re.S).group(1)
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "tuneadvise.toml"
+        path.write_text(example)
+        result = run("lint", FIXTURES / "ptxas_multi.log", "--config", path, "--format", "json")
+    doc = json.loads(result.stdout)
+    assert not doc["summary"]["warnings"], doc["summary"]["warnings"]
+    saxpy = by_key(doc)[("_Z5saxpyIfLi4EEvT_PKS0_PS0_i", "sm_90")]
+    assert saxpy["launch"]["block_dims"] == [512] and saxpy["launch"]["grid_size"] == 1000
+
+
+def _launches(*args):
+    code, doc = lint_json(*args, "--arch", "sm_90")
+    return {k["name"]: (k["launch"], k["occupancy"]["active_blocks_per_sm"],
+                        sorted(f["code"] for f in k["findings"] if f["code"] != "TA905")) for k in doc["kernels"]}
+
+
+def test_a_kernel_gets_the_same_launch_whatever_the_input_form():
+    # heavy is __launch_bounds__(128): the cubin records it, the log does not, the source says it.
+    from_cubin = _launches(FIXTURES / "lint_sm_90.cubin")
+    from_log = _launches(FIXTURES / "ptxas_sm_90.log", KERNELS_CU)
+    from_listing = _launches(FIXTURES / "cuobjdump_sm_90.txt", KERNELS_CU)
+    assert from_cubin["_Z5heavyPKdPdi"][0]["block_dims"] == [128]
+    assert from_cubin["_Z5heavyPKdPdi"][0]["max_threads_per_block"] == 128
+    for name, (launch, blocks, _) in from_cubin.items():
+        assert from_log[name][:2] == (launch, blocks), name
+        assert from_listing[name][:2] == (launch, blocks), name
+    # The bound is checked, as for the binary: a block over it cannot launch.
+    code, doc = lint_json(FIXTURES / "ptxas_sm_90.log", KERNELS_CU, "--block-size", "256", "--arch", "sm_90")
+    assert not by_key(doc)[("_Z5heavyPKdPdi", "sm_90")]["occupancy"]["launchable"]
+
+
+def test_a_kernel_is_located_at_its_definition_after_declarations(tmp_path):
+    source = tmp_path / "k.cu"
+    source.write_text(
+        "template <typename T, int U> __global__ void saxpy(T, const T*, T*, int);\n"
+        "template <> __global__ void saxpy<float, 4>(float, const float*, float*, int);\n"
+        "__global__ void heavy(const double* in, double* out, int n);\n"
+        "\n"
+        "// tuneadvise: ignore[TA302, TA301]\n"
+        "__global__ void __launch_bounds__(128)\n"
+        "heavy(const double* in, double* out, int n) {\n"
+        "}\n")
+    code, doc = lint_json(FIXTURES / "ptxas_sm_90.log", source)
+    heavy = by_key(doc)[("_Z5heavyPKdPdi", "sm_90")]
+    assert heavy["location"] == {"file": str(source), "line": 6}
+    assert not {"TA301", "TA302"} & {f["code"] for f in heavy["findings"]}
+    assert by_key(doc)[("_Z5saxpyIfLi4EEvT_PKS0_PS0_i", "sm_90")]["location"]["line"] == 1  # declared only
+
+
+def test_a_config_found_in_a_parent_directory_is_named(tmp_path, monkeypatch):
+    (tmp_path / "tuneadvise.toml").write_text("arch = ['sm_90']\n")
+    (tmp_path / "build").mkdir()
+    monkeypatch.chdir(tmp_path / "build")
+    code, doc = lint_json(FIXTURES / "ptxas_multi.log")
+    assert doc["summary"]["config"] == str(tmp_path / "tuneadvise.toml")
+    text = run("lint", FIXTURES / "ptxas_multi.log", "--format", "table").stdout
+    assert f"config: {tmp_path / 'tuneadvise.toml'}" in text
+
+
+def _documented_configs():
+    import re
+
+    import tomllib
+
+    docs = Path(__file__).parent.parent / "docs"
+    for path in sorted(docs.glob("*.md")):
+        for block in re.findall(r"```toml\n(.*?)```", path.read_text(), re.S):
+            data = tomllib.loads(block)
+            if path.name != "lint.md" and "kernels" not in data and "budgets" not in data:
+                continue
+            yield path.name, data
+
+
+@pytest.mark.parametrize("name,data", list(_documented_configs()))
+def test_documented_configs_validate_against_the_printed_schema(name, data):
+    schema = json.loads(run("schema").stdout)
+    jsonschema.validate(data, schema)
+    jsonschema.validate({"fail-on": "warning", "min-occupancy": 0.5}, schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"fail-onn": "warning"}, schema)
+
+
+def test_fail_on_warning_fails_only_on_real_problems():
+    code, doc = lint_json(FIXTURES / "ptxas_multi.log", FIXTURES / "lint_multi.o", KERNELS_CU, "--fail-on", "warning")
+    warned = {(k["name"], f["code"]) for k in doc["kernels"] for f in k["findings"] if f["severity"] != "info"}
+    assert code == 1
+    # No disagreement between the log and the binary, and spills only where ptxas reported them.
+    assert not {c for _, c in warned} & {"TA905", "TA906"}
+    assert {n for n, c in warned if c == "TA501"} == {"_Z8spillingPKfPfi"}
+
+
+# -- hostile configs (issue 20 item 4) ----------------------------------------------
+
+def test_yaml_aliases_are_refused(tmp_path):
+    path = tmp_path / "lint.yaml"
+    path.write_text('a: &a ["x","x","x","x","x","x","x","x","x"]\nb: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]\n'
+                    'c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]\nignore: [*c,*c,*c,*c,*c,*c,*c,*c,*c]\n')
+    result = run("lint", FIXTURES / "ptxas_sm_90.log", "--config", path)
+    assert_one_line_error(result)
+    assert "aliases (*name) are not allowed" in result.output
+
+
+def test_a_structure_in_a_config_is_never_printed_whole(tmp_path):
+    path = tmp_path / "lint.json"
+    path.write_text(json.dumps({"ignore": [[["TA" * 50] * 100] * 100], "arch": [[1] * 10000]}))
+    result = run("lint", FIXTURES / "ptxas_sm_90.log", "--config", path)
+    assert_one_line_error(result)
+    assert len(result.output) < 400
+
+
+def test_old_spill_budget_key_means_spill_stores(tmp_path):
+    config = tmp_path / "tuneadvise.toml"
+    config.write_text('[[budgets]]\nkernel = "spilling"\nmax_spill_bytes = 500\n')
+    code, doc = lint_json(FIXTURES / "ptxas_sm_90.log", "--config", config)
+    spilling = by_key(doc)[("_Z8spillingPKfPfi", "sm_90")]
+    assert "TA902" not in {f["code"] for f in spilling["findings"]}  # 496 B of stores; the loads (536) not limited
+    config.write_text('[[budgets]]\nkernel = "spilling"\nmax_spill_loads = 500\nmax_stack_frame = 400\n')
+    code, doc = lint_json(FIXTURES / "ptxas_sm_90.log", "--config", config)
+    messages = [f["message"] for f in by_key(doc)[("_Z8spillingPKfPfi", "sm_90")]["findings"] if f["code"] == "TA902"]
+    assert messages == ["536 B of spill loads per thread, budget 500 B (budget 'spilling')",
+                        "416 B of stack frame per thread, budget 400 B (budget 'spilling')"]
+
+
+def test_source_index_reads_in_linear_time():
+    import time
+
+    from tuneadvise.advisor.readers.source_index import SourceIndex
+
+    def seconds(n):
+        text = "template<> __global__ void k<int>(int*);\n" * n + "__global__ void k(int* p) {\n}\n"
+        start = time.perf_counter()
+        index = SourceIndex()
+        index.add_file("k.cu", text)
+        assert index.definitions["k"].line == n + 1
+        return time.perf_counter() - start
+
+    seconds(500)
+    small, large = min(seconds(4000) for _ in range(3)), min(seconds(8000) for _ in range(3))
+    assert large / small < 3, (small, large)  # doubling the input about doubles the time

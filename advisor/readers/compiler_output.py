@@ -13,16 +13,21 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-_COMPILING = re.compile(r"Compiling entry function '([^']+)' for '(sm_\w+)'")
-_PROPERTIES = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
-_USED = re.compile(r"Used (\d+) registers")
-_BARRIERS = re.compile(r"used (\d+) barriers")
-_SMEM = re.compile(r"(\d+) bytes smem")
-_CUMULATIVE_STACK = re.compile(r"(\d+) bytes cumulative stack size")
+# Linear-time patterns: a number is matched from its first digit only ((?<!\d)) and has at
+# most _DIGITS digits, a field name from its first letter only, so no pattern retries inside a
+# long run of digits or letters; and no line longer than MAX_LINE is searched at all.
+MAX_LINE = 4096  # characters; real lines are under 300 (a mangled name of 2,000 is extreme)
+_DIGITS = r"(?<!\d)(\d{1,18})(?!\d)"  # 18 digits: anything longer is a corrupt figure, reported as such
+_COMPILING = re.compile(r"Compiling entry function '([^']{1,2048})' for '(sm_\w{1,16})'")
+_PROPERTIES = re.compile(rf"{_DIGITS} bytes stack frame, {_DIGITS} bytes spill stores, {_DIGITS} bytes spill loads")
+_USED = re.compile(rf"Used {_DIGITS} registers")
+_BARRIERS = re.compile(rf"used {_DIGITS} barriers")
+_SMEM = re.compile(rf"{_DIGITS} bytes smem")
 
-_CUOBJ_ARCH = re.compile(r"^arch = (sm_\w+)")
+_CUOBJ_ARCH = re.compile(r"^arch = (sm_\w{1,16})")
 _CUOBJ_FUNCTION = re.compile(r"^\s*Function ([^:]+):\s*$")
-_CUOBJ_FIELDS = re.compile(r"([A-Z]+(?:\[\d+\])?):(\d+)")
+_CUOBJ_FIELDS = re.compile(r"(?<![A-Z])([A-Z]{1,16}(?:\[\d{1,4}\])?):" + _DIGITS)
+_TOO_LONG = f"line longer than {MAX_LINE} characters: not compiler output"
 
 
 @dataclass(slots=True)  # slots: a large log makes tens of thousands of these
@@ -68,6 +73,10 @@ def parse_ptxas(lines, problems: list | None = None) -> Iterator[KernelUsage]:
     for number, line in enumerate(lines, 1):
         if "ptxas" not in line and "bytes stack frame" not in line:
             continue
+        if len(line) > MAX_LINE:
+            _problem(problems, number, _TOO_LONG)
+            name = None
+            continue
         # Substring tests pick the one pattern a line can match (each pattern
         # contains its test's words), so most lines cost no regex at all.
         if "Compiling entry function" in line:
@@ -91,6 +100,10 @@ def parse_ptxas(lines, problems: list | None = None) -> Iterator[KernelUsage]:
             elif name is not None:
                 smem = _SMEM.search(line) if "smem" in line else None
                 barriers = _BARRIERS.search(line) if "barriers" in line else None
+                if ("bytes smem" in line and smem is None) or (" barriers" in line and barriers is None):
+                    _problem(problems, number, "expected 'Used N registers, used N barriers, N bytes smem'")
+                    name = None
+                    continue
                 stack, stores, loads = props or (None, None, None)
                 # Positional, in field order: a large log has tens of thousands of these.
                 yield KernelUsage(name, arch, int(match.group(1)), int(smem.group(1)) if smem else 0,
@@ -111,6 +124,11 @@ def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None,
     reserved_shared_mem = reserved_shared_mem or cuobjdump_reserved
     name = None
     for number, line in enumerate(lines, 1):
+        if len(line) > MAX_LINE:
+            if "REG:" in line or "Function" in line:
+                _problem(problems, number, _TOO_LONG)
+            name = None
+            continue
         match = _CUOBJ_ARCH.match(line)
         if match:
             arch = match.group(1)

@@ -59,6 +59,8 @@ def read_usage(path: str | Path) -> ReadResult:
             result.records += [from_cubin_kernel(k, name) for k in read_cubin(path.read_bytes())]
         except CubinError as exc:
             result.problems.append(InputProblem(name, None, str(exc)))
+        if not result.records and not result.problems:
+            result.problems.append(InputProblem(name, None, "no kernel in this cubin"))
         return result
     if head.startswith(ELF_MAGIC) or head.startswith(FATBIN_MAGIC) or b"\0" in head:
         return _read_binary(path, result)
@@ -83,6 +85,9 @@ def _read_binary(path: Path, result: ReadResult) -> ReadResult:
         return result
     if not found:
         result.problems.append(InputProblem(name, None, "binary file with no CUDA fatbin or cubin in it"))
+    elif not result.records and not result.problems:  # PTX alone: nothing to lint is not a pass
+        result.problems.append(InputProblem(name, None, "no kernel to lint: its fatbins hold only PTX "
+                                                        f"({', '.join(sorted(set(result.ptx_only)))}), no cubin"))
     # An arch with a cubin is not PTX-only, even if its PTX is embedded too.
     with_cubin = {r.arch for r in result.records}
     result.ptx_only = sorted(set(result.ptx_only) - with_cubin)
@@ -106,11 +111,18 @@ def read_text(handle, name: str, result: ReadResult | None = None) -> ReadResult
         return result
     lines = itertools.chain(head, handle)
     parser = parse_ptxas(lines, problems) if kind == "ptxas" else parse_cuobjdump(lines, problems=problems)
+    found = 0
     for record in parser:
         record.file = name
         result.records.append(record)
+        found += 1
     result.problems += [InputProblem(name, number, message) for number, message in problems]
+    if not found and not problems:  # a log of a build that compiled no kernel: nothing was checked
+        result.problems.append(InputProblem(name, None, f"no kernel in this {_KIND_NAMES[kind]}"))
     return result
+
+
+_KIND_NAMES = {"ptxas": "ptxas -v output", "cuobjdump": "cuobjdump --dump-resource-usage listing"}
 
 
 def _text_kind(lines: list[str]) -> str | None:
