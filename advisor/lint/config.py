@@ -3,7 +3,13 @@ from `[tool.tuneadvise]` in pyproject.toml. `tuneadvise schema` publishes the
 model as JSON Schema (docs/lint.md shows an example).
 
 Keys are snake_case; kebab-case (`fail-on`) is accepted too, as in other
-pyproject tools. An unknown key is an error that suggests the closest valid one.
+pyproject tools (and the printed schema lists both). An unknown key is an
+error that suggests the closest valid one. A [[kernels]] entry's launch keys
+and figures are LaunchConfig's own (advisor/launch.FIELDS): the model is
+generated from them and the lint builds each kernel's LaunchConfig with
+LaunchConfig.from_mapping. Untrusted values are never str()ed into a message
+(`shown`), and YAML aliases are refused (a few hundred bytes expand to
+gigabytes).
 """
 
 from __future__ import annotations

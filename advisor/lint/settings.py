@@ -2,7 +2,7 @@
 paths are config files, where a project's config is, architecture names, and
 the settings in force when there is no config at all.
 
-The config model (lint_config.py) is pydantic, whose import alone costs more
+The config model (advisor/lint/config.py) is pydantic, whose import alone costs more
 than linting a small log; a run with no config file never imports it.
 """
 
