@@ -64,8 +64,9 @@ class LintOptions:
     config_path: str = ""  # where the config came from: named in the report
 
 
-@dataclass(frozen=True, slots=True)
-class LintedKernel:
+class LintedKernel(NamedTuple):
+    """One kernel on one architecture, linted: immutable, built by keyword."""
+
     name: str  # as the compiler wrote it
     demangled: str
     arch: str
