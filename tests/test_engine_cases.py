@@ -12,12 +12,14 @@ def test_volta_headline_example():
     assert (r.active_blocks_per_sm, r.active_warps_per_sm, r.occupancy, r.limiters) == (4, 32, 0.5, ["registers"])
 
 
-def test_registers_per_block_limit_5_2_has_32k():
-    # 128 regs x 256 threads = 32768 fits 5.2's 32K per block; 129 regs rounds to 4352/warp x 8 = 34816 > 32768.
-    assert analyze("5.2", registers=128, block_size=256).launchable
-    r = analyze("5.2", registers=129, block_size=256)
+@pytest.mark.parametrize("cc", ["5.3", "6.2"])
+def test_registers_per_block_limit_of_the_tegra_parts_is_32k(cc):
+    # 128 regs x 256 threads = 32768 fits 32K per block; 129 regs rounds to 4352/warp x 8 = 34816 > 32768.
+    assert analyze(cc, registers=128, block_size=256).launchable
+    r = analyze(cc, registers=129, block_size=256)
     assert not r.launchable and r.errors[0].code == "registers-per-block"
-    # The same launch fits 5.0's 64K per block.
+    # The same launch fits 5.2's (GM204, a GTX 980) and 5.0's 64K per block.
+    assert analyze("5.2", registers=129, block_size=256).launchable
     assert analyze("5.0", registers=129, block_size=256).launchable
 
 
