@@ -34,7 +34,9 @@ def _check_source(ref: str) -> str:
 
 
 class Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    # strict: "32" or 32.0 for a count is a typo to report, not a value to coerce (the catalog
+    # reads the same raw document, so what validates is exactly what it uses).
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
 
 class Sourced(Strict, Generic[T]):
@@ -143,7 +145,11 @@ class ResolvedArch(Strict):
              "shared_mem_per_sm must be a multiple of shared_mem_allocation_unit"),
             (v["registers_per_sm"] % v["warp_allocation_granularity"] == 0,
              "registers_per_sm must divide evenly among warp_allocation_granularity sub-partitions"),
+            (v["warp_size"] == 32, "warp_size must be 32: every CUDA compute capability has 32-thread warps"),
+            (v["max_registers_per_thread"] <= 255, "max_registers_per_thread must not exceed 255"),
         ]
+        for unit in ("register_allocation_unit", "shared_mem_allocation_unit", "warp_allocation_granularity"):
+            checks.append((v[unit] & (v[unit] - 1) == 0, f"{unit} must be a power of two"))
         if self.shared_mem_model != "fixed":
             configs = self.shared_mem_configs
             checks.append((configs == sorted(configs) and len(set(configs)) == len(configs),

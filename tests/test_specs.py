@@ -60,3 +60,36 @@ def test_cache_round_trip(tmp_path, monkeypatch):
     assert list((tmp_path / "tuneadvise").glob("data-*.marshal"))
     assert catalog.read_toml_cached(paths) == first == [catalog.read_toml(p) for p in paths]
     assert not list((tmp_path / "tuneadvise").glob("*.tmp"))
+
+
+@pytest.mark.parametrize("value, message", [
+    ("31", "warp_size must be 32"),
+    ('"32"', "valid integer"),
+    ("32.0", "valid integer"),
+])
+def test_spec_validate_rejects_impossible_or_coerced_warp_sizes(tmp_path, value, message):
+    # Issue 15 item 11 / issue 20 item 8: 31 was accepted, and "32" or 32.0 were coerced.
+    from click.testing import CliRunner
+
+    from tuneadvise.cli.main import cli
+
+    volta = (Path(__file__).resolve().parents[1] / "specs" / "data" / "volta.toml").read_text()
+    assert "warp_size = { value = 32," in volta
+    path = tmp_path / "volta.toml"
+    path.write_text(volta.replace("warp_size = { value = 32,", f"warp_size = {{ value = {value},"))
+    result = CliRunner().invoke(cli, ["specs", "validate", str(path)])
+    assert result.exit_code == 2 and message in result.output and "Traceback" not in result.output
+
+
+def test_spec_validate_rejects_allocation_units_that_are_not_powers_of_two(tmp_path):
+    from click.testing import CliRunner
+
+    from tuneadvise.cli.main import cli
+
+    volta = (Path(__file__).resolve().parents[1] / "specs" / "data" / "volta.toml").read_text()
+    path = tmp_path / "volta.toml"
+    changed = volta.replace("register_allocation_unit = { value = 256,", "register_allocation_unit = { value = 250,")
+    assert changed != volta
+    path.write_text(changed)
+    result = CliRunner().invoke(cli, ["specs", "validate", str(path)])
+    assert result.exit_code == 2 and "register_allocation_unit must be a power of two" in result.output
