@@ -11,7 +11,6 @@ import os
 from functools import lru_cache
 from typing import NamedTuple
 
-from tuneadvise.advisor.memo import PerArch
 from tuneadvise.specs.catalog import read_toml_cached
 
 SEVERITIES = ("error", "warning", "info")
@@ -121,41 +120,21 @@ def config_findings(resolved, result, selection: RuleSelection, context: dict) -
 
 def _run(ctx, checks, findings: list) -> list:
     for rule, check in checks:
-        for message, details in check(ctx, rule.params):
-            findings.append(finding_of(rule, message, ctx.result.arch.sm, details))
+        for message, details, *severity in check(ctx, rule.params):
+            # A check may lower its rule's severity for one finding (TA304 at 100% occupancy).
+            findings.append(finding_of(rule, message, ctx.result.arch.sm, details, *(s for s in severity if s)))
     return findings
 
 
-# Findings of the checks that read nothing but the occupancy result, per result: kernels
-# with the same figures and block but other grids, clusters or block shapes share them.
-_BY_RESULT = PerArch(1 << 14)
-
-
 def _result_findings(ctx, selection: RuleSelection, checks: tuple) -> list:
-    result = ctx.result
-    return _BY_RESULT.get(result.arch, (result.kernel, selection), lambda: _run(ctx, checks, []))
+    return _run(ctx, checks, [])
 
 
-# Lint reports the same finding for many kernels (same figures, same words, same
-# numbers); one object per distinct finding keeps memory flat and lets the JSON
-# writer encode each once. Keyed by the words: the numbers behind them almost
-# always agree too, and are compared only when the words recur, by repr(), which
-# tells 1 from 1.0 and True where == does not, so a shared finding means equal JSON.
-_FINDINGS: dict = {}
-
-
-def finding_of(rule: Rule, message: str, arch: str, details: dict) -> Finding:
-    """The Finding for `rule` with this message and details on `arch`, shared when it recurs."""
-    key = (rule.code, message, arch)
-    finding = _FINDINGS.get(key)
-    if finding is not None and finding.details == details and repr(finding.details) == repr(details):
-        return finding
-    finding = Finding(rule.code, rule.severity, message, arch, details, rule.source)
-    if key not in _FINDINGS:  # the first details seen with these words are the shared ones
-        if len(_FINDINGS) >= 1 << 16:
-            _FINDINGS.clear()
-        _FINDINGS[key] = finding
-    return finding
+def finding_of(rule: Rule, message: str, arch: str, details: dict, severity: str | None = None) -> Finding:
+    """The Finding of `rule` with this message and details on `arch` (at the rule's severity,
+    unless the check lowered it)."""
+    return Finding(code=rule.code, severity=severity or rule.severity, message=message, arch=arch, details=details,
+                   source=rule.source)
 
 
 @lru_cache(maxsize=8)

@@ -192,18 +192,37 @@ def _near_cliff(ctx: Context, params: dict):
     result = ctx.result
     if not result.launchable:
         return
+    # Nothing to lose but occupancy headroom is still worth knowing at 100%: said as info there,
+    # so `--fail-on warning` does not fail a kernel that is at the maximum.
+    severity = "info" if result.active_warps_per_sm == result.max_warps_per_sm else None
+    blocks, kernel = result.active_blocks_per_sm, ctx.kernel
     regs = whatif.register_cliff(result)  # same call as TA301's, so memoised
     if regs.headroom is not None and regs.headroom < params["register_margin"]:
-        yield (f"{regs.headroom} more register(s) per thread would drop to fewer than "
-               f"{result.active_blocks_per_sm} blocks/SM; pin the count with "
-               f"__launch_bounds__({ctx.kernel.block_size}, {result.active_blocks_per_sm})"), \
-            {"resource": "registers", "headroom": regs.headroom}
-    if not ctx.kernel.static_shared_mem + ctx.kernel.dynamic_shared_mem:
+        drops_at = kernel.registers + regs.headroom + 1  # the first count that loses a block
+        after = occupancy(ctx.arch, kernel.replace(registers=drops_at)).active_blocks_per_sm
+        yield (f"registers: {drops_at} per thread (+{drops_at - kernel.registers}) drops to {_blocks(after)} "
+               f"from {_blocks(blocks)}; {_headroom(regs.headroom, 'register')} of headroom; pin the count with "
+               f"__launch_bounds__({kernel.block_size}, {blocks})"), \
+            {"resource": "registers", "headroom": regs.headroom, "drops_at": drops_at, "blocks_after": after}, severity
+    total = kernel.static_shared_mem + kernel.dynamic_shared_mem
+    if not total:
         return  # a block without shared memory has no shared-memory cliff to be near
     smem = whatif.shared_mem_cliff(result)
     if smem.headroom is not None and smem.headroom < params["shared_mem_margin"]:
-        yield (f"+{smem.headroom} B of shared memory per block would drop to fewer than "
-               f"{result.active_blocks_per_sm} blocks/SM"), {"resource": "shared_memory", "headroom": smem.headroom}
+        drops_at = total + smem.headroom + 1  # the first size in bytes that loses a block
+        after = occupancy(ctx.arch, whatif.with_total_shared_mem(kernel, drops_at)).active_blocks_per_sm
+        yield (f"shared memory: {drops_at} B per block (+{drops_at - total} B) drops to {_blocks(after)} "
+               f"from {_blocks(blocks)}; {_headroom(smem.headroom, 'byte')} of headroom"), \
+            {"resource": "shared_memory", "headroom": smem.headroom, "drops_at": drops_at, "blocks_after": after}, \
+            severity
+
+
+def _blocks(count: int) -> str:
+    return f"{count} block/SM" if count == 1 else f"{count} blocks/SM"
+
+
+def _headroom(count: int, unit: str) -> str:
+    return f"{count} {unit}" + ("" if count == 1 else "s")
 
 
 # -- shared memory and carveout -------------------------------------------------
