@@ -225,11 +225,15 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
 
 def _diff_text(doc: dict, markdown: bool) -> str:
     rows = [r for r in doc["kernels"] if r["status"] != "unchanged"]
+    from tuneadvise.advisor.lint.formats import markdown_text, utf8_text
+
     if markdown:
         out = ["| kernel | arch | status | changes |", "| --- | --- | --- | --- |"]
-        out += [f"| {r['demangled']} | {r['arch']} | {r['status']} | {'; '.join(r['changes']) or '-'} |" for r in rows]
+        out += [f"| {markdown_text(r['demangled'])} | {r['arch']} | {r['status']} | "
+                f"{markdown_text('; '.join(r['changes']) or '-')} |" for r in rows]
     else:
-        out = [f"{r['status']:<10} {r['demangled']} [{r['arch']}]: {'; '.join(r['changes']) or '-'}" for r in rows]
+        out = [f"{r['status']:<10} {utf8_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}"
+               for r in rows]
     s = doc["summary"]
     out.append(f"{s['regressed']} regressed, {s['improved']} improved, {s['added']} added, {s['removed']} removed, "
                f"{s['unchanged']} unchanged")

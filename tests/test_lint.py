@@ -271,7 +271,7 @@ def test_diff_flags_regressions(tmp_path):
                "--arch", "sm_80")
     assert same.exit_code == 0 and json.loads(same.output)["summary"]["unchanged"] == 7
     text = run("diff", FIXTURES / "ptxas_sm_80.log", new, "--format", "markdown").output
-    assert "| tiled_matmul(float const*, float const*, float*, int) | sm_80 | regressed |" in text
+    assert "| tiled\\_matmul(float const\\*, float const\\*, float\\*, int) | sm_80 | regressed |" in text
 
 
 def test_stdin_and_malformed_lines(tmp_path):
