@@ -1,0 +1,64 @@
+"""check-source reads code, not comments or literals, in linear time."""
+
+import json
+import time
+
+from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tuneadvise.advisor.rules.source_scan import scan_source, strip_comments
+from tuneadvise.cli.main import cli
+
+
+def codes(text: str, major: int = 7) -> list[tuple[str, int]]:
+    return [(f.code, f.details["line"]) for f in scan_source(text, "k.cu", major)]
+
+
+def test_code_inside_string_and_character_literals_is_not_flagged():
+    # Issue 15 item 11: TA801 *error* for "__shfl_up(x, 1)" inside a string.
+    assert codes('printf("__shfl_up(x, 1)\\n");') == []
+    assert codes("const char *doc = R\"x(__ballot(1) \" still raw)x\";") == []
+    assert codes("char q = '\"'; int n = 1'000; int v = __shfl_up(v, 1);") == [("TA801", 1)]
+
+
+def test_the_cli_agrees(tmp_path):
+    path = tmp_path / "k.cu"
+    path.write_text('__global__ void k() { printf("__shfl_up(x, 1)"); }\n')
+    result = CliRunner().invoke(cli, ["check-source", str(path), "--target", "sm_70", "--format", "json"])
+    assert result.exit_code == 0 and json.loads(result.output)["findings"] == []
+
+
+def test_comments_still_hide_code_and_suppressions_still_apply():
+    text = ("/* __shfl(a, 1)\n   __any(1) */ int a = __shfl(a, 1);\n"
+            "int b = __mul24(2, 3); // tuneadvise: ignore[TA803]\nint c = __mul24(2, 3);\n")
+    assert codes(text) == [("TA801", 2), ("TA803", 4)]
+    assert [comment for _, comment in strip_comments(text)][2] == " tuneadvise: ignore[TA803]"
+
+
+def test_volatile_declarations_per_statement():
+    assert codes("volatile int x = 0; volatile float *p;") == [("TA802", 1)]
+    assert codes("volatile int x = 0;") == []
+    assert codes("__shared__ volatile int s[32];") == [("TA802", 1)]
+
+
+def _seconds(text: str) -> float:
+    start = time.perf_counter()
+    scan_source(text, "k.cu", 7)
+    return time.perf_counter() - start
+
+
+def test_scanning_time_grows_linearly_on_hostile_input():
+    # Issue 20 item 5: 180 KB of "volatile volatile ..." took 86 s, "/* /* /* ..." 40 s.
+    for unit in ("volatile ", "/* ", '"', "'a", 'R"x(', "__shfl(", "volatile *", "//\n"):
+        small, large = _seconds(unit * 20_000), _seconds(unit * 80_000)
+        assert large < 0.05 or large / max(small, 1e-4) < 10, (unit, small, large)  # 4x the input, not 16x
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from([*"/*\"'\\R()x \n\r;=", "__shfl_up(", "volatile", "//", "/*", "*/", "\u2028"]),
+                max_size=200).map("".join))
+def test_any_text_scans_without_error_and_keeps_its_lines(text):
+    lines = strip_comments(text)
+    assert len(lines) == text.count("\n") + (not text.endswith("\n") and text != "")
+    scan_source(text, "k.cu", 7)
