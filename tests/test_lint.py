@@ -91,7 +91,7 @@ def test_contract_fields_and_demangling():
     # ptxas: 416 bytes stack frame, 496 bytes spill stores, 536 bytes spill loads: each figure by its name
     assert (spilling["spill_stores"], spilling["spill_loads"], spilling["stack_frame"]) == (496, 536, 416)
     [spills] = [f for f in spilling["findings"] if f["code"] == "TA501"]
-    assert spills["message"].startswith("496 B of register spills") and spills["details"] == {"spill_bytes": 496}
+    assert spills["message"].startswith("496 B of spill stores") and spills["details"] == {"spill_stores": 496, "spill_loads": 536}
     occ = matmul["occupancy"]
     for key in ("schema_version", "arch", "compute_capability", "active_blocks_per_sm", "active_warps_per_sm",
                 "max_warps_per_sm", "occupancy", "limiters", "launchable", "errors"):

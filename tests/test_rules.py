@@ -92,52 +92,6 @@ def test_source_scan_reports_file_and_line_and_honours_suppression():
     assert scan_source(text, "k.cu", 6) == []  # Pascal: lock-step holds
 
 
-def _contexts():
-    from hypothesis import strategies as st
-
-    return st.fixed_dictionaries({
-        "block_dims": st.sampled_from([None, (256,), (16, 16), (24, 8, 2)]),
-        "spill_bytes": st.sampled_from([None, 0, 64, 4096]),
-        "grid_size": st.sampled_from([None, 1, 100, 133, 1000, 100000]),
-        "sm_count": st.sampled_from([None, 80, 132]),
-        "cluster_size": st.sampled_from([None, 1, 8, 16, 32]),
-        "compiled_for": st.sampled_from([None, "sm_70", "sm_75"]),
-    })
-
-
-def test_checks_that_declare_no_reads_depend_on_the_result_alone():
-    # check_occupancy runs those checks once per result (lint meets one result with many
-    # spills, grids and block shapes); a check that read the context without declaring it
-    # would give one kernel another's findings.
-    from hypothesis import given, settings
-    from hypothesis import strategies as st
-
-    from tuneadvise.advisor.engine.occupancy import occupancy
-    from tuneadvise.advisor.launch import LaunchConfig
-    from tuneadvise.advisor.rules.checks import CHECKS, READS, Context
-
-    catalog = shipped_catalog()
-    result_only = [code for code in CHECKS if not READS[code]]
-    assert {"TA301", "TA304", "TA404"} <= set(result_only) and "TA501" not in result_only
-
-    @settings(max_examples=300, deadline=None)
-    @given(arch=st.sampled_from(sorted(catalog.archs)), registers=st.integers(0, 255), block=st.integers(1, 1024),
-           smem=st.sampled_from([0, 1024, 30000, 70000]), carveout=st.sampled_from([-1, 0, 50]),
-           opt_in=st.booleans(), barriers=st.integers(0, 3), product=st.sampled_from([None, "h100-sxm", "t4"]),
-           first=_contexts(), second=_contexts())
-    def check(arch, registers, block, smem, carveout, opt_in, barriers, product, first, second):
-        resolved = catalog.resolve(product) if product else catalog.resolve(arch)
-        result = occupancy(resolved.arch, LaunchConfig(registers=registers, block_size=block, static_shared_mem=smem,
-                                                          carveout=carveout, opt_in=opt_in, barriers=barriers))
-        for code in result_only:
-            params = registry()[code].params
-            answers = [list(CHECKS[code](Context.build(resolved, result, context), params))
-                       for context in (first, second, {})]
-            assert answers[0] == answers[1] == answers[2], code
-
-    check()
-
-
 def test_findings_are_not_interned_across_kernels():
     # No module-global interning: two kernels' findings never share an object or a details dict.
     first_resolved, first = analyze_example({"arch": "volta", "registers": 64, "block_size": 256})

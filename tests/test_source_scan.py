@@ -43,9 +43,13 @@ def test_volatile_declarations_per_statement():
 
 
 def _seconds(text: str) -> float:
-    start = time.perf_counter()
-    scan_source(text, "k.cu", 7)
-    return time.perf_counter() - start
+    """The best of three: a busy machine only ever adds time."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        scan_source(text, "k.cu", 7)
+        best = min(best, time.perf_counter() - start)
+    return best
 
 
 def test_scanning_time_grows_linearly_on_hostile_input():

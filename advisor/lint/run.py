@@ -307,7 +307,7 @@ class _Linter:
 
     def _analyse(self, resolved, launch, usage, disagreements, entry, budget, suppressed) -> _Analysis:
         result = occupancy(resolved.arch, launch)
-        findings = config_findings(resolved, result, self.options.selection, {})
+        findings = config_findings(resolved, result, self.options.selection)
         findings += _lint_findings(usage, result, disagreements, entry, budget, self.options)
         ignored = tuple(entry.ignore) if entry else ()
         findings = [f for f in findings if f.code not in suppressed and not f.code.startswith(ignored)]  # () matches nothing

@@ -97,25 +97,19 @@ def finding_order(finding: Finding) -> tuple:
     return -SEVERITY_RANK[finding.severity], finding.code
 
 
-def check_occupancy(resolved, result, selection: RuleSelection | None = None, **context) -> list[Finding]:
-    """Run every selected rule against one occupancy result; the findings in finding_order.
-
-    `context` may carry spill_bytes, grid_size, sm_count, cluster_size,
-    compiled_for and block_dims, as lint or the command line know them.
-    """
-    findings = config_findings(resolved, result, selection or RuleSelection(), context)
+def check_occupancy(resolved, result, selection: RuleSelection | None = None) -> list[Finding]:
+    """Run every selected rule against one occupancy result and its LaunchConfig (launch context
+    included: grid, cluster, spills); the findings in finding_order."""
+    findings = config_findings(resolved, result, selection or RuleSelection())
     findings.sort(key=finding_order)
     return findings
 
 
-def config_findings(resolved, result, selection: RuleSelection, context: dict) -> list[Finding]:
+def config_findings(resolved, result, selection: RuleSelection) -> list[Finding]:
     """check_occupancy's findings in no particular order, for a caller that adds its own and sorts once."""
     from tuneadvise.advisor.rules.checks import Context
 
-    ctx = Context.build(resolved, result, context)
-    result_only, with_context = _config_checks(selection)
-    findings = list(_result_findings(ctx, selection, result_only)) if result_only else []
-    return _run(ctx, with_context, findings)
+    return _run(Context.build(resolved, result), _config_checks(selection), [])
 
 
 def _run(ctx, checks, findings: list) -> list:
@@ -126,10 +120,6 @@ def _run(ctx, checks, findings: list) -> list:
     return findings
 
 
-def _result_findings(ctx, selection: RuleSelection, checks: tuple) -> list:
-    return _run(ctx, checks, [])
-
-
 def finding_of(rule: Rule, message: str, arch: str, details: dict, severity: str | None = None) -> Finding:
     """The Finding of `rule` with this message and details on `arch` (at the rule's severity,
     unless the check lowered it)."""
@@ -138,20 +128,11 @@ def finding_of(rule: Rule, message: str, arch: str, details: dict, severity: str
 
 
 @lru_cache(maxsize=8)
-def checks_reading(field: str) -> tuple[str, ...]:
-    """The codes of the config rules whose checks read `field` of the context ("spill_bytes"...)."""
-    from tuneadvise.advisor.rules.checks import READS
-
-    return tuple(code for code, reads in READS.items() if field in reads)
-
-
 @lru_cache(maxsize=32)
-def _config_checks(selection: RuleSelection) -> tuple[tuple, tuple]:
-    """((rule, check) pairs that read only the result, those that read more of the context), for
-    the config rules the selection allows: decided once per selection, not per kernel."""
-    from tuneadvise.advisor.rules.checks import CHECKS, READS
+def _config_checks(selection: RuleSelection) -> tuple:
+    """(rule, check) pairs of the config rules the selection allows: decided once per selection,
+    not per kernel."""
+    from tuneadvise.advisor.rules.checks import CHECKS
 
-    chosen = [(rule, CHECKS[code]) for code, rule in registry().items()
-              if rule.kind == "config" and selection.allows(code)]
-    return (tuple(pair for pair in chosen if not READS[pair[0].code]),
-            tuple(pair for pair in chosen if READS[pair[0].code]))
+    return tuple((rule, CHECKS[code]) for code, rule in registry().items()
+                 if rule.kind == "config" and selection.allows(code))

@@ -18,16 +18,11 @@ from tuneadvise.advisor.engine.occupancy import (
 
 Check = Callable[["Context", dict], Iterator[tuple[str, dict]]]
 CHECKS: dict[str, Check] = {}
-# The Context fields beyond the occupancy result that each check reads; a check that reads
-# none answers the same for every kernel with the same result, so lint runs it once per
-# result (rules.check_occupancy). tests/test_rules.py holds every such check to that.
-READS: dict[str, tuple[str, ...]] = {}
 
 
-def check(code: str, reads: tuple[str, ...] = ()):
+def check(code: str):
     def register(fn: Check) -> Check:
         CHECKS[code] = fn
-        READS[code] = reads
         return fn
 
     return register
@@ -37,22 +32,22 @@ class Context(NamedTuple):
     result: Occupancy
     product: object | None
     block_dims: tuple
-    spill_bytes: int | None
+    spill_stores: int | None
+    spill_loads: int | None
     grid_size: int | None
     sm_count: int | None
     cluster_size: int | None
     compiled_for: str | None
 
     @classmethod
-    def build(cls, resolved, result, context: dict) -> Context:
-        """The launch context is the result's LaunchConfig's; `context` (lint's two-level analysis)
-        may override it. TRANSITIONAL: the rules redesign reads the LaunchConfig alone."""
+    def build(cls, resolved, result) -> Context:
+        """What the checks read: the result and its LaunchConfig's launch context, with the SM
+        count from the product when the configuration does not give one."""
         product, launch = resolved.product, result.kernel
-        get = context.get
-        sm_count = get("sm_count") or launch.sm_count or (product.get("sm_count") if product else None)
-        return cls(result, product, tuple(get("block_dims") or launch.dims),
-                   get("spill_bytes", launch.spill_stores), get("grid_size", launch.grid_size), sm_count,
-                   get("cluster_size", launch.cluster_size), get("compiled_for", launch.compiled_for))
+        sm_count = launch.sm_count or (product.get("sm_count") if product else None)
+        return cls(result=result, product=product, block_dims=launch.dims, spill_stores=launch.spill_stores,
+                   spill_loads=launch.spill_loads, grid_size=launch.grid_size, sm_count=sm_count,
+                   cluster_size=launch.cluster_size, compiled_for=launch.compiled_for)
 
     @property
     def arch(self):
@@ -103,7 +98,7 @@ def _warp_multiple(ctx: Context, params: dict):
                f"use {size // warp * warp or warp} or {-(-size // warp) * warp}"), {"block_size": size, "idle_lanes": lanes}
 
 
-@check("TA202", reads=("block_dims",))
+@check("TA202")
 def _x_dimension(ctx: Context, params: dict):
     if len(ctx.block_dims) > 1 and ctx.block_dims[0] % 32:
         x = ctx.block_dims[0]
@@ -274,28 +269,30 @@ def _reserved_costs_block(ctx: Context, params: dict):
             {"reserved_bytes": reserved, "fitting_bytes": total - reserved}
 
 
-@check("TA405", reads=("spill_bytes",))
+@check("TA405")
 def _fermi_l1(ctx: Context, params: dict):
     arch = ctx.arch
-    if arch.major != 2 or not ctx.spill_bytes:
+    if arch.major != 2 or not ctx.spill_stores:
         return
     total = ctx.kernel.static_shared_mem + ctx.kernel.dynamic_shared_mem
     small = arch.shared_mem_configs[0]
     if total <= small and ctx.kernel.carveout != 0:
-        yield (f"{ctx.spill_bytes} B of spills and {total} B of shared memory: cudaFuncSetCacheConfig(kernel, "
+        yield (f"{ctx.spill_stores} B of spill stores per thread and {total} B of shared memory: cudaFuncSetCacheConfig(kernel, "
                f"cudaFuncCachePreferL1) gives 48 KB of L1 for the spills and still fits the block in {small // 1024} KB"), {}
 
 
 # -- registers --------------------------------------------------------------------
 
-@check("TA501", reads=("spill_bytes",))
+@check("TA501")
 def _spills(ctx: Context, params: dict):
-    if not ctx.spill_bytes:
+    if not ctx.spill_stores:
         return
     note = ""
     if ctx.arch.major == 7:
         note = "; spills cost less on 7.x than on Pascal: re-evaluate the occupancy/spilling balance by timing both"
-    yield f"{ctx.spill_bytes} B of register spills per thread{note}", {"spill_bytes": ctx.spill_bytes}
+    loads = f" and {ctx.spill_loads} B of spill loads" if ctx.spill_loads else ""
+    yield (f"{ctx.spill_stores} B of spill stores{loads} per thread{note}",
+           {"spill_stores": ctx.spill_stores, "spill_loads": ctx.spill_loads})
 
 
 # -- architecture specific --------------------------------------------------------
@@ -309,13 +306,13 @@ def _turing(ctx: Context, params: dict):
                f"threads reach {_pct(result.occupancy)}; use at least {need} threads per block"), {"min_block_size": need}
 
 
-@check("TA602", reads=("compiled_for",))
+@check("TA602")
 def _volta_on_turing(ctx: Context, params: dict):
     if ctx.arch.cc == "7.5" and ctx.compiled_for and ctx.compiled_for.lower().startswith("sm_70"):
         yield "code compiled for sm_70 reaches half of Turing's tensor-core peak; add -gencode arch=compute_75,code=sm_75", {}
 
 
-@check("TA603", reads=("cluster_size",))
+@check("TA603")
 def _cluster_size(ctx: Context, params: dict):
     size, arch = ctx.cluster_size, ctx.arch
     if not size or size <= 1:
@@ -327,7 +324,7 @@ def _cluster_size(ctx: Context, params: dict):
                f"{arch.max_cluster_size_nonportable or arch.max_cluster_size_portable}"), {"cluster_size": size}
 
 
-@check("TA604", reads=("cluster_size",))
+@check("TA604")
 def _cluster_nonportable(ctx: Context, params: dict):
     size, arch = ctx.cluster_size, ctx.arch
     portable, largest = arch.max_cluster_size_portable, arch.max_cluster_size_nonportable
@@ -339,14 +336,14 @@ def _cluster_nonportable(ctx: Context, params: dict):
 
 # -- launch level (need a grid size and an SM count) ------------------------------
 
-@check("TA701", reads=("grid_size", "sm_count"))
+@check("TA701")
 def _small_grid(ctx: Context, params: dict):
     if ctx.grid_size and ctx.sm_count and ctx.grid_size < ctx.sm_count:
         yield (f"grid of {ctx.grid_size} blocks leaves {ctx.sm_count - ctx.grid_size} of {ctx.sm_count} SMs idle"), \
             {"grid_size": ctx.grid_size, "sm_count": ctx.sm_count}
 
 
-@check("TA702", reads=("grid_size", "sm_count"))
+@check("TA702")
 def _small_grid_barriers(ctx: Context, params: dict):
     if (ctx.grid_size and ctx.sm_count and ctx.kernel.barriers > 0
             and ctx.sm_count <= ctx.grid_size < 2 * ctx.sm_count):
@@ -366,7 +363,7 @@ def waves(result: Occupancy, grid_size: int, sm_count: int) -> dict | None:
             "waves": round(grid_size / per_wave, 4), "tail_share_upper_bound": round(lost, 4)}
 
 
-@check("TA703", reads=("grid_size", "sm_count"))
+@check("TA703")
 def _tail(ctx: Context, params: dict):
     if not (ctx.grid_size and ctx.sm_count and ctx.result.launchable) or ctx.grid_size < ctx.sm_count:
         return
