@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from collections.abc import Mapping
 from functools import lru_cache
 from types import MappingProxyType
 from typing import NamedTuple
@@ -75,8 +76,32 @@ class UnknownArchError(ValueError):
         )
 
 
-# NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
-# and this module is on every command's start-up path (benchmarks/startup.py).
+class FrozenMap(Mapping):
+    """A read-only mapping that hashes by value, so that an Arch holding one can key a cache
+    (functools.lru_cache) by what it is rather than by which object it is."""
+
+    __slots__ = ("_items", "_hash")
+
+    def __init__(self, items=()):
+        self._items = dict(items)
+        self._hash = hash(frozenset(self._items.items()))  # computed once: the values never change
+
+    def __getitem__(self, key):
+        return self._items[key]
+
+    def __iter__(self):
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"FrozenMap({self._items!r})"
+
+
 class Disagreement(NamedTuple):
     field: str
     values: tuple[tuple[float, str], ...]  # (value, source)
@@ -113,7 +138,7 @@ class Arch(NamedTuple):
     max_cluster_size_portable: int | None = None
     max_cluster_size_nonportable: int | None = None
     l1_shared_total: int | None = None
-    sources: dict = MappingProxyType({})  # field -> source reference (read-only default)
+    sources: FrozenMap = FrozenMap()  # field -> source reference
     disagreements: tuple[Disagreement, ...] = ()
     origin: str = "shipped"  # "shipped", or the path of a user spec file
 
@@ -184,7 +209,7 @@ def build_arch(family: str, defaults: dict, entry: dict, origin: str = "shipped"
         names=tuple(entry.get("names", ())),
         shared_mem_model=merged.get("shared_mem_model", "fixed"),
         shared_mem_configs=tuple(kwargs.pop("shared_mem_configs", ()) or ()),
-        sources=sources,
+        sources=FrozenMap(sources),
         disagreements=disagreements,
         origin=origin,
         **kwargs,

@@ -11,8 +11,6 @@ from hypothesis import strategies as st
 
 from tuneadvise.advisor import launch
 from tuneadvise.advisor.engine import occupancy as engine
-from tuneadvise.advisor.engine.occupancy import occupancy
-from tuneadvise.advisor.launch import LaunchConfig
 from tuneadvise.cli.main import cli
 from tuneadvise.specs.catalog import shipped_catalog
 
@@ -97,33 +95,19 @@ def test_deeply_nested_batch_line_is_one_error_line():
     assert first["error"]["code"] == "bad-json" and second["launchable"] and result.exit_code == 2
 
 
-def test_the_engine_memo_never_changes_an_answer(monkeypatch):
-    # Tiny tables force constant eviction; answers must equal those of an empty memo each time.
-    if not hasattr(engine, "_SHAPES"):
-        pytest.skip("the engine keeps no per-architecture memo tables")
+def test_the_engine_caches_never_change_an_answer():
+    # The limits are cached by value (the Arch and the numbers); cached answers must equal the
+    # header's plain arithmetic, also for equal Archs that are distinct objects.
     catalog = shipped_catalog()
-    kernels = [
-        LaunchConfig(registers=r, block_size=b, static_shared_mem=s, dynamic_shared_mem=d, carveout=c, opt_in=o)
-        for r in (0, 32, 64, 255)
-        for b in (1, 96, 256, 1024)
-        for s in (0, 40000)
-        for d in (0, 70000)
-        for c in (-1, 50)
-        for o in (False, True)
-    ]
-    memos = (engine._SHAPES, engine._SHARED_MEM, engine._REGISTER_TABLES)
-    fresh = {}
     for arch in catalog.archs.values():
-        for kernel in kernels:
-            for memo in memos:
-                memo.clear()
-            fresh[(arch.cc, kernel)] = occupancy(arch, kernel)
-    for memo in memos:
-        monkeypatch.setattr(memo, "limit", 3)
-    for _ in range(2):
-        for arch in catalog.archs.values():
-            for kernel in kernels:
-                assert occupancy(arch, kernel) == fresh[(arch.cc, kernel)]
+        twin = arch._replace(names=tuple(arch.names))  # equal by value, another object
+        assert twin == arch and hash(twin) == hash(arch)
+        for registers in (0, 1, 32, 64, 128, 255):
+            for block in (1, 96, 256, 1024):
+                assert engine.shape_limits(twin, registers, block) == engine.shape_limits.__wrapped__(arch, registers, block)
+        for static, dynamic, carveout, opt_in in ((0, 0, -1, False), (40000, 70000, 50, True), (1, 2, 0, False)):
+            assert engine.shared_mem_limits(arch, static, dynamic, carveout, opt_in) == \
+                engine._shared_mem_limit(arch, static, dynamic, carveout, opt_in)
 
 
 # --------------------------------------------------------------------------

@@ -15,9 +15,9 @@ memory over 48 KB, __launch_bounds__ smaller than the block).
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from tuneadvise.advisor.memo import PerArch
 from tuneadvise.specs.catalog import Arch
 
 if TYPE_CHECKING:  # the engine reads a LaunchConfig's resource fields by name and imports nothing of it
@@ -186,22 +186,19 @@ def _barriers_limit(arch: Arch, barriers: int) -> int:
 
 
 # --------------------------------------------------------------------------
-# Per-architecture memo of each resource's limit
+# Each resource's limit, cached by value
 # --------------------------------------------------------------------------
 # A batch, a lint run or a what-if search asks one architecture about the same
-# register counts and shared-memory sizes over and over. Each resource's limit
-# depends only on that resource's own inputs, so it is computed once per
-# architecture and input (advisor/memo.py): registers and block size -> warps and
-# register limits (see shape_limits for the key), (static, dynamic, carveout,
-# opt-in) -> shared-memory limit, block size -> the register staircase.
+# register counts and shared-memory sizes over and over. Each resource's limit is
+# a pure function of the Arch (a hashable record) and a few numbers, so it is
+# cached by those values here, in one place, with functools' LRU eviction; the
+# functions above stay the header's plain arithmetic.
 
-_MEMO_ENTRIES = 1 << 16  # per table and architecture
-_SHAPES = PerArch(_MEMO_ENTRIES)
-_SHARED_MEM = PerArch(_MEMO_ENTRIES)
-_REGISTER_TABLES = PerArch(_MEMO_ENTRIES)
+_CACHE_ENTRIES = 1 << 16
 
 
-def _shape_limits(arch: Arch, registers: int, block_size: int) -> tuple[int, int, int]:
+@lru_cache(maxsize=_CACHE_ENTRIES)
+def shape_limits(arch: Arch, registers: int, block_size: int) -> tuple[int, int, int]:
     """(blocks the warps allow, blocks the registers allow, registers allocated per block)."""
     regs, allocated = _registers_limit(arch, registers, block_size, arch.warp_allocation_granularity)
     if regs and arch.register_launch_check_granularity:
@@ -212,36 +209,17 @@ def _shape_limits(arch: Arch, registers: int, block_size: int) -> tuple[int, int
     return _warps_limit(arch, block_size), regs, allocated
 
 
-def shape_limits(arch: Arch, registers: int, block_size: int) -> tuple[int, int, int]:
-    """Memoised `_shape_limits`: (warps limit, registers limit, registers allocated per block)."""
-    table = _SHAPES.table(arch)
-    # The limits depend on the registers only through their allocation per warp (and the header's
-    # per-thread cap), and on the block only through its warps (and the per-block thread limit):
-    # keyed so, the 255 register counts and 1024 block sizes share about a thousand entries.
-    warp, unit = arch.warp_size, arch.register_allocation_unit
-    key = ((registers * warp + unit - 1) // unit, (block_size + warp - 1) // warp,
-           registers > _header_max_regs_per_thread(arch), block_size > arch.max_threads_per_block)
-    hit = table.get(key)
-    if hit is None:
-        hit = _SHAPES.put(table, key, _shape_limits(arch, registers, block_size))
-    return hit
-
-
+@lru_cache(maxsize=4096)
 def register_limits(arch: Arch, block_size: int) -> tuple[int, ...]:
     """Blocks the registers allow for each count from 0 to the architecture's maximum per
     thread, at this block size: a what-if search reads a register staircase from it."""
-    return _REGISTER_TABLES.get(arch, block_size, lambda: tuple(
-        shape_limits(arch, registers, block_size)[1] for registers in range(arch.max_registers_per_thread + 1)))
+    return tuple(shape_limits(arch, registers, block_size)[1] for registers in range(arch.max_registers_per_thread + 1))
 
 
+@lru_cache(maxsize=_CACHE_ENTRIES)
 def shared_mem_limits(arch: Arch, static: int, dynamic: int, carveout: int, opt_in: bool) -> tuple[int, int, int | None]:
-    """Memoised cudaOccMaxBlocksPerSMSmemLimit: (blocks, bytes allocated per block, per-SM config)."""
-    table = _SHARED_MEM.table(arch)
-    key = (static, dynamic, carveout, opt_in)
-    hit = table.get(key)
-    if hit is None:
-        hit = _SHARED_MEM.put(table, key, _shared_mem_limit(arch, static, dynamic, carveout, opt_in))
-    return hit
+    """cudaOccMaxBlocksPerSMSmemLimit: (blocks, bytes allocated per block, per-SM config)."""
+    return _shared_mem_limit(arch, static, dynamic, carveout, opt_in)
 
 
 # --------------------------------------------------------------------------
@@ -253,9 +231,7 @@ def block_limits(arch: Arch, kernel: LaunchConfig) -> tuple[dict, int, int, int 
     registers, block_size, barriers = kernel.registers, kernel.block_size, kernel.barriers
     static, dynamic, carveout, opt_in = kernel.static_shared_mem, kernel.dynamic_shared_mem, kernel.carveout, kernel.opt_in
     shape = shape_limits(arch, registers, block_size)
-    # shared_mem_limits' lookup, inlined: this runs once per batch line.
-    smem = _SHARED_MEM.table(arch).get((static, dynamic, carveout, opt_in)) or \
-        shared_mem_limits(arch, static, dynamic, carveout, opt_in)
+    smem = shared_mem_limits(arch, static, dynamic, carveout, opt_in)
     limits = {"warps": shape[0], "registers": shape[1], "shared_memory": smem[0], "blocks": arch.max_blocks_per_sm}
     if barriers > 0 and arch.barriers_per_block_slot is not None:
         limits["barriers"] = _barriers_limit(arch, barriers)

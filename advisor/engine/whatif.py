@@ -20,6 +20,7 @@ run's thousands of distinct kernels share a few hundred cliffs.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import NamedTuple
 
 from tuneadvise.advisor.engine.occupancy import (
@@ -33,7 +34,6 @@ from tuneadvise.advisor.engine.occupancy import (
     shared_mem_preference,
 )
 from tuneadvise.advisor.launch import LaunchConfig
-from tuneadvise.advisor.memo import PerArch
 
 
 # NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
@@ -69,16 +69,9 @@ def _other_limits(result: Occupancy, resource: str) -> int:
     return least
 
 
-def _memoised_per_arch(function):
-    """Cache a what-if answer by its arguments: an Arch, then what the answer depends on (not
-    the whole kernel), so kernels that differ elsewhere share it."""
-    cache = PerArch(1 << 14)
-
-    def wrapper(arch, *args):
-        return cache.get(arch, args, lambda: function(arch, *args))
-
-    wrapper.__doc__, wrapper.__name__ = function.__doc__, function.__name__
-    return wrapper
+# A what-if answer is cached by what it depends on (the Arch and a few numbers, not the
+# whole kernel), so kernels that differ elsewhere share it.
+_by_value = lru_cache(maxsize=1 << 14)
 
 
 def step_at(arch, kernel: LaunchConfig, value: int) -> Step:
@@ -150,7 +143,7 @@ def register_cliff(result: Occupancy, steps: int = 2) -> Cliff:
     return _register_cliff(result.arch, kernel.block_size, kernel.registers, _other_limits(result, "registers"), steps)
 
 
-@_memoised_per_arch
+@_by_value
 def _register_cliff(arch, block_size: int, registers: int, others: int, steps: int) -> Cliff:
     table = register_limits(arch, block_size)
     most = len(table) - 1  # the architecture's maximum registers per thread
@@ -176,7 +169,7 @@ def shared_mem_cliff(result: Occupancy, steps: int = 2) -> Cliff:
                              kernel.opt_in, result.warps_per_block, _other_limits(result, "shared_memory"), steps)
 
 
-@_memoised_per_arch
+@_by_value
 def _shared_mem_cliff(arch, static: int, dynamic: int, carveout: int, opt_in: bool, warps_per_block: int,
                       others: int, steps: int) -> Cliff:
     static_limit = arch.shared_mem_per_block
@@ -215,7 +208,7 @@ def best_carveout(result: Occupancy) -> Step | None:
                           result.active_blocks_per_sm, result.warps_per_block, _other_limits(result, "shared_memory"))
 
 
-@_memoised_per_arch
+@_by_value
 def _best_carveout(arch, static: int, dynamic: int, opt_in: bool, active: int, warps_per_block: int,
                    others: int) -> Step | None:
     def blocks(percent: int) -> int:  # the carveout decides no launch error, only the limit
