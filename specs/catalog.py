@@ -19,10 +19,17 @@ from typing import NamedTuple
 # os.path rather than pathlib: pathlib (with urllib.parse) costs ~4 ms of every start-up.
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 
-FAMILIES = (
-    "fermi", "kepler", "maxwell", "pascal", "volta",
-    "turing", "ampere", "ada", "hopper", "blackwell",
-)
+def family_files(data_dir: str | None = None) -> list[str]:
+    """Every family's spec file: each *.toml in the data folder but sources.toml. Discovered,
+    not listed, so a new family is one new file."""
+    data_dir = data_dir or DATA_DIR
+    return sorted(os.path.join(data_dir, name) for name in os.listdir(data_dir)
+                  if name.endswith(".toml") and name != "sources.toml")
+
+
+def _oldest_first(docs: list[dict]) -> list[dict]:
+    """Families in order of their lowest compute capability (Fermi first), as the data says."""
+    return sorted(docs, key=lambda doc: min(tuple(int(x) for x in a["cc"].split(".")) for a in doc["arch"]))
 
 # Fields every architecture must define (after family defaults are applied).
 ARCH_INT_FIELDS = (
@@ -334,37 +341,58 @@ def _cache_dir() -> str | None:
 
 
 def read_toml_cached(paths: list) -> list[dict]:
-    """Parse data files, reusing a marshal copy keyed by their mtimes and sizes.
+    """Parse data files, reusing a marshal copy keyed by their contents.
 
-    Parsing ten TOML files costs more than the rest of a command's start-up;
-    marshal reads the same dictionaries back in well under a millisecond. The
-    cache is an optimisation only: any failure falls back to parsing.
+    Parsing the spec files costs about 10 ms of every command's start-up (measured: 79 ms
+    with the copy, 88 ms without, against 48 ms for a minimal click command); marshal
+    reads the same dictionaries back in well under a millisecond. The copy is named by a
+    hash of the files' bytes and carries a hash of its own payload, checked before it is
+    read, so an edited or corrupt copy is never used; writing one removes the others.
+    It is an optimisation only: any failure falls back to parsing, and
+    TUNEADVISE_NO_CACHE=1 turns it off.
     """
+    import hashlib
     import marshal
 
     paths = [os.fspath(p) for p in paths]
-    stats = [(os.path.basename(p), os.stat(p).st_mtime_ns, os.stat(p).st_size) for p in paths]
+    contents = []
+    for p in paths:
+        with open(p, "rb") as handle:
+            contents.append(handle.read())
     cache = _cache_dir()
     target = None
     if cache is not None:
-        import zlib
-
-        key = zlib.crc32(repr((os.path.dirname(paths[0]), stats, sys.version_info[:2])).encode())
-        target = os.path.join(cache, f"data-{key:08x}.marshal")
+        key = hashlib.sha256(repr((sys.version_info[:2], [os.path.basename(p) for p in paths], contents)).encode())
+        target = os.path.join(cache, f"data-{key.hexdigest()[:24]}.marshal")
         try:
             with open(target, "rb") as handle:
-                # loads(read()): marshal.load on a file object reads in small pieces, 10x slower.
-                return marshal.loads(handle.read())
-        except (OSError, EOFError, ValueError, TypeError):
+                stored = handle.read(1 << 24)  # far above any real copy: a huge file is not ours
+            digest, payload = stored[:32], stored[32:]
+            if hashlib.sha256(payload).digest() == digest:
+                return marshal.loads(payload)
+        except (OSError, EOFError, ValueError, TypeError, MemoryError):
             pass
-    docs = [read_toml(p) for p in paths]
+    docs = [_parse_toml(text, p) for text, p in zip(contents, paths)]
     if target is not None:
         try:
             os.makedirs(cache, exist_ok=True)
-            write_atomically(target, marshal.dumps(docs))
-        except OSError:
+            payload = marshal.dumps(docs)
+            write_atomically(target, hashlib.sha256(payload).digest() + payload)
+            for name in os.listdir(cache):  # older copies: spec files that changed since
+                if name.startswith("data-") and name.endswith(".marshal") and name != os.path.basename(target):
+                    os.unlink(os.path.join(cache, name))
+        except (OSError, ValueError):
             pass
     return docs
+
+
+def _parse_toml(data: bytes, path: str) -> dict:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - exercised on 3.10 only
+        import tomli as tomllib
+
+    return tomllib.loads(data.decode("utf-8"))
 
 
 def write_atomically(path: str | os.PathLike, data) -> None:
@@ -389,7 +417,7 @@ def write_atomically(path: str | os.PathLike, data) -> None:
 @lru_cache(maxsize=1)
 def shipped_catalog() -> Catalog:
     catalog = Catalog()
-    for doc in read_toml_cached([os.path.join(DATA_DIR, f"{family}.toml") for family in FAMILIES]):
+    for doc in _oldest_first(read_toml_cached(family_files())):
         catalog.add_family(doc)
     return catalog
 
@@ -422,7 +450,7 @@ def catalog_with(doc: dict, origin: str) -> tuple[Catalog, list[Arch]]:
     """A fresh catalog of the shipped families plus one more family document
     (a user's spec file, or the local device); its entries replace shipped ones."""
     catalog = Catalog()
-    for shipped in read_toml_cached([os.path.join(DATA_DIR, f"{family}.toml") for family in FAMILIES]):
+    for shipped in _oldest_first(read_toml_cached(family_files())):
         catalog.add_family(shipped)
     added = catalog.add_family(doc, origin=origin)
     return catalog, added

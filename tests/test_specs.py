@@ -7,17 +7,39 @@ import pytest
 from tuneadvise.specs.catalog import (
     ARCH_INT_FIELDS,
     DATA_DIR,
-    FAMILIES,
     UnknownArchError,
     describe_source,
+    family_files,
     shipped_catalog,
 )
 from tuneadvise.specs.models import SpecFileError, validate_family_document
 
 
-@pytest.mark.parametrize("family", FAMILIES)
-def test_family_file_validates(family):
-    validate_family_document(Path(DATA_DIR) / f"{family}.toml")
+@pytest.mark.parametrize("path", family_files(), ids=lambda p: Path(p).stem)
+def test_family_file_validates(path):
+    validate_family_document(Path(path))
+
+
+def test_families_are_discovered_from_the_data_folder(tmp_path, monkeypatch):
+    # A new family is one data file: copy the shipped folder, add a family, and the catalog has it.
+    import shutil
+
+    from tuneadvise.specs import catalog
+
+    data = tmp_path / "data"
+    shutil.copytree(DATA_DIR, data)
+    volta = (data / "volta.toml").read_text()
+    (data / "zz-test.toml").write_text(volta.replace('family = "volta"', 'family = "zz-test"')
+                                       .replace('cc = "7.0"', 'cc = "7.9"').replace('cc = "7.2"', 'cc = "7.8"')
+                                       .replace('default_cc = "7.0"', 'default_cc = "7.9"'))
+    assert str(data / "zz-test.toml") in family_files(str(data))
+    monkeypatch.setattr(catalog, "DATA_DIR", str(data))
+    catalog.shipped_catalog.cache_clear()
+    try:
+        found = catalog.shipped_catalog()
+        assert "7.9" in found.archs and found.archs["7.9"].family == "zz-test"
+    finally:
+        catalog.shipped_catalog.cache_clear()
 
 
 def test_every_arch_value_has_a_resolvable_source():
@@ -55,11 +77,20 @@ def test_cache_round_trip(tmp_path, monkeypatch):
     from tuneadvise.specs import catalog
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    paths = [Path(DATA_DIR) / f"{f}.toml" for f in FAMILIES]
+    paths = family_files()
     first = catalog.read_toml_cached(paths)
-    assert list((tmp_path / "tuneadvise").glob("data-*.marshal"))
+    [copy] = list((tmp_path / "tuneadvise").glob("data-*.marshal"))
     assert catalog.read_toml_cached(paths) == first == [catalog.read_toml(p) for p in paths]
     assert not list((tmp_path / "tuneadvise").glob("*.tmp"))
+    # Issue 20 item 12: a changed byte or an edited value is never used, and old copies are pruned.
+    data = bytearray(copy.read_bytes())
+    data[-3] ^= 0xFF
+    copy.write_bytes(bytes(data))
+    assert catalog.read_toml_cached(paths) == first
+    (tmp_path / "tuneadvise" / "data-old.marshal").write_bytes(b"stale")
+    copy.unlink()
+    catalog.read_toml_cached(paths)
+    assert [p.name for p in (tmp_path / "tuneadvise").glob("data-*.marshal")] == [copy.name]
 
 
 @pytest.mark.parametrize("value, message", [
