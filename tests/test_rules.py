@@ -165,3 +165,28 @@ def test_near_cliff_is_info_at_full_occupancy():
     near = [f for f in check_occupancy(resolved, result) if f.code == "TA304"]
     assert near and all(f.severity == "info" for f in near)
     assert near[0].details["drops_at"] == 33
+
+
+def test_block_advice_names_the_smallest_block_that_reaches_the_best_occupancy():
+    # Issue 15 item 5: on sm_86 the what-if proposed 768 (the largest); 96 reaches 100% already.
+    resolved, result = analyze_example({"arch": "sm_86", "registers": 32, "block_size": 32})
+    [advice] = [f for f in check_occupancy(resolved, result) if f.code == "TA301"]
+    assert "block size 96 gives 100%" in advice.message
+    best = max(occupancy(resolved.arch, result.kernel.replace(block_size=b)).occupancy for b in range(32, 1025, 32))
+    smallest = min(b for b in range(32, 1025, 32)
+                   if occupancy(resolved.arch, result.kernel.replace(block_size=b)).occupancy == best)
+    assert smallest == 96
+
+
+def test_barriers_are_advised_only_when_fewer_alone_gain_a_block():
+    # Issue 15 item 5: sm_120, 32 registers, block 32: barriers co-limit with the block limit, and
+    # --barriers 0 still gives 24 blocks, so fewer barriers is no advice.
+    resolved, result = analyze_example({"arch": "sm_120", "registers": 32, "block_size": 32})
+    assert "barriers" in result.limiters
+    assert occupancy(resolved.arch, result.kernel.replace(barriers=0)).active_blocks_per_sm == 24
+    [advice] = [f for f in check_occupancy(resolved, result) if f.code == "TA301"]
+    assert "barriers: " not in advice.message.split("limited by blocks + barriers: ")[1]
+    resolved, result = analyze_example({"arch": "sm_90", "registers": 32, "block_size": 64, "barriers": 3})
+    [advice] = [f for f in check_occupancy(resolved, result) if f.code == "TA301"]
+    assert "barriers: 3 -> 2 per block gives 32 blocks/SM" in advice.message
+    assert occupancy(resolved.arch, result.kernel.replace(barriers=2)).active_blocks_per_sm == 32

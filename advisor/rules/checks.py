@@ -148,14 +148,22 @@ def _limiter(ctx: Context, params: dict):
                              f"{step.blocks_per_sm} blocks/SM, {_pct(result.occupancy)} -> {_pct(step.occupancy)}")
         elif limiter in ("warps", "blocks"):
             table = whatif.block_size_table(result)
-            best = max(table, key=lambda s: (s.occupancy, s.value))
+            # The smallest block that reaches the best occupancy: larger blocks add no warps per SM,
+            # only coarser scheduling and a bigger tail.
+            best = max(table, key=lambda s: (s.occupancy, -s.value))
             if best.occupancy > result.occupancy:
                 parts.append(f"{limiter}: block size {best.value} gives {_pct(best.occupancy)}")
             else:
                 parts.append(f"{limiter}: {result.active_blocks_per_sm} blocks of {result.warps_per_block} warps per SM")
         elif limiter == "barriers":
-            parts.append(f"barriers: {ctx.kernel.barriers} per block allow {result.block_limits['barriers']} blocks/SM; "
-                         "fewer named barriers per block would allow more")
+            # Advise fewer barriers only where the engine shows it alone gains a block.
+            fewer = next((n for n in range(ctx.kernel.barriers - 1, -1, -1)
+                          if occupancy(ctx.arch, ctx.kernel.replace(barriers=n)).active_blocks_per_sm
+                          > result.active_blocks_per_sm), None)
+            if fewer is not None:
+                gained = occupancy(ctx.arch, ctx.kernel.replace(barriers=fewer))
+                parts.append(f"barriers: {ctx.kernel.barriers} -> {fewer} per block gives {gained.active_blocks_per_sm} "
+                             f"blocks/SM, {_pct(result.occupancy)} -> {_pct(gained.occupancy)}")
     yield (f"occupancy {_pct(result.occupancy)} ({result.active_warps_per_sm}/{result.max_warps_per_sm} warps) "
            f"limited by {' + '.join(result.limiters)}: " + "; ".join(parts)), details
 
