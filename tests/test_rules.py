@@ -190,3 +190,27 @@ def test_barriers_are_advised_only_when_fewer_alone_gain_a_block():
     [advice] = [f for f in check_occupancy(resolved, result) if f.code == "TA301"]
     assert "barriers: 3 -> 2 per block gives 32 blocks/SM" in advice.message
     assert occupancy(resolved.arch, result.kernel.replace(barriers=2)).active_blocks_per_sm == 32
+
+
+def test_a_grid_under_one_wave_is_under_occupied_not_idle():
+    # Issue 15 item 5: `--arch t4 --grid-size 41` said SMs sit idle; 41 blocks on 40 SMs leave none idle.
+    resolved, result = analyze_example({"arch": "t4", "registers": 32, "block_size": 256, "grid_size": 41})
+    [tail] = [f for f in check_occupancy(resolved, result) if f.code == "TA703"]
+    assert "no SM is idle" in tail.message and "idle (" not in tail.message
+
+
+def test_single_block_sms_are_counted_as_the_blocks_are_handed_out():
+    for grid in (40, 41, 50, 79):
+        resolved, result = analyze_example({"arch": "t4", "registers": 32, "block_size": 256, "grid_size": grid})
+        per_sm = [0] * 40
+        for block in range(grid):  # breadth first: one block per SM, then a second round
+            per_sm[block % 40] += 1
+        [finding] = [f for f in check_occupancy(resolved, result) if f.code == "TA702"]
+        assert finding.details["single_block_sms"] == per_sm.count(1)
+        assert f"leaves {per_sm.count(1)} SM" in finding.message
+
+
+def test_volta_code_on_turing_is_about_tensor_cores_only_where_they_are_used():
+    resolved, result = analyze_example({"arch": "turing", "registers": 32, "block_size": 256, "compiled_for": "sm_70"})
+    [finding] = [f for f in check_occupancy(resolved, result) if f.code == "TA602"]
+    assert "if it uses tensor cores" in finding.message

@@ -317,7 +317,9 @@ def _turing(ctx: Context, params: dict):
 @check("TA602")
 def _volta_on_turing(ctx: Context, params: dict):
     if ctx.arch.cc == "7.5" and ctx.compiled_for and ctx.compiled_for.lower().startswith("sm_70"):
-        yield "code compiled for sm_70 reaches half of Turing's tensor-core peak; add -gencode arch=compute_75,code=sm_75", {}
+        # The guide's figure is about tensor-core code; other code is not said to lose anything.
+        yield ("code compiled for sm_70 runs on Turing, but if it uses tensor cores (WMMA, mma.sync) it reaches "
+               "only half of Turing's tensor-core peak; add -gencode arch=compute_75,code=sm_75"), {}
 
 
 @check("TA603")
@@ -355,9 +357,12 @@ def _small_grid(ctx: Context, params: dict):
 def _small_grid_barriers(ctx: Context, params: dict):
     if (ctx.grid_size and ctx.sm_count and ctx.kernel.barriers > 0
             and ctx.sm_count <= ctx.grid_size < 2 * ctx.sm_count):
-        yield (f"grid of {ctx.grid_size} blocks gives some of the {ctx.sm_count} SMs a single block, "
-               "which idles at every __syncthreads; aim for at least "
-               f"{2 * ctx.sm_count} blocks"), {"grid_size": ctx.grid_size, "sm_count": ctx.sm_count}
+        # Blocks go out breadth first: every SM gets one, then grid - sm_count SMs a second.
+        single = 2 * ctx.sm_count - ctx.grid_size
+        yield (f"grid of {ctx.grid_size} blocks on {ctx.sm_count} SMs leaves {single} SM{'s' if single != 1 else ''} "
+               "with a single block, which idles at every __syncthreads; aim for at least "
+               f"{2 * ctx.sm_count} blocks"), \
+            {"grid_size": ctx.grid_size, "sm_count": ctx.sm_count, "single_block_sms": single}
 
 
 def waves(result: Occupancy, grid_size: int, sm_count: int) -> dict | None:
@@ -376,6 +381,15 @@ def _tail(ctx: Context, params: dict):
     if not (ctx.grid_size and ctx.sm_count and ctx.result.launchable) or ctx.grid_size < ctx.sm_count:
         return
     w = waves(ctx.result, ctx.grid_size, ctx.sm_count)
+    if w and not w["full_waves"]:
+        # Less than one wave: every SM has work, it just holds fewer blocks than it could.
+        blocks = ctx.result.active_blocks_per_sm
+        if blocks > 1:
+            yield (f"grid of {ctx.grid_size} blocks is {w['waves']} of one wave of {w['blocks_per_wave']} "
+                   f"({blocks} blocks/SM x {ctx.sm_count} SMs): no SM is idle, but each runs about "
+                   f"{ctx.grid_size / ctx.sm_count:.2g} of the {blocks} blocks it could hold; a larger grid "
+                   "(or more work per block) fills them"), w
+        return
     if w and w["partial_wave_blocks"] and w["tail_share_upper_bound"] >= params["min_share"]:
         yield (f"{w['waves']} waves of {w['blocks_per_wave']} blocks: the last holds {w['partial_wave_blocks']} blocks, "
                f"so up to {_pct(w['tail_share_upper_bound'])} of the run time may be spent with SMs idle "
