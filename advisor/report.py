@@ -28,6 +28,16 @@ PROVENANCE = {
 }
 
 
+def provenance(arch) -> dict:
+    """PROVENANCE for this architecture: a limit the driver reported (`--arch native`, a spec
+    saved by `probe --save`) is the driver's, not the spec's."""
+    source = arch.sources.get("max_warps_per_sm") or ""
+    kind = source.partition("#")[0]
+    if kind in ("driver", "measured"):
+        return {**PROVENANCE, "max_warps_per_sm": kind}
+    return PROVENANCE
+
+
 def occupancy_document(result: Occupancy, dims: tuple = (), arch_note: str | None = None,
                        product: str | None = None, findings: list | None = None) -> dict:
     """The document of one result. `dims`: the block's shape where the caller knows it apart
@@ -66,7 +76,7 @@ def occupancy_document(result: Occupancy, dims: tuple = (), arch_note: str | Non
         "errors": [{"code": e.code, "field": e.field, "message": e.message} for e in result.errors],
         "notes": result.notes,
         "findings": findings or [],
-        "provenance": PROVENANCE,
+        "provenance": provenance(arch),
         "spec_sources": {"max_warps_per_sm": arch.sources.get("max_warps_per_sm")},
     }
 

@@ -54,3 +54,20 @@ def test_the_line_is_json_dumps_of_the_document():
                                             (0.0, "0%"), (1 / 3, "33.3%")])
 def test_occupancy_is_printed_one_way(fraction, text):
     assert percent(fraction) == text
+
+
+def test_provenance_names_the_driver_when_the_driver_gave_the_value():
+    # Issue 15 item 14: with --arch native (or a spec saved by probe --save) the per-SM warp
+    # limit came from the driver, yet the document said "spec".
+    from pathlib import Path
+
+    from tuneadvise.advisor.report import occupancy_document
+    from tuneadvise.specs.catalog import load_user_spec
+
+    native = Path(__file__).parent / "fixtures" / "h100" / "native.toml"
+    _, [arch] = load_user_spec(native)
+    assert arch.sources["max_warps_per_sm"].startswith("driver#")
+    doc = occupancy_document(occupancy(arch, LaunchConfig(registers=32, block_size=256)))
+    assert doc["provenance"]["max_warps_per_sm"] == "driver"
+    shipped = occupancy_document(occupancy(shipped_catalog().resolve("sm_90").arch, LaunchConfig(registers=32, block_size=256)))
+    assert shipped["provenance"]["max_warps_per_sm"] == "spec"
