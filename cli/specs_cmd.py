@@ -60,16 +60,22 @@ def specs(ctx, fmt):
     from rich.table import Table
 
     table = Table(title="Architectures")
-    for column in ("CC", "Target", "Family", "Max warps/SM", "Max blocks/SM", "Regs/SM", "Shared/SM", "Opt-in/block"):
-        table.add_column(column)
+    # Names users type never wrap or get cut; headers wrap between words; numbers right-aligned.
+    for column in ("CC", "Target", "Family"):
+        table.add_column(column, no_wrap=True)
+    for column in ("Max warps /SM", "Max blocks /SM", "Regs /SM", "Shared /SM", "Opt-in /block"):
+        table.add_column(column, justify="right")
     for a in archs:
         table.add_row(a.cc, a.sm, a.family, str(a.max_warps_per_sm), str(a.max_blocks_per_sm), f"{a.registers_per_sm:,}",
                       f"{a.shared_mem_per_sm:,}", f"{a.shared_mem_per_block_optin:,}")
     out = console()
     out.print(table)
     products = Table(title="Products")
-    for column in ("Name", "Product", "CC", "SMs", "Boost MHz", "DRAM GB/s", "FP32 TFLOP/s"):
-        products.add_column(column)
+    products.add_column("Name", no_wrap=True)
+    products.add_column("Product")
+    products.add_column("CC", no_wrap=True)
+    for column in ("SMs", "Boost MHz", "DRAM GB/s", "FP32 TFLOP/s"):
+        products.add_column(column, justify="right")
     for p in catalog.products.values():
         products.add_row(p.name, p.title, p.cc, str(p.get("sm_count")), str(p.get("boost_clock_mhz")),
                          str(p.get("memory_bandwidth_gbs")), str(p.get("fp32_tflops")))

@@ -124,3 +124,17 @@ def test_spec_validate_rejects_allocation_units_that_are_not_powers_of_two(tmp_p
     path.write_text(changed)
     result = CliRunner().invoke(cli, ["specs", "validate", str(path)])
     assert result.exit_code == 2 and "register_allocation_unit must be a power of two" in result.output
+
+
+def test_specs_listing_keeps_every_typed_name_whole_at_80_columns(monkeypatch):
+    # Issue 15 item 15: `specs` cut the product names users must type (a100-sxm4-...) and headers.
+    from click.testing import CliRunner
+
+    from tuneadvise.cli.main import cli
+
+    monkeypatch.setenv("COLUMNS", "80")
+    out = CliRunner().invoke(cli, ["specs"]).output
+    assert "…" not in out and all(len(line) <= 80 for line in out.splitlines())
+    catalog = shipped_catalog()
+    for name in [p.name for p in catalog.products.values()] + [a.sm for a in catalog.archs.values()]:
+        assert name in out.split(), name
