@@ -22,6 +22,8 @@ FROM_SHIPPED = (
     "max_registers_per_thread", "register_allocation_unit", "warp_allocation_granularity",
     "register_launch_check_granularity", "shared_mem_allocation_unit", "l1_shared_total",
     "barriers_per_block_slot", "max_cluster_size_portable", "max_cluster_size_nonportable",
+    # How cuda_occupancy.h treats the compute capability: no device attribute reports it.
+    "header_max_registers_per_thread", "shared_mem_opt_in", "reserved_shared_mem_in_block_limit",
 )
 MEASURED = {"memory_bandwidth_gbs": "dram_copy", "fp32_tflops": "fp32_fma", "fp64_tflops": "fp64_fma", "fp16_tflops": "fp16x2_fma"}
 

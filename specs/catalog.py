@@ -56,6 +56,15 @@ ARCH_OPTIONAL_INT_FIELDS = (
     "max_cluster_size_nonportable",
     "l1_shared_total",
 )
+# How cuda_occupancy.h behaves per compute capability, as data: the header's register cap per
+# thread, whether the opt-in shared-memory limit exists, whether the reserved shared memory
+# counts in the per-block limit. A user's spec file may leave them out: they are then those of
+# the shipped architecture with the same compute capability.
+ARCH_BEHAVIOUR_FIELDS = (
+    "header_max_registers_per_thread",
+    "shared_mem_opt_in",
+    "reserved_shared_mem_in_block_limit",
+)
 PRODUCT_NUMBER_FIELDS = (
     "sm_count",
     "base_clock_mhz",
@@ -140,6 +149,9 @@ class Arch(NamedTuple):
     shared_mem_allocation_unit: int
     shared_mem_model: str  # "carveout" (7.0+), "cache-config" (2.x/3.x), "fixed" (5.x/6.x)
     shared_mem_configs: tuple[int, ...]
+    header_max_registers_per_thread: int  # cudaOccRegAllocationMaxPerThread (255 up to 6.x, 256 from 7.0)
+    shared_mem_opt_in: bool  # cudaFuncAttributeMaxDynamicSharedMemorySize can raise the per-block limit (7.0+)
+    reserved_shared_mem_in_block_limit: bool  # cudaOccSMemPerBlock adds the reserved bytes (8.0+)
     register_launch_check_granularity: int | None = None
     barriers_per_block_slot: int | None = None
     max_cluster_size_portable: int | None = None
@@ -197,16 +209,23 @@ def _disagreements(raw: list, values_in_use: dict) -> tuple[Disagreement, ...]:
     )
 
 
-def build_arch(family: str, defaults: dict, entry: dict, origin: str = "shipped") -> Arch:
+def build_arch(family: str, defaults: dict, entry: dict, origin: str = "shipped", base: Arch | None = None) -> Arch:
+    """`base`: the shipped architecture of the same compute capability, whose behaviour fields a
+    user's file may leave out."""
     merged = {**defaults, **{k: v for k, v in entry.items() if k not in ("cc", "names", "disagreement")}}
     major, minor = (int(x) for x in entry["cc"].split("."))
     kwargs = {}
     sources = {}
-    for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS + ("shared_mem_configs",):
+    for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS + ARCH_BEHAVIOUR_FIELDS + ("shared_mem_configs",):
         if key in merged:
             kwargs[key] = _value(merged[key])
             if isinstance(merged[key], dict):
                 sources[key] = merged[key]["source"]
+        elif key in ARCH_BEHAVIOUR_FIELDS:
+            if base is None:
+                raise ValueError(f"{entry['cc']}: {key} missing (no shipped architecture {entry['cc']} to take it from)")
+            kwargs[key] = getattr(base, key)
+            sources[key] = base.sources.get(key, "user")
     disagreements = _disagreements(entry.get("disagreement", []), kwargs)
     return Arch(
         cc=entry["cc"],
@@ -256,7 +275,8 @@ class Catalog:
         defaults = doc.get("defaults", {})
         added = []
         for entry in doc.get("arch", []):
-            arch = build_arch(family, defaults, entry, origin)
+            base = self.archs.get(entry["cc"]) if origin != "shipped" else None
+            arch = build_arch(family, defaults, entry, origin, base)
             self.archs[arch.cc] = arch
             # The usual spellings, so that resolving them needs no regular expression.
             for name in (*arch.names, arch.sm, f"compute_{arch.major}{arch.minor}"):
@@ -440,10 +460,13 @@ def load_user_spec(path: str | os.PathLike) -> tuple[Catalog, list[Arch]]:
     """Validate a user's spec file with the pydantic models and add it to a catalog copy."""
     from pathlib import Path
 
-    from tuneadvise.specs.models import validate_family_document  # pydantic: only on this path
+    from tuneadvise.specs.models import SpecFileError, validate_family_document  # pydantic: only on this path
 
     path = Path(path)
-    return catalog_with(validate_family_document(path), origin=str(path))
+    try:
+        return catalog_with(validate_family_document(path), origin=str(path))
+    except ValueError as exc:  # a behaviour field left out for a compute capability nothing ships
+        raise SpecFileError(f"--spec-file: {path}: {exc}") from None
 
 
 def catalog_with(doc: dict, origin: str) -> tuple[Catalog, list[Arch]]:

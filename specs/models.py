@@ -13,6 +13,7 @@ from typing import Annotated, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from tuneadvise.specs.catalog import (
+    ARCH_BEHAVIOUR_FIELDS,
     ARCH_INT_FIELDS,
     ARCH_OPTIONAL_INT_FIELDS,
     read_toml,
@@ -93,6 +94,9 @@ class ArchFields(Strict):
     barriers_per_block_slot: Sourced[Pos] | None = None
     max_cluster_size_portable: Sourced[Pos] | None = None
     max_cluster_size_nonportable: Sourced[Pos] | None = None
+    header_max_registers_per_thread: Sourced[Annotated[int, Field(ge=255, le=256)]] | None = None
+    shared_mem_opt_in: Sourced[bool] | None = None
+    reserved_shared_mem_in_block_limit: Sourced[bool] | None = None
 
 
 class ArchEntry(ArchFields):
@@ -124,6 +128,7 @@ class ResolvedArch(Strict):
 
     cc: str
     values: dict[str, int]
+    behaviour: dict[str, int | bool] = {}  # ARCH_BEHAVIOUR_FIELDS the file sets
     shared_mem_model: Literal["carveout", "cache-config", "fixed"]
     shared_mem_configs: list[int]
 
@@ -148,6 +153,13 @@ class ResolvedArch(Strict):
             (v["warp_size"] == 32, "warp_size must be 32: every CUDA compute capability has 32-thread warps"),
             (v["max_registers_per_thread"] <= 255, "max_registers_per_thread must not exceed 255"),
         ]
+        b = self.behaviour
+        if b.get("shared_mem_opt_in") is False:
+            checks.append((v["shared_mem_per_block_optin"] == v["shared_mem_per_block"],
+                           "shared_mem_per_block_optin must equal shared_mem_per_block where shared_mem_opt_in is false"))
+        if "header_max_registers_per_thread" in b:
+            checks.append((v["max_registers_per_thread"] <= b["header_max_registers_per_thread"],
+                           "max_registers_per_thread must not exceed header_max_registers_per_thread"))
         for unit in ("register_allocation_unit", "shared_mem_allocation_unit", "warp_allocation_granularity"):
             checks.append((v[unit] & (v[unit] - 1) == 0, f"{unit} must be a power of two"))
         if self.shared_mem_model != "fixed":
@@ -179,15 +191,19 @@ class FamilyDocument(Strict):
         if self.default_cc is not None and self.default_cc not in ccs:
             raise ValueError(f"default_cc {self.default_cc} is not one of {', '.join(ccs)}")
         for entry in self.arch:
-            merged = {}
+            merged, behaviour = {}, {}
             for source in (self.defaults, entry):
                 for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS:
                     item = getattr(source, key)
                     if item is not None:
                         merged[key] = item.value
+                for key in ARCH_BEHAVIOUR_FIELDS:
+                    item = getattr(source, key)
+                    if item is not None:
+                        behaviour[key] = item.value
             configs = entry.shared_mem_configs or self.defaults.shared_mem_configs
             model = entry.shared_mem_model or self.defaults.shared_mem_model or "fixed"
-            ResolvedArch(cc=entry.cc, values=merged, shared_mem_model=model,
+            ResolvedArch(cc=entry.cc, values=merged, behaviour=behaviour, shared_mem_model=model,
                          shared_mem_configs=configs.value if configs else [])
             for d in entry.disagreement:
                 used = merged.get(d.field)

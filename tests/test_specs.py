@@ -138,3 +138,74 @@ def test_specs_listing_keeps_every_typed_name_whole_at_80_columns(monkeypatch):
     catalog = shipped_catalog()
     for name in [p.name for p in catalog.products.values()] + [a.sm for a in catalog.archs.values()]:
         assert name in out.split(), name
+
+
+def test_every_shipped_arch_states_the_headers_behaviour_with_its_function():
+    # Issue 14: what cuda_occupancy.h switches on the compute capability for is spec data, cited
+    # to the header function that does it (the differential test holds the values to the header).
+    from tuneadvise.specs.catalog import ARCH_BEHAVIOUR_FIELDS
+
+    for arch in shipped_catalog().sorted_archs():
+        for key in ARCH_BEHAVIOUR_FIELDS:
+            assert arch.sources[key].startswith("occ-h#cudaOcc"), (arch.cc, key)
+        assert arch.max_registers_per_thread <= arch.header_max_registers_per_thread
+        if not arch.shared_mem_opt_in:
+            assert arch.shared_mem_per_block_optin == arch.shared_mem_per_block
+
+
+def _volta_with(tmp_path, old, new):
+    volta = (Path(DATA_DIR) / "volta.toml").read_text()
+    assert old in volta
+    path = tmp_path / "volta.toml"
+    path.write_text(volta.replace(old, new))
+    return path
+
+
+def test_the_engine_reads_the_headers_behaviour_from_the_spec(tmp_path):
+    # The engine once hard-coded `major >= 7` for opt-in; a spec that says 7.0 has no opt-in
+    # (and so no larger opt-in limit) must be obeyed, and the note must say why.
+    from tuneadvise.advisor import analyze
+    from tuneadvise.specs.catalog import load_user_spec
+
+    path = _volta_with(tmp_path, 'shared_mem_opt_in = { value = true,', 'shared_mem_opt_in = { value = false,')
+    path.write_text(path.read_text().replace("value = 98304, source = \"volta-guide#4.3.2\"",
+                                             "value = 49152, source = \"volta-guide#4.3.2\""))
+    catalog, _ = load_user_spec(path)
+    arch = catalog.archs["7.0"]
+    assert not arch.shared_mem_opt_in and arch.origin == str(path)
+    result = analyze(arch, registers=32, block_size=256, dynamic_shared_mem=64 * 1024, opt_in=True)
+    assert not result.launchable and result.errors[0].code == "shared-mem-per-block"
+    assert any("opt-in has no effect" in note for note in result.notes)
+    shipped = analyze("7.0", registers=32, block_size=256, dynamic_shared_mem=64 * 1024, opt_in=True)
+    assert shipped.launchable
+
+
+def test_a_user_spec_may_leave_the_behaviour_to_the_shipped_compute_capability(tmp_path):
+    from tuneadvise.specs.catalog import load_user_spec
+
+    volta = (Path(DATA_DIR) / "volta.toml").read_text()
+    trimmed = "\n".join(line for line in volta.splitlines()
+                        if not line.startswith(("header_max_registers_per_thread", "shared_mem_opt_in",
+                                                "reserved_shared_mem_in_block_limit")))
+    path = tmp_path / "volta.toml"
+    path.write_text(trimmed)
+    catalog, added = load_user_spec(path)
+    shipped = shipped_catalog().archs["7.0"]
+    assert (added[0].header_max_registers_per_thread, added[0].shared_mem_opt_in,
+            added[0].reserved_shared_mem_in_block_limit) == (256, True, False)
+    assert added[0].sources["shared_mem_opt_in"] == shipped.sources["shared_mem_opt_in"]
+    path.write_text(trimmed.replace('cc = "7.2"', 'cc = "7.9"'))
+    with pytest.raises(SpecFileError, match="7.9: header_max_registers_per_thread missing"):
+        load_user_spec(path)
+
+
+@pytest.mark.parametrize("old, new, message", [
+    ('shared_mem_opt_in = { value = true,', 'shared_mem_opt_in = { value = false,',
+     "shared_mem_per_block_optin must equal shared_mem_per_block where shared_mem_opt_in is false"),
+    ('header_max_registers_per_thread = { value = 256,', 'header_max_registers_per_thread = { value = 254,',
+     "greater than or equal to 255"),
+    ('shared_mem_opt_in = { value = true,', 'shared_mem_opt_in = { value = 1,', "valid boolean"),
+])
+def test_behaviour_fields_are_validated(tmp_path, old, new, message):
+    with pytest.raises(SpecFileError, match=message):
+        validate_family_document(_volta_with(tmp_path, old, new))

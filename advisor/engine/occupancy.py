@@ -84,7 +84,7 @@ def _round_up(x: int, y: int) -> int:
 
 def _header_max_regs_per_thread(arch: Arch) -> int:
     """cudaOccRegAllocationMaxPerThread: 255 up to 6.x, 256 from 7.0."""
-    return 256 if arch.major >= 7 else 255
+    return arch.header_max_registers_per_thread
 
 
 def align_up_shared_mem(arch: Arch, size: int) -> int | None:
@@ -115,7 +115,7 @@ def shared_mem_preference(arch: Arch, carveout: int) -> int:
 def shared_mem_ceiling(arch: Arch, opt_in: bool) -> int:
     """The most shared memory (static + dynamic) one block may ask for: the opt-in
     limit once the kernel opted in (7.0 and later), else the default."""
-    return arch.shared_mem_per_block_optin if (opt_in and arch.major >= 7) else arch.shared_mem_per_block
+    return arch.shared_mem_per_block_optin if (opt_in and arch.shared_mem_opt_in) else arch.shared_mem_per_block
 
 
 def _warps_limit(arch: Arch, block_size: int) -> int:
@@ -155,7 +155,7 @@ def _shared_mem_limit(arch: Arch, static_shared_mem: int, dynamic_shared_mem: in
     total = static + dynamic_shared_mem
     allocated = _round_up(total, unit)
 
-    if opt_in and arch.major >= 7:
+    if opt_in and arch.shared_mem_opt_in:
         # The kernel raised cudaFuncAttributeMaxDynamicSharedMemorySize to the largest value allowed.
         max_dynamic = max(arch.shared_mem_per_block_optin - static_shared_mem, 0)
         dynamic_exceeded = dynamic_shared_mem > max_dynamic
@@ -164,7 +164,7 @@ def _shared_mem_limit(arch: Arch, static_shared_mem: int, dynamic_shared_mem: in
     else:
         dynamic_exceeded = False
         limit = arch.shared_mem_per_block
-    if arch.major >= 8:  # cudaOccSMemPerBlock: the driver reserves memory per block from 8.0 on
+    if arch.reserved_shared_mem_in_block_limit:  # cudaOccSMemPerBlock: the driver reserves memory per block
         limit += arch.reserved_shared_mem_per_block
 
     if dynamic_exceeded or allocated > limit:
@@ -271,7 +271,7 @@ def launch_errors(arch: Arch, kernel: LaunchConfig, limits: dict) -> list[Launch
                                   f"{arch.shared_mem_per_block}-byte limit on static allocations; move it to dynamic shared memory"))
     elif limits["shared_memory"] == 0:
         requested = kernel.static_shared_mem + kernel.dynamic_shared_mem
-        if arch.major >= 7 and not kernel.opt_in and requested <= arch.shared_mem_per_block_optin:
+        if arch.shared_mem_opt_in and not kernel.opt_in and requested <= arch.shared_mem_per_block_optin:
             errors.append(LaunchError("opt-in-required", "dynamic_shared_mem",
                                       f"{requested} bytes of shared memory per block exceeds {arch.shared_mem_per_block} without opt-in; "
                                       "set cudaFuncAttributeMaxDynamicSharedMemorySize (and pass opt_in) to use up to "
@@ -325,7 +325,7 @@ def notes_on(arch: Arch, kernel: LaunchConfig) -> list[str]:
     notes = []
     if kernel.carveout == CARVEOUT_DEFAULT and not kernel.opt_in:  # the only inputs notes are about
         return notes
-    if kernel.opt_in and arch.major < 7:
+    if kernel.opt_in and not arch.shared_mem_opt_in:
         notes.append(f"opt-in has no effect on {arch.sm}: the per-block limit is fixed at {arch.shared_mem_per_block} bytes")
     if kernel.carveout not in (CARVEOUT_DEFAULT, CARVEOUT_MAX_L1, CARVEOUT_MAX_SHARED) and arch.shared_mem_model == "cache-config":
         notes.append(f"{arch.sm} takes no carveout percentage; only max-l1 or max-shared (cudaFuncSetCacheConfig) change its split")
