@@ -45,7 +45,7 @@ def suggest(ctx, arch, dynamic_shared_mem_per_thread, dynamic_shared_mem_base, s
     from tuneadvise.advisor.engine.optimizer import LinearSharedMem, kernel_errors, max_potential_block_size
     from tuneadvise.advisor.inputs import InputError, parse_size
     from tuneadvise.advisor.report import percent
-    from tuneadvise.advisor.rules.checks import waves
+    from tuneadvise.advisor.rules.families.ta7_grid import waves
 
     if arch is None and not spec_file:
         raise BadInput("--arch: required (see 'tuneadvise suggest --help')")

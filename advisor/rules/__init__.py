@@ -1,20 +1,59 @@
-"""The rule registry: rule texts from rules.toml, checks from checks.py.
+"""The rule registry: every rule is one `Rule` object beside its check, in the
+family module of its code (`families/ta1_launch.py` holds TA1xx, ... ,
+`families/ta9_lint.py` TA9xx). The registry imports every module of
+`families/` and collects the Rule objects it finds: nothing lists them by hand.
 
     >>> from tuneadvise.advisor.rules import registry
     >>> registry()["TA106"].name
     'dynamic-shared-mem-needs-opt-in'
+    >>> registry()["TA106"].kind, registry()["TA905"].kind, registry()["TA801"].kind
+    ('config', 'lint', 'source')
+
+A rule's kind, and what its check may read, follow from the type of the
+check's first parameter (`Rule.context`), so they cannot drift from the code:
+
+- `Occupancy`: the occupancy result alone (its LaunchConfig, `result.kernel`,
+  holds the resources and the launch context: grid, cluster, spills...).
+- `LaunchContext`: the result and the SM count (from the launch, else from the
+  product named by --arch). Both are kind "config".
+- `LintContext`: a linted kernel's result with its budget, the minimum
+  occupancy that applies, the disagreements between its build sources and
+  whether its launch settings were given. Kind "lint".
+- `SourceLine`: one line of CUDA source (comments and literals blanked) and
+  the target. Kind "source".
+
+A check is `check(context, params) -> iterable of (message, details)` or
+`(message, details, severity)` where it lowers its rule's severity for one
+finding. Every kind runs through the same `RuleSelection` (--select/--ignore).
+
+Entry points:
+
+- `check_occupancy(resolved, result, selection)`: config rules, sorted
+  (occupancy, batch, report); `config_findings(...)` the same unsorted.
+- `lint_findings(LintContext(...), selection)`: lint's own rules (TA9xx),
+  unsorted. Lint builds the context per kernel:
+  `LintContext(result=occupancy_result, budget=Budget.of(config_budget) or
+  None, minimum=the min_occupancy that applies or None,
+  disagreements=tuple of sentences, launch_given=bool)`.
+- `source_rules(selection)` and `SourceLine`: what `source_scan.scan_source`
+  runs per line.
 """
 
 from __future__ import annotations
 
-import os
+import importlib
+import pkgutil
+from collections.abc import Callable, Iterable
 from functools import lru_cache
-from typing import NamedTuple
+from types import MappingProxyType
+from typing import TYPE_CHECKING, NamedTuple, get_type_hints
 
-from tuneadvise.specs.catalog import read_toml_cached
+if TYPE_CHECKING:
+    from tuneadvise.advisor.engine.occupancy import Occupancy
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {name: rank for rank, name in enumerate(reversed(SEVERITIES))}  # info 0 < warning 1 < error 2
+KINDS = ("config", "lint", "source")
 
 
 # NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
@@ -22,14 +61,16 @@ SEVERITY_RANK = {name: rank for rank, name in enumerate(reversed(SEVERITIES))}  
 class Rule(NamedTuple):
     code: str
     name: str
-    kind: str  # "config" (checked against an occupancy result) or "source" (CUDA source scan)
+    kind: str  # "config", "lint" or "source": from the check's context type
     severity: str
     summary: str
     explanation: str
-    source: str
-    params: dict
-    trigger: dict
-    clean: dict
+    source: str  # a key of specs/data/sources.toml
+    params: MappingProxyType  # thresholds the check reads, read-only
+    trigger: dict  # an example the tests run: the rule must fire on it...
+    clean: dict  # ...and must not on this one
+    check: Callable
+    context: type  # what the check takes: Occupancy, LaunchContext, LintContext or SourceLine
 
     def to_dict(self) -> dict:
         return {"code": self.code, "name": self.name, "severity": self.severity, "summary": self.summary,
@@ -49,15 +90,101 @@ class Finding(NamedTuple):
                 "details": self.details, "source": self.source}
 
 
+# -- what checks read ---------------------------------------------------------------
+
+class LaunchContext(NamedTuple):
+    """An occupancy result and the SM count its launch runs on."""
+
+    result: Occupancy
+    sm_count: int | None  # the launch's, else the product's; None when neither says
+
+    @classmethod
+    def of(cls, resolved, result: Occupancy) -> LaunchContext:
+        product = resolved.product
+        return cls(result=result,
+                   sm_count=result.kernel.sm_count or (product.get("sm_count") if product else None))
+
+
+class Budget(NamedTuple):
+    """A lint budget's limits (None: no limit), as the TA9xx checks read them."""
+
+    kernel: str  # the budget's kernel glob, named in messages
+    max_registers: int | None = None
+    max_spill_stores: int | None = None
+    max_spill_loads: int | None = None
+    max_stack_frame: int | None = None
+    max_shared_mem: int | None = None
+
+    @classmethod
+    def of(cls, budget) -> Budget:
+        """From lint's config budget (`kernel`, `max_registers`, `max_shared_mem` and `limit(key)`,
+        which applies no_spills and the old max_spill_bytes)."""
+        return cls(kernel=budget.kernel, max_registers=budget.max_registers,
+                   max_spill_stores=budget.limit("max_spill_stores"), max_spill_loads=budget.limit("max_spill_loads"),
+                   max_stack_frame=budget.limit("max_stack_frame"), max_shared_mem=budget.max_shared_mem)
+
+
+class LintContext(NamedTuple):
+    """One linted kernel on one architecture: what lint's own rules read."""
+
+    result: Occupancy  # its LaunchConfig holds the build figures (registers, spills, ...)
+    budget: Budget | None = None  # the matching [[budgets]] entry
+    minimum: float | None = None  # the min_occupancy that applies (budget, entry, option or config)
+    disagreements: tuple[str, ...] = ()  # one sentence per figure the build sources disagree on
+    launch_given: bool = True  # a [[kernels]] entry (or the config's own kernel) gave the launch
+
+
+class SourceLine(NamedTuple):
+    """One line of CUDA source, comments and string/character literals blanked."""
+
+    code: str
+    target_major: int  # the oldest compute capability's major the file is built for
+    file_has_syncwarp: bool  # the file calls __syncwarp somewhere
+
+
+def _kind_of(context: type) -> str:
+    from tuneadvise.advisor.engine.occupancy import Occupancy
+
+    kinds = {Occupancy: "config", LaunchContext: "config", LintContext: "lint", SourceLine: "source"}
+    if context not in kinds:
+        raise TypeError(f"a check's first parameter must be annotated with one of "
+                        f"{', '.join(t.__name__ for t in kinds)}, not {context!r}")
+    return kinds[context]
+
+
+def rule(*, code: str, name: str, severity: str, summary: str, explanation: str, source: str,
+         trigger: dict, clean: dict, params: dict | None = None) -> Callable[[Callable], Rule]:
+    """Decorate a check: the module attribute becomes the Rule, holding the check."""
+    if severity not in SEVERITIES:
+        raise ValueError(f"{code}: severity must be one of {', '.join(SEVERITIES)}")
+
+    def make(check: Callable) -> Rule:
+        first = check.__code__.co_varnames[0]
+        context = get_type_hints(check)[first]
+        return Rule(code=code, name=name, kind=_kind_of(context), severity=severity, summary=summary,
+                    explanation=" ".join(explanation.split()), source=source,
+                    params=MappingProxyType(dict(params or {})), trigger=trigger, clean=clean, check=check,
+                    context=context)
+
+    return make
+
+
+# -- the registry ---------------------------------------------------------------
+
 @lru_cache(maxsize=1)
 def registry() -> dict[str, Rule]:
-    [raw] = read_toml_cached([os.path.join(os.path.dirname(os.path.abspath(__file__)), "rules.toml")])
-    return {
-        code: Rule(code=code, name=entry["name"], kind=entry.get("kind", "config"), severity=entry["severity"], summary=entry["summary"],
-                   explanation=entry["explanation"].strip(), source=entry["source"],
-                   params=entry.get("params", {}), trigger=entry["trigger"], clean=entry["clean"])
-        for code, entry in raw.items()
-    }
+    """Every rule by code, in code order: the Rule objects of the modules in families/."""
+    from tuneadvise.advisor.rules import families
+
+    found: dict[str, Rule] = {}
+    for module in pkgutil.iter_modules(families.__path__):
+        loaded = importlib.import_module(f"{families.__name__}.{module.name}")
+        for value in vars(loaded).values():
+            if isinstance(value, Rule):
+                other = found.setdefault(value.code, value)
+                if other is not value:
+                    raise RuntimeError(f"rule code {value.code} is defined twice ({other.name}, {value.name})")
+    return dict(sorted(found.items()))
 
 
 def lookup(code_or_name: str) -> Rule | None:
@@ -69,7 +196,7 @@ def lookup(code_or_name: str) -> Rule | None:
 
 
 class RuleSelection(NamedTuple):
-    """ruff-style --select/--ignore: codes or prefixes ("TA1", "TA106")."""
+    """ruff-style --select/--ignore: codes or prefixes ("TA1", "TA106"), for every kind of rule."""
 
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()
@@ -92,32 +219,22 @@ class RuleSelection(NamedTuple):
         return not any(code.startswith(p) for p in self.ignore)
 
 
+@lru_cache(maxsize=64)
+def selected(selection: RuleSelection, kind: str) -> tuple[Rule, ...]:
+    """The rules of `kind` the selection allows, in code order: decided once per selection, not per
+    kernel or line."""
+    return tuple(r for code, r in registry().items() if r.kind == kind and selection.allows(code))
+
+
+def source_rules(selection: RuleSelection | None = None) -> tuple[Rule, ...]:
+    return selected(selection or RuleSelection(), "source")
+
+
+# -- running them -----------------------------------------------------------------
+
 def finding_order(finding: Finding) -> tuple:
     """Sort key: the most severe first, then by code."""
     return -SEVERITY_RANK[finding.severity], finding.code
-
-
-def check_occupancy(resolved, result, selection: RuleSelection | None = None) -> list[Finding]:
-    """Run every selected rule against one occupancy result and its LaunchConfig (launch context
-    included: grid, cluster, spills); the findings in finding_order."""
-    findings = config_findings(resolved, result, selection or RuleSelection())
-    findings.sort(key=finding_order)
-    return findings
-
-
-def config_findings(resolved, result, selection: RuleSelection) -> list[Finding]:
-    """check_occupancy's findings in no particular order, for a caller that adds its own and sorts once."""
-    from tuneadvise.advisor.rules.checks import Context
-
-    return _run(Context.build(resolved, result), _config_checks(selection), [])
-
-
-def _run(ctx, checks, findings: list) -> list:
-    for rule, check in checks:
-        for message, details, *severity in check(ctx, rule.params):
-            # A check may lower its rule's severity for one finding (TA304 at 100% occupancy).
-            findings.append(finding_of(rule, message, ctx.result.arch.sm, details, *(s for s in severity if s)))
-    return findings
 
 
 def finding_of(rule: Rule, message: str, arch: str, details: dict, severity: str | None = None) -> Finding:
@@ -127,12 +244,37 @@ def finding_of(rule: Rule, message: str, arch: str, details: dict, severity: str
                    source=rule.source)
 
 
-@lru_cache(maxsize=8)
-@lru_cache(maxsize=32)
-def _config_checks(selection: RuleSelection) -> tuple:
-    """(rule, check) pairs of the config rules the selection allows: decided once per selection,
-    not per kernel."""
-    from tuneadvise.advisor.rules.checks import CHECKS
+def findings_of(rule: Rule, subject, arch: str) -> Iterable[Finding]:
+    """Run one rule's check on its context."""
+    for message, details, *severity in rule.check(subject, rule.params):
+        yield finding_of(rule, message, arch, details, *severity)
 
-    return tuple((rule, CHECKS[code]) for code, rule in registry().items()
-                 if rule.kind == "config" and selection.allows(code))
+
+def check_occupancy(resolved, result: Occupancy, selection: RuleSelection | None = None) -> list[Finding]:
+    """Run every selected config rule against one occupancy result and its LaunchConfig (launch
+    context included: grid, cluster, spills); the findings in finding_order."""
+    findings = config_findings(resolved, result, selection or RuleSelection())
+    findings.sort(key=finding_order)
+    return findings
+
+
+def config_findings(resolved, result: Occupancy, selection: RuleSelection) -> list[Finding]:
+    """check_occupancy's findings in no particular order, for a caller that adds its own and sorts once."""
+    from tuneadvise.advisor.engine.occupancy import Occupancy
+
+    findings, launch, arch = [], None, result.arch.sm
+    for rule in selected(selection, "config"):
+        if rule.context is Occupancy:
+            subject = result
+        else:
+            subject = launch = launch or LaunchContext.of(resolved, result)
+        findings.extend(findings_of(rule, subject, arch))
+    return findings
+
+
+def lint_findings(context: LintContext, selection: RuleSelection) -> list[Finding]:
+    """Lint's own findings (TA9xx) for one kernel, in no particular order."""
+    findings, arch = [], context.result.arch.sm
+    for rule in selected(selection, "lint"):
+        findings.extend(findings_of(rule, context, arch))
+    return findings

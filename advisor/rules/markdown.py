@@ -37,7 +37,7 @@ def _example(config: dict) -> str:
 
 
 def render() -> str:
-    lines = ["# Rules", "", "Generated from `advisor/rules/rules.toml`; do not edit by hand.", "",
+    lines = ["# Rules", "", "Generated from the rule registry (`advisor/rules/families/`); do not edit by hand.", "",
              "Select or ignore rules by code or prefix with `--select` and `--ignore` (for example `--ignore TA3`).", ""]
     lines += ["| code | name | severity | summary |", "| --- | --- | --- | --- |"]
     for rule in registry().values():

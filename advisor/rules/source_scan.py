@@ -1,6 +1,6 @@
-"""Scan CUDA sources (.cu/.cuh) for code the tuning guides warn about:
-legacy warp intrinsics and implicit warp-synchronous code on targets with
-Independent Thread Scheduling (7.0+), and __mul24 on 2.0+.
+"""Scan CUDA sources (.cu/.cuh) with the source rules (TA8xx, in
+families/ta8_source.py): legacy warp intrinsics and implicit warp-synchronous
+code on targets with Independent Thread Scheduling (7.0+), and __mul24 on 2.0+.
 
 Comments and string and character literals are ignored (code quoted in a
 message is not code); `// tuneadvise: ignore[CODE]` on a line suppresses CODE
@@ -12,17 +12,12 @@ from __future__ import annotations
 
 import re
 
-from tuneadvise.advisor.rules import Finding, RuleSelection, registry
+from tuneadvise.advisor.rules import Finding, RuleSelection, SourceLine, source_rules
 
-_LEGACY = re.compile(r"\b(__shfl|__shfl_up|__shfl_down|__shfl_xor|__any|__all|__ballot)\s*\(")
-_VOLATILE = re.compile(r"\bvolatile\b")
-_SHARED = re.compile(r"\b__shared__\b")
-_STATEMENT_END = re.compile(r"[;=]")
 # What starts a comment or a literal: the only places the code/text split can change.
 _OPENERS = re.compile(r'//|/\*|R"([^()\\\s"]{0,16})\(|"|\'')
 _STRING_BODY = re.compile(r'(?:[^"\\\n]|\\.)*"?')
 _CHAR_BODY = re.compile(r"(?:[^'\\\n]|\\.)*'?")
-_MUL24 = re.compile(r"\b(__u?mul24)\s*\(")
 SUPPRESS = re.compile(r"tuneadvise:\s*ignore\[([A-Z0-9, ]+)\]")
 
 
@@ -73,41 +68,23 @@ def strip_comments(text: str) -> list[tuple[str, str]]:
     return [(source, comments.get(number, "")) for number, source in enumerate(lines, 1)]
 
 
-def _volatile_pointer_or_shared(code: str) -> bool:
-    """A `volatile` declaration of a pointer or of __shared__ memory on this line: per statement
-    (split at ; and =), so a line of many `volatile`s is read once."""
-    if "volatile" not in code:
-        return False
-    for statement in _STATEMENT_END.split(code):
-        found = _VOLATILE.search(statement)
-        if found and ("*" in statement[found.end():] or _SHARED.search(statement)):
-            return True
-    return False
-
-
 def scan_source(text: str, path: str, target_major: int, selection: RuleSelection | None = None) -> list[Finding]:
-    selection = selection or RuleSelection()
-    rules = registry()
-    lines = strip_comments(text)
+    """The selected source rules' findings (TA8xx, in families/ta8_source.py), line by line, with
+    `path:line: ` before each message and file and line in its details."""
+    rules = source_rules(selection)
+    if not rules:
+        return []
     has_syncwarp = "__syncwarp" in text
+    arch = f"sm_{target_major}x"
     findings = []
-
-    def add(code, number, message):
-        rule = rules[code]
-        suppressed = SUPPRESS.search(lines[number - 1][1])
-        if selection.allows(code) and not (suppressed and code in suppressed.group(1).replace(" ", "").split(",")):
-            findings.append(Finding(code, rule.severity, message, f"sm_{target_major}x",
-                                    {"file": path, "line": number}, rule.source))
-
-    for number, (code, _) in enumerate(lines, 1):
-        if target_major >= 7:
-            for match in _LEGACY.finditer(code):
-                add("TA801", number, f"{path}:{number}: {match.group(1)} assumes lock-step warps; "
-                                     f"use {match.group(1)}_sync with a lane mask")
-            if not has_syncwarp and _volatile_pointer_or_shared(code):
-                add("TA802", number, f"{path}:{number}: volatile warp-synchronous access without __syncwarp() "
-                                     "in this file; add __syncwarp() between steps or use __shfl_*_sync")
-        if target_major >= 2:
-            for match in _MUL24.finditer(code):
-                add("TA803", number, f"{path}:{number}: {match.group(1)} is emulated from 2.0 on; use *")
+    for number, (code, comment) in enumerate(strip_comments(text), 1):
+        line = SourceLine(code=code, target_major=target_major, file_has_syncwarp=has_syncwarp)
+        suppressed = SUPPRESS.search(comment) if comment else None
+        ignored = suppressed.group(1).replace(" ", "").split(",") if suppressed else ()
+        for rule in rules:
+            if rule.code in ignored:
+                continue
+            for message, details in rule.check(line, rule.params):
+                findings.append(Finding(rule.code, rule.severity, f"{path}:{number}: {message}", arch,
+                                        {"file": path, "line": number, **details}, rule.source))
     return findings

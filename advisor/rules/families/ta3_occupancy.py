@@ -1,0 +1,174 @@
+"""TA3xx: theoretical occupancy, what limits it and the change that lifts it.
+Every number of advice here is the engine's (`occupancy`, `whatif`), held to
+brute force in tests/test_rules.py and tests/test_whatif.py."""
+
+from __future__ import annotations
+
+from tuneadvise.advisor.engine import whatif
+from tuneadvise.advisor.engine.occupancy import Occupancy, occupancy
+from tuneadvise.advisor.rules import rule
+from tuneadvise.advisor.rules.wording import count, pct, per_sm
+
+
+def _step(resource: str, step) -> dict:
+    return {"resource": resource, "value": step.value, "blocks_per_sm": step.blocks_per_sm,
+            "occupancy": round(step.occupancy, 6)}
+
+
+def _registers_advice(result: Occupancy, details: dict) -> str:
+    cliff = whatif.register_cliff(result)
+    details["next_steps"] += [_step("registers", step) for step in cliff.down]
+    if not cliff.down:
+        return f"registers limit {per_sm(result.active_blocks_per_sm)}; fewer registers alone cannot add one"
+    step = cliff.down[0]
+    return (f"registers: {cliff.current} -> {step.value} gives {per_sm(step.blocks_per_sm)}, "
+            f"{pct(result.occupancy)} -> {pct(step.occupancy)} "
+            f"(__launch_bounds__({result.kernel.block_size}, {step.blocks_per_sm}) or -maxrregcount={step.value})")
+
+
+def _shared_mem_advice(result: Occupancy, details: dict) -> list[str]:
+    parts = []
+    carve = whatif.best_carveout(result)
+    if carve is not None:
+        parts.append(f"shared memory: carveout {carve.value}% gives {per_sm(carve.blocks_per_sm)}, "
+                     f"{pct(result.occupancy)} -> {pct(carve.occupancy)} "
+                     "(cudaFuncAttributePreferredSharedMemoryCarveout)")
+    cliff = whatif.shared_mem_cliff(result)
+    if cliff.down:
+        step = cliff.down[0]
+        details["next_steps"].append(_step("shared_memory", step))
+        parts.append(f"shared memory: {cliff.current} -> {step.value} B per block (-{cliff.current - step.value} B) "
+                     f"gives {per_sm(step.blocks_per_sm)}, {pct(result.occupancy)} -> {pct(step.occupancy)}")
+    return parts
+
+
+def _block_size_advice(result: Occupancy, limiter: str) -> str:
+    # The smallest block that reaches the best occupancy: larger blocks add no warps per SM,
+    # only coarser scheduling and a bigger tail.
+    best = max(whatif.block_size_table(result), key=lambda s: (s.occupancy, -s.value))
+    if best.occupancy > result.occupancy:
+        return f"{limiter}: block size {best.value} gives {pct(best.occupancy)}"
+    return (f"{limiter}: {count(result.active_blocks_per_sm, 'block')} of "
+            f"{count(result.warps_per_block, 'warp')} per SM")
+
+
+def _barriers_advice(result: Occupancy) -> str | None:
+    # Advise fewer barriers only where the engine shows that alone gains a block.
+    kernel = result.kernel
+    for fewer in range(kernel.barriers - 1, -1, -1):
+        gained = occupancy(result.arch, kernel.replace(barriers=fewer))
+        if gained.active_blocks_per_sm > result.active_blocks_per_sm:
+            return (f"barriers: {kernel.barriers} -> {fewer} per block gives {per_sm(gained.active_blocks_per_sm)}, "
+                    f"{pct(result.occupancy)} -> {pct(gained.occupancy)}")
+    return None
+
+
+@rule(
+    code="TA301", name="occupancy-limiter", severity="info", source="occ-h#cudaOccMaxActiveBlocksPerMultiprocessor",
+    summary="What limits occupancy, and the smallest change that lifts it",
+    explanation="""Names every resource whose limit equals the resident block count (ties included) and, for
+    each, the next occupancy step: the register count that fits one more block (reach it with
+    __launch_bounds__(threads, minBlocks) or -maxrregcount), the shared-memory bytes to shave, or the carveout to
+    request.""",
+    trigger={"arch": "volta", "registers": 64, "block_size": 256},
+    clean={"arch": "volta", "registers": 32, "block_size": 256},
+)
+def occupancy_limiter(result: Occupancy, params: dict):
+    if not result.launchable or result.occupancy >= 1.0:
+        return
+    parts, details = [], {"limiters": result.limiters, "blocks_per_sm": result.active_blocks_per_sm,
+                          "occupancy": round(result.occupancy, 6), "next_steps": []}
+    for limiter in result.limiters:
+        if limiter == "registers":
+            parts.append(_registers_advice(result, details))
+        elif limiter == "shared_memory":
+            parts += _shared_mem_advice(result, details)
+        elif limiter in ("warps", "blocks"):
+            parts.append(_block_size_advice(result, limiter))
+        elif limiter == "barriers":
+            advice = _barriers_advice(result)
+            if advice is not None:
+                parts.append(advice)
+    yield (f"occupancy {pct(result.occupancy)} ({result.active_warps_per_sm}/{result.max_warps_per_sm} warps) "
+           f"limited by {' + '.join(result.limiters)}: " + "; ".join(parts)), details
+
+
+@rule(
+    code="TA302", name="low-theoretical-occupancy", severity="warning", source="bpg",
+    summary="Theoretical occupancy below 80% of the maximum",
+    explanation="""Fewer resident warps leave fewer candidates for the schedulers to hide latency with. Low
+    occupancy is not always a problem (kernels with high instruction-level parallelism can saturate the SM), but
+    it deserves a look when the kernel is latency-bound.""",
+    params={"threshold": 0.8},
+    trigger={"arch": "hopper", "registers": 128, "block_size": 256},
+    clean={"arch": "hopper", "registers": 32, "block_size": 256},
+)
+def low_theoretical_occupancy(result: Occupancy, params: dict):
+    if result.launchable and result.occupancy < params["threshold"]:
+        yield (f"theoretical occupancy {pct(result.occupancy)} is below {pct(params['threshold'])} "
+               f"of the maximum, limited by {' + '.join(result.limiters)}"), {"occupancy": round(result.occupancy, 6)}
+
+
+@rule(
+    code="TA303", name="too-few-warps", severity="warning", source="turing-guide#4.1.1",
+    summary="Too few resident warps per SM to hide arithmetic latency",
+    explanation="""Each SM has 4 schedulers and a dependent FMA issues after 4 cycles (7.x): at least 4 warps
+    per SM are needed with 4-way instruction-level parallelism, and 16 without. Fewer resident warps leave issue
+    slots idle even for compute-bound code; memory latency needs many more.""",
+    params={"with_ilp": 4, "without_ilp": 16},
+    trigger={"arch": "volta", "registers": 255, "block_size": 256, "dynamic_shared_mem": "90K", "opt_in": True},
+    clean={"arch": "volta", "registers": 32, "block_size": 256},
+)
+def too_few_warps(result: Occupancy, params: dict):
+    warps = result.active_warps_per_sm
+    if not result.launchable:
+        return
+    if warps < params["with_ilp"]:
+        yield (f"{count(warps, 'resident warp')} per SM cannot hide FMA latency even with 4-way ILP "
+               f"(at least {params['with_ilp']} needed)"), {"active_warps_per_sm": warps}
+    elif warps < params["without_ilp"]:
+        yield (f"{count(warps, 'resident warp')} per SM hide FMA latency only with "
+               f"~{-(-params['without_ilp'] // warps)}-way instruction-level parallelism "
+               f"({params['without_ilp']} warps needed without)"), {"active_warps_per_sm": warps}
+
+
+def _headroom(n: int, unit: str) -> str:
+    return count(n, unit)
+
+
+@rule(
+    code="TA304", name="near-cliff", severity="warning", source="occ-h#cudaOccMaxActiveBlocksPerMultiprocessor",
+    summary="The configuration sits just below an occupancy cliff",
+    explanation="""A few more registers per thread (a compiler upgrade, one more live variable) or a little more
+    shared memory would cost a resident block. Such a kernel's performance is fragile across toolchains and
+    architectures; leave margin or pin the register count with __launch_bounds__.""",
+    params={"register_margin": 4, "shared_mem_margin": 1024},
+    trigger={"arch": "volta", "registers": 32, "block_size": 256, "shared_mem": 12288},
+    clean={"arch": "volta", "registers": 24, "block_size": 256, "shared_mem": 4096},
+)
+def near_cliff(result: Occupancy, params: dict):
+    if not result.launchable:
+        return
+    # Nothing to lose but occupancy headroom is still worth knowing at 100%: said as info there,
+    # so `--fail-on warning` does not fail a kernel that is at the maximum.
+    severity = "info" if result.active_warps_per_sm == result.max_warps_per_sm else None
+    blocks, kernel = result.active_blocks_per_sm, result.kernel
+    regs = whatif.register_cliff(result)  # same call as TA301's, so cached
+    if regs.headroom is not None and regs.headroom < params["register_margin"]:
+        drops_at = kernel.registers + regs.headroom + 1  # the first count that loses a block
+        after = occupancy(result.arch, kernel.replace(registers=drops_at)).active_blocks_per_sm
+        yield (f"registers: {drops_at} per thread (+{drops_at - kernel.registers}) drops to {per_sm(after)} "
+               f"from {per_sm(blocks)}; {_headroom(regs.headroom, 'register')} of headroom; pin the count with "
+               f"__launch_bounds__({kernel.block_size}, {blocks})"), \
+            {"resource": "registers", "headroom": regs.headroom, "drops_at": drops_at, "blocks_after": after}, severity
+    total = kernel.static_shared_mem + kernel.dynamic_shared_mem
+    if not total:
+        return  # a block without shared memory has no shared-memory cliff to be near
+    smem = whatif.shared_mem_cliff(result)
+    if smem.headroom is not None and smem.headroom < params["shared_mem_margin"]:
+        drops_at = total + smem.headroom + 1  # the first size in bytes that loses a block
+        after = occupancy(result.arch, whatif.with_total_shared_mem(kernel, drops_at)).active_blocks_per_sm
+        yield (f"shared memory: {drops_at} B per block (+{drops_at - total} B) drops to {per_sm(after)} "
+               f"from {per_sm(blocks)}; {_headroom(smem.headroom, 'byte')} of headroom"), \
+            {"resource": "shared_memory", "headroom": smem.headroom, "drops_at": drops_at, "blocks_after": after}, \
+            severity

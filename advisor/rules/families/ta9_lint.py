@@ -1,0 +1,135 @@
+"""TA9xx: lint's own rules, on the build figures of one kernel (in its
+LaunchConfig), the project's budgets and the evidence itself. Lint builds one
+LintContext per kernel and calls `tuneadvise.advisor.rules.lint_findings`.
+
+Their examples are a config (as in tuneadvise.toml) and ptxas -v lines; the
+test suite lints them."""
+
+from __future__ import annotations
+
+from tuneadvise.advisor.rules import LintContext, rule
+
+_ENTRY = "ptxas info    : Compiling entry function '{}' for 'sm_90'\n"
+_SAXPY = _ENTRY.format("_Z5saxpyfPKfPfi") + "ptxas info    : Used 40 registers, used 0 barriers"
+
+
+def _k(usage: str, properties: str = "") -> str:
+    """A ptxas -v log of kernel `k` on sm_90."""
+    return _ENTRY.format("k") + properties + "ptxas info    : " + usage
+
+
+@rule(
+    code="TA901", name="register-budget", severity="error", source="project-config",
+    summary="More registers per thread than the kernel's budget allows",
+    explanation="""A [[budgets]] entry caps this kernel's registers per thread. A change that raises the count
+    usually costs occupancy (see TA301 for the cliff). Cap the count with __launch_bounds__(threads, minBlocks)
+    or -maxrregcount, or raise the budget deliberately.""",
+    trigger={"config": {"budgets": [{"kernel": "saxpy*", "max_registers": 32}]}, "log": _SAXPY},
+    clean={"config": {"budgets": [{"kernel": "saxpy*", "max_registers": 40}]}, "log": _SAXPY},
+)
+def register_budget(kernel: LintContext, params: dict):
+    budget, registers = kernel.budget, kernel.result.kernel.registers
+    if budget is not None and budget.max_registers is not None and registers > budget.max_registers:
+        yield (f"{registers} registers per thread, budget {budget.max_registers} (budget '{budget.kernel}'); "
+               f"cap with -maxrregcount={budget.max_registers} or __launch_bounds__"), \
+            {"registers": registers, "budget": budget.max_registers}
+
+
+# The spill figures a budget may limit: (Budget field, LaunchConfig field, words).
+SPILL_LIMITS = (("max_spill_stores", "spill_stores", "spill stores"),
+                ("max_spill_loads", "spill_loads", "spill loads"),
+                ("max_stack_frame", "stack_frame", "stack frame"))
+
+
+@rule(
+    code="TA902", name="spill-budget", severity="error", source="project-config",
+    summary="Register spills over the kernel's budget",
+    explanation="""A [[budgets]] entry limits this kernel's spill bytes (no_spills = true allows none). Spills
+    go to local memory, which lives in device memory and is cached only in L1/L2. Raise the register cap
+    (__launch_bounds__ minBlocks lower, or -maxrregcount higher), or reduce live values.""",
+    trigger={"config": {"budgets": [{"kernel": "*", "no_spills": True}]},
+             "log": _k("Used 32 registers, used 0 barriers", "ptxas info    : Function properties for k\n"
+                       "    8 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads\n")},
+    clean={"config": {"budgets": [{"kernel": "*", "no_spills": True}]},
+           "log": _k("Used 32 registers, used 0 barriers", "ptxas info    : Function properties for k\n"
+                     "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n")},
+)
+def spill_budget(kernel: LintContext, params: dict):
+    budget, launch = kernel.budget, kernel.result.kernel
+    if budget is None:
+        return
+    for limit_key, figure, words in SPILL_LIMITS:
+        limit, value = getattr(budget, limit_key), getattr(launch, figure)
+        if limit is not None and value is not None and value > limit:
+            yield (f"{value} B of {words} per thread, budget {limit} B (budget '{budget.kernel}')",
+                   {figure: value, "budget": limit})
+
+
+@rule(
+    code="TA903", name="occupancy-below-minimum", severity="error", source="project-config",
+    summary="Theoretical occupancy below the configured minimum",
+    explanation="""The project requires at least this theoretical occupancy for the kernel (min_occupancy in a
+    budget, a [[kernels]] entry or the top-level settings). The message names the limiter and the change that
+    restores the minimum; TA301 gives the next steps in detail.""",
+    trigger={"config": {"min_occupancy": 0.5, "kernels": [{"name": "k", "block_size": 256}]},
+             "log": _k("Used 128 registers, used 0 barriers")},
+    clean={"config": {"min_occupancy": 0.5, "kernels": [{"name": "k", "block_size": 256}]},
+           "log": _k("Used 64 registers, used 0 barriers")},
+)
+def occupancy_below_minimum(kernel: LintContext, params: dict):
+    result, minimum = kernel.result, kernel.minimum
+    if minimum is not None and result.launchable and result.occupancy < minimum:
+        yield (f"occupancy {result.occupancy:.1%} ({result.active_warps_per_sm}/{result.max_warps_per_sm} warps) "
+               f"is below the minimum {minimum:.1%}, limited by {' + '.join(result.limiters)}"), \
+            {"occupancy": round(result.occupancy, 6), "minimum": minimum, "limiters": result.limiters}
+
+
+@rule(
+    code="TA904", name="shared-mem-budget", severity="error", source="project-config",
+    summary="Shared memory per block over the kernel's budget",
+    explanation="""A [[budgets]] entry caps this kernel's static plus dynamic shared memory per block (the
+    reserved per-block shared memory not counted). More shared memory per block means fewer resident blocks once
+    shared memory limits occupancy.""",
+    trigger={"config": {"budgets": [{"kernel": "k", "max_shared_mem": "8K"}]},
+             "log": _k("Used 32 registers, used 1 barriers, 9216 bytes smem")},
+    clean={"config": {"budgets": [{"kernel": "k", "max_shared_mem": "9K"}]},
+           "log": _k("Used 32 registers, used 1 barriers, 9216 bytes smem")},
+)
+def shared_mem_budget(kernel: LintContext, params: dict):
+    budget, launch = kernel.budget, kernel.result.kernel
+    total = launch.static_shared_mem + launch.dynamic_shared_mem
+    if budget is not None and budget.max_shared_mem is not None and total > budget.max_shared_mem:
+        yield (f"{total} B of shared memory per block, budget {budget.max_shared_mem} B (budget '{budget.kernel}')",
+               {"shared_mem": total, "budget": budget.max_shared_mem})
+
+
+@rule(
+    code="TA905", name="sources-disagree", severity="warning", source="toolchain",
+    summary="ptxas, cuobjdump and the binary report different resource usage",
+    explanation="""The same kernel on the same architecture was read from more than one source and the figures
+    differ: usually a stale log beside a rebuilt binary. The binary's figure is used, because it is what the
+    driver loads; otherwise ptxas's. Note that cuobjdump's SHARED includes the reserved per-block shared memory
+    from sm_90 on; that kilobyte is subtracted before comparing, so it never causes this finding.""",
+    trigger={"config": {}, "log": _k("Used 32 registers, used 0 barriers\n") + _k("Used 40 registers, used 0 barriers")},
+    clean={"config": {}, "log": _k("Used 32 registers, used 0 barriers\n") + _k("Used 32 registers, used 0 barriers")},
+)
+def sources_disagree(kernel: LintContext, params: dict):
+    if kernel.disagreements:
+        yield "; ".join(kernel.disagreements), {"disagreements": list(kernel.disagreements)}
+
+
+@rule(
+    code="TA906", name="no-launch-settings", severity="info", source="project-config",
+    summary="No [[kernels]] entry gives this kernel's launch settings",
+    explanation="""Compiler output records registers and static shared memory, never the block size, the
+    dynamic shared memory or the carveout a launch uses. Without a matching [[kernels]] entry the lint assumes
+    the default block size (--block-size, 256) and no dynamic shared memory, so the occupancy it reports may not
+    be the one the program gets. Add an entry: name = "kernel*", block_size = ..., dynamic_shared_mem = ...""",
+    trigger={"config": {}, "log": _k("Used 32 registers, used 0 barriers")},
+    clean={"config": {"kernels": [{"name": "k", "block_size": 128}]}, "log": _k("Used 32 registers, used 0 barriers")},
+)
+def no_launch_settings(kernel: LintContext, params: dict):
+    if not kernel.launch_given:
+        dims = kernel.result.kernel.dims
+        yield (f"no [[kernels]] entry matches; assumed block {'x'.join(map(str, dims))}, no dynamic shared memory",
+               {"block_dims": list(dims)})
