@@ -23,6 +23,7 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
     """
     from tuneadvise.advisor.rules import SEVERITY_RANK, RuleSelection
     from tuneadvise.advisor.rules.source_scan import scan_source
+    from tuneadvise.advisor.rules.wording import count
     from tuneadvise.cli.common import resolve_arch
 
     arch = resolve_arch(target).arch
@@ -43,7 +44,7 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
     else:
         out = console()
         for f in findings:
-            out.print(f"{f.message} [{f.code} {f.severity}]")
-        out.print(f"{len(findings)} finding(s) in {len(paths)} file(s) for {arch.sm}")
+            out.print(f"{f.message} [{f.code} {f.severity}]", markup=False)
+        out.print(f"{count(len(findings), 'finding')} in {count(len(paths), 'file')} for {arch.sm}")
     worst = max((SEVERITY_RANK[f.severity] for f in findings), default=-1)
     ctx.exit(EXIT_FINDINGS if worst >= SEVERITY_RANK[fail_on] else EXIT_OK)

@@ -214,3 +214,145 @@ def test_volta_code_on_turing_is_about_tensor_cores_only_where_they_are_used():
     resolved, result = analyze_example({"arch": "turing", "registers": 32, "block_size": 256, "compiled_for": "sm_70"})
     [finding] = [f for f in check_occupancy(resolved, result) if f.code == "TA602"]
     assert "if it uses tensor cores" in finding.message
+
+
+# -- the registry: rules as objects, every kind through one selection (issue 14) ----------
+
+def test_rules_are_discovered_from_their_family_modules():
+    import importlib
+    import pkgutil
+
+    from tuneadvise.advisor.rules import Rule, families
+
+    found = {}
+    for module in pkgutil.iter_modules(families.__path__):
+        prefix = module.name.split("_")[0].upper()  # ta3_occupancy holds TA3xx
+        for value in vars(importlib.import_module(f"{families.__name__}.{module.name}")).values():
+            if isinstance(value, Rule):
+                assert value.code.startswith(prefix), (module.name, value.code)
+                found[value.code] = value
+    assert found == registry()
+
+
+def test_a_rules_kind_follows_from_its_checks_context_type():
+    from tuneadvise.advisor.engine.occupancy import Occupancy
+    from tuneadvise.advisor.rules import LaunchContext, LintContext, SourceLine, rule
+
+    kinds = {Occupancy: "config", LaunchContext: "config", LintContext: "lint", SourceLine: "source"}
+    for code, r in registry().items():
+        assert kinds[r.context] == r.kind, code
+    assert {r.context for r in registry().values() if r.code.startswith("TA7")} == {LaunchContext}
+
+    texts = {"code": "TA999", "name": "x", "severity": "info", "summary": "s", "explanation": "e",
+             "source": "bpg", "trigger": {}, "clean": {}}
+
+    def untyped(result, params):
+        yield from ()
+
+    def wrong(result: dict, params: dict):
+        yield from ()
+
+    for check in (untyped, wrong):
+        with pytest.raises(TypeError, match="first parameter"):
+            rule(**texts)(check)
+
+
+def _lint_context(registers=32, block=256, smem=0, spills=(None, None, None), **fields):
+    from tuneadvise.advisor.rules import LintContext
+
+    stores, loads, stack = spills
+    launch = LaunchConfig(registers=registers, block_size=block, static_shared_mem=smem, spill_stores=stores,
+                          spill_loads=loads, stack_frame=stack)
+    return LintContext(result=occupancy(shipped_catalog().resolve("sm_90").arch, launch), **fields)
+
+
+def test_lint_rules_run_on_their_context_through_the_selection():
+    from tuneadvise.advisor.lint.config import LintConfig
+    from tuneadvise.advisor.rules import Budget, lint_findings
+
+    def codes(context, selection=None):
+        return sorted(f.code for f in lint_findings(context, selection or RuleSelection()))
+
+    # no_spills: both spill figures limited to 0, the stack frame not limited at all.
+    [config_budget] = LintConfig.model_validate({"budgets": [{"kernel": "k*", "no_spills": True,
+                                                             "max_registers": 32, "max_shared_mem": "8K"}]}).budgets
+    budget = Budget.of(config_budget)
+    assert budget == Budget(kernel="k*", max_registers=32, max_spill_stores=0, max_spill_loads=0,
+                            max_stack_frame=None, max_shared_mem=8192)
+    over = _lint_context(registers=40, smem=9216, spills=(8, 8, 8), budget=budget, minimum=0.9,
+                         disagreements=("registers: ptxas 40, cubin 32",), launch_given=False)
+    assert codes(over) == ["TA901", "TA902", "TA902", "TA903", "TA904", "TA905", "TA906"]
+    assert {f.arch for f in lint_findings(over, RuleSelection())} == {"sm_90"}
+    spills = [f for f in lint_findings(over, RuleSelection()) if f.code == "TA902"]
+    assert [f.details for f in spills] == [{"spill_stores": 8, "budget": 0}, {"spill_loads": 8, "budget": 0}]
+    assert codes(over, RuleSelection.parse("TA90", "TA902,TA906")) == ["TA901", "TA903", "TA904", "TA905"]
+    assert codes(over, RuleSelection.parse("TA3", None)) == []
+    within = _lint_context(registers=32, smem=8192, spills=(0, 0, 8), budget=budget, minimum=0.5)
+    assert codes(within) == []
+    assert Budget.of(LintConfig.model_validate({"budgets": [{"max_spill_bytes": 16}]}).budgets[0]).max_spill_stores == 16
+
+
+def test_source_rules_go_through_the_selection():
+    from tuneadvise.advisor.rules.source_scan import scan_source
+
+    text = "int a = __shfl(a, 1); int b = __mul24(2, 3); volatile float *p;\n"
+    assert [f.code for f in scan_source(text, "k.cu", 7)] == ["TA801", "TA802", "TA803"]
+    assert [f.code for f in scan_source(text, "k.cu", 7, RuleSelection.parse("TA803", None))] == ["TA803"]
+    assert [f.code for f in scan_source(text, "k.cu", 7, RuleSelection.parse(None, "TA80"))] == []
+
+
+def test_rule_params_are_read_only():
+    with pytest.raises(TypeError):
+        registry()["TA302"].params["threshold"] = 0
+
+
+# -- explain and the rules list at 80 columns (issue 15 item 15) ----------------------------
+
+def _at_80(*args):
+    from click.testing import CliRunner
+
+    from tuneadvise.cli.main import cli
+
+    return CliRunner().invoke(cli, list(args), env={"COLUMNS": "80"})
+
+
+@pytest.mark.parametrize("code", RULES)
+def test_explain_wraps_between_words_and_prints_the_examples(code):
+    from tuneadvise.advisor.rules.markdown import _example
+
+    rule = registry()[code]
+    result = _at_80("explain", code)
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert max(map(len, lines)) <= 80, max(lines, key=len)
+    # Every word of the explanation comes out whole ("regist/ers" was cut at the edge).
+    words = result.output.split()
+    for word in rule.explanation.split():
+        assert word in words, word
+    assert "Triggers:" in result.output and "Does not trigger:" in result.output
+    # The examples as docs/rules.md gives them, a command continued with ` \` where it wraps.
+    shown = result.output.replace(" \\\n", " ")
+    for example in (rule.trigger, rule.clean):
+        for line in _example(example).splitlines():
+            assert " ".join(line.split()) in " ".join(shown.split()), line
+
+
+def test_rules_list_keeps_names_whole_at_80_columns():
+    result = _at_80("rules")
+    assert result.exit_code == 0 and "…" not in result.output
+    assert max(map(len, result.output.splitlines())) <= 80
+    rows = [line.split() for line in result.output.splitlines()]
+    for rule in registry().values():
+        assert [rule.code, rule.name, rule.severity] in [row[:3] for row in rows], rule.code
+
+
+def test_counted_nouns_are_singular_at_one():
+    # "1 blocks/SM", "fills 1 warps with 1 idle lanes" were printed.
+    resolved, result = analyze_example({"arch": "volta", "registers": 32, "block_size": 31})
+    [shape] = [f for f in check_occupancy(resolved, result) if f.code == "TA201"]
+    assert "fills 1 warp with 1 idle lane;" in shape.message
+    resolved, result = analyze_example({"arch": "volta", "registers": 255, "block_size": 256,
+                                        "dynamic_shared_mem": "90K", "opt_in": True})
+    assert result.active_blocks_per_sm == 1
+    [limit] = [f for f in check_occupancy(resolved, result) if f.code == "TA301"]
+    assert "1 block/SM" in limit.message and "1 blocks" not in limit.message

@@ -66,3 +66,12 @@ def test_any_text_scans_without_error_and_keeps_its_lines(text):
     lines = strip_comments(text)
     assert len(lines) == text.count("\n") + (not text.endswith("\n") and text != "")
     scan_source(text, "k.cu", 7)
+
+
+def test_the_summary_counts_in_words_and_paths_are_not_markup(tmp_path):
+    path = tmp_path / "[bold]k.cu"
+    path.write_text("int i = __mul24(1, 2);\n")
+    result = CliRunner().invoke(cli, ["check-source", str(path), "--target", "sm_70"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    assert "[bold]k.cu:1: __mul24" in result.output
+    assert result.output.splitlines()[-1] == "1 finding in 1 file for sm_70"

@@ -160,7 +160,7 @@ def rule(*, code: str, name: str, severity: str, summary: str, explanation: str,
 
     def make(check: Callable) -> Rule:
         first = check.__code__.co_varnames[0]
-        context = get_type_hints(check)[first]
+        context = get_type_hints(check).get(first)
         return Rule(code=code, name=name, kind=_kind_of(context), severity=severity, summary=summary,
                     explanation=" ".join(explanation.split()), source=source,
                     params=MappingProxyType(dict(params or {})), trigger=trigger, clean=clean, check=check,
