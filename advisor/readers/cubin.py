@@ -55,27 +55,95 @@ class _Section:
     entsize: int
 
 
-def _sections(data: bytes):
-    if data[:4] != ELF_MAGIC or data[4] != 2 or data[5] != 1:
-        raise CubinError("not a 64-bit little-endian ELF file")
+_ELF_HEADER_SIZE = 64
+_SECTION_HEADER = struct.Struct("<IIQQQQIIQQ")  # ELF64 Shdr: 64 bytes
+_SYMBOL_SIZE = 24  # ELF64 Sym
+SHT_SYMTAB, SHT_STRTAB, SHT_NOBITS = 2, 3, 8
+_MAX_NAME = 1 << 16  # bytes of one section or symbol name (the longest C++ kernel names are a few KB)
+
+
+def _unreadable(what: str) -> CubinError:
+    return CubinError(f"not a readable cubin: {what}")
+
+
+class _Names:
+    """NUL-terminated names out of one string-table section, read within its
+    bounds. `budget` (a one-item list shared by every table of one cubin) counts
+    down the bytes all lookups read: a real string table is read about once, so
+    more than twice the file size means names made to overlap, each lookup
+    costing up to the whole table."""
+
+    __slots__ = ("data", "what", "start", "end", "budget")
+
+    def __init__(self, data: bytes, offset: int, size: int, what: str, budget: list[int]):
+        self.data, self.what, self.budget = data, what, budget
+        self.start, self.end = offset, offset + size
+
+    def __call__(self, offset: int) -> str:
+        start = self.start + offset
+        if start >= self.end:
+            raise _unreadable(f"{self.what}: name offset {offset} is outside the {self.end - self.start}-byte string table")
+        stop = self.data.find(b"\0", start, min(self.end, start + _MAX_NAME + 1))
+        if stop == -1:
+            raise _unreadable(f"{self.what}: the name at offset {offset} has no terminating NUL "
+                              f"within the string table or {_MAX_NAME:,} bytes")
+        self.budget[0] -= stop - start
+        if self.budget[0] < 0:
+            raise _unreadable(f"{self.what}: names overlap beyond any real string table")
+        return self.data[start:stop].decode("utf-8", errors="replace")
+
+
+def _check_header(data: bytes) -> tuple[int, int, int, int]:
+    """(e_flags, e_shoff, e_shnum, e_shstrndx), each checked against the file size
+    before anything is walked: a header may claim 65,535 section headers in 4 KB."""
+    if len(data) < _ELF_HEADER_SIZE or data[:4] != ELF_MAGIC:
+        raise _unreadable(f"no ELF header ({min(len(data), _ELF_HEADER_SIZE)} of {_ELF_HEADER_SIZE} bytes)")
+    if data[4] != 2 or data[5] != 1:
+        raise _unreadable("not a 64-bit little-endian ELF file (EI_CLASS, EI_DATA)")
     (e_flags,) = struct.unpack_from("<I", data, 48)
-    shoff = struct.unpack_from("<Q", data, 40)[0]
+    (shoff,) = struct.unpack_from("<Q", data, 40)
     shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 58)
-    if shoff == 0 or shoff + shnum * shentsize > len(data):
-        raise CubinError("truncated ELF section table")
+    size = len(data)
+    if shentsize != _SECTION_HEADER.size:
+        raise _unreadable(f"ELF header: e_shentsize is {shentsize}, expected {_SECTION_HEADER.size} (ELF64 section header)")
+    if shnum == 0:
+        raise _unreadable("ELF header: e_shnum is 0 (no section headers)")
+    if shoff < _ELF_HEADER_SIZE or shoff + shnum * shentsize > size:
+        raise _unreadable(f"ELF header: e_shoff {shoff} with e_shnum {shnum} runs past the end of the "
+                          f"{size}-byte file (truncated ELF section table)")
+    if shstrndx >= shnum:
+        raise _unreadable(f"ELF header: e_shstrndx {shstrndx} is not one of the {shnum} sections")
+    return e_flags, shoff, shnum, shstrndx
+
+
+def _sections(data: bytes):
+    e_flags, shoff, shnum, shstrndx = _check_header(data)
+    size = len(data)
     raw = []
+    extents = []
     for i in range(shnum):
-        name, stype, flags, _addr, offset, size, link, info, _align, entsize = struct.unpack_from(
-            "<IIQQQQIIQQ", data, shoff + i * shentsize)
-        raw.append((name, stype, flags, offset, size, link, info, entsize))
-    strtab_offset = raw[shstrndx][3]
-
-    def cstr(offset: int) -> str:
-        end = data.index(b"\0", offset)
-        return data[offset:end].decode("utf-8", errors="replace")
-
-    sections = [_Section(cstr(strtab_offset + r[0]), *r[1:]) for r in raw]
-    return e_flags, sections
+        name, stype, flags, _addr, offset, length, link, info, _align, entsize = _SECTION_HEADER.unpack_from(
+            data, shoff + i * _SECTION_HEADER.size)
+        if stype != SHT_NOBITS:  # NOBITS (.nv.shared.*) occupies no file bytes: its size is the memory's
+            if offset + length > size:
+                raise _unreadable(f"section {i}: sh_offset {offset} + sh_size {length} runs past the end "
+                                  f"of the {size}-byte file")
+            if length:
+                extents.append((offset, offset + length, i))
+        raw.append((name, stype, flags, offset, length, link, info, entsize))
+    # Sections hold disjoint bytes; overlapping ones would make reading them
+    # cost (sections x file size) instead of the file size.
+    extents.sort()
+    for (_, end, first), (start, _, second) in zip(extents, extents[1:]):
+        if start < end:
+            raise _unreadable(f"sections {first} and {second} overlap (sh_offset, sh_size)")
+    strtab = raw[shstrndx]
+    if strtab[1] == SHT_NOBITS:
+        raise _unreadable(f"ELF header: e_shstrndx {shstrndx} is not a string table")
+    budget = [2 * size + _MAX_NAME]
+    cstr = _Names(data, strtab[3], strtab[4], "section names", budget)
+    sections = [_Section(cstr(r[0]), *r[1:]) for r in raw]
+    return e_flags, sections, budget
 
 
 def _arch_from_header(data: bytes, e_flags: int) -> str:
@@ -93,6 +161,8 @@ def _records(data: bytes, section: _Section):
         fmt, code = data[pos], data[pos + 1]
         (half,) = struct.unpack_from("<H", data, pos + 2)
         if fmt == EIFMT_SVAL:
+            if pos + 4 + half > end:
+                raise _unreadable(f"{section.name}: a record at offset {pos} runs past the section's end")
             yield fmt, code, data[pos + 4:pos + 4 + half]
             pos += 4 + half
         elif fmt in (EIFMT_BVAL, EIFMT_HVAL, EIFMT_NVAL):
@@ -102,17 +172,26 @@ def _records(data: bytes, section: _Section):
             raise CubinError(f"unknown .nv.info record format {fmt} in {section.name}")
 
 
-def _symbol_names(data: bytes, sections: list[_Section]) -> dict[int, str]:
-    symtab = next((s for s in sections if s.type == 2), None)  # SHT_SYMTAB
+def _symbol_names(data: bytes, sections: list[_Section], budget: list[int]):
+    """symbol index -> name, read when asked (only symbols that .nv.info records name)."""
+    symtab = next((s for s in sections if s.type == SHT_SYMTAB), None)
     if symtab is None:
-        return {}
+        return lambda index: ""
+    if symtab.link >= len(sections) or sections[symtab.link].type == SHT_NOBITS:
+        raise _unreadable(f"{symtab.name}: sh_link {symtab.link} is not a string table")
     strtab = sections[symtab.link]
-    names = {}
-    for index in range(symtab.size // 24):
-        name_offset = struct.unpack_from("<I", data, symtab.offset + index * 24)[0]
-        start = strtab.offset + name_offset
-        names[index] = data[start:data.index(b"\0", start)].decode("utf-8", errors="replace")
-    return names
+    names = _Names(data, strtab.offset, strtab.size, symtab.name or "symbol table", budget)
+    count = symtab.size // _SYMBOL_SIZE
+    known: dict[int, str] = {}
+
+    def name(index: int) -> str:
+        if index >= count:
+            return ""
+        if index not in known:
+            known[index] = names(struct.unpack_from("<I", data, symtab.offset + index * _SYMBOL_SIZE)[0])
+        return known[index]
+
+    return name
 
 
 def read_cubin(data: bytes) -> list[CubinKernel]:
@@ -126,17 +205,17 @@ def read_cubin(data: bytes) -> list[CubinKernel]:
 
 
 def _read_cubin(data: bytes) -> list[CubinKernel]:
-    e_flags, sections = _sections(data)
+    e_flags, sections, budget = _sections(data)
     arch = _arch_from_header(data, e_flags)
     by_name = {s.name: s for s in sections}
-    symbols = _symbol_names(data, sections)
+    symbols = _symbol_names(data, sections, budget)
     # Registers and frame sizes sit in the module-wide .nv.info, keyed by symbol.
     per_symbol: dict[str, dict[int, int]] = {}
     if ".nv.info" in by_name:
         for fmt, code, value in _records(data, by_name[".nv.info"]):
             if fmt == EIFMT_SVAL and len(value) >= 8:
                 symbol, number = struct.unpack_from("<II", value)
-                per_symbol.setdefault(symbols.get(symbol, ""), {})[code] = number
+                per_symbol.setdefault(symbols(symbol), {})[code] = number
     # From sm_90 on, each kernel's .nv.shared section also holds the reserved
     # shared memory (a .nv.shared.reserved.* section marks it); the driver's
     # static figure excludes it, and so does ours.

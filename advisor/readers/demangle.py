@@ -4,6 +4,11 @@
 Uses the C++ runtime's own `__cxa_demangle` (libstdc++ or libc++) through
 ctypes, the demangler c++filt and cu++filt are built on. Where no C++ runtime
 can be loaded, names stay as written; nothing else depends on demangling.
+
+Any string is accepted and none raises: a name that is not valid UTF-8 text
+(lone surrogates, as undecodable bytes from a pipe arrive), holds a NUL (which
+would cut it short on the way to C), or is longer than MAX_NAME characters
+stays as written, and the writers make it valid for their format.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from functools import lru_cache
 # The runtimes' usual sonames (glibc Linux, LLVM's libc++, macOS), tried before
 # ctypes.util.find_library: importing that module alone costs ~10 ms of start-up.
 _SONAMES = ("libstdc++.so.6", "libc++.so.1", "libc++.1.dylib")
+MAX_NAME = 1 << 16  # the longest real kernel names (CUTLASS templates) are a few thousand characters
 
 
 def _libraries():
@@ -46,12 +52,18 @@ def _runtime():
 @lru_cache(maxsize=65536)
 def demangle(name: str) -> str:
     """The demangled name, or `name` itself when it is not a mangled C++ name."""
+    if not name.startswith("_Z") or len(name) > MAX_NAME or "\0" in name:
+        return name
+    try:
+        encoded = name.encode("utf-8")
+    except UnicodeEncodeError:  # surrogates: bytes that were not UTF-8 to begin with
+        return name
     runtime = _runtime()
-    if runtime is None or not name.startswith("_Z"):
+    if runtime is None:
         return name
     function, free = runtime
     status = ctypes.c_int()
-    pointer = function(name.encode(), None, None, ctypes.byref(status))
+    pointer = function(encoded, None, None, ctypes.byref(status))
     if status.value != 0 or not pointer:
         return name
     try:
