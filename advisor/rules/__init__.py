@@ -43,7 +43,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from functools import lru_cache
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple, get_type_hints
@@ -244,10 +244,11 @@ def finding_of(rule: Rule, message: str, arch: str, details: dict, severity: str
                    source=rule.source)
 
 
-def findings_of(rule: Rule, subject, arch: str) -> Iterable[Finding]:
-    """Run one rule's check on its context."""
+def _collect(findings: list, rule: Rule, subject, arch: str) -> None:
+    """Run one rule's check on its context, appending its findings. (A plain loop, not a generator
+    of Findings: this runs for every rule of every distinct kernel a lint sees.)"""
     for message, details, *severity in rule.check(subject, rule.params):
-        yield finding_of(rule, message, arch, details, *severity)
+        findings.append(finding_of(rule, message, arch, details, *severity))
 
 
 def check_occupancy(resolved, result: Occupancy, selection: RuleSelection | None = None) -> list[Finding]:
@@ -265,10 +266,10 @@ def config_findings(resolved, result: Occupancy, selection: RuleSelection) -> li
     findings, launch, arch = [], None, result.arch.sm
     for rule in selected(selection, "config"):
         if rule.context is Occupancy:
-            subject = result
+            _collect(findings, rule, result, arch)
         else:
-            subject = launch = launch or LaunchContext.of(resolved, result)
-        findings.extend(findings_of(rule, subject, arch))
+            launch = launch or LaunchContext.of(resolved, result)
+            _collect(findings, rule, launch, arch)
     return findings
 
 
@@ -276,5 +277,5 @@ def lint_findings(context: LintContext, selection: RuleSelection) -> list[Findin
     """Lint's own findings (TA9xx) for one kernel, in no particular order."""
     findings, arch = [], context.result.arch.sm
     for rule in selected(selection, "lint"):
-        findings.extend(findings_of(rule, context, arch))
+        _collect(findings, rule, context, arch)
     return findings
