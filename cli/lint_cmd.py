@@ -76,7 +76,7 @@ def _write(text, output: str | None) -> None:
             binary.write(chunk)
         binary.flush()
         return
-    from tuneadvise.specs.catalog import write_atomically
+    from tuneadvise.cli.fileio import write_atomically
 
     try:
         write_atomically(output, chunks)

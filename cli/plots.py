@@ -41,7 +41,7 @@ def _figure_class():
 def save(figure, path: str) -> None:
     from matplotlib import rc_context
 
-    from tuneadvise.specs.catalog import write_atomically
+    from tuneadvise.cli.fileio import write_atomically
 
     buffer = io.BytesIO()
     # SVG text stays text (searchable, selectable) instead of glyph outlines.

@@ -341,7 +341,7 @@ def test_entry_points_read_barriers_from_cubin_and_names_from_ptx(tmp_path):
 
 
 def test_save_leaves_no_partial_file(tmp_path):
-    from tuneadvise.specs.catalog import write_atomically
+    from tuneadvise.cli.fileio import write_atomically
 
     write_atomically(tmp_path / "spec.toml", b"family = 'x'\n")
     assert [p.name for p in tmp_path.iterdir()] == ["spec.toml"]

@@ -1,7 +1,8 @@
 """The exact theoretical-occupancy engine.
 
-Each private helper mirrors one function of NVIDIA's reference implementation,
-cuda_occupancy.h (CUDA 12.9), and is named after it. The arithmetic is the
+`engine.limits` mirrors NVIDIA's reference implementation, cuda_occupancy.h
+(CUDA 12.9), one small function per limit, each named after the header's;
+`engine.cache` caches them by value; this module combines them. The arithmetic is the
 header's; the constants the header hard-codes per compute capability come from
 the spec (`tuneadvise.specs`), so Fermi, which the header does not cover, runs
 through the same code with its own allocation units. The differential test in
@@ -15,23 +16,36 @@ memory over 48 KB, __launch_bounds__ smaller than the block).
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from tuneadvise.specs.catalog import Arch
+from tuneadvise.advisor.engine.cache import register_limits, shape_limits, shared_mem_limits
+from tuneadvise.advisor.engine.limits import (
+    CARVEOUT_DEFAULT,
+    CARVEOUT_MAX_L1,
+    CARVEOUT_MAX_SHARED,
+    CARVEOUT_NAMES,
+    INT_MAX,
+    LIMITERS,
+    _barriers_limit,
+    _div_round_up,
+    _register_allocation,
+    _shared_mem_limit,  # noqa: F401  (tests compare the cached limit with it through this module)
+    align_up_shared_mem,
+    shared_mem_ceiling,
+    shared_mem_preference,
+)
+from tuneadvise.specs.records import Arch
 
 if TYPE_CHECKING:  # the engine reads a LaunchConfig's resource fields by name and imports nothing of it
     from tuneadvise.advisor.launch import LaunchConfig
 
-INT_MAX = 2**31 - 1  # the header's "unlimited"
-
-LIMITERS = ("warps", "registers", "shared_memory", "blocks", "barriers")
-
-# Carveout preferences as cuda_occupancy.h encodes them (cudaOccCarveoutConfig).
-CARVEOUT_DEFAULT = -1
-CARVEOUT_MAX_L1 = 0
-CARVEOUT_MAX_SHARED = 100
-CARVEOUT_NAMES = {"default": CARVEOUT_DEFAULT, "max-l1": CARVEOUT_MAX_L1, "max-shared": CARVEOUT_MAX_SHARED}
+# Names the rest of the project imports from here.
+__all__ = [
+    "CARVEOUT_DEFAULT", "CARVEOUT_MAX_L1", "CARVEOUT_MAX_SHARED", "CARVEOUT_NAMES", "INT_MAX", "LIMITERS",
+    "RESOURCE_ERRORS", "LaunchError", "Occupancy", "align_up_shared_mem", "block_limits", "cluster_errors",
+    "launch_errors", "notes_on", "occupancy", "occupancy_from", "register_limits", "shape_limits",
+    "shared_mem_ceiling", "shared_mem_limits", "shared_mem_preference",
+]
 
 
 class LaunchError(NamedTuple):
@@ -68,158 +82,6 @@ class Occupancy(NamedTuple):
     @property
     def occupancy(self) -> float:
         return self.active_warps_per_sm / self.arch.max_warps_per_sm
-
-
-# --------------------------------------------------------------------------
-# Helpers mirroring cuda_occupancy.h
-# --------------------------------------------------------------------------
-
-def _div_round_up(x: int, y: int) -> int:
-    return (x + (y - 1)) // y
-
-
-def _round_up(x: int, y: int) -> int:
-    return y * _div_round_up(x, y)
-
-
-def _header_max_regs_per_thread(arch: Arch) -> int:
-    """cudaOccRegAllocationMaxPerThread: 255 up to 6.x, 256 from 7.0."""
-    return arch.header_max_registers_per_thread
-
-
-def align_up_shared_mem(arch: Arch, size: int) -> int | None:
-    """cudaOccAlignUpShmemSizeVoltaPlus: the smallest supported carveout >= size (None if none)."""
-    for config in arch.shared_mem_configs:
-        if size <= config:
-            return config
-    return None
-
-
-def shared_mem_preference(arch: Arch, carveout: int) -> int:
-    """cudaOccSMemPerMultiprocessor: the per-SM shared memory the carveout asks for."""
-    if arch.shared_mem_model == "carveout":  # cudaOccSMemPreferenceVoltaPlus
-        if carveout == CARVEOUT_DEFAULT:
-            size = arch.shared_mem_per_sm
-        else:
-            size = (carveout * arch.shared_mem_per_sm) // 100
-        aligned = align_up_shared_mem(arch, size)
-        return arch.shared_mem_per_sm if aligned is None else aligned
-    if arch.shared_mem_model == "cache-config":  # cudaOccSMemPreference, Kepler/Fermi branch
-        # Only the named preferences map to cudaFuncSetCacheConfig; a percentage is ignored there.
-        if carveout == CARVEOUT_MAX_L1:
-            return arch.shared_mem_configs[0]
-        return arch.shared_mem_configs[-1]
-    return arch.shared_mem_per_sm  # Maxwell/Pascal: dedicated shared memory
-
-
-def shared_mem_ceiling(arch: Arch, opt_in: bool) -> int:
-    """The most shared memory (static + dynamic) one block may ask for: the opt-in
-    limit once the kernel opted in (7.0 and later), else the default."""
-    return arch.shared_mem_per_block_optin if (opt_in and arch.shared_mem_opt_in) else arch.shared_mem_per_block
-
-
-def _warps_limit(arch: Arch, block_size: int) -> int:
-    """cudaOccMaxBlocksPerSMWarpsLimit (partitioned global caching off)."""
-    if block_size > arch.max_threads_per_block:
-        return 0
-    return arch.max_warps_per_sm // _div_round_up(block_size, arch.warp_size)
-
-
-def _register_allocation(arch: Arch, registers: int, block_size: int, granularity: int) -> tuple[int, int, int, int]:
-    """(warps, registers per warp, per block, per block as the hardware's launch check assumes it)."""
-    warps = _div_round_up(block_size, arch.warp_size)
-    per_warp = _round_up(registers * arch.warp_size, arch.register_allocation_unit)
-    # The hardware's launch check assumes registers go to all sub-partitions at once.
-    return warps, per_warp, per_warp * warps, per_warp * _round_up(warps, granularity)
-
-
-def _registers_limit(arch: Arch, registers: int, block_size: int, granularity: int) -> tuple[int, int]:
-    """cudaOccMaxBlocksPerSMRegsLimit: (blocks, registers allocated per block)."""
-    warps, per_warp, per_block, assumed_per_block = _register_allocation(arch, registers, block_size, granularity)
-    if (arch.registers_per_block < assumed_per_block
-            or arch.registers_per_block < per_block
-            or registers > _header_max_regs_per_thread(arch)):
-        return 0, per_block
-    if per_warp == 0:
-        return INT_MAX, per_block
-    warps_per_partition = (arch.registers_per_sm // granularity) // per_warp
-    return (warps_per_partition * granularity) // warps, per_block
-
-
-def _shared_mem_limit(arch: Arch, static_shared_mem: int, dynamic_shared_mem: int, carveout: int,
-                      opt_in: bool) -> tuple[int, int, int | None]:
-    """cudaOccMaxBlocksPerSMSmemLimit: (blocks, bytes allocated per block, per-SM config)."""
-    unit = arch.shared_mem_allocation_unit
-    preference = shared_mem_preference(arch, carveout)
-    static = static_shared_mem + arch.reserved_shared_mem_per_block
-    total = static + dynamic_shared_mem
-    allocated = _round_up(total, unit)
-
-    if opt_in and arch.shared_mem_opt_in:
-        # The kernel raised cudaFuncAttributeMaxDynamicSharedMemorySize to the largest value allowed.
-        max_dynamic = max(arch.shared_mem_per_block_optin - static_shared_mem, 0)
-        dynamic_exceeded = dynamic_shared_mem > max_dynamic
-        limit = (arch.shared_mem_per_block_optin if static + max_dynamic > arch.shared_mem_per_block
-                 else arch.shared_mem_per_block)
-    else:
-        dynamic_exceeded = False
-        limit = arch.shared_mem_per_block
-    if arch.reserved_shared_mem_in_block_limit:  # cudaOccSMemPerBlock: the driver reserves memory per block
-        limit += arch.reserved_shared_mem_per_block
-
-    if dynamic_exceeded or allocated > limit:
-        return 0, allocated, None
-    if preference >= allocated:
-        config = preference
-    elif arch.shared_mem_model == "carveout":
-        config = align_up_shared_mem(arch, allocated)
-    else:
-        config = arch.shared_mem_per_sm
-    blocks = config // allocated if allocated > 0 else INT_MAX
-    return blocks, allocated, config
-
-
-def _barriers_limit(arch: Arch, barriers: int) -> int:
-    """cudaOccMaxBlocksPerSMBlockBarrierLimit (9.0 and later)."""
-    available = arch.max_blocks_per_sm * arch.barriers_per_block_slot
-    return available // barriers if barriers else INT_MAX
-
-
-# --------------------------------------------------------------------------
-# Each resource's limit, cached by value
-# --------------------------------------------------------------------------
-# A batch, a lint run or a what-if search asks one architecture about the same
-# register counts and shared-memory sizes over and over. Each resource's limit is
-# a pure function of the Arch (a hashable record) and a few numbers, so it is
-# cached by those values here, in one place, with functools' LRU eviction; the
-# functions above stay the header's plain arithmetic.
-
-_CACHE_ENTRIES = 1 << 16
-
-
-@lru_cache(maxsize=_CACHE_ENTRIES)
-def shape_limits(arch: Arch, registers: int, block_size: int) -> tuple[int, int, int]:
-    """(blocks the warps allow, blocks the registers allow, registers allocated per block)."""
-    regs, allocated = _registers_limit(arch, registers, block_size, arch.warp_allocation_granularity)
-    if regs and arch.register_launch_check_granularity:
-        # GP100 (6.0): a kernel that cannot run on GP10x is refused on all Pascal parts.
-        check, _ = _registers_limit(arch, registers, block_size, arch.register_launch_check_granularity)
-        if check == 0:
-            regs = 0
-    return _warps_limit(arch, block_size), regs, allocated
-
-
-@lru_cache(maxsize=4096)
-def register_limits(arch: Arch, block_size: int) -> tuple[int, ...]:
-    """Blocks the registers allow for each count from 0 to the architecture's maximum per
-    thread, at this block size: a what-if search reads a register staircase from it."""
-    return tuple(shape_limits(arch, registers, block_size)[1] for registers in range(arch.max_registers_per_thread + 1))
-
-
-@lru_cache(maxsize=_CACHE_ENTRIES)
-def shared_mem_limits(arch: Arch, static: int, dynamic: int, carveout: int, opt_in: bool) -> tuple[int, int, int | None]:
-    """cudaOccMaxBlocksPerSMSmemLimit: (blocks, bytes allocated per block, per-SM config)."""
-    return _shared_mem_limit(arch, static, dynamic, carveout, opt_in)
 
 
 # --------------------------------------------------------------------------

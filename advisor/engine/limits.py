@@ -1,0 +1,130 @@
+"""One small function per limit, as cuda_occupancy.h (CUDA 12.9) has them, each
+named after the header's function it mirrors. Pure arithmetic on an Arch and a
+few numbers: what the header hard-codes per compute capability (allocation
+units, the register cap, whether opt-in exists, whether the reserved shared
+memory counts per block) is read from the Arch, which has it from the spec."""
+
+from __future__ import annotations
+
+from tuneadvise.specs.records import Arch
+
+INT_MAX = 2**31 - 1  # the header's "unlimited"
+
+LIMITERS = ("warps", "registers", "shared_memory", "blocks", "barriers")
+
+# Carveout preferences as cuda_occupancy.h encodes them (cudaOccCarveoutConfig).
+CARVEOUT_DEFAULT = -1
+CARVEOUT_MAX_L1 = 0
+CARVEOUT_MAX_SHARED = 100
+CARVEOUT_NAMES = {"default": CARVEOUT_DEFAULT, "max-l1": CARVEOUT_MAX_L1, "max-shared": CARVEOUT_MAX_SHARED}
+
+
+def _div_round_up(x: int, y: int) -> int:
+    return (x + (y - 1)) // y
+
+
+def _round_up(x: int, y: int) -> int:
+    return y * _div_round_up(x, y)
+
+
+def _header_max_regs_per_thread(arch: Arch) -> int:
+    """cudaOccRegAllocationMaxPerThread, which switches on the compute capability: the spec holds it."""
+    return arch.header_max_registers_per_thread
+
+
+def align_up_shared_mem(arch: Arch, size: int) -> int | None:
+    """cudaOccAlignUpShmemSizeVoltaPlus: the smallest supported carveout >= size (None if none)."""
+    for config in arch.shared_mem_configs:
+        if size <= config:
+            return config
+    return None
+
+
+def shared_mem_preference(arch: Arch, carveout: int) -> int:
+    """cudaOccSMemPerMultiprocessor: the per-SM shared memory the carveout asks for."""
+    if arch.shared_mem_model == "carveout":  # cudaOccSMemPreferenceVoltaPlus
+        if carveout == CARVEOUT_DEFAULT:
+            size = arch.shared_mem_per_sm
+        else:
+            size = (carveout * arch.shared_mem_per_sm) // 100
+        aligned = align_up_shared_mem(arch, size)
+        return arch.shared_mem_per_sm if aligned is None else aligned
+    if arch.shared_mem_model == "cache-config":  # cudaOccSMemPreference, Kepler/Fermi branch
+        # Only the named preferences map to cudaFuncSetCacheConfig; a percentage is ignored there.
+        if carveout == CARVEOUT_MAX_L1:
+            return arch.shared_mem_configs[0]
+        return arch.shared_mem_configs[-1]
+    return arch.shared_mem_per_sm  # Maxwell/Pascal: dedicated shared memory
+
+
+def shared_mem_ceiling(arch: Arch, opt_in: bool) -> int:
+    """The most shared memory (static + dynamic) one block may ask for: the opt-in
+    limit once the kernel opted in (where the architecture has one), else the default."""
+    return arch.shared_mem_per_block_optin if (opt_in and arch.shared_mem_opt_in) else arch.shared_mem_per_block
+
+
+def _warps_limit(arch: Arch, block_size: int) -> int:
+    """cudaOccMaxBlocksPerSMWarpsLimit (partitioned global caching off)."""
+    if block_size > arch.max_threads_per_block:
+        return 0
+    return arch.max_warps_per_sm // _div_round_up(block_size, arch.warp_size)
+
+
+def _register_allocation(arch: Arch, registers: int, block_size: int, granularity: int) -> tuple[int, int, int, int]:
+    """(warps, registers per warp, per block, per block as the hardware's launch check assumes it)."""
+    warps = _div_round_up(block_size, arch.warp_size)
+    per_warp = _round_up(registers * arch.warp_size, arch.register_allocation_unit)
+    # The hardware's launch check assumes registers go to all sub-partitions at once.
+    return warps, per_warp, per_warp * warps, per_warp * _round_up(warps, granularity)
+
+
+def _registers_limit(arch: Arch, registers: int, block_size: int, granularity: int) -> tuple[int, int]:
+    """cudaOccMaxBlocksPerSMRegsLimit: (blocks, registers allocated per block)."""
+    warps, per_warp, per_block, assumed_per_block = _register_allocation(arch, registers, block_size, granularity)
+    if (arch.registers_per_block < assumed_per_block
+            or arch.registers_per_block < per_block
+            or registers > _header_max_regs_per_thread(arch)):
+        return 0, per_block
+    if per_warp == 0:
+        return INT_MAX, per_block
+    warps_per_partition = (arch.registers_per_sm // granularity) // per_warp
+    return (warps_per_partition * granularity) // warps, per_block
+
+
+def _shared_mem_limit(arch: Arch, static_shared_mem: int, dynamic_shared_mem: int, carveout: int,
+                      opt_in: bool) -> tuple[int, int, int | None]:
+    """cudaOccMaxBlocksPerSMSmemLimit: (blocks, bytes allocated per block, per-SM config)."""
+    unit = arch.shared_mem_allocation_unit
+    preference = shared_mem_preference(arch, carveout)
+    static = static_shared_mem + arch.reserved_shared_mem_per_block
+    total = static + dynamic_shared_mem
+    allocated = _round_up(total, unit)
+
+    if opt_in and arch.shared_mem_opt_in:
+        # The kernel raised cudaFuncAttributeMaxDynamicSharedMemorySize to the largest value allowed.
+        max_dynamic = max(arch.shared_mem_per_block_optin - static_shared_mem, 0)
+        dynamic_exceeded = dynamic_shared_mem > max_dynamic
+        limit = (arch.shared_mem_per_block_optin if static + max_dynamic > arch.shared_mem_per_block
+                 else arch.shared_mem_per_block)
+    else:
+        dynamic_exceeded = False
+        limit = arch.shared_mem_per_block
+    if arch.reserved_shared_mem_in_block_limit:  # cudaOccSMemPerBlock: the driver reserves memory per block
+        limit += arch.reserved_shared_mem_per_block
+
+    if dynamic_exceeded or allocated > limit:
+        return 0, allocated, None
+    if preference >= allocated:
+        config = preference
+    elif arch.shared_mem_model == "carveout":
+        config = align_up_shared_mem(arch, allocated)
+    else:
+        config = arch.shared_mem_per_sm
+    blocks = config // allocated if allocated > 0 else INT_MAX
+    return blocks, allocated, config
+
+
+def _barriers_limit(arch: Arch, barriers: int) -> int:
+    """cudaOccMaxBlocksPerSMBlockBarrierLimit (9.0 and later)."""
+    available = arch.max_blocks_per_sm * arch.barriers_per_block_slot
+    return available // barriers if barriers else INT_MAX

@@ -1,0 +1,60 @@
+"""What users type for --arch, and what it means: the spellings each record
+answers to, compute-capability forms (sm_90a, compute_70, 7.0, 70, 120), family
+names, and suggestions for a name that matches nothing."""
+
+from __future__ import annotations
+
+import re
+
+from tuneadvise.specs.records import Arch, Product
+
+
+class UnknownArchError(ValueError):
+    """An --arch value that names no architecture or product."""
+
+    def __init__(self, text: str, suggestions: list[str]):
+        self.text = text
+        self.suggestions = suggestions
+        hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
+        super().__init__(
+            f"--arch: unknown architecture '{text}'{hint} "
+            "(accepted: family names, sm_XX, compute_XX, X.Y, product names; see 'tuneadvise specs')"
+        )
+
+
+def arch_aliases(arch: Arch) -> tuple[str, ...]:
+    """The usual spellings of one compute capability, so that resolving them needs no pattern."""
+    return tuple(name.lower() for name in (*arch.names, arch.sm, f"compute_{arch.major}{arch.minor}"))
+
+
+def product_aliases(product: Product) -> tuple[str, ...]:
+    return tuple(name.lower() for name in (product.name, *product.names))
+
+
+def normalize(text: str) -> str:
+    """'A100 SXM4' -> 'a100-sxm4': the key aliases are held under."""
+    return str(text).strip().lower().replace(" ", "-")
+
+
+_CC_PATTERNS = (
+    r"^(?:sm|compute|arch)[_=-]?(\d)(\d)[af]?$",
+    r"^(?:sm|compute|arch)[_=-]?(1\d)(\d)[af]?$",
+    r"^(\d{1,2})\.(\d)[af]?$",
+    r"^(\d)(\d)$",
+    r"^(1\d)(\d)$",
+)
+
+
+def parse_cc(key: str) -> str | None:
+    """'sm_90a', 'compute_70', '7.0', '70', '120' -> 'X.Y' (re caches the compiled patterns)."""
+    for pattern in _CC_PATTERNS:
+        match = re.match(pattern, key)
+        if match:
+            return f"{int(match.group(1))}.{int(match.group(2))}"
+    return None
+
+
+def suggest(key: str, candidates) -> list[str]:
+    import difflib  # only on the error path
+
+    return difflib.get_close_matches(key, sorted(set(candidates)), n=3, cutoff=0.5)
