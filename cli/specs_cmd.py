@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import click
 
 from tuneadvise.advisor.report import SCHEMA_VERSION
@@ -9,16 +11,16 @@ from tuneadvise.cli.common import BadInput, choose_format, console, emit_json, r
 
 
 def _arch_document(arch) -> dict:
-    from tuneadvise.specs.catalog import ARCH_INT_FIELDS, ARCH_OPTIONAL_INT_FIELDS, describe_source
+    from tuneadvise.specs.catalog import ARCH_BEHAVIOUR_FIELDS, ARCH_INT_FIELDS, ARCH_OPTIONAL_INT_FIELDS, describe_source
 
     values = {}
-    for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS + ("shared_mem_configs",):
+    for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS + ("shared_mem_configs",) + ARCH_BEHAVIOUR_FIELDS:
         value = getattr(arch, key)
         if value is None or (key == "shared_mem_configs" and not value):
             continue
-        ref = arch.sources.get(key, "user")
+        ref = arch.source_of(key)
         values[key] = {"value": list(value) if isinstance(value, tuple) else value, "source": ref,
-                       "citation": describe_source(ref), "provenance": "spec"}
+                       "citation": describe_source(ref), "provenance": arch.provenance(key)}
     return {
         "schema_version": SCHEMA_VERSION,
         "arch": arch.sm,
@@ -34,6 +36,15 @@ def _arch_document(arch) -> dict:
         ],
         "origin": arch.origin,
     }
+
+
+def _readable(ref: str, citation: str) -> str:
+    """A citation for the terminal: a section anchor (technical-specifications-per-compute-capability)
+    as words, so that it wraps between them; --format json keeps the anchor as written."""
+    section = ref.partition("#")[2]
+    if section and re.fullmatch(r"[a-z0-9]+(?:-[a-z0-9]+)+", section) and citation.endswith(section):
+        return citation[: -len(section)] + section.replace("-", " ")
+    return citation
 
 
 @click.group(invoke_without_command=True)
@@ -110,21 +121,26 @@ def show(arch, spec_file, fmt):
     if resolved.note:
         out.print(f"[dim]{resolved.note}[/]")
     table = Table(title=f"{document['arch']} (compute capability {document['compute_capability']}, {document['family']})")
-    table.add_column("Field")
-    table.add_column("Value", justify="right")
+    # Field names are typed (--format json keys, spec files): never cut; values wrap between
+    # list items; citations wrap between words.
+    table.add_column("Field", no_wrap=True, min_width=max(map(len, document["values"])))
+    table.add_column("Value", justify="right", max_width=16)
     table.add_column("Source", overflow="fold")
     for key, item in document["values"].items():
         value = item["value"]
-        shown = ", ".join(map(str, value)) if isinstance(value, list) else f"{value:,}"
-        table.add_row(key, shown, item["citation"])
+        if isinstance(value, bool):
+            shown = "yes" if value else "no"
+        else:
+            shown = ", ".join(map(str, value)) if isinstance(value, list) else f"{value:,}"
+        table.add_row(key, shown, _readable(item["source"], item["citation"]))
     out.print(table)
     if "product" in document:
         ptable = Table(title=document["product"]["title"])
-        ptable.add_column("Field")
+        ptable.add_column("Field", no_wrap=True, min_width=max(map(len, document["product"]["values"]), default=0))
         ptable.add_column("Value", justify="right")
         ptable.add_column("Source", overflow="fold")
         for key, item in document["product"]["values"].items():
-            ptable.add_row(key, f"{item['value']:,}", item["citation"])
+            ptable.add_row(key, f"{item['value']:,}", _readable(item["source"], item["citation"]))
         out.print(ptable)
     disagreements = document["disagreements"] + document.get("product", {}).get("disagreements", [])
     for d in disagreements:

@@ -1,5 +1,7 @@
 """The shipped spec files validate, and every number carries a known source."""
 
+import json
+import re
 from pathlib import Path
 
 import pytest
@@ -222,3 +224,91 @@ def test_a_user_spec_may_leave_the_behaviour_to_the_shipped_compute_capability(t
 def test_behaviour_fields_are_validated(tmp_path, old, new, message):
     with pytest.raises(SpecFileError, match=message):
         validate_family_document(_volta_with(tmp_path, old, new))
+
+
+def _every_citation():
+    """(where, source reference) of every sourced value: arch fields, products, disagreements."""
+    catalog = shipped_catalog()
+    for arch in catalog.sorted_archs():
+        for key, ref in arch.sources.items():
+            yield f"{arch.cc}.{key}", ref
+        for d in arch.disagreements:
+            for _, ref in d.values:
+                yield f"{arch.cc}.{d.field} (disagreement)", ref
+    for product in catalog.products.values():
+        for key, ref in product.sources.items():
+            yield f"{product.name}.{key}", ref
+        for d in product.disagreements:
+            for _, ref in d.values:
+                yield f"{product.name}.{d.field} (disagreement)", ref
+
+
+def test_every_sourced_value_cites_a_section():
+    # Issue 15 item 14: about 152 values cited a document with no section.
+    bare = [f"{where}: {ref}" for where, ref in _every_citation() if not ref.partition("#")[2].strip()]
+    assert not bare, "\n".join(bare)
+
+
+def test_source_kinds_are_right():
+    from tuneadvise.specs.catalog import sources
+
+    known = sources()
+    assert {entry["kind"] for entry in known.values()} <= {
+        "primary", "reference-implementation", "secondary", "derived", "inferred", "project", "measured"}
+    assert known["inferred"]["kind"] == "inferred"
+    # A family's values cite its own tuning guide, never another family's (Hopper cited Blackwell's).
+    guide_of = {"fermi-guide": "fermi", "volta-guide": "volta", "turing-guide": "turing", "blackwell-guide": "blackwell"}
+    catalog = shipped_catalog()
+    for arch in catalog.sorted_archs():
+        for key, ref in arch.sources.items():
+            owner = guide_of.get(ref.partition("#")[0])
+            assert owner in (None, arch.family), f"{arch.cc}.{key} ({arch.family}) cites {ref}"
+    for where, ref in _every_citation():
+        ident, _, section = ref.partition("#")
+        assert ident in known, f"{where}: {ref}"
+        # A value reasoned from others is an inference, not a survey or a formula: it says why.
+        if ident in ("peer-survey", "derived"):
+            assert not re.search(r"\bsame\b|\bassumed?\b|\btaken to\b|only;", section, re.I), f"{where}: {ref}"
+        if ident == "inferred":
+            assert len(section.split()) >= 8, f"{where}: an inference gives its reasoning: {ref}"
+
+
+def test_specs_show_names_the_driver_as_the_provenance_of_native_values():
+    # Issue 15 item 14: `specs show native` said "spec" for values the driver gave.
+    from click.testing import CliRunner
+
+    from tuneadvise.cli.main import cli
+    from tuneadvise.specs.catalog import read_toml
+
+    native = Path(__file__).parent / "fixtures" / "h100" / "native.toml"
+    result = CliRunner().invoke(cli, ["specs", "show", "native", "--spec-file", str(native), "--format", "json"])
+    assert result.exit_code == 0, result.output
+    values = json.loads(result.output)["values"]
+    doc = read_toml(native)
+    for key, item in values.items():
+        written = doc["arch"][0].get(key)
+        expected = written["source"].partition("#")[0] if isinstance(written, dict) else None
+        if expected in ("driver", "measured"):
+            assert item["provenance"] == expected, key
+        else:
+            assert item["provenance"] == "spec", key
+    assert values["registers_per_block"]["provenance"] == "driver"
+    assert values["register_allocation_unit"]["provenance"] == "spec"
+    shipped = json.loads(CliRunner().invoke(cli, ["specs", "show", "sm_90", "--format", "json"]).output)["values"]
+    assert {item["provenance"] for item in shipped.values()} == {"spec"}
+
+
+@pytest.mark.parametrize("name", ["h200", "sm_86", "fermi"])
+def test_specs_show_keeps_every_field_name_whole_at_80_columns(monkeypatch, name):
+    # Issue 15 item 15: field names (the keys of --format json and of spec files) were cut.
+    from click.testing import CliRunner
+
+    from tuneadvise.cli.main import cli
+
+    monkeypatch.setenv("COLUMNS", "80")
+    out = CliRunner().invoke(cli, ["specs", "show", name]).output
+    assert "…" not in out and all(len(line) <= 80 for line in out.splitlines())
+    document = json.loads(CliRunner().invoke(cli, ["specs", "show", name, "--format", "json"]).output)
+    words = out.split()
+    for key in [*document["values"], *document.get("product", {}).get("values", {})]:
+        assert key in words, key
