@@ -40,6 +40,20 @@ def test_spec_agrees_with_the_device(dump):
     assert not wrong, f"{dump['cc']} ({dump['device']}): device vs spec {wrong}"
 
 
+def test_every_dump_names_where_it_was_read():
+    for dump in DUMPS["device"]:
+        assert dump.get("source", "").strip(), dump["cc"]
+
+
+def test_the_h100_dump_is_the_recorded_driver_answer():
+    native = tomllib.loads((Path(__file__).parent / "fixtures" / "h100" / "native.toml").read_text())["arch"][0]
+    [dump] = [d for d in DUMPS["device"] if d["cc"] == "9.0"]
+    assert dump["regs_per_block"] == native["registers_per_block"]["value"]
+    assert dump["shared_mem_per_block_optin"] == native["shared_mem_per_block_optin"]["value"]
+    assert dump["shared_mem_per_multiprocessor"] == native["shared_mem_per_sm"]["value"]
+    assert dump["max_blocks_per_multiprocessor"] == native["max_blocks_per_sm"]["value"]
+
+
 def test_every_compute_capability_is_confirmed_or_listed_as_unconfirmed():
     dumped = {d["cc"] for d in DUMPS["device"]}
     assert not dumped & set(DUMPS["unconfirmed"])
