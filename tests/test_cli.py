@@ -138,6 +138,9 @@ reserved_shared_mem_per_block = { value = 1024, source = "user" }
 shared_mem_allocation_unit = { value = 128, source = "user" }
 shared_mem_model = "carveout"
 shared_mem_configs = { value = [0, 8192, 16384, 32768, 65536, 102400, 135168, 167936, 200704, 233472], source = "user" }
+header_max_registers_per_thread = { value = 256, source = "user" }
+shared_mem_opt_in = { value = true, source = "user" }
+reserved_shared_mem_in_block_limit = { value = true, source = "user" }
 [[arch]]
 cc = "9.9"
 """)
@@ -147,6 +150,11 @@ cc = "9.9"
     bad.write_text(good.read_text().replace("max_blocks_per_sm", "max_blocks_per_smm"))
     result = CliRunner().invoke(cli, ["occupancy", "--spec-file", str(bad), "-r", "64", "-b", "256"])
     assert result.exit_code == 2 and "max_blocks_per_smm" in result.output and "Traceback" not in result.output
+    # A compute capability nothing ships must say how the header treats it.
+    unstated = tmp_path / "unstated.toml"
+    unstated.write_text(good.read_text().replace('shared_mem_opt_in = { value = true, source = "user" }\n', ""))
+    result = CliRunner().invoke(cli, ["occupancy", "--spec-file", str(unstated), "-r", "64", "-b", "256"])
+    assert result.exit_code == 2 and "shared_mem_opt_in missing" in result.output and len(result.output.splitlines()) == 1
     inconsistent = tmp_path / "inconsistent.toml"
     inconsistent.write_text(good.read_text().replace("value = 232448", "value = 240000"))
     result = CliRunner().invoke(cli, ["specs", "validate", str(inconsistent)])
