@@ -105,8 +105,8 @@ def _run_with_progress(ctx, names: list[str], fmt: str):
 
 
 def _save_spec(path: str, doc: dict) -> None:
-    from tuneadvise.probes.native import native_document, to_toml
     from tuneadvise.cli.fileio import write_atomically
+    from tuneadvise.probes.native import native_document, to_toml
     from tuneadvise.specs.catalog import shipped_catalog
 
     catalog = shipped_catalog()
