@@ -129,6 +129,7 @@ def test_eight_bombs_in_one_file_stay_within_the_total(tmp_path):
     assert decoded == 5 * (200 << 20)
     problems = read_usage(path).problems  # five zero-filled "cubins", then the limit
     assert "limit" in one_line(problems[-1]) and all(one_line(p) for p in problems)
+    assert "not an ELF file" in problems[0].message
 
 
 def test_a_97_byte_file_declaring_exabytes_is_an_error_not_memory_error():
@@ -259,7 +260,7 @@ def test_65535_zero_size_section_headers_are_refused_at_once(size):
     ({"sections": [(5000, 3, 1024, 100)]}, "name offset 5000"),
     ({"sections": [(0, 3, 1024, 100)], "fill": b"x"}, "terminating NUL"),
     ({"sections": [(0, 8, 2**60, 2**60)]}, "not a string table"),
-    ({"truncate": 63}, "no ELF header"),
+    ({"truncate": 63}, "truncated ELF header"),
 ])
 def test_each_inconsistent_field_is_named(fields, field):
     fill, truncate = fields.pop("fill", None), fields.pop("truncate", None)

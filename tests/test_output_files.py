@@ -48,7 +48,7 @@ def test_a_fifo_is_written_not_replaced(tmp_path):
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     received = []
-    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()))
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
     reader.start()
     write_atomically(fifo, b"through the pipe")
     reader.join(5)

@@ -96,8 +96,10 @@ class _Names:
 def _check_header(data: bytes) -> tuple[int, int, int, int]:
     """(e_flags, e_shoff, e_shnum, e_shstrndx), each checked against the file size
     before anything is walked: a header may claim 65,535 section headers in 4 KB."""
-    if len(data) < _ELF_HEADER_SIZE or data[:4] != ELF_MAGIC:
-        raise _unreadable(f"no ELF header ({min(len(data), _ELF_HEADER_SIZE)} of {_ELF_HEADER_SIZE} bytes)")
+    if data[:4] != ELF_MAGIC:
+        raise _unreadable("not an ELF file (no \\x7fELF magic)")
+    if len(data) < _ELF_HEADER_SIZE:
+        raise _unreadable(f"truncated ELF header ({len(data)} of {_ELF_HEADER_SIZE} bytes)")
     if data[4] != 2 or data[5] != 1:
         raise _unreadable("not a 64-bit little-endian ELF file (EI_CLASS, EI_DATA)")
     (e_flags,) = struct.unpack_from("<I", data, 48)

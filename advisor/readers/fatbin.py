@@ -136,6 +136,11 @@ def _lz4_block(data: bytes, size: int) -> bytearray:
     last sequence has literals only.
     """
     out = bytearray(size)
+    with memoryview(out) as view:  # slices of a view copy no bytes until assigned
+        return _lz4_sequences(data, size, out, view)
+
+
+def _lz4_sequences(data: bytes, size: int, out: bytearray, view: memoryview) -> bytearray:
     filled = 0
     pos, end = 0, len(data)
     while pos < end:
@@ -163,11 +168,13 @@ def _lz4_block(data: bytes, size: int) -> bytearray:
         if filled + length > size:
             raise FatbinError("LZ4 block: output larger than the recorded size")
         start = filled - offset
-        if length <= offset:
-            out[filled:filled + length] = out[start:start + length]
-        else:  # an overlapping copy repeats the last `offset` bytes
-            pattern = out[start:filled]
-            out[filled:filled + length] = (pattern * (length // offset + 1))[:length]
+        # An overlapping match repeats the last `offset` bytes: copy what is already
+        # repeated, doubling each time, in whole periods so the phase stays right.
+        copied = 0
+        while copied < length:
+            n = min(offset + copied, length - copied)
+            view[filled + copied:filled + copied + n] = view[start:start + n]
+            copied += n
         filled += length
     if filled != size:
         raise FatbinError(f"LZ4 block: decoded {filled} bytes, header says {size}")
