@@ -1,5 +1,7 @@
 """Assertions shared by the CLI tests."""
 
+from hypothesis import strategies as st
+
 
 def assert_one_line_error(result, *fragments: str, exit_code: int = 2) -> None:
     """The bad-input contract (docs/occupancy.md, docs/lint.md): the documented exit code, one
@@ -9,3 +11,16 @@ def assert_one_line_error(result, *fragments: str, exit_code: int = 2) -> None:
     assert len(result.output.strip().splitlines()) == 1, result.output
     for fragment in fragments:
         assert fragment in result.output, result.output
+
+
+# Values of every JSON type, in and out of range, as users send them.
+JSON_VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-5, 1100),
+    st.integers(-(2**40), 2**40),
+    st.floats(allow_nan=False),
+    st.sampled_from(["default", "max-l1", "max-shared", "50%", "12K", "16x16", "", "true", "256", "1e3"]),
+    st.text(max_size=6),
+    st.lists(st.integers(0, 64), max_size=4),
+)

@@ -18,17 +18,8 @@ from tuneadvise.cli.occupancy_cmd import occupancy
 from tuneadvise.cli.options import launch_values
 from tuneadvise.cli.suggest_cmd import SUGGEST_KEYS, suggest
 
-# Values of every JSON type, in and out of range, as users send them.
-JSON_VALUES = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-5, 1100),
-    st.integers(-(2**40), 2**40),
-    st.floats(allow_nan=False),
-    st.sampled_from(["default", "max-l1", "max-shared", "50%", "12K", "16x16", "", "true", "256", "1e3"]),
-    st.text(max_size=6),
-    st.lists(st.integers(0, 64), max_size=4),
-)
+from .helpers import JSON_VALUES
+
 KERNEL_KEYS = sorted(KEYS)
 
 
