@@ -5,8 +5,8 @@ and the one after), and how much it can grow before a block is lost.
 
 Resident blocks are the smallest of the per-resource limits, or 0 when the
 launch fails. Varying one resource changes only that resource's limit and its
-own launch errors, so each probe asks the engine for that one limit (memoised
-per architecture) and takes the minimum with the current result's other
+own launch errors, so each probe asks the engine for that one limit (cached
+by value) and takes the minimum with the current result's other
 limits. That is the engine's own arithmetic, granularity, carveout rounding and
 the reserved kilobyte included; tests/test_whatif.py holds every cliff equal to
 a scan of full `occupancy()` calls.
@@ -14,7 +14,7 @@ a scan of full `occupancy()` calls.
 Resident blocks never increase when registers or shared memory grow, and never
 decrease when the carveout grows, so each cliff is found by bisection. A cliff
 depends on the architecture, the varied resource's own inputs and the other
-limits' minimum, not on the whole kernel, so it is memoised by those: a lint
+limits' minimum, not on the whole kernel, so it is cached by those values: a lint
 run's thousands of distinct kernels share a few hundred cliffs.
 """
 
