@@ -91,7 +91,7 @@ def test_loading_the_catalog_writes_nothing(tmp_path, monkeypatch):
 
 
 def test_records_hash_and_compare_by_value():
-    # Issue 14: an Arch (and a Product) can key an lru_cache by what it is, not by id().
+    # Issue 14: an Arch (and a Product) is hashed by its values, so equal specs key an lru_cache alike.
     from tuneadvise.specs.catalog import Catalog, _shipped_documents
 
     again = Catalog()
