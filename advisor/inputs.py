@@ -16,6 +16,7 @@ MAX_REGISTERS = 255  # no architecture encodes more registers per thread
 MAX_THREADS = 1024  # no architecture allows larger blocks
 MAX_BLOCK_DIMS = (1024, 1024, 64)
 MAX_BARRIERS = 16  # named barriers per block (bar.sync 0..15)
+MAX_VIRTUAL_RESOURCES = 1024  # far above the 128 per SM of CUDA 13's header; larger values are typos
 MAX_SHARED_MEM = 1 << 30  # a sanity bound far above any architecture; larger values are typos
 
 # Patterns as strings: re compiles and caches them on first use, so a command

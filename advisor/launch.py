@@ -28,6 +28,7 @@ from tuneadvise.advisor.inputs import (
     MAX_REGISTERS,
     MAX_SHARED_MEM,
     MAX_THREADS,
+    MAX_VIRTUAL_RESOURCES,
     InputError,
     parse_block,
     parse_bool,
@@ -55,6 +56,7 @@ class LaunchConfig(NamedTuple):
     carveout: int = CARVEOUT_DEFAULT  # -1 default, or a percentage 0..100 (cudaOccCarveoutConfig)
     opt_in: bool = False  # cudaFuncAttributeMaxDynamicSharedMemorySize raised to the maximum
     barriers: int = 1  # named barriers per block; 1 is what cuda_occupancy.h assumes
+    virtual_resources: int = 0  # cudaOccFuncAttributes.virtualResourceCount (CUDA 13); 0 does not limit
     max_threads_per_block: int | None = None  # __launch_bounds__ maxThreadsPerBlock
     # The launch context: not occupancy inputs, but what the launch-level and spill rules read.
     grid_size: int | None = None  # blocks in the grid
@@ -96,7 +98,7 @@ class LaunchConfig(NamedTuple):
             block = values["block_size"]
             carveout = get("carveout")
             barriers = get("barriers")
-            return cls(registers=values["registers"], block_size=block,
+            return cls(virtual_resources=get("virtual_resources") or 0, registers=values["registers"], block_size=block,
                        static_shared_mem=get("shared_mem") or 0, dynamic_shared_mem=get("dynamic_shared_mem") or 0,
                        carveout=CARVEOUT_DEFAULT if carveout is None or carveout == "default" else carveout,
                        opt_in=get("opt_in") is True, barriers=1 if barriers is None else barriers,
@@ -172,6 +174,10 @@ FIELDS: tuple[Field, ...] = (
           "The kernel raised cudaFuncAttributeMaxDynamicSharedMemorySize (over 48 KB).", engine=True, default=False),
     Field("barriers", "barriers", _ranged(0, MAX_BARRIERS),
           "Barriers per block (ptxas: 'used N barriers'); limits 9.0+.", engine=True, default=1),
+    Field("virtual_resources", "virtual_resources", _ranged(0, MAX_VIRTUAL_RESOURCES),
+          "Virtual resources per block (cudaOccFuncAttributes.virtualResourceCount, CUDA 13): 128 per SM on "
+          "10.x-12.x limit blocks to 128/N; no compiler output reports it, so it is an input. 0 does not limit.",
+          engine=True, default=0),
     Field("max_threads_per_block", "max_threads_per_block", _ranged(1, MAX_THREADS),
           "__launch_bounds__ maximum threads per block.", engine=True),
     Field("grid_size", "grid_size", _ranged(1, MAX_GRID_BLOCKS),
@@ -219,9 +225,11 @@ def _plain(values: Mapping) -> bool:
         return False
     static, dynamic, carveout = get("shared_mem"), get("dynamic_shared_mem"), get("carveout")
     opt_in, barriers, bound = get("opt_in"), get("barriers"), get("max_threads_per_block")
+    virtual = get("virtual_resources")
     return ((static is None or type(static) is int and 0 <= static <= MAX_SHARED_MEM)
             and (dynamic is None or type(dynamic) is int and 0 <= dynamic <= MAX_SHARED_MEM)
             and (carveout is None or carveout == "default" or type(carveout) is int and 0 <= carveout <= 100)
             and (opt_in is None or opt_in is True or opt_in is False)
             and (barriers is None or type(barriers) is int and 0 <= barriers <= MAX_BARRIERS)
-            and (bound is None or type(bound) is int and 1 <= bound <= MAX_THREADS))
+            and (bound is None or type(bound) is int and 1 <= bound <= MAX_THREADS)
+            and (virtual is None or type(virtual) is int and 0 <= virtual <= MAX_VIRTUAL_RESOURCES))

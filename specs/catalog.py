@@ -50,11 +50,11 @@ SOURCES_FILE = "sources.toml"
 
 
 def family_files(data_dir: str | None = None) -> list[str]:
-    """Every family's spec file: each *.toml in the data folder but sources.toml. Discovered,
-    not listed, so a new family is one new file."""
+    """Every family's spec file: each *.toml in the data folder but sources.toml and releases.toml.
+    Discovered, not listed, so a new family is one new file."""
     data_dir = data_dir or DATA_DIR
     return sorted(os.path.join(data_dir, name) for name in os.listdir(data_dir)
-                  if name.endswith(".toml") and name != SOURCES_FILE)
+                  if name.endswith(".toml") and name not in (SOURCES_FILE, "releases.toml"))
 
 
 def _oldest_first(docs: list[dict]) -> list[dict]:
@@ -131,7 +131,11 @@ class Catalog:
             raise UnknownArchError(raw, self.suggest(key))
         kind, name = target.split(":", 1)
         if kind == "cc":
-            return Resolved(self.archs[name])
+            arch = self.archs[name]
+            if parse_cc(key) in arch.formerly:
+                return Resolved(arch, None, f"'{raw}' is {arch.sm}: CUDA 13 renamed compute capability "
+                                            f"{parse_cc(key)} to {arch.cc}")
+            return Resolved(arch)
         if kind == "product":
             product = self.products[name]
             return Resolved(self.archs[product.cc], product)

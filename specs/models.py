@@ -94,6 +94,7 @@ class ArchFields(Strict):
     barriers_per_block_slot: Sourced[Pos] | None = None
     max_cluster_size_portable: Sourced[Pos] | None = None
     max_cluster_size_nonportable: Sourced[Pos] | None = None
+    virtual_resources_per_sm: Sourced[Pos] | None = None
     header_max_registers_per_thread: Sourced[Annotated[int, Field(ge=255, le=256)]] | None = None
     shared_mem_opt_in: Sourced[bool] | None = None
     reserved_shared_mem_in_block_limit: Sourced[bool] | None = None
@@ -102,6 +103,7 @@ class ArchFields(Strict):
 class ArchEntry(ArchFields):
     cc: str = Field(pattern=r"^\d{1,2}\.\d$")
     names: list[str] = []
+    formerly: list[Annotated[str, Field(pattern=r"^\d{1,2}\.\d$")]] = []  # compute capabilities it was renamed from
     disagreement: list[DisagreementModel] = []
 
 

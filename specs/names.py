@@ -24,7 +24,14 @@ class UnknownArchError(ValueError):
 
 def arch_aliases(arch: Arch) -> tuple[str, ...]:
     """The usual spellings of one compute capability, so that resolving them needs no pattern."""
-    return tuple(name.lower() for name in (*arch.names, arch.sm, f"compute_{arch.major}{arch.minor}"))
+    old = [spelling for cc in arch.formerly for spelling in former_spellings(cc)]
+    return tuple(name.lower() for name in (*arch.names, arch.sm, f"compute_{arch.major}{arch.minor}", *old))
+
+
+def former_spellings(cc: str) -> tuple[str, ...]:
+    """The names of a compute capability NVIDIA renamed: '10.1' -> sm_101, compute_101, 10.1, 101."""
+    major, minor = cc.split(".")
+    return (f"sm_{major}{minor}", f"compute_{major}{minor}", cc, f"{major}{minor}")
 
 
 def product_aliases(product: Product) -> tuple[str, ...]:

@@ -31,6 +31,7 @@ ARCH_OPTIONAL_INT_FIELDS = (
     "max_cluster_size_portable",
     "max_cluster_size_nonportable",
     "l1_shared_total",
+    "virtual_resources_per_sm",
 )
 # How cuda_occupancy.h behaves per compute capability, as data: the header's register cap per
 # thread, whether the opt-in shared-memory limit exists, whether the reserved shared memory
@@ -129,6 +130,12 @@ class Arch(NamedTuple):
     max_cluster_size_portable: int | None = None
     max_cluster_size_nonportable: int | None = None
     l1_shared_total: int | None = None
+    virtual_resources_per_sm: int | None = None  # cudaOccMaxVirtualResourceCountPerSM (CUDA 13.5: 128 on 10.x-12.x)
+    # Whether cudaOccAvailableDynamicSMemPerBlock subtracts the reserved shared memory (CUDA 13.5: 8.0+,
+    # as the per-block limit adds it); an older header release may say otherwise (specs/releases.py).
+    available_dynamic_subtracts_reserved: bool = False
+    cuda_release: str = ""  # the cuda_occupancy.h release these values follow (specs/releases.py)
+    formerly: tuple[str, ...] = ()  # compute capabilities NVIDIA renamed to this one (Thor: 10.1 -> 11.0)
     sources: FrozenMap = FrozenMap()  # field -> source reference
     disagreements: tuple[Disagreement, ...] = ()
     origin: str = "shipped"  # "shipped", or the path of a user spec file
@@ -195,7 +202,7 @@ def _disagreements(raw: list, values_in_use: dict) -> tuple[Disagreement, ...]:
 def build_arch(family: str, defaults: dict, entry: dict, origin: str = "shipped", base: Arch | None = None) -> Arch:
     """`base`: the shipped architecture of the same compute capability, whose behaviour fields a
     user's file may leave out."""
-    merged = {**defaults, **{k: v for k, v in entry.items() if k not in ("cc", "names", "disagreement")}}
+    merged = {**defaults, **{k: v for k, v in entry.items() if k not in ("cc", "names", "formerly", "disagreement")}}
     major, minor = (int(x) for x in entry["cc"].split("."))
     kwargs = {}
     sources = {}
@@ -210,6 +217,8 @@ def build_arch(family: str, defaults: dict, entry: dict, origin: str = "shipped"
             kwargs[key] = getattr(base, key)
             sources[key] = base.source_of(key)
     disagreements = _disagreements(entry.get("disagreement", []), kwargs)
+    from tuneadvise.specs.releases import DEFAULT_RELEASE  # the release the shipped data follows
+
     return Arch(
         cc=entry["cc"],
         major=major,
@@ -221,6 +230,9 @@ def build_arch(family: str, defaults: dict, entry: dict, origin: str = "shipped"
         sources=FrozenMap(sources),
         disagreements=disagreements,
         origin=origin,
+        available_dynamic_subtracts_reserved=bool(kwargs.get("reserved_shared_mem_in_block_limit")),
+        cuda_release=DEFAULT_RELEASE,
+        formerly=tuple(entry.get("formerly", ())),
         **kwargs,
     )
 

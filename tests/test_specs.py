@@ -254,8 +254,9 @@ def test_source_kinds_are_right():
 
     known = sources()
     assert {entry["kind"] for entry in known.values()} <= {
-        "primary", "reference-implementation", "secondary", "derived", "inferred", "project", "measured"}
+        "primary", "reference-implementation", "secondary", "derived", "inferred", "project", "measured", "unconfirmed"}
     assert known["inferred"]["kind"] == "inferred"
+    assert known["unconfirmed"]["kind"] == "unconfirmed"
     # A family's values cite its own tuning guide, never another family's (Hopper cited Blackwell's).
     guide_of = {"fermi-guide": "fermi", "volta-guide": "volta", "turing-guide": "turing", "blackwell-guide": "blackwell"}
     catalog = shipped_catalog()

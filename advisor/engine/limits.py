@@ -1,4 +1,4 @@
-"""One small function per limit, as cuda_occupancy.h (CUDA 12.9) has them, each
+"""One small function per limit, as cuda_occupancy.h (CUDA 13.5) has them, each
 named after the header's function it mirrors. Pure arithmetic on an Arch and a
 few numbers: what the header hard-codes per compute capability (allocation
 units, the register cap, whether opt-in exists, whether the reserved shared
@@ -10,7 +10,10 @@ from tuneadvise.specs.records import Arch
 
 INT_MAX = 2**31 - 1  # the header's "unlimited"
 
-LIMITERS = ("warps", "registers", "shared_memory", "blocks", "barriers")
+# In the order of cudaOccLimitingFactor's bits.
+LIMITERS = ("warps", "registers", "shared_memory", "blocks", "virtual_resources", "barriers")
+
+SIZE_T = 2**64  # cudaOccAvailableDynamicSMemPerBlock subtracts in size_t, which wraps
 
 # Carveout preferences as cuda_occupancy.h encodes them (cudaOccCarveoutConfig).
 CARVEOUT_DEFAULT = -1
@@ -128,3 +131,43 @@ def _barriers_limit(arch: Arch, barriers: int) -> int:
     """cudaOccMaxBlocksPerSMBlockBarrierLimit (9.0 and later)."""
     available = arch.max_blocks_per_sm * arch.barriers_per_block_slot
     return available // barriers if barriers else INT_MAX
+
+
+def _virtual_resources_limit(arch: Arch, count: int) -> int:
+    """cudaOccMaxBlocksPerSMVirtualResource (CUDA 13): the SM's virtual resources over the kernel's
+    count; a count of 0, or an architecture without them, does not limit."""
+    per_sm = arch.virtual_resources_per_sm or 0
+    if per_sm <= 0 or count <= 0:
+        return INT_MAX
+    return per_sm // count
+
+
+def _available_dynamic_shared_mem(arch: Arch, static_shared_mem: int, carveout: int, opt_in: bool,
+                                  blocks: int) -> tuple[int, str]:
+    """cudaOccAvailableDynamicSMemPerBlock once the occupancy check passed: (bytes, what bounds them).
+
+    "shared_memory": the SM's shared memory (the carveout's, or for one block the per-block
+    limit) split among `blocks`; "shared_mem_per_block": the per-block limit; "max_dynamic":
+    the function's cudaFuncAttributeMaxDynamicSharedMemorySize, which is the per-block limit less
+    the static part unless the kernel opted in (then the opt-in limit less the static part)."""
+    unit = arch.shared_mem_allocation_unit
+    reserved = arch.reserved_shared_mem_per_block if arch.reserved_shared_mem_in_block_limit else 0
+    opted = opt_in and arch.shared_mem_opt_in
+    # cudaOccSMemPerBlock with the SM's whole shared memory as the block's: the opt-in limit applies.
+    per_block = (arch.shared_mem_per_block_optin if opted and arch.shared_mem_per_sm > arch.shared_mem_per_block
+                 else arch.shared_mem_per_block) + reserved
+    if blocks == 1:
+        per_sm = per_block
+    else:
+        per_sm = shared_mem_preference(arch, carveout) or align_up_shared_mem(arch, 1)
+    available, bound = (per_sm // blocks) // unit * unit, "shared_memory"
+    if available > per_block:
+        available, bound = per_block, "shared_mem_per_block"
+    available -= static_shared_mem
+    if arch.available_dynamic_subtracts_reserved:
+        available -= arch.reserved_shared_mem_per_block
+    available %= SIZE_T  # the header's size_t arithmetic
+    max_dynamic = max((arch.shared_mem_per_block_optin if opted else arch.shared_mem_per_block) - static_shared_mem, 0)
+    if available > max_dynamic:
+        available, bound = max_dynamic, "max_dynamic"
+    return available, bound

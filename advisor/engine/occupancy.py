@@ -1,7 +1,8 @@
 """The exact theoretical-occupancy engine.
 
 `engine.limits` mirrors NVIDIA's reference implementation, cuda_occupancy.h
-(CUDA 12.9), one small function per limit, each named after the header's;
+(CUDA 13.5 by default; `tuneadvise.specs.releases` gives an older release's values), one
+small function per limit, each named after the header's;
 `engine.cache` caches them by value; this module combines them. The arithmetic is the
 header's; the constants the header hard-codes per compute capability come from
 the spec (`tuneadvise.specs`), so Fermi, which the header does not cover, runs
@@ -26,10 +27,12 @@ from tuneadvise.advisor.engine.limits import (
     CARVEOUT_NAMES,
     INT_MAX,
     LIMITERS,
+    _available_dynamic_shared_mem,
     _barriers_limit,
     _div_round_up,
     _register_allocation,
     _shared_mem_limit,  # noqa: F401  (tests compare the cached limit with it through this module)
+    _virtual_resources_limit,
     align_up_shared_mem,
     shared_mem_ceiling,
     shared_mem_preference,
@@ -42,8 +45,8 @@ if TYPE_CHECKING:  # the engine reads a LaunchConfig's resource fields by name a
 # Names the rest of the project imports from here.
 __all__ = [
     "CARVEOUT_DEFAULT", "CARVEOUT_MAX_L1", "CARVEOUT_MAX_SHARED", "CARVEOUT_NAMES", "INT_MAX", "LIMITERS",
-    "RESOURCE_ERRORS", "LaunchError", "Occupancy", "align_up_shared_mem", "block_limits", "cluster_errors",
-    "launch_errors", "notes_on", "occupancy", "occupancy_from", "register_limits", "shape_limits",
+    "RESOURCE_ERRORS", "DynamicSharedMemBudget", "LaunchError", "Occupancy", "align_up_shared_mem", "block_limits", "cluster_errors",
+    "launch_errors", "max_dynamic_shared_mem", "notes_on", "occupancy", "occupancy_from", "register_limits", "shape_limits",
     "shared_mem_ceiling", "shared_mem_limits", "shared_mem_preference",
 ]
 
@@ -95,6 +98,8 @@ def block_limits(arch: Arch, kernel: LaunchConfig) -> tuple[dict, int, int, int 
     shape = shape_limits(arch, registers, block_size)
     smem = shared_mem_limits(arch, static, dynamic, carveout, opt_in)
     limits = {"warps": shape[0], "registers": shape[1], "shared_memory": smem[0], "blocks": arch.max_blocks_per_sm}
+    if kernel.virtual_resources > 0 and arch.virtual_resources_per_sm:
+        limits["virtual_resources"] = _virtual_resources_limit(arch, kernel.virtual_resources)
     if barriers > 0 and arch.barriers_per_block_slot is not None:
         limits["barriers"] = _barriers_limit(arch, barriers)
     return limits, shape[2], smem[1], smem[2]
@@ -142,6 +147,10 @@ def launch_errors(arch: Arch, kernel: LaunchConfig, limits: dict) -> list[Launch
             ceiling = shared_mem_ceiling(arch, kernel.opt_in)
             errors.append(LaunchError("shared-mem-per-block", "dynamic_shared_mem",
                                       f"{requested} bytes of shared memory per block exceeds {arch.sm}'s per-block limit of {ceiling}"))
+    if limits.get("virtual_resources") == 0:
+        errors.append(LaunchError("virtual-resources", "virtual_resources",
+                                  f"{kernel.virtual_resources} virtual resources per block exceeds the "
+                                  f"{arch.virtual_resources_per_sm} per SM of {arch.sm}"))
     errors.extend(cluster_errors(arch, kernel))
     return errors
 
@@ -194,3 +203,39 @@ def notes_on(arch: Arch, kernel: LaunchConfig) -> list[str]:
     if kernel.carveout != CARVEOUT_DEFAULT and arch.shared_mem_model == "fixed":
         notes.append(f"{arch.sm} has dedicated shared memory; the carveout preference has no effect")
     return notes
+
+
+class DynamicSharedMemBudget(NamedTuple):
+    """The most dynamic shared memory per block that keeps `blocks_per_sm` blocks resident."""
+
+    arch: Arch
+    kernel: LaunchConfig  # dynamic_shared_mem is not an input: the answer replaces it
+    blocks_per_sm: int  # asked for
+    max_dynamic_shared_mem: int | None  # bytes; None when that many blocks cannot reside at all
+    limiter: str  # what bounds the answer (see max_dynamic_shared_mem), or the resource that
+    #               keeps fewer blocks resident even without dynamic shared memory
+    blocks_without_dynamic: int  # blocks per SM with no dynamic shared memory
+    errors: list  # LaunchError, when the kernel cannot launch even without dynamic shared memory
+
+
+BUDGET_LIMITERS = ("shared_memory", "shared_mem_per_block", "max_dynamic")
+
+
+def max_dynamic_shared_mem(arch: Arch, kernel: LaunchConfig, blocks_per_sm: int) -> DynamicSharedMemBudget:
+    """cudaOccAvailableDynamicSMemPerBlock: the dynamic shared memory per block available when
+    `blocks_per_sm` blocks of `kernel` reside on one SM.
+
+    The limiter is "shared_memory" when the SM's shared memory split among the blocks bounds it
+    (the carveout's, or for one block the per-block limit), "shared_mem_per_block" when the
+    per-block limit does, "max_dynamic" when the kernel's maximum dynamic size does (the per-block
+    or opt-in limit less the static part). When even no dynamic shared memory keeps that many
+    blocks, the answer is None and the limiter is the resource that holds the count lower."""
+    base = kernel._replace(dynamic_shared_mem=0)
+    result = occupancy(arch, base)
+    if result.errors or result.active_blocks_per_sm < blocks_per_sm:
+        limiter = result.errors[0].code if result.errors else result.limiters[0]
+        return DynamicSharedMemBudget(arch, base, blocks_per_sm, None, limiter, result.active_blocks_per_sm,
+                                      result.errors)
+    available, limiter = _available_dynamic_shared_mem(arch, kernel.static_shared_mem, kernel.carveout, kernel.opt_in,
+                                                       blocks_per_sm)
+    return DynamicSharedMemBudget(arch, base, blocks_per_sm, available, limiter, result.active_blocks_per_sm, [])

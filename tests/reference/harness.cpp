@@ -1,21 +1,25 @@
 // Differential-test driver for NVIDIA's cuda_occupancy.h.
 //
 // The header itself is not part of this repository: the test suite downloads
-// the nvidia-cuda-runtime-cu12 wheel at test time and compiles this file
-// against the header inside it.
+// NVIDIA's runtime wheel of each release at test time and compiles this file
+// against the header inside it (with -DTA_VIRTUAL_RESOURCES where the header
+// has CUDA 13's virtual-resource limiter).
 //
 // Input, one case per line on stdin:
 //   O <device props> <function attrs> <state> <blockSize> <dynamicSmem>
 //   P <device props> <function attrs> <state> <dynamicSmemBase> <dynamicSmemPerThread>
+//   A <device props> <function attrs> <state> <numBlocks> <blockSize>
 // device props: major minor maxThreadsPerBlock maxThreadsPerSM regsPerBlock
 //               regsPerSM warpSize smemPerBlock smemPerSM numSms smemOptin reserved
 // function attrs: maxThreadsPerBlock numRegs sharedSizeBytes shmemLimitConfig
-//                 maxDynamicSharedSizeBytes numBlockBarriers
+//                 maxDynamicSharedSizeBytes numBlockBarriers virtualResourceCount
 // state: cacheConfig carveoutConfig
 //
 // Output, one line per case:
-//   O: status active limitingFactors limRegs limSmem limWarps limBlocks limBarriers allocRegs allocSmem
+//   O: status active limitingFactors limRegs limSmem limWarps limBlocks limBarriers allocRegs allocSmem limVirtual
 //   P: status minGridSize blockSize
+//   A: status bytesAvailable (cudaOccAvailableDynamicSMemPerBlock)
+#include <climits>
 #include <cstdio>
 #include <cstring>
 #include "cuda_occupancy.h"
@@ -32,7 +36,7 @@ int main() {
         cudaOccFuncAttributes a;
         cudaOccDeviceState s;
         long long smemPerBlock, smemPerSM, smemOptin, reserved, shared, maxDyn;
-        int cacheConfig, shmemConfig;
+        int cacheConfig, shmemConfig, virtualResources;
         std::scanf("%d %d %d %d %d %d %d %lld %lld %d %lld %lld",
                    &p.computeMajor, &p.computeMinor, &p.maxThreadsPerBlock,
                    &p.maxThreadsPerMultiprocessor, &p.regsPerBlock, &p.regsPerMultiprocessor,
@@ -41,8 +45,11 @@ int main() {
         p.sharedMemPerMultiprocessor = (size_t)smemPerSM;
         p.sharedMemPerBlockOptin = (size_t)smemOptin;
         p.reservedSharedMemPerBlock = (size_t)reserved;
-        std::scanf("%d %d %lld %d %lld %d", &a.maxThreadsPerBlock, &a.numRegs, &shared,
-                   &shmemConfig, &maxDyn, &a.numBlockBarriers);
+        std::scanf("%d %d %lld %d %lld %d %d", &a.maxThreadsPerBlock, &a.numRegs, &shared,
+                   &shmemConfig, &maxDyn, &a.numBlockBarriers, &virtualResources);
+#ifdef TA_VIRTUAL_RESOURCES
+        a.virtualResourceCount = virtualResources;
+#endif
         a.sharedSizeBytes = (size_t)shared;
         a.partitionedGCConfig = PARTITIONED_GC_OFF;
         a.shmemLimitConfig = (cudaOccFuncShmemConfig)shmemConfig;
@@ -56,10 +63,21 @@ int main() {
             cudaOccResult r;
             std::memset(&r, 0, sizeof r);
             cudaOccError e = cudaOccMaxActiveBlocksPerMultiprocessor(&r, &p, &a, &s, blockSize, (size_t)dyn);
-            std::printf("%d %d %u %d %d %d %d %d %d %zu\n", (int)e, r.activeBlocksPerMultiprocessor,
+#ifdef TA_VIRTUAL_RESOURCES
+            int limVirtual = r.blockLimitVirtual;
+#else
+            int limVirtual = INT_MAX;
+#endif
+            std::printf("%d %d %u %d %d %d %d %d %d %zu %d\n", (int)e, r.activeBlocksPerMultiprocessor,
                         r.limitingFactors, r.blockLimitRegs, r.blockLimitSharedMem, r.blockLimitWarps,
                         r.blockLimitBlocks, r.blockLimitBarriers, r.allocatedRegistersPerBlock,
-                        r.allocatedSharedMemPerBlock);
+                        r.allocatedSharedMemPerBlock, limVirtual);
+        } else if (mode[0] == 'A') {
+            int numBlocks, blockSize;
+            std::scanf("%d %d", &numBlocks, &blockSize);
+            size_t bytes = 0;
+            cudaOccError e = cudaOccAvailableDynamicSMemPerBlock(&bytes, &p, &a, &s, numBlocks, blockSize);
+            std::printf("%d %zu\n", (int)e, bytes);
         } else {
             long long base, perThread;
             std::scanf("%lld %lld", &base, &perThread);
