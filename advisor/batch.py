@@ -18,6 +18,7 @@ from tuneadvise.advisor.inputs import InputError
 from tuneadvise.advisor.launch import KEYS, LaunchConfig
 from tuneadvise.advisor.report import error_document, findings_of, resolved_document, to_line
 from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
+from tuneadvise.specs.releases import UnknownReleaseError, resolved_under
 
 BATCH_KEYS = KEYS | {"arch"}
 # Result lines kept for reuse: a line is a pure function of its architecture's name and its
@@ -25,15 +26,16 @@ BATCH_KEYS = KEYS | {"arch"}
 LINES_KEPT = 1 << 16
 
 
-def run_batch(lines, out, default=None, selection=None) -> int:
+def run_batch(lines, out, default=None, selection=None, cuda: str | None = None) -> int:
     """`default`: the Resolved arch for lines without an "arch" key (from --arch / --spec-file);
-    `selection`: the RuleSelection of --select/--ignore."""
+    `selection`: the RuleSelection of --select/--ignore; `cuda`: the cuda_occupancy.h release
+    (--cuda; None: the default)."""
     catalog = shipped_catalog()
 
     @lru_cache(maxsize=LINES_KEPT)
     def result_line(arch_name: str | None, config: LaunchConfig) -> tuple[str, bool]:
         """(the line's text, whether it launches); arch_name None means `default`."""
-        resolved = default if arch_name is None else catalog.resolve(arch_name)
+        resolved = default if arch_name is None else resolved_under(catalog.resolve(arch_name), cuda)
         result = occupancy(resolved.arch, config)
         document = resolved_document(resolved, result, findings_of(resolved, result, selection))
         return to_line(document) + "\n", result.launchable
@@ -63,7 +65,7 @@ def run_batch(lines, out, default=None, selection=None) -> int:
             code, message = "bad-json", f"not JSON: {exc.msg}"
         except RecursionError:
             code, message = "bad-json", "not JSON: nested too deeply"
-        except (InputError, UnknownArchError) as exc:
+        except (InputError, UnknownArchError, UnknownReleaseError) as exc:
             code, message = "bad-input", str(exc)
         else:
             write(text)

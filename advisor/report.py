@@ -47,6 +47,7 @@ def occupancy_document(result: Occupancy, dims: tuple = (), arch_note: str | Non
         "schema_version": SCHEMA_VERSION,
         "arch": arch.sm,
         "compute_capability": arch.cc,
+        "cuda_release": arch.cuda_release,
         "arch_note": arch_note,
         "product": product,
         "input": {
@@ -58,6 +59,7 @@ def occupancy_document(result: Occupancy, dims: tuple = (), arch_note: str | Non
             "carveout": _CARVEOUT_LABEL.get(kernel.carveout, kernel.carveout),
             "opt_in": kernel.opt_in,
             "barriers": kernel.barriers,
+            "virtual_resources": kernel.virtual_resources,
             "max_threads_per_block": kernel.max_threads_per_block,
         },
         "active_blocks_per_sm": result.active_blocks_per_sm,

@@ -91,8 +91,20 @@ def usage_error_text(exc: click.UsageError) -> str:
     return f"{text} (see '{command} --help')"
 
 
-def resolve_arch(arch: str, spec_file: str | None = None):
-    """--arch (and --spec-file) -> Resolved, or BadInput."""
+def resolve_arch(arch: str, spec_file: str | None = None, cuda: str | None = None):
+    """--arch (and --spec-file, --cuda) -> Resolved, or BadInput."""
+    resolved = _resolve_arch(arch, spec_file)
+    if cuda is None:
+        return resolved
+    from tuneadvise.specs.releases import UnknownReleaseError, resolved_under
+
+    try:
+        return resolved_under(resolved, cuda)
+    except UnknownReleaseError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def _resolve_arch(arch: str, spec_file: str | None = None):
     from tuneadvise.specs.catalog import UnknownArchError, load_user_spec, shipped_catalog
 
     if spec_file:

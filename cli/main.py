@@ -16,6 +16,7 @@ import sys
 import click
 
 from tuneadvise.cli.version import __version__
+from tuneadvise.specs.releases import DEFAULT_RELEASE
 
 # command name -> "module:function" under tuneadvise.cli
 COMMANDS = {
@@ -158,7 +159,8 @@ def _internal(exc: BaseException, debug: bool) -> int:
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="tuneadvise")
+@click.version_option(__version__, prog_name="tuneadvise",
+                      message=f"%(prog)s, version %(version)s (occupancy exact to cuda_occupancy.h of CUDA {DEFAULT_RELEASE})")
 @click.option("--debug", is_flag=True, expose_value=False, help="Show the traceback of an internal error.")
 def cli():
     """Occupancy and tuning advisor for CUDA kernels.

@@ -11,7 +11,15 @@ import click
 
 from tuneadvise.advisor.launch import KEYS
 from tuneadvise.cli.common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, emit_json, resolve_arch
-from tuneadvise.cli.options import arch_option, format_option, ignore_option, launch_config, launch_options, select_option
+from tuneadvise.cli.options import (
+    arch_option,
+    cuda_option,
+    format_option,
+    ignore_option,
+    launch_config,
+    launch_options,
+    select_option,
+)
 
 FORMATS = ("table", "json", "jsonl")
 
@@ -20,6 +28,7 @@ FORMATS = ("table", "json", "jsonl")
 @arch_option()
 @launch_options(KEYS)
 @click.option("--spec-file", type=click.Path(dir_okay=False), help="Use a validated spec file of your own.")
+@cuda_option()
 @click.option("--batch", type=click.File("r"), help="JSON Lines of configurations ('-' for stdin); the output is JSON Lines.")
 @format_option(FORMATS)
 @select_option()
@@ -29,7 +38,7 @@ FORMATS = ("table", "json", "jsonl")
 @click.option("--plot", type=click.Path(dir_okay=False),
               help="Write the three occupancy graphs to FILE.png, .svg or .pdf (needs the 'plot' extra).")
 @click.pass_context
-def occupancy(ctx, arch, spec_file, batch, fmt, select, ignore, graphs, plot, **launch):
+def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, plot, **launch):
     """Theoretical occupancy per SM, the limiting resources, and launch failures.
 
     \b
@@ -52,8 +61,10 @@ def occupancy(ctx, arch, spec_file, batch, fmt, select, ignore, graphs, plot, **
 
         from tuneadvise.advisor.batch import run_batch
 
-        default = resolve_arch(arch, spec_file) if (arch or spec_file) else None
-        ctx.exit(run_batch(batch, sys.stdout, default=default, selection=selection))
+        if cuda is not None:
+            resolve_arch("sm_90", None, cuda)  # an unknown release is bad input before any line
+        default = resolve_arch(arch, spec_file, cuda) if (arch or spec_file) else None
+        ctx.exit(run_batch(batch, sys.stdout, default=default, selection=selection, cuda=cuda))
     missing = [name for name, value in (("--arch", arch), ("--registers", launch["registers"]),
                                         ("--block-size", launch["block_size"]))
                if value is None and not (name == "--arch" and spec_file)]
@@ -63,7 +74,7 @@ def occupancy(ctx, arch, spec_file, batch, fmt, select, ignore, graphs, plot, **
         from tuneadvise.cli.plots import plot_format
 
         plot_format(plot)  # a bad path fails before any work
-    resolved = resolve_arch(arch, spec_file)
+    resolved = resolve_arch(arch, spec_file, cuda)
     config = launch_config(launch)
     result = compute(resolved.arch, config)
     findings = _findings(resolved, result, selection)

@@ -146,6 +146,15 @@ def arch_option(help: str = ARCH_HELP, **settings):
     return click.option("--arch", "-a", help=help, shell_complete=complete_arch, **settings)
 
 
+def cuda_option(**settings):
+    """--cuda: the cuda_occupancy.h release the engine follows (default: the newest it is exact to)."""
+    from tuneadvise.specs.releases import DEFAULT_RELEASE
+
+    return click.option("--cuda", metavar="RELEASE", help=(
+        f"Answer as cuda_occupancy.h of this CUDA release does (default {DEFAULT_RELEASE}; "
+        "'tuneadvise specs show ARCH' lists how releases differ)."), **settings)
+
+
 def select_option(**settings):
     return click.option("--select", metavar="CODES", shell_complete=complete_rule_codes,
                         help="Only these finding codes or prefixes (comma-separated).", **settings)

@@ -28,6 +28,8 @@ _ROWS = (
     ("shared_memory", "Shared memory", lambda r: f"{r.allocated_shared_mem_per_block:,} B",
      lambda r: f"{r.shared_mem_config:,} B" if r.shared_mem_config is not None else "-"),
     ("blocks", "Blocks", lambda r: plural(1, "block"), lambda r: plural(r.arch.max_blocks_per_sm, "block")),
+    ("virtual_resources", "Virtual resources", lambda r: plural(r.kernel.virtual_resources, "resource"),
+     lambda r: plural(r.arch.virtual_resources_per_sm or 0, "resource")),
     ("barriers", "Barriers", lambda r: plural(r.kernel.barriers, "barrier"),
      lambda r: plural((r.arch.barriers_per_block_slot or 0) * r.arch.max_blocks_per_sm, "barrier")),
 )

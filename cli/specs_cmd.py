@@ -12,6 +12,7 @@ from tuneadvise.cli.common import BadInput, choose_format, console, emit_json, r
 
 def _arch_document(arch) -> dict:
     from tuneadvise.specs.catalog import ARCH_BEHAVIOUR_FIELDS, ARCH_INT_FIELDS, ARCH_OPTIONAL_INT_FIELDS, describe_source
+    from tuneadvise.specs.releases import differences_of, release
 
     values = {}
     for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS + ("shared_mem_configs",) + ARCH_BEHAVIOUR_FIELDS:
@@ -20,13 +21,19 @@ def _arch_document(arch) -> dict:
             continue
         ref = arch.source_of(key)
         values[key] = {"value": list(value) if isinstance(value, tuple) else value, "source": ref,
-                       "citation": describe_source(ref), "provenance": arch.provenance(key)}
+                       "citation": describe_source(ref), "provenance": arch.provenance(key),
+                       "unconfirmed": ref.partition("#")[0] == "unconfirmed"}
+    header = release(arch.cuda_release)
     return {
         "schema_version": SCHEMA_VERSION,
         "arch": arch.sm,
         "compute_capability": arch.cc,
         "family": arch.family,
         "names": list(arch.names),
+        "formerly": list(arch.formerly),
+        "cuda_release": arch.cuda_release,
+        "exact_to": f"cuda_occupancy.h of CUDA {header.cuda} ({header.wheel}, {header.member})",
+        "release_differences": differences_of(arch),
         "shared_mem_model": arch.shared_mem_model,
         "values": values,
         "disagreements": [
@@ -96,10 +103,12 @@ def specs(ctx, fmt):
 @specs.command("show")
 @click.argument("arch")
 @click.option("--spec-file", type=click.Path(dir_okay=False), help="Show an architecture from your own spec file.")
+@click.option("--cuda", metavar="RELEASE", help="Show the values as this cuda_occupancy.h release computes with them.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]))
-def show(arch, spec_file, fmt):
-    """One architecture: every value with its source, and where sources disagree."""
-    resolved = resolve_arch(arch, spec_file)
+def show(arch, spec_file, cuda, fmt):
+    """One architecture: every value with its source (unconfirmed ones marked), where sources
+    disagree, the cuda_occupancy.h release the engine is exact to and how other releases differ."""
+    resolved = resolve_arch(arch, spec_file, cuda)
     document = _arch_document(resolved.arch)
     if resolved.product:
         from tuneadvise.specs.catalog import describe_source
@@ -120,7 +129,9 @@ def show(arch, spec_file, fmt):
     out = console()
     if resolved.note:
         out.print(f"[dim]{resolved.note}[/]")
-    table = Table(title=f"{document['arch']} (compute capability {document['compute_capability']}, {document['family']})")
+    names = f"; also {', '.join(document['names'])}" if document["names"] else ""
+    table = Table(title=f"{document['arch']} (compute capability {document['compute_capability']}, "
+                        f"{document['family']}{names})")
     # Field names are typed (--format json keys, spec files): never cut; values wrap between
     # list items; citations wrap between words.
     table.add_column("Field", no_wrap=True, min_width=max(map(len, document["values"])))
@@ -132,8 +143,21 @@ def show(arch, spec_file, fmt):
             shown = "yes" if value else "no"
         else:
             shown = ", ".join(map(str, value)) if isinstance(value, list) else f"{value:,}"
-        table.add_row(key, shown, _readable(item["source"], item["citation"]))
+        mark = "* " if item["unconfirmed"] else ""
+        table.add_row(f"{mark}{key}", shown, _readable(item["source"], item["citation"]))
     out.print(table)
+    if any(item["unconfirmed"] for item in document["values"].values()):
+        out.print("* unconfirmed: no primary source gives this value (see its source column for where it comes from)")
+    for old in document["formerly"]:
+        out.print(f"Formerly compute capability {old}: CUDA 13 renamed it to {document['compute_capability']}; "
+                  f"sm_{old.replace('.', '')} is accepted as a name.")
+    out.print(f"Exact to {document['exact_to']}.")
+    for d in document["release_differences"]:
+        if d["field"] is None:
+            out.print(f"CUDA {d['cuda']}: {d['why']}")
+        else:
+            out.print(f"CUDA {d['cuda']} differs: {d['field']} = {d['value']} there, {d['value_here']} here "
+                      f"({d['function']}). {d['why']}")
     if "product" in document:
         ptable = Table(title=document["product"]["title"])
         ptable.add_column("Field", no_wrap=True, min_width=max(map(len, document["product"]["values"]), default=0))

@@ -11,9 +11,9 @@ import click
 
 from tuneadvise.advisor.report import SCHEMA_VERSION
 from tuneadvise.cli.common import EXIT_FINDINGS, BadInput, choose_format, console, emit_json, resolve_arch
-from tuneadvise.cli.options import arch_option, format_option, launch_config, launch_options
+from tuneadvise.cli.options import arch_option, cuda_option, format_option, launch_config, launch_options
 
-SUGGEST_KEYS = ("registers", "shared_mem", "dynamic_shared_mem", "carveout", "opt_in", "barriers",
+SUGGEST_KEYS = ("registers", "shared_mem", "dynamic_shared_mem", "carveout", "opt_in", "barriers", "virtual_resources",
                 "max_threads_per_block", "grid_size", "sm_count")
 
 
@@ -30,9 +30,10 @@ SUGGEST_KEYS = ("registers", "shared_mem", "dynamic_shared_mem", "carveout", "op
 @click.option("--dynamic-shared-mem-base", metavar="BYTES", show_default="0",
               help="Constant part added to the per-thread amount.")
 @click.option("--spec-file", type=click.Path(dir_okay=False), help="Use a validated spec file of your own.")
+@cuda_option()
 @format_option()
 @click.pass_context
-def suggest(ctx, arch, dynamic_shared_mem_per_thread, dynamic_shared_mem_base, spec_file, fmt, **launch):
+def suggest(ctx, arch, dynamic_shared_mem_per_thread, dynamic_shared_mem_base, spec_file, cuda, fmt, **launch):
     """Block size with the highest occupancy and the minimum grid that fills the device.
 
     \b
@@ -53,7 +54,7 @@ def suggest(ctx, arch, dynamic_shared_mem_per_thread, dynamic_shared_mem_base, s
         raise BadInput("--registers: required (see 'tuneadvise suggest --help')")
     if launch["dynamic_shared_mem"] is not None and dynamic_shared_mem_per_thread is not None:
         raise BadInput("--dynamic-shared-mem: give either a fixed size or --dynamic-shared-mem-per-thread, not both")
-    resolved = resolve_arch(arch, spec_file)
+    resolved = resolve_arch(arch, spec_file, cuda)
     # The block size is chosen below; 32 only completes the configuration.
     kernel = launch_config({**launch, "dynamic_shared_mem": None}, block_size=32)
     try:

@@ -83,6 +83,13 @@ def under_release(arch, cuda: str | None):
     return arch._replace(cuda_release=chosen.cuda, sources=FrozenMap(sources), **changes)
 
 
+def resolved_under(resolved, cuda: str | None):
+    """A catalog's Resolved (--arch) with its architecture as the `cuda` release computes it."""
+    if cuda is None:
+        return resolved
+    return resolved._replace(arch=under_release(resolved.arch, cuda))
+
+
 def header_cc(arch, cuda: str | None = None) -> tuple[int, int]:
     """The (major, minor) the release's header knows `arch` by (Thor: 10.1 before CUDA 13)."""
     cc = release(cuda).known_as.get(arch.cc, arch.cc)

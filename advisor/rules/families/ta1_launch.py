@@ -76,3 +76,16 @@ TA107 = rule(
     trigger={"arch": "turing", "registers": 32, "block_size": 256, "dynamic_shared_mem": "80K", "opt_in": True},
     clean={"arch": "turing", "registers": 32, "block_size": 256, "dynamic_shared_mem": "64K", "opt_in": True},
 )(_engine_error("shared-mem-per-block"))
+
+TA108 = rule(
+    code="TA108", name="virtual-resources", severity="error", source="occ-h#cudaOccMaxBlocksPerSMVirtualResource",
+    summary="More virtual resources per block than an SM has",
+    explanation="""CUDA 13's occupancy calculator adds a sixth limit: a kernel's virtual-resource count
+    (cudaOccFuncAttributes.virtualResourceCount) against 128 per SM on compute capability 10.x, 11.x and 12.x,
+    so at most 128 / count blocks reside per SM; a count of 0 does not limit, and a count over 128 leaves no
+    block resident. No compiler output (ptxas, cuobjdump) reports the count today: give it with
+    --virtual-resources (batch and lint configs: "virtual_resources") when you know it. CUDA 12.9's
+    calculator has no such limit (--cuda 12.9).""",
+    trigger={"arch": "blackwell", "registers": 32, "block_size": 128, "virtual_resources": 129},
+    clean={"arch": "blackwell", "registers": 32, "block_size": 128, "virtual_resources": 128},
+)(_engine_error("virtual-resources"))

@@ -52,13 +52,14 @@ def _block_size_advice(result: Occupancy, limiter: str) -> str:
             f"{count(result.warps_per_block, 'warp')} per SM")
 
 
-def _barriers_advice(result: Occupancy) -> str | None:
-    # Advise fewer barriers only where the engine shows that alone gains a block.
+def _fewer_advice(result: Occupancy, field: str, label: str) -> str | None:
+    # Advise a smaller count (barriers, virtual resources) only where the engine shows that alone gains a block.
     kernel = result.kernel
-    for fewer in range(kernel.barriers - 1, -1, -1):
-        gained = occupancy(result.arch, kernel.replace(barriers=fewer))
+    current = getattr(kernel, field)
+    for fewer in range(current - 1, -1, -1):
+        gained = occupancy(result.arch, kernel.replace(**{field: fewer}))
         if gained.active_blocks_per_sm > result.active_blocks_per_sm:
-            return (f"barriers: {kernel.barriers} -> {fewer} per block gives {per_sm(gained.active_blocks_per_sm)}, "
+            return (f"{label}: {current} -> {fewer} per block gives {per_sm(gained.active_blocks_per_sm)}, "
                     f"{pct(result.occupancy)} -> {pct(gained.occupancy)}")
     return None
 
@@ -68,8 +69,9 @@ def _barriers_advice(result: Occupancy) -> str | None:
     summary="What limits occupancy, and the smallest change that lifts it",
     explanation="""Names every resource whose limit equals the resident block count (ties included) and, for
     each, the next occupancy step: the register count that fits one more block (reach it with
-    __launch_bounds__(threads, minBlocks) or -maxrregcount), the shared-memory bytes to shave, or the carveout to
-    request.""",
+    __launch_bounds__(threads, minBlocks) or -maxrregcount), the shared-memory bytes to shave, the carveout to
+    request, or the barrier or virtual-resource count (CUDA 13: 128 per SM on 10.x-12.x) that fits one more
+    block.""",
     trigger={"arch": "volta", "registers": 64, "block_size": 256},
     clean={"arch": "volta", "registers": 32, "block_size": 256},
 )
@@ -85,8 +87,8 @@ def occupancy_limiter(result: Occupancy, params: dict):
             parts += _shared_mem_advice(result, details)
         elif limiter in ("warps", "blocks"):
             parts.append(_block_size_advice(result, limiter))
-        elif limiter == "barriers":
-            advice = _barriers_advice(result)
+        elif limiter in ("barriers", "virtual_resources"):
+            advice = _fewer_advice(result, limiter, limiter.replace("_", " "))
             if advice is not None:
                 parts.append(advice)
     yield (f"occupancy {pct(result.occupancy)} ({result.active_warps_per_sm}/{result.max_warps_per_sm} warps) "
