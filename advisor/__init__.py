@@ -10,17 +10,37 @@ Everything here works without a GPU and without the command line.
 
 from __future__ import annotations
 
-from tuneadvise.advisor.engine.occupancy import LaunchError, Occupancy, occupancy
+from tuneadvise.advisor.engine.occupancy import DynamicSharedMemBudget, LaunchError, Occupancy, occupancy
 from tuneadvise.advisor.inputs import InputError
 from tuneadvise.advisor.launch import LaunchConfig
 
-__all__ = ["LaunchConfig", "LaunchError", "Occupancy", "InputError", "analyze", "occupancy"]
+__all__ = ["DynamicSharedMemBudget", "LaunchConfig", "LaunchError", "Occupancy", "InputError", "analyze",
+           "max_dynamic_smem", "occupancy"]
 
 
-def analyze(arch, **values) -> Occupancy:
-    """Occupancy from user-style values: `arch` by any accepted name (or an Arch), the rest
-    any LaunchConfig keys (registers, block_size, shared_mem, ...), sizes as 12288 or '12K'."""
+def _arch(arch, cuda: str | None):
     from tuneadvise.specs.catalog import shipped_catalog
+    from tuneadvise.specs.releases import under_release
 
     resolved = arch if hasattr(arch, "max_warps_per_sm") else shipped_catalog().resolve(arch).arch
-    return occupancy(resolved, LaunchConfig.from_mapping(values))
+    return under_release(resolved, cuda)
+
+
+def analyze(arch, cuda: str | None = None, **values) -> Occupancy:
+    """Occupancy from user-style values: `arch` by any accepted name (or an Arch), the rest
+    any LaunchConfig keys (registers, block_size, shared_mem, ...), sizes as 12288 or '12K';
+    `cuda`: the cuda_occupancy.h release to follow (default: the newest the engine is exact to)."""
+    return occupancy(_arch(arch, cuda), LaunchConfig.from_mapping(values))
+
+
+def max_dynamic_smem(arch, blocks_per_sm: int, cuda: str | None = None, **values) -> DynamicSharedMemBudget:
+    """The most dynamic shared memory per block that keeps `blocks_per_sm` blocks per SM, as
+    cudaOccAvailableDynamicSMemPerBlock computes it, with the limiter that binds:
+
+        >>> budget = max_dynamic_smem("h100-sxm", 2, registers=32, block_size=256, opt_in=True)
+        >>> budget.max_dynamic_shared_mem, budget.limiter
+        (115712, 'shared_memory')
+    """
+    from tuneadvise.advisor.engine.occupancy import max_dynamic_shared_mem
+
+    return max_dynamic_shared_mem(_arch(arch, cuda), LaunchConfig.from_mapping(values), blocks_per_sm)

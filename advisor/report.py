@@ -83,6 +83,37 @@ def occupancy_document(result: Occupancy, dims: tuple = (), arch_note: str | Non
     }
 
 
+def budget_document(resolved, budget) -> dict:
+    """The document of `max-dynamic-smem` (a DynamicSharedMemBudget on a resolved --arch)."""
+    arch, kernel = budget.arch, budget.kernel
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "arch": arch.sm,
+        "compute_capability": arch.cc,
+        "cuda_release": arch.cuda_release,
+        "arch_note": resolved.note,
+        "product": resolved.product.name if resolved.product else None,
+        "input": {
+            "registers": kernel.registers,
+            "block_size": kernel.block_size,
+            "block_dims": list(kernel.dims),
+            "shared_mem": kernel.static_shared_mem,
+            "carveout": _CARVEOUT_LABEL.get(kernel.carveout, kernel.carveout),
+            "opt_in": kernel.opt_in,
+            "barriers": kernel.barriers,
+            "virtual_resources": kernel.virtual_resources,
+            "max_threads_per_block": kernel.max_threads_per_block,
+            "blocks_per_sm": budget.blocks_per_sm,
+        },
+        "max_dynamic_shared_mem": budget.max_dynamic_shared_mem,
+        "limiter": budget.limiter,
+        "blocks_per_sm_without_dynamic": budget.blocks_without_dynamic,
+        "blocks_per_sm_at_max": budget.blocks_at_max,
+        "errors": [{"code": e.code, "field": e.field, "message": e.message} for e in budget.errors],
+        "provenance": {"max_dynamic_shared_mem": "model", "blocks_per_sm_at_max": "model"},
+    }
+
+
 def resolved_document(resolved, result: Occupancy, findings: list | None = None) -> dict:
     """occupancy_document for a result on a resolved --arch (or a batch line's "arch")."""
     product = resolved.product.name if resolved.product else None

@@ -22,6 +22,7 @@ from tuneadvise.specs.releases import DEFAULT_RELEASE
 COMMANDS = {
     "occupancy": "occupancy_cmd:occupancy",
     "suggest": "suggest_cmd:suggest",
+    "max-dynamic-smem": "max_dynamic_smem_cmd:max_dynamic_smem",
     "specs": "specs_cmd:specs",
     "rules": "rules_cmd:rules",
     "explain": "rules_cmd:explain",

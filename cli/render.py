@@ -35,6 +35,15 @@ _ROWS = (
 )
 
 
+def dynamic_budget(result):
+    """max_dynamic_shared_mem at the result's own blocks per SM (None when it cannot launch)."""
+    if not result.launchable or not result.active_blocks_per_sm:
+        return None
+    from tuneadvise.advisor.engine.occupancy import max_dynamic_shared_mem
+
+    return max_dynamic_shared_mem(result.arch, result.kernel, result.active_blocks_per_sm)
+
+
 def render_findings(out, findings: list) -> None:
     from rich.markup import escape
     from rich.table import Table
@@ -82,6 +91,10 @@ def render_occupancy(resolved, result, dims, findings, curves=None) -> None:
     if result.launchable:
         out.print(f"[bold]Occupancy: {plural(result.active_blocks_per_sm, 'block')}/SM, {result.active_warps_per_sm}/"
                   f"{plural(result.max_warps_per_sm, 'warp')} per SM = {percent(result.occupancy)}[/] [dim](model)[/]")
+        budget = dynamic_budget(result)
+        if budget is not None and budget.keeps_blocks:
+            out.print(f"What if: up to {budget.max_dynamic_shared_mem:,} B of dynamic shared memory keep "
+                      f"{plural(budget.blocks_per_sm, 'block')}/SM [dim](cudaOccAvailableDynamicSMemPerBlock)[/]")
     for error in result.errors:
         out.print(f"[bold red]cannot launch:[/] {escape(error.message)}")
     for note in result.notes:

@@ -152,8 +152,8 @@ def test_a_batch_line_is_the_single_query_byte_for_byte(values, selection):
 
 def test_batch_lines_carry_findings_and_every_key():
     values = {"arch": "h100-sxm", "registers": 64, "block_size": [16, 16], "shared_mem": "12K", "dynamic_shared_mem": 0,
-              "carveout": 50, "opt_in": False, "barriers": 1, "max_threads_per_block": 256, "grid_size": 200,
-              "sm_count": 132, "cluster_size": 2, "compiled_for": "sm_90", "spill_stores": 64, "spill_loads": 64,
+              "carveout": 50, "opt_in": False, "barriers": 1, "virtual_resources": 4, "max_threads_per_block": 256,
+              "grid_size": 200, "sm_count": 132, "cluster_size": 2, "compiled_for": "sm_90", "spill_stores": 64, "spill_loads": 64,
               "stack_frame": 128}
     assert set(values) == launch.KEYS | {"arch"}
     result = CliRunner().invoke(cli, ["occupancy", "--batch", "-"], input=json.dumps(values) + "\n")

@@ -208,10 +208,12 @@ def test_version_is_the_installed_packages():
     from importlib.metadata import version
 
     from tuneadvise.cli.version import __version__
+    from tuneadvise.specs.releases import DEFAULT_RELEASE
 
     assert version("tuneadvise") == __version__
     result = CliRunner().invoke(cli, ["--version"])
-    assert result.exit_code == 0 and result.output == f"tuneadvise, version {__version__}\n"
+    assert result.exit_code == 0 and result.output == (
+        f"tuneadvise, version {__version__} (occupancy exact to cuda_occupancy.h of CUDA {DEFAULT_RELEASE})\n")
 
 
 # --------------------------------------------------------------------------

@@ -216,6 +216,13 @@ class DynamicSharedMemBudget(NamedTuple):
     #               keeps fewer blocks resident even without dynamic shared memory
     blocks_without_dynamic: int  # blocks per SM with no dynamic shared memory
     errors: list  # LaunchError, when the kernel cannot launch even without dynamic shared memory
+    blocks_at_max: int | None  # blocks per SM the engine gives with max_dynamic_shared_mem bytes
+
+    @property
+    def keeps_blocks(self) -> bool:
+        """Whether the header's answer really keeps `blocks_per_sm` blocks by the occupancy
+        calculation: not always (on 3.x preferring L1 its size_t subtraction can wrap)."""
+        return self.blocks_at_max is not None and self.blocks_at_max >= self.blocks_per_sm
 
 
 BUDGET_LIMITERS = ("shared_memory", "shared_mem_per_block", "max_dynamic")
@@ -235,7 +242,9 @@ def max_dynamic_shared_mem(arch: Arch, kernel: LaunchConfig, blocks_per_sm: int)
     if result.errors or result.active_blocks_per_sm < blocks_per_sm:
         limiter = result.errors[0].code if result.errors else result.limiters[0]
         return DynamicSharedMemBudget(arch, base, blocks_per_sm, None, limiter, result.active_blocks_per_sm,
-                                      result.errors)
+                                      result.errors, None)
     available, limiter = _available_dynamic_shared_mem(arch, kernel.static_shared_mem, kernel.carveout, kernel.opt_in,
                                                        blocks_per_sm)
-    return DynamicSharedMemBudget(arch, base, blocks_per_sm, available, limiter, result.active_blocks_per_sm, [])
+    at_max = occupancy(arch, base._replace(dynamic_shared_mem=available)).active_blocks_per_sm
+    return DynamicSharedMemBudget(arch, base, blocks_per_sm, available, limiter, result.active_blocks_per_sm, [],
+                                  at_max)

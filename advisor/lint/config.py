@@ -84,7 +84,8 @@ class _Strict(BaseModel):
 # value is validated by FIELDS' parser (so a config accepts exactly what
 # `occupancy` options and batch lines accept), and the lint builds the kernel's
 # LaunchConfig from the user's values with LaunchConfig.from_mapping.
-LAUNCH_KEYS = ("block_size", "dynamic_shared_mem", "carveout", "opt_in", "grid_size", "max_threads_per_block")
+LAUNCH_KEYS = ("block_size", "dynamic_shared_mem", "carveout", "opt_in", "grid_size", "max_threads_per_block",
+               "virtual_resources")
 FIGURE_KEYS = ("registers", "shared_mem", "barriers", "spill_stores", "spill_loads", "stack_frame")
 
 # The JSON Schema of a value each parser accepts (the printed schema; the parser has the last word).

@@ -40,7 +40,7 @@ _OCCUPANCY = {
                  "max_warps_per_sm", "occupancy", "limiters", "launchable", "errors"],
     "properties": {
         "occupancy": {"type": "number", "minimum": 0, "maximum": 1},
-        "limiters": {"type": "array", "items": {"enum": ["warps", "registers", "shared_memory", "blocks", "barriers"]}},
+        "limiters": {"type": "array", "items": {"enum": ["warps", "registers", "shared_memory", "blocks", "virtual_resources", "barriers"]}},
         "launchable": {"type": "boolean"},
     },
 }

@@ -1,0 +1,90 @@
+"""`tuneadvise max-dynamic-smem`: the most dynamic shared memory per block that keeps N blocks
+resident per SM, as cudaOccAvailableDynamicSMemPerBlock computes it, and what bounds it.
+
+The launch options come from advisor/launch.FIELDS (cli/options.py), as for `occupancy`;
+the dynamic shared memory is what this command answers, so it takes none.
+"""
+
+from __future__ import annotations
+
+import click
+
+from tuneadvise.cli.common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, console, emit_json, resolve_arch
+from tuneadvise.cli.options import arch_option, cuda_option, format_option, launch_config, launch_options
+
+BUDGET_KEYS = ("registers", "block_size", "shared_mem", "carveout", "opt_in", "barriers", "virtual_resources",
+               "max_threads_per_block")
+MAX_BLOCKS_ASKED = 1024  # far above any architecture's blocks per SM (32)
+
+LIMITER_WORDS = {
+    "shared_memory": "the SM's shared memory split among the blocks",
+    "shared_mem_per_block": "the per-block shared-memory limit",
+    "max_dynamic": "the kernel's maximum dynamic shared memory (cudaFuncAttributeMaxDynamicSharedMemorySize)",
+}
+
+
+@click.command("max-dynamic-smem")
+@arch_option()
+@launch_options(BUDGET_KEYS)
+@click.option("--blocks-per-sm", "-n", metavar="N", help="Blocks that must stay resident per SM (1 or more).")
+@click.option("--spec-file", type=click.Path(dir_okay=False), help="Use a validated spec file of your own.")
+@cuda_option()
+@format_option()
+@click.pass_context
+def max_dynamic_smem(ctx, arch, blocks_per_sm, spec_file, cuda, fmt, **launch):
+    """Most dynamic shared memory per block that keeps N blocks per SM, and the limiter that binds.
+
+    \b
+    Example:
+      tuneadvise max-dynamic-smem --arch h100-sxm --registers 32 --block-size 256 --blocks-per-sm 2 --opt-in
+    \b
+    Exit codes: 0 answered; 1 N blocks cannot reside even without dynamic shared memory; 2 bad input.
+    """
+    from tuneadvise.advisor.engine.occupancy import max_dynamic_shared_mem
+    from tuneadvise.advisor.inputs import InputError, parse_int
+    from tuneadvise.advisor.report import budget_document
+
+    missing = [name for name, value in (("--arch", arch), ("--registers", launch["registers"]),
+                                        ("--block-size", launch["block_size"]), ("--blocks-per-sm", blocks_per_sm))
+               if value is None and not (name == "--arch" and spec_file)]
+    if missing:
+        raise BadInput(f"{', '.join(missing)}: required (see 'tuneadvise max-dynamic-smem --help')")
+    try:
+        blocks = parse_int(blocks_per_sm, "blocks_per_sm", 1, MAX_BLOCKS_ASKED)
+    except InputError as exc:
+        raise BadInput(exc.as_option()) from None
+    resolved = resolve_arch(arch, spec_file, cuda)
+    budget = max_dynamic_shared_mem(resolved.arch, launch_config(launch), blocks)
+    document = budget_document(resolved, budget)
+    if choose_format(fmt) == "json":
+        emit_json(document)
+    else:
+        _render(resolved, budget)
+    ctx.exit(EXIT_OK if budget.max_dynamic_shared_mem is not None else EXIT_FINDINGS)
+
+
+def _render(resolved, budget) -> None:
+    from rich.markup import escape
+
+    from tuneadvise.cli.render import plural
+
+    out = console()
+    arch, kernel = budget.arch, budget.kernel
+    if resolved.note:
+        out.print(f"[dim]{escape(resolved.note)}[/]")
+    where = resolved.product.title if resolved.product else f"{arch.sm} (compute capability {arch.cc}, {arch.family})"
+    out.print(f"{escape(where)}, as cuda_occupancy.h of CUDA {arch.cuda_release} computes it")
+    out.print(f"Input: {plural(kernel.registers, 'register')}/thread, {plural(kernel.block_size, 'thread')}/block, "
+              f"{kernel.static_shared_mem:,} B static shared memory{', opt-in' if kernel.opt_in else ''}")
+    wanted = plural(budget.blocks_per_sm, "block")
+    if budget.max_dynamic_shared_mem is None:
+        reason = budget.errors[0].message if budget.errors else (
+            f"{budget.limiter} allow only {plural(budget.blocks_without_dynamic, 'block')}/SM")
+        out.print(f"[bold red]{wanted}/SM cannot reside[/] even without dynamic shared memory: {escape(reason)}")
+        return
+    out.print(f"[bold]Up to {budget.max_dynamic_shared_mem:,} B of dynamic shared memory per block keep {wanted}/SM[/] "
+              f"(bound by {LIMITER_WORDS[budget.limiter]})")
+    if not budget.keeps_blocks:
+        out.print(f"[yellow]note:[/] with that much the occupancy calculation gives "
+                  f"{plural(budget.blocks_at_max, 'block')}/SM: cuda_occupancy.h's subtraction wraps when the static "
+                  "and reserved shared memory exceed the SM's share per block")
