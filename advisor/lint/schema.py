@@ -6,6 +6,7 @@ replaced by `spill_stores` and `spill_loads`, beside `stack_frame`; the
 summary adds `failing_kernels`, `config` (the config file used) and `warnings`
 (config entries that matched nothing)."""
 
+from tuneadvise.advisor.engine.limits import LIMITERS
 from tuneadvise.advisor.lint.document import SCHEMA_VERSION
 
 _NULLABLE_INT = {"type": ["integer", "null"]}
@@ -40,7 +41,7 @@ _OCCUPANCY = {
                  "max_warps_per_sm", "occupancy", "limiters", "launchable", "errors"],
     "properties": {
         "occupancy": {"type": "number", "minimum": 0, "maximum": 1},
-        "limiters": {"type": "array", "items": {"enum": ["warps", "registers", "shared_memory", "blocks", "virtual_resources", "barriers"]}},
+        "limiters": {"type": "array", "items": {"enum": list(LIMITERS)}},
         "launchable": {"type": "boolean"},
     },
 }
