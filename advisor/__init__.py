@@ -14,6 +14,8 @@ from tuneadvise.advisor.engine.occupancy import DynamicSharedMemBudget, LaunchEr
 from tuneadvise.advisor.inputs import InputError
 from tuneadvise.advisor.launch import LaunchConfig
 
+MAX_BLOCKS_ASKED = 1024  # blocks per SM a budget may ask for: far above any architecture's (32)
+
 __all__ = ["DynamicSharedMemBudget", "LaunchConfig", "LaunchError", "Occupancy", "InputError", "analyze",
            "max_dynamic_smem", "occupancy"]
 
@@ -42,5 +44,7 @@ def max_dynamic_smem(arch, blocks_per_sm: int, cuda: str | None = None, **values
         (115712, 'shared_memory')
     """
     from tuneadvise.advisor.engine.occupancy import max_dynamic_shared_mem
+    from tuneadvise.advisor.inputs import parse_int
 
-    return max_dynamic_shared_mem(_arch(arch, cuda), LaunchConfig.from_mapping(values), blocks_per_sm)
+    blocks = parse_int(blocks_per_sm, "blocks_per_sm", 1, MAX_BLOCKS_ASKED)
+    return max_dynamic_shared_mem(_arch(arch, cuda), LaunchConfig.from_mapping(values), blocks)

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import click
 
+from tuneadvise.advisor import MAX_BLOCKS_ASKED
 from tuneadvise.cli.common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, console, emit_json, resolve_arch
 from tuneadvise.cli.options import arch_option, cuda_option, format_option, launch_config, launch_options
 
 BUDGET_KEYS = ("registers", "block_size", "shared_mem", "carveout", "opt_in", "barriers", "virtual_resources",
                "max_threads_per_block")
-MAX_BLOCKS_ASKED = 1024  # far above any architecture's blocks per SM (32)
 
 LIMITER_WORDS = {
     "shared_memory": "the SM's shared memory split among the blocks",

@@ -237,6 +237,8 @@ def max_dynamic_shared_mem(arch: Arch, kernel: LaunchConfig, blocks_per_sm: int)
     per-block limit does, "max_dynamic" when the kernel's maximum dynamic size does (the per-block
     or opt-in limit less the static part). When even no dynamic shared memory keeps that many
     blocks, the answer is None and the limiter is the resource that holds the count lower."""
+    if blocks_per_sm < 1:  # the header answers CUDA_OCC_ERROR_INVALID_INPUT
+        raise ValueError(f"blocks_per_sm must be 1 or more, got {blocks_per_sm}")
     base = kernel._replace(dynamic_shared_mem=0)
     result = occupancy(arch, base)
     if result.errors or result.active_blocks_per_sm < blocks_per_sm:
