@@ -66,8 +66,11 @@ def specs(ctx, fmt):
     catalog = shipped_catalog()
     archs = catalog.sorted_archs()
     if choose_format(fmt) == "json":
+        from tuneadvise.specs.releases import DEFAULT_RELEASE
+
         emit_json({
             "schema_version": SCHEMA_VERSION,
+            "cuda_release": DEFAULT_RELEASE,
             "architectures": [{"arch": a.sm, "compute_capability": a.cc, "family": a.family, "names": list(a.names),
                                "cuda_occupancy_h": catalog.family_covered_by_header[a.family]} for a in archs],
             "families": {f: cc for f, (cc, _) in catalog.family_default.items()},

@@ -24,6 +24,7 @@ FROM_SHIPPED = (
     "barriers_per_block_slot", "max_cluster_size_portable", "max_cluster_size_nonportable",
     # How cuda_occupancy.h treats the compute capability: no device attribute reports it.
     "header_max_registers_per_thread", "shared_mem_opt_in", "reserved_shared_mem_in_block_limit",
+    "virtual_resources_per_sm",
 )
 MEASURED = {"memory_bandwidth_gbs": "dram_copy", "fp32_tflops": "fp32_fma", "fp64_tflops": "fp64_fma", "fp16_tflops": "fp16x2_fma"}
 

@@ -42,6 +42,9 @@ ARCH_BEHAVIOUR_FIELDS = (
     "shared_mem_opt_in",
     "reserved_shared_mem_in_block_limit",
 )
+# Optional values a user's spec file inherits from the shipped architecture of the same compute
+# capability when it leaves them out: what the header hard-codes and no device attribute reports.
+ARCH_INHERITED_OPTIONAL_FIELDS = ("virtual_resources_per_sm",)
 PRODUCT_NUMBER_FIELDS = (
     "sm_count",
     "base_clock_mhz",
@@ -214,6 +217,9 @@ def build_arch(family: str, defaults: dict, entry: dict, origin: str = "shipped"
         elif key in ARCH_BEHAVIOUR_FIELDS:
             if base is None:
                 raise ValueError(f"{entry['cc']}: {key} missing (no shipped architecture {entry['cc']} to take it from)")
+            kwargs[key] = getattr(base, key)
+            sources[key] = base.source_of(key)
+        elif key in ARCH_INHERITED_OPTIONAL_FIELDS and base is not None and getattr(base, key) is not None:
             kwargs[key] = getattr(base, key)
             sources[key] = base.source_of(key)
     disagreements = _disagreements(entry.get("disagreement", []), kwargs)

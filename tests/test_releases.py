@@ -82,6 +82,22 @@ def test_the_architectures_cuda_13_5_added_carry_the_headers_values(cc, blocks, 
     assert arch.source_of("max_warps_per_sm").startswith("unconfirmed#")
 
 
+def test_a_users_spec_file_inherits_the_virtual_resources_of_its_compute_capability(tmp_path):
+    shipped = CATALOG.archs["10.0"]
+    lines = ['family = "mine"', "[[arch]]", 'cc = "10.0"', 'shared_mem_model = "carveout"',
+             f'shared_mem_configs = {{ value = {list(shipped.shared_mem_configs)}, source = "user" }}']
+    for key in ("warp_size", "max_threads_per_block", "max_warps_per_sm", "max_blocks_per_sm", "registers_per_sm",
+                "registers_per_block", "max_registers_per_thread", "register_allocation_unit",
+                "warp_allocation_granularity", "shared_mem_per_sm", "shared_mem_per_block", "shared_mem_per_block_optin",
+                "reserved_shared_mem_per_block", "shared_mem_allocation_unit"):
+        lines.append(f'{key} = {{ value = {getattr(shipped, key)}, source = "user" }}')
+    spec = tmp_path / "mine.toml"
+    spec.write_text("\n".join(lines) + "\n")
+    doc = json.loads(run("occupancy", "--spec-file", str(spec), "-r", "32", "-b", "128", "--virtual-resources", "64",
+                         "--format", "json").output)
+    assert doc["active_blocks_per_sm"] == 2 and doc["limiters"] == ["virtual_resources"]
+
+
 def test_an_older_release_refuses_what_its_header_does_not_know():
     with pytest.raises(UnknownReleaseError, match="does not know compute capability 10.7"):
         under_release(CATALOG.archs["10.7"], "12.9")
@@ -107,6 +123,7 @@ def test_cuda_option_on_the_commands():
 
 def test_version_and_specs_show_name_the_release_and_list_differences():
     assert "cuda_occupancy.h of CUDA 13.5" in run("--version").output
+    assert json.loads(run("specs", "--format", "json").output)["cuda_release"] == "13.5"
     doc = json.loads(run("specs", "show", "sm_110", "--format", "json").output)
     assert doc["arch"] == "sm_110" and "thor" in doc["names"] and doc["formerly"] == ["10.1"]
     assert doc["cuda_release"] == "13.5" and "nvidia-cuda-runtime==13.5.37" in doc["exact_to"]
