@@ -188,6 +188,7 @@ def test_max_potential_block_size_matches_header(harness):
         best = max_potential_block_size(arch, kernel, LinearSharedMem(base, per_thread), sm_count=100)
         if (best.min_grid_size, best.block_size) != (min_grid, block):
             mismatches.append((arch.cc, kernel, base, per_thread, (best.min_grid_size, best.block_size), (min_grid, block)))
+    print(f"\ncuda_occupancy.h {cuda}: {len(cases)} block-size optimizer cases, {len(mismatches)} differ")
     assert not mismatches, f"{len(mismatches)} of {len(cases)} differ; first: {mismatches[:3]}"
     assert any(row[2] not in (0, 1024) for row in rows)
 

@@ -78,8 +78,10 @@ def test_the_architectures_cuda_13_5_added_carry_the_headers_values(cc, blocks, 
     assert arch.virtual_resources_per_sm == 128
     for key in ("max_blocks_per_sm", "barriers_per_block_slot", "shared_mem_configs", "virtual_resources_per_sm"):
         assert arch.source_of(key).startswith("occ-h#"), key
-    # What the header does not fix is marked unconfirmed, never attributed to another part's guide.
-    assert arch.source_of("max_warps_per_sm").startswith("unconfirmed#")
+    # What the header does not fix comes from NVIDIA's CCCL traits (Thor) or is marked unconfirmed,
+    # never attributed to another part's guide.
+    assert arch.source_of("max_warps_per_sm").startswith("cccl-arch-traits#" if cc == "11.0" else "unconfirmed#")
+    assert arch.source_of("l1_shared_total").startswith("unconfirmed#")
 
 
 def test_a_users_spec_file_inherits_the_virtual_resources_of_its_compute_capability(tmp_path):
@@ -127,14 +129,15 @@ def test_version_and_specs_show_name_the_release_and_list_differences():
     doc = json.loads(run("specs", "show", "sm_110", "--format", "json").output)
     assert doc["arch"] == "sm_110" and "thor" in doc["names"] and doc["formerly"] == ["10.1"]
     assert doc["cuda_release"] == "13.5" and "nvidia-cuda-runtime==13.5.37" in doc["exact_to"]
-    assert doc["values"]["max_warps_per_sm"]["unconfirmed"] and not doc["values"]["max_blocks_per_sm"]["unconfirmed"]
+    assert doc["values"]["l1_shared_total"]["unconfirmed"] and not doc["values"]["max_blocks_per_sm"]["unconfirmed"]
+    assert doc["values"]["max_warps_per_sm"]["value"] == 48  # 1536 threads per SM (NVIDIA's CCCL traits)
     assert {d["field"] for d in doc["release_differences"]} == {
         None, "virtual_resources_per_sm", "available_dynamic_subtracts_reserved"}
     b300 = json.loads(run("specs", "show", "sm_103", "--format", "json").output)
     [barriers] = [d for d in b300["release_differences"] if d["field"] == "barriers_per_block_slot"]
     assert (barriers["value"], barriers["value_here"], barriers["cuda"]) == (2, 1, "12.9")
     text = run("specs", "show", "thor", "--format", "table").output
-    assert "* max_warps_per_sm" in text and "unconfirmed" in text and "Exact to cuda_occupancy.h of CUDA 13.5" in text
+    assert "* l1_shared_total" in text and "unconfirmed" in text and "Exact to cuda_occupancy.h of CUDA 13.5" in text
     assert "knows compute capability 11.0 as 10.1" in text
 
 
