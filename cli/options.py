@@ -104,8 +104,11 @@ def arch_names(catalog=None) -> list[str]:
 
         catalog = shipped_catalog()
     names = set(catalog.family_default)
+    from tuneadvise.specs.names import former_spellings
+
     for arch in catalog.archs.values():
         names.update((arch.sm, arch.cc, *arch.names))
+        names.update(name for cc in arch.formerly for name in former_spellings(cc))
     for product in catalog.products.values():
         names.update((product.name, *product.names))
     return sorted(name.lower() for name in names)

@@ -109,6 +109,13 @@ def test_an_older_release_refuses_what_its_header_does_not_know():
     assert thor.virtual_resources_per_sm == 0 and thor.source_of("virtual_resources_per_sm").startswith("occ-h-12.9#")
 
 
+def test_explain_and_completion_know_the_new_names():
+    from tuneadvise.cli.options import arch_names
+
+    assert run("explain", "virtual_resources").output.startswith("TA108 virtual-resources (error)")
+    assert {"sm_110", "sm_101", "thor", "sm_107"} <= set(arch_names())
+
+
 def test_cuda_option_on_the_commands():
     single = json.loads(run("occupancy", "--arch", "sm_103", "-r", "32", "-b", "64", "--barriers", "2",
                             "--format", "json", "--cuda", "12.9").output)

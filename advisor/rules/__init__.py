@@ -192,7 +192,8 @@ def lookup(code_or_name: str) -> Rule | None:
     key = code_or_name.strip()
     if key.upper() in rules:
         return rules[key.upper()]
-    return next((r for r in rules.values() if r.name == key.lower()), None)
+    name = key.lower().replace("_", "-")  # a JSON spelling (virtual_resources) names the rule too
+    return next((r for r in rules.values() if r.name == name), None)
 
 
 class RuleSelection(NamedTuple):
