@@ -10,9 +10,11 @@ from tuneadvise.advisor.report import SCHEMA_VERSION
 from tuneadvise.cli.common import BadInput, choose_format, console, emit_json, resolve_arch
 
 
-def _arch_document(arch) -> dict:
+def _arch_document(arch, differences: list) -> dict:
+    """`differences`: how the releases' headers differ for this architecture (releases.differences_of
+    of the default release's Arch, whichever release `arch` follows)."""
     from tuneadvise.specs.catalog import ARCH_BEHAVIOUR_FIELDS, ARCH_INT_FIELDS, ARCH_OPTIONAL_INT_FIELDS, describe_source
-    from tuneadvise.specs.releases import differences_of, release
+    from tuneadvise.specs.releases import release
 
     values = {}
     for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS + ("shared_mem_configs",) + ARCH_BEHAVIOUR_FIELDS:
@@ -33,7 +35,7 @@ def _arch_document(arch) -> dict:
         "formerly": list(arch.formerly),
         "cuda_release": arch.cuda_release,
         "exact_to": f"cuda_occupancy.h of CUDA {header.cuda} ({header.wheel}, {header.member})",
-        "release_differences": differences_of(arch),
+        "release_differences": differences,
         "shared_mem_model": arch.shared_mem_model,
         "values": values,
         "disagreements": [
@@ -111,8 +113,10 @@ def specs(ctx, fmt):
 def show(arch, spec_file, cuda, fmt):
     """One architecture: every value with its source (unconfirmed ones marked), where sources
     disagree, the cuda_occupancy.h release the engine is exact to and how other releases differ."""
+    from tuneadvise.specs.releases import differences_of
+
     resolved = resolve_arch(arch, spec_file, cuda)
-    document = _arch_document(resolved.arch)
+    document = _arch_document(resolved.arch, differences_of(resolve_arch(arch, spec_file).arch))
     if resolved.product:
         from tuneadvise.specs.catalog import describe_source
 
@@ -154,13 +158,15 @@ def show(arch, spec_file, cuda, fmt):
     for old in document["formerly"]:
         out.print(f"Formerly compute capability {old}: CUDA 13 renamed it to {document['compute_capability']}; "
                   f"sm_{old.replace('.', '')} is accepted as a name.")
+    from tuneadvise.specs.releases import DEFAULT_RELEASE
+
     out.print(f"Exact to {document['exact_to']}.")
     for d in document["release_differences"]:
         if d["field"] is None:
             out.print(f"CUDA {d['cuda']}: {d['why']}")
         else:
-            out.print(f"CUDA {d['cuda']} differs: {d['field']} = {d['value']} there, {d['value_here']} here "
-                      f"({d['function']}). {d['why']}")
+            out.print(f"CUDA {d['cuda']} differs: {d['field']} = {d['value']} there, {d['value_here']} in CUDA "
+                      f"{DEFAULT_RELEASE} ({d['function']}). {d['why']}")
     if "product" in document:
         ptable = Table(title=document["product"]["title"])
         ptable.add_column("Field", no_wrap=True, min_width=max(map(len, document["product"]["values"]), default=0))

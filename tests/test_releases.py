@@ -143,6 +143,9 @@ def test_version_and_specs_show_name_the_release_and_list_differences():
     b300 = json.loads(run("specs", "show", "sm_103", "--format", "json").output)
     [barriers] = [d for d in b300["release_differences"] if d["field"] == "barriers_per_block_slot"]
     assert (barriers["value"], barriers["value_here"], barriers["cuda"]) == (2, 1, "12.9")
+    old = json.loads(run("specs", "show", "sm_103", "--cuda", "12.9", "--format", "json").output)
+    assert old["cuda_release"] == "12.9" and "12.9.79" in old["exact_to"]
+    assert old["values"]["barriers_per_block_slot"]["value"] == 2 and old["release_differences"] == b300["release_differences"]
     text = run("specs", "show", "thor", "--format", "table").output
     assert "* l1_shared_total" in text and "unconfirmed" in text and "Exact to cuda_occupancy.h of CUDA 13.5" in text
     assert "knows compute capability 11.0 as 10.1" in text
