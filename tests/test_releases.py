@@ -214,3 +214,15 @@ def test_max_dynamic_smem_takes_any_input_safely(arch, blocks, values):
     # Never more than the kernel may ask for: the per-block (or opt-in) limit less the static part.
     kernel = budget.kernel
     assert 0 <= budget.max_dynamic_shared_mem <= shared_mem_ceiling(budget.arch, kernel.opt_in) - kernel.static_shared_mem
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.text(max_size=12), st.text(max_size=12), st.sampled_from(["sm_35", "sm_90", "sm_103", "thor", "sm_107"]),
+       st.sampled_from([None, "12.9", "13.5", "x"]))
+def test_max_dynamic_smem_command_answers_any_text_with_a_documented_exit(blocks, virtual, arch, cuda):
+    args = ["max-dynamic-smem", "--arch", arch, "-r", "32", "-b", "128", "-n", blocks, "--virtual-resources", virtual]
+    result = run(*args, *(["--cuda", cuda] if cuda else []))
+    assert result.exit_code in (0, 1, 2), result.output
+    assert "Traceback" not in result.output
+    if result.exit_code == 2:
+        assert len(result.output.strip().splitlines()) == 1, result.output
