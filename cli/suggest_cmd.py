@@ -74,6 +74,7 @@ def suggest(ctx, arch, dynamic_shared_mem_per_thread, dynamic_shared_mem_base, s
         "schema_version": SCHEMA_VERSION,
         "arch": arch_spec.sm,
         "compute_capability": arch_spec.cc,
+        "cuda_release": arch_spec.cuda_release,
         "block_size": choice.block_size,
         "blocks_per_sm": choice.blocks_per_sm,
         "min_grid_size": choice.min_grid_size if sms else None,
