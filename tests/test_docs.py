@@ -52,10 +52,19 @@ def _lint_documented_example(text: str, tmp_path) -> list:
     """Write the documented tuneadvise.toml and build.log, run the documented command."""
     config, rest = text.split("# build.log\n")
     log, command = rest.rsplit("# checked with: ", 1)
+    earlier = re.search(r"# baseline.json \(an earlier build\) records (\d+) registers for (\w+)\n", log)
+    if earlier:  # the earlier build, as lint --update-baseline writes it
+        log = log.replace(earlier.group(0), "")
+        kernels = {f"{earlier.group(2)}@sm_90": {"registers": int(earlier.group(1)), "findings": []}}
+        (tmp_path / "baseline.json").write_text(json.dumps({"kind": "tuneadvise-lint-baseline", "kernels": kernels}))
+    log, _, source = log.partition("# file.cu\n")
+    (tmp_path / "file.cu").write_text(source)
     (tmp_path / "tuneadvise.toml").write_text(config.removeprefix("# tuneadvise.toml\n"))
     (tmp_path / "build.log").write_text(log)
     args = shlex.split(command)[1:]
-    args = [str(tmp_path / a) if a in ("build.log", "tuneadvise.toml") else a for a in args]
+    args = [str(tmp_path / a) if a in ("build.log", "tuneadvise.toml", "file.cu", "baseline.json") else a for a in args]
+    if "--baseline" in command:  # the config lint finds by itself, in the directory it runs in
+        args += ["--config", str(tmp_path / "tuneadvise.toml")]
     result = CliRunner().invoke(cli, args + ["--format", "json"], catch_exceptions=False)
     assert result.exit_code in (0, 1), result.output
     return [f["code"] for k in json.loads(result.output)["kernels"] for f in k["findings"]]

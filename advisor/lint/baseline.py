@@ -62,6 +62,17 @@ def load(path) -> dict:
     return data
 
 
+def recorded_registers(baseline: dict) -> dict[tuple[str, str], int]:
+    """(name, arch) -> the registers per thread the baseline recorded: the earlier build TA908 compares with."""
+    out = {}
+    for key, recorded in baseline["kernels"].items():
+        name, _, arch = key.rpartition("@")
+        registers = recorded.get("registers") if isinstance(recorded, dict) else None
+        if name and isinstance(registers, int) and not isinstance(registers, bool) and 0 <= registers <= 1024:
+            out[(name, arch)] = registers
+    return out
+
+
 def _changes(recorded: dict, current: dict) -> tuple[list[str], list[str]]:
     """("registers 32 -> 40", ...) sentences: (worse, better). A figure unknown on either side is not compared."""
     worse, better = [], []

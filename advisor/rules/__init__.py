@@ -124,6 +124,17 @@ class Budget(NamedTuple):
                    max_stack_frame=budget.limit("max_stack_frame"), max_shared_mem=budget.max_shared_mem)
 
 
+class RegisterCap(NamedTuple):
+    """A register cap the build put on a kernel, and what set it."""
+
+    registers: int  # per thread
+    origin: str  # as written: "__launch_bounds__(256, 4)", "__maxnreg__(64)", "-maxrregcount=64"
+
+
+# The [[kernels]] keys that record a host-side launch assumption (resident blocks per SM).
+ASSUMPTION_KEYS = ("min_blocks_per_sm", "expected_blocks_per_sm")
+
+
 class LintContext(NamedTuple):
     """One linted kernel on one architecture: what lint's own rules read."""
 
@@ -132,6 +143,9 @@ class LintContext(NamedTuple):
     minimum: float | None = None  # the min_occupancy that applies (budget, entry, option or config)
     disagreements: tuple[str, ...] = ()  # one sentence per figure the build sources disagree on
     launch_given: bool = True  # a [[kernels]] entry (or the config's own kernel) gave the launch
+    register_cap: RegisterCap | None = None  # __maxnreg__, __launch_bounds__ or -maxrregcount, where known
+    previous_registers: int | None = None  # registers per thread in an earlier build (baseline, diff)
+    assumed_blocks: tuple[tuple[str, int], ...] = ()  # (ASSUMPTION_KEYS key, resident blocks per SM) the host assumes
 
 
 class SourceLine(NamedTuple):
