@@ -226,7 +226,10 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
 
     config, config_path, _ = _load_config(config_file, [])
     options = _options(config, config_path, arch, block_size, None, None, None, None)
-    reports = [lint_paths([path], options) for path in (old, new)]
+    before = lint_paths([old], options)
+    # The new build is linted against the old one's registers: TA908 names a change that loses a block.
+    options.previous_registers = {(k.name, k.arch): k.launch.registers for k in before.kernels}
+    reports = [before, lint_paths([new], options)]
     problems = reports[0].problems + reports[1].problems
     for problem in problems:
         click.echo(f"tuneadvise: bad input: {problem}", err=True)
