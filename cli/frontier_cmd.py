@@ -63,15 +63,15 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
     ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
 
 
-HEADERS = ("cap", "registers", "spill stores", "spill loads", "stack frame", "blocks/SM", "occupancy", "")
+HEADERS = ("cap", "registers", "spill st", "spill ld", "stack", "blocks/SM", "occupancy", "")
 
 
 def _cells(point, index: int, kernel) -> tuple[str, ...]:
     marks = []
     if index == kernel.best:
-        marks.append("<- best: most occupancy, no spills")
+        marks.append("best")
     if index == kernel.spills_begin:
-        marks.append("<- spills begin")
+        marks.append("spills begin")
     figure = lambda v: "-" if v is None else str(v)  # noqa: E731
     return ("none" if point.max_registers is None else str(point.max_registers), str(point.registers),
             figure(point.spill_stores), figure(point.spill_loads), figure(point.stack_frame),
@@ -79,19 +79,25 @@ def _cells(point, index: int, kernel) -> tuple[str, ...]:
 
 
 def render(report) -> str:
-    """Plain aligned columns per kernel (no colour: the same text on a terminal and in a pipe)."""
+    """Plain aligned columns per kernel (no colour: the same text on a terminal and in a pipe). Spill
+    stores and loads and the stack frame are bytes per thread; 'best' marks the most occupancy with
+    no spills (where a cap gains any), 'spills begin' the first point that spills."""
+    import textwrap
+
     from tuneadvise.advisor.lint.formats import utf8_text
 
     out = []
     for kernel in report.kernels:
-        out.append(f"{utf8_text(kernel.demangled)} [{kernel.arch}], block {kernel.block_size}"
-                   + (f", {kernel.own_cap} in the source (-maxrregcount does not apply)" if kernel.own_cap else ""))
+        out.append(f"{utf8_text(kernel.demangled)} [{kernel.arch}], block {kernel.block_size}")
+        if kernel.own_cap:
+            out.append(f"  ({kernel.own_cap} in the source: -maxrregcount does not apply)")
         rows = [HEADERS] + [_cells(p, i, kernel) for i, p in enumerate(kernel.points)]
         widths = [max(len(row[c]) for row in rows) for c in range(len(HEADERS))]
         for row in rows:
             out.append("  " + "  ".join(cell.rjust(w) if c < 7 else cell for c, (cell, w) in
                                         enumerate(zip(row, widths))).rstrip())
         if kernel.advice:
-            out.append(f"  advice: {kernel.advice}")
+            out.append(textwrap.fill(f"best: {kernel.advice}", width=78, initial_indent="  ", subsequent_indent="    ",
+                                     break_long_words=False, break_on_hyphens=False))
         out.append("")
     return "\n".join(out)

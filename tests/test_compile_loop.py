@@ -28,16 +28,20 @@ ARCHS = ("sm_80", "sm_90")
 FIGURES = ("registers", "shared_mem", "spill_stores", "spill_loads", "stack_frame")
 
 
-@pytest.fixture(scope="module")
-def chain():
+def required_toolchain():
+    """The toolchain; else a skip saying it could not be installed, or a failure in CI."""
     try:
-        found = nvcc.toolchain()
+        return nvcc.toolchain()
     except Unavailable as exc:
         # CI sets TUNEADVISE_REQUIRE_REFERENCE=1: there a missing compiler fails the run, never skips.
         if os.environ.get("TUNEADVISE_REQUIRE_REFERENCE") == "1":
             pytest.fail(f"NVIDIA's compiler required but unavailable: {exc}")
         pytest.skip(f"NVIDIA's compiler ([nvcc] extra) could not be installed: {exc}")
-    return found
+
+
+@pytest.fixture(scope="module")
+def chain():
+    return required_toolchain()
 
 
 @pytest.fixture

@@ -160,11 +160,13 @@ def test_roofline_page_kernels_example(tmp_path, monkeypatch):
 #     <!-- not-run: needs a GPU -->
 # and a block's exit code is pinned by  <!-- exit: 1 -->  (otherwise 0 or 1,
 # the two outcomes of a successful run: see the README's exit codes).
+# <!-- needs: nvcc --> runs the block with NVIDIA's compiler (tests/reference/nvcc.py:
+# skipped only where it cannot be installed, and never where TUNEADVISE_REQUIRE_REFERENCE=1).
 
 DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 RUN_LANGUAGES = {"bash", "sh", "shell", "console", ""}
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
-MARKER = re.compile(r"<!--\s*(not-run|exit):\s*(.*?)\s*-->")
+MARKER = re.compile(r"<!--\s*(not-run|exit|needs):\s*(.*?)\s*-->")
 # The files the pages' examples name, as the recorded build output standing in for them.
 FIXTURES = ROOT / "tests" / "fixtures" / "lint"
 DOC_FILES = {
@@ -173,6 +175,8 @@ DOC_FILES = {
     "kernels.cu": ROOT / "tests" / "gpu" / "lint_kernels.cu",
     "build/ptxas.log": FIXTURES / "ptxas_multi.log",
     "build/kernels.o": FIXTURES / "lint_multi.o",
+    "build/compile_commands.json": ROOT / "docs" / "examples" / "compile_commands.json",
+    "tiled_kernels.cu": ROOT / "tests" / "fixtures" / "sources" / "tiled_kernels.cu",
     "docs/examples/roofline-kernels.toml": ROOT / "docs" / "examples" / "roofline-kernels.toml",
 }
 
@@ -237,6 +241,10 @@ def test_documented_example_runs(page, lang, body, markers, page_folders, monkey
         pytest.skip(f"marked not-run in {page.name}: {markers['not-run']}")
     if "plot" in body:
         pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    if markers.get("needs") == "nvcc":
+        from .test_compile_loop import required_toolchain
+
+        monkeypatch.setenv("CUDA_HOME", str(Path(required_toolchain().nvcc).parent.parent))
     monkeypatch.chdir(page_folders(page))
     if lang == "python":
         exec(compile(body, str(page), "exec"), {})

@@ -416,6 +416,12 @@ def _read_source(path: str, gathered, index: SourceIndex, source_texts: list) ->
     source_texts.append((path, text))
 
 
+def _shown_path(path: str) -> str:
+    """A compile-commands source as a path relative to the working directory, when it is under it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
 def _compile_into(sources, options: LintOptions, settings: BuildSettings, gathered, index, source_texts) -> None:
     """Compile `sources` (and the compile commands' entries) for each architecture; add what ptxas
     reports to `gathered`, and each compile-commands source to the index."""
@@ -435,15 +441,15 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
         except CompileCommandsError as exc:
             raise BuildSetupError(str(exc)) from None
         gathered.problems += [InputProblem(settings.compile_commands, None, p) for p in problems]
-        known = {path for path, _ in source_texts}
+        known = {os.path.abspath(path) for path, _ in source_texts}
         for source in dict.fromkeys(b.source for b in entries):
             if source not in known:
-                _read_source(source, gathered, index, source_texts)
+                _read_source(_shown_path(source), gathered, index, source_texts)
         builds += [b._replace(flags=b.flags + settings.flags) for b in entries]
     shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
     for result in Compiler(find_toolchain(), settings.jobs).run(builds):
         build = result.build
-        where = shown.get(build.source, build.source)
+        where = shown.get(build.source) or _shown_path(build.source)
         if result.error is not None:
             gathered.problems.append(InputProblem(where, None, f"{build.arch}: the compiler failed: {result.error}"))
             continue

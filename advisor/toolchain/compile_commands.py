@@ -113,7 +113,7 @@ def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[st
             continue
         if not entry["file"].lower().endswith(".cu"):
             continue
-        directory = entry.get("directory") if isinstance(entry.get("directory"), str) else base
+        directory = os.path.join(base, entry["directory"]) if isinstance(entry.get("directory"), str) else base
         try:
             flags, own_archs = flags_of(entry)
         except CompileCommandsError as exc:

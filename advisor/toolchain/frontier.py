@@ -121,11 +121,11 @@ def _marks(arch, points: list[Point], block_size: int, own_cap: str | None):
         bounds = f"__launch_bounds__({block_size}, {blocks})"
         if own_cap is not None:
             advice = (f"{own_cap} keeps -maxrregcount from applying; {bounds} (registers <= "
-                      f"{bounds_register_cap(arch, block_size, blocks)}) gives {blocks} blocks/SM, "
+                      f"{bounds_register_cap(arch, block_size, blocks)}): {blocks} blocks/SM, "
                       f"occupancy {point.occupancy:.1%}, no spills")
         else:
-            advice = (f"{bounds} or -maxrregcount={point.max_registers} gives {blocks} blocks/SM, occupancy "
-                      f"{point.occupancy:.1%}, no spills ({point.registers} registers)")
+            advice = (f"{bounds} or -maxrregcount={point.max_registers}: {point.registers} registers, {blocks} "
+                      f"blocks/SM, occupancy {point.occupancy:.1%}, no spills")
     return best, spills_begin, advice
 
 
