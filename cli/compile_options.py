@@ -21,18 +21,20 @@ def build_options(command):
                      help="CMake's compile_commands.json: compile each .cu entry with its own flags."),
         click.option("--jobs", "-j", type=click.IntRange(1, 256),
                      help="Compilers run at once (default: one per CPU)."),
+        click.option("--no-cache", is_flag=True,
+                     help="Compile everything again instead of reusing ptxas's reports of unchanged builds."),
     ]):
         command = option(command)
     return command
 
 
-def build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs):
+def build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache=False):
     from tuneadvise.advisor.toolchain.settings import BuildSettings, source_flags
 
     for define in defines:
         if not define.split("=", 1)[0].isidentifier():
             raise BadInput(f"--define: '{define[:80]}' is not NAME or NAME=VALUE")
-    return BuildSettings(source_flags(include_dirs, defines, nvcc_flags), compile_commands, jobs)
+    return BuildSettings(source_flags(include_dirs, defines, nvcc_flags), compile_commands, jobs, not no_cache)
 
 
 def compiling(function, *args, **kwargs):

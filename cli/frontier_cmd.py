@@ -17,7 +17,8 @@ from tuneadvise.cli.compile_options import build_options, build_settings, compil
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table (human text), or TUNEADVISE_FORMAT.")
 @build_options
 @click.pass_context
-def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, defines, nvcc_flags, compile_commands, jobs):
+def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, defines, nvcc_flags, compile_commands, jobs,
+             no_cache):
     """Compile FILE (.cu or .ptx) at every register cap where each kernel's
     occupancy changes at this block size, and report ptxas's registers, spill
     stores and loads and stack frame at each cap, with the blocks per SM and
@@ -49,7 +50,7 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
     threads = 1
     for d in dims:
         threads *= d
-    settings = build_settings(include_dirs, defines, nvcc_flags, None, jobs)
+    settings = build_settings(include_dirs, defines, nvcc_flags, None, jobs, no_cache)
     report = compiling(compute, file, archs, threads, kernel_glob, settings)
     for problem in report.problems:
         click.echo(f"tuneadvise: bad input: {problem}", err=True)

@@ -163,3 +163,34 @@ def test_frontier_of_a_kernel_with_its_own_bounds_and_a_glob(use):
     truth = nvcc.ptxas_report(use, LINT_KERNELS, "sm_90")["_Z5heavyPKdPdi"]
     assert kernel["own_cap"] == "__launch_bounds__(128)"
     assert {p["registers"] for p in kernel["points"]} == {truth["registers"]}  # -maxrregcount does not apply
+
+
+def test_the_report_cache_serves_unchanged_builds_and_never_a_stale_or_damaged_one(use, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TUNEADVISE_CACHE_DIR", str(cache))
+    (tmp_path / "sizes.h").write_text("#define STATIC_BYTES 1024\n")
+    source = tmp_path / "k.cu"
+    source.write_text('#include "sizes.h"\n' + PRESSURE.read_text())
+
+    def figures():
+        result = run("lint", source, "-a", "sm_90", "--format", "json", "--fail-on", "error")
+        return linted(result.stdout)[("pressure", "sm_90")]
+
+    first = figures()
+    entries = sorted(cache.rglob("*.json"))
+    assert first["shared_mem"] == 1024 and len(entries) == 1
+    assert figures() == first and sorted(cache.rglob("*.json")) == entries  # served, not recompiled
+    # A changed header is another key: ptxas's new figure, not the cached one.
+    (tmp_path / "sizes.h").write_text("#define STATIC_BYTES 2048\n")
+    truth = nvcc.ptxas_report(use, source, "sm_90")["pressure"]
+    assert figures() == truth and truth["shared_mem"] == 2048 and len(list(cache.rglob("*.json"))) == 2
+    # A damaged entry (a log that does not match its digest, a key that is not its name) is ignored.
+    for entry in cache.rglob("*.json"):
+        stored = json.loads(entry.read_text())
+        entry.write_text(json.dumps(dict(stored, log=stored["log"].replace("Used", "Used 1"))))
+    assert figures() == truth
+    for entry in cache.rglob("*.json"):
+        stored = json.loads(entry.read_text())
+        entry.write_text(json.dumps(dict(stored, key="0" * 64)))
+    assert figures() == truth
+    assert run("lint", source, "-a", "sm_90", "--no-cache", "--format", "json").exit_code in (0, 1)

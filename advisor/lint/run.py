@@ -447,7 +447,7 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
                 _read_source(_shown_path(source), gathered, index, source_texts)
         builds += [b._replace(flags=b.flags + settings.flags) for b in entries]
     shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
-    for result in Compiler(find_toolchain(), settings.jobs).run(builds):
+    for result in Compiler(find_toolchain(), settings.jobs, cache=settings.cache).run(builds):
         build = result.build
         where = shown.get(build.source) or _shown_path(build.source)
         if result.error is not None:

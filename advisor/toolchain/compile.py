@@ -97,13 +97,31 @@ def default_jobs() -> int:
 
 
 class Compiler:
-    """Compiles builds in a pool of at most `jobs` processes at a time, each distinct build once."""
+    """Compiles builds in a pool of at most `jobs` processes at a time, each distinct build once;
+    with `cache` (the default), reports of unchanged builds come from the disk cache (cache.py)."""
 
-    def __init__(self, toolchain: Toolchain, jobs: int | None = None, timeout: float = COMPILE_TIMEOUT):
+    def __init__(self, toolchain: Toolchain, jobs: int | None = None, timeout: float = COMPILE_TIMEOUT,
+                 cache: bool = True):
+        from tuneadvise.advisor.toolchain.cache import PtxasCache, default_directory
+
         self.toolchain = toolchain
         self.jobs = max(1, jobs or default_jobs())
         self.timeout = timeout
+        directory = default_directory() if cache else None
+        self.cache = PtxasCache(directory, toolchain) if directory is not None else None
         self.results: dict[Build, BuildResult] = {}  # this compiler's builds, by value
+
+    def _one(self, build: Build) -> BuildResult:
+        key = self.cache.key(build) if self.cache is not None else None
+        if key is not None:
+            log = self.cache.get(key)
+            if log is not None:
+                return BuildResult(build, log, None)
+        result = compile_one(self.toolchain, build, self.timeout)
+        # Stored only if what the build reads did not change while it compiled.
+        if key is not None and result.error is None and self.cache.key(build) == key:
+            self.cache.put(key, result.log)
+        return result
 
     def run(self, builds) -> list[BuildResult]:
         builds = list(builds)
@@ -111,10 +129,10 @@ class Compiler:
         if todo:
             workers = min(self.jobs, len(todo))
             if workers == 1:
-                done = [compile_one(self.toolchain, b, self.timeout) for b in todo]
+                done = [self._one(b) for b in todo]
             else:
                 with ThreadPoolExecutor(max_workers=workers) as pool:
-                    done = list(pool.map(lambda b: compile_one(self.toolchain, b, self.timeout), todo))
+                    done = list(pool.map(self._one, todo))
             for result in done:
                 self.results[result.build] = result
         return [self.results[b] for b in builds]

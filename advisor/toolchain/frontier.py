@@ -150,7 +150,7 @@ def frontier(source: str, archs, block_size: int, kernel_glob: str | None = None
             raise BuildSetupError(f"FILE: cannot read {source}: {exc.strerror}") from None
     elif not os.path.isfile(source):
         raise BuildSetupError(f"FILE: cannot read {source}: not a file")
-    compiler = compiler or Compiler(find_toolchain(), settings.jobs)
+    compiler = compiler or Compiler(find_toolchain(), settings.jobs, cache=settings.cache)
     path = os.path.abspath(source)
     problems: list[str] = []
     uncapped = compiler.run([Build(path, arch, settings.flags) for arch in resolved])

@@ -17,6 +17,7 @@ class BuildSettings(NamedTuple):
     flags: tuple[str, ...] = ()
     compile_commands: str | None = None
     jobs: int | None = None  # None: one per CPU this process may use
+    cache: bool = True  # reuse ptxas's reports of unchanged builds from the disk cache (toolchain/cache.py)
 
 
 def source_flags(includes=(), defines=(), extra=()) -> tuple[str, ...]:
