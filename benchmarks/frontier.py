@@ -11,7 +11,8 @@ time of `frontier` (fresh process each run), the points it reported, and two flo
 serially: one plain ptxas invocation per point (the brief's floor: `ptxas --maxrregcount N
 -e KERNEL` on the file's PTX, after one `nvcc -ptx`), and one plain `nvcc -cubin
 -maxrregcount=N -Xptxas -v` per distinct cap (the least compiling that gives exact points,
-since cicc's PTX depends on the cap). Target: under 10 s on a 2-core machine. The load
+since cicc's PTX depends on the cap). Then the rerun, with the reports from the disk cache
+(each run gets a fresh cache folder). Target: under 10 s on a 2-core machine. The load
 average is printed before and after: the figures are only as quiet as the machine was.
 """
 
@@ -60,16 +61,26 @@ def main() -> None:
         make_source(source)
         command = [sys.executable, "-m", "tuneadvise.cli", "frontier", str(source), "--arch", args.arch,
                    "--block-size", args.block_size, "--format", "json"]
-        samples, doc = [], None
-        for _ in range(args.runs):
-            start = time.perf_counter()
-            doc = json.loads(run(command).stdout)
-            samples.append(time.perf_counter() - start)
+        environment = dict(os.environ, TUNEADVISE_CACHE_DIR=str(Path(scratch) / "cache"))
+
+        def timed(extra):
+            samples, doc = [], None
+            for _ in range(args.runs):
+                start = time.perf_counter()
+                doc = json.loads(run(command + extra, env=environment).stdout)
+                samples.append(time.perf_counter() - start)
+            return statistics.median(samples), samples, doc
+
+        frontier, samples, doc = timed(["--no-cache"])
         points = [(k["name"], p["max_registers"]) for k in doc["kernels"] for p in k["points"]]
         caps = sorted({cap for _, cap in points if cap is not None}, reverse=True)
-        frontier = statistics.median(samples)
-        print(f"frontier: {len(doc['kernels'])} kernels, {len(points)} points, caps {caps}: "
-              f"median {frontier:.2f} s of {args.runs} runs ({', '.join(f'{s:.2f}' for s in samples)})")
+        print(f"frontier, compiling everything (--no-cache): {len(doc['kernels'])} kernels, {len(points)} points, "
+              f"caps {caps}: median {frontier:.2f} s of {args.runs} runs ({', '.join(f'{s:.2f}' for s in samples)})")
+        run(command, env=environment)  # fills the cache
+        rerun, samples, again = timed([])
+        assert again == doc, "the cached rerun must report exactly what the compiles did"
+        print(f"frontier rerun, unchanged source (reports from the cache): median {rerun:.2f} s "
+              f"({', '.join(f'{s:.2f}' for s in samples)}), the same document")
 
         # Floor 1: one plain ptxas per point, serially, on the file's PTX (plus the one nvcc -ptx).
         ptx = Path(scratch) / "ten_kernels.ptx"
