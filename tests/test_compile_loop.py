@@ -24,6 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 LINT_KERNELS = ROOT / "tests" / "gpu" / "lint_kernels.cu"
 PRESSURE = ROOT / "tests" / "gpu" / "occupancy_kernels.cu"
 REALISTIC = ROOT / "tests" / "fixtures" / "sources" / "tiled_kernels.cu"
+LIBRARY = ROOT / "tests" / "fixtures" / "sources" / "library_kernels.cu"
 ARCHS = ("sm_80", "sm_90")
 FIGURES = ("registers", "shared_mem", "spill_stores", "spill_loads", "stack_frame")
 
@@ -60,7 +61,7 @@ def linted(output: str) -> dict[tuple[str, str], dict]:
     return {(k["name"], k["arch"]): {f: k[f] for f in FIGURES} for k in json.loads(output)["kernels"]}
 
 
-@pytest.mark.parametrize("source", [LINT_KERNELS, REALISTIC], ids=lambda p: p.name)
+@pytest.mark.parametrize("source", [LINT_KERNELS, REALISTIC, LIBRARY], ids=lambda p: p.name)
 def test_lint_source_reports_exactly_what_ptxas_reports(use, source):
     result = run("lint", source, "--arch", ARCHS[0], "--arch", ARCHS[1], "--format", "json", "--fail-on", "error")
     assert result.exit_code in (0, 1), result.output
