@@ -195,3 +195,18 @@ def test_the_report_cache_serves_unchanged_builds_and_never_a_stale_or_damaged_o
         entry.write_text(json.dumps(dict(stored, key="0" * 64)))
     assert figures() == truth
     assert run("lint", source, "-a", "sm_90", "--no-cache", "--format", "json").exit_code in (0, 1)
+
+
+def test_frontier_of_ptx_is_ptxas_at_each_cap(use, tmp_path):
+    import subprocess
+
+    ptx = tmp_path / "tiled.ptx"
+    subprocess.run([use.nvcc, "-ptx", "-arch=sm_80", str(REALISTIC), "-o", str(ptx)], check=True, timeout=600)
+    result = run("frontier", ptx, "-a", "sm_90", "-b", "256", "-k", "*gemm*", "--format", "json")
+    kernels = json.loads(result.stdout)["kernels"]
+    assert result.exit_code == 0 and len(kernels) == 3
+    for kernel in kernels:
+        for point in kernel["points"]:
+            expected = nvcc.ptxas_ptx_report(use, ptx, "sm_90", point["max_registers"])[kernel["name"]]
+            assert {f: point[f] for f in FIGURES if f != "shared_mem"} == \
+                {f: expected[f] for f in FIGURES if f != "shared_mem"}

@@ -34,7 +34,9 @@ Entry points:
   unsorted. Lint builds the context per kernel:
   `LintContext(result=occupancy_result, budget=Budget.of(config_budget) or
   None, minimum=the min_occupancy that applies or None,
-  disagreements=tuple of sentences, launch_given=bool)`.
+  disagreements=tuple of sentences, launch_given=bool, register_cap=
+  RegisterCap or None, previous_registers=int or None, assumed_blocks=
+  ((key, blocks), ...))`.
 - `source_rules(selection)` and `SourceLine`: what `source_scan.scan_source`
   runs per line.
 """

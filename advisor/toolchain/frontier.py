@@ -31,6 +31,7 @@ from tuneadvise.advisor.toolchain.discovery import find_toolchain
 from tuneadvise.advisor.toolchain.settings import BuildSettings, BuildSetupError
 
 SCHEMA_VERSION = 1
+FRONTIER_SUFFIXES = (".cu", ".cuda", ".ptx")
 POINT_KEYS = ("max_registers", "registers", "spill_stores", "spill_loads", "stack_frame", "active_blocks_per_sm",
               "occupancy")
 
@@ -141,6 +142,8 @@ def frontier(source: str, archs, block_size: int, kernel_glob: str | None = None
         resolved = {arch: shipped_catalog().resolve(arch).arch for arch in archs}
     except UnknownArchError as exc:
         raise BuildSetupError(f"--arch: {exc}") from None
+    if not source.lower().endswith(FRONTIER_SUFFIXES):
+        raise BuildSetupError(f"FILE: {source} is neither a CUDA source (.cu) nor PTX (.ptx)")
     index = SourceIndex()
     if not source.lower().endswith(".ptx"):
         try:

@@ -82,3 +82,12 @@ def ptxas_report(chain: Toolchain, source: Path, arch: str, *flags: str, cwd: Pa
                               cwd=cwd)
     assert proc.returncode == 0, proc.stderr
     return read_report(proc.stdout + proc.stderr)
+
+
+def ptxas_ptx_report(chain: Toolchain, ptx: Path, arch: str, cap: int | None) -> dict[str, dict]:
+    """ptxas -arch=ARCH -v [--maxrregcount N] FILE.ptx: {kernel: figures}."""
+    cap_flags = ["--maxrregcount", str(cap)] if cap is not None else []
+    proc = subprocess.run([chain.ptxas, f"-arch={arch}", "-v", *cap_flags, str(ptx), "-o", "/dev/null"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    return read_report(proc.stdout + proc.stderr)
