@@ -53,6 +53,25 @@ def use(chain, monkeypatch):
     return chain
 
 
+_FIXTURE_TRUTH: dict[tuple, dict] = {}
+
+
+def fixture_truth(chain, source: Path, arch: str, *flags: str) -> dict[str, dict]:
+    """nvcc's report for one of the repository's own sources (which no test changes), compiled once per run."""
+    key = (source, arch, flags)
+    if key not in _FIXTURE_TRUTH:
+        _FIXTURE_TRUTH[key] = nvcc.ptxas_report(chain, source, arch, *flags)
+    return _FIXTURE_TRUTH[key]
+
+
+def fixture_truths(chain, source: Path, requests) -> list[dict[str, dict]]:
+    """fixture_truth for several (arch, flags) at once, two compilers at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda request: fixture_truth(chain, source, request[0], *request[1]), requests))
+
+
 def run(*args):
     return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
@@ -65,7 +84,8 @@ def linted(output: str) -> dict[tuple[str, str], dict]:
 def test_lint_source_reports_exactly_what_ptxas_reports(use, source):
     result = run("lint", source, "--arch", ARCHS[0], "--arch", ARCHS[1], "--format", "json", "--fail-on", "error")
     assert result.exit_code in (0, 1), result.output
-    truth = {(name, arch): figures for arch in ARCHS for name, figures in nvcc.ptxas_report(use, source, arch).items()}
+    reports = fixture_truths(use, source, [(arch, ()) for arch in ARCHS])
+    truth = {(name, arch): figures for arch, report in zip(ARCHS, reports) for name, figures in report.items()}
     assert len(truth) >= 12
     assert linted(result.stdout) == truth
 
@@ -118,7 +138,7 @@ def test_new_rules_on_real_builds(use, tmp_path):
     codes = {k["name"]: {f["code"] for f in k["findings"]} for k in json.loads(result.stdout)["kernels"]}
     assert codes["_Z8spillingPKfPfi"] == {"TA907"} and not codes["_Z12tiled_matmulPKfS0_Pfi"]
     # The host assumed 4 blocks of 256 per SM for sgemm_tile<8, 8>; the build reaches fewer (TA909).
-    blocks = nvcc.ptxas_report(use, REALISTIC, "sm_90")["_Z10sgemm_tileILi8ELi8EEvPKfS1_Pfiii"]
+    blocks = fixture_truth(use, REALISTIC, "sm_90")["_Z10sgemm_tileILi8ELi8EEvPKfS1_Pfiii"]
     assert blocks["registers"] > 64  # 4 blocks of 256 threads need at most 64 registers on sm_90
     (tmp_path / "tuneadvise.toml").write_text(
         '[[kernels]]\nname = "sgemm_tile<8, 8>*"\nblock_size = 256\nmin_blocks_per_sm = 4\n')
@@ -136,8 +156,8 @@ def test_every_frontier_point_is_ptxas_at_that_cap(use, arch):
     assert len(kernels) == 11  # ten kernels, one of them instantiated twice
     caps = sorted({p["max_registers"] for k in kernels for p in k["points"]} - {None})
     assert len(caps) >= 4
-    truth = {cap: nvcc.ptxas_report(use, REALISTIC, arch, *([f"-maxrregcount={cap}"] if cap else []))
-             for cap in [None, *caps]}
+    reports = fixture_truths(use, REALISTIC, [(arch, (f"-maxrregcount={cap}",) if cap else ()) for cap in [None, *caps]])
+    truth = dict(zip([None, *caps], reports))
     checked = 0
     for kernel in kernels:
         for point in kernel["points"]:
@@ -161,7 +181,7 @@ def test_every_frontier_point_is_ptxas_at_that_cap(use, arch):
 def test_frontier_of_a_kernel_with_its_own_bounds_and_a_glob(use):
     result = run("frontier", LINT_KERNELS, "-a", "sm_90", "-b", "128", "-k", "heavy", "--format", "json")
     [kernel] = json.loads(result.stdout)["kernels"]
-    truth = nvcc.ptxas_report(use, LINT_KERNELS, "sm_90")["_Z5heavyPKdPdi"]
+    truth = fixture_truth(use, LINT_KERNELS, "sm_90")["_Z5heavyPKdPdi"]
     assert kernel["own_cap"] == "__launch_bounds__(128)"
     assert {p["registers"] for p in kernel["points"]} == {truth["registers"]}  # -maxrregcount does not apply
 
