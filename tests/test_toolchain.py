@@ -84,3 +84,29 @@ def test_any_json_in_compile_commands_is_a_build_list_or_one_error(tmp_path_fact
 def test_any_argument_list_gives_flags_without_a_traceback(arguments):
     kept, archs = flags_of({"file": "k.cu", "arguments": ["nvcc", *arguments]})
     assert all(isinstance(f, str) for f in kept) and all(a.startswith("sm_") for a in archs)
+
+
+POINTS = st.lists(st.tuples(st.integers(0, 64), st.integers(1, 32), st.integers(0, 3)), min_size=1, max_size=8)
+
+
+@given(POINTS)
+def test_frontier_marks_read_the_points(rows):
+    """best: the most occupancy with no spills, only where it beats the uncapped build (ties: the
+    larger cap); spills begin: the first point that spills; the advice names best's cap."""
+    from tuneadvise.advisor.toolchain.frontier import Point, _marks
+    from tuneadvise.specs.catalog import shipped_catalog
+
+    arch = shipped_catalog().resolve("sm_90").arch
+    points = [Point(None if i == 0 else 255 - 8 * i, 255 - 8 * i, spills, spills, spills, blocks, blocks * 8 / 64)
+              for i, (spills, blocks, _) in enumerate(rows)]
+    best, spills_begin, advice = _marks(arch, points, 256, None)
+    clean = [p.occupancy for p in points if not p.spills]
+    if best is None:
+        assert not clean or max(clean) <= points[0].occupancy and advice is None
+    else:
+        assert not points[best].spills and points[best].occupancy == max(clean) > points[0].occupancy
+        assert all(points[i].spills or points[i].occupancy < points[best].occupancy for i in range(best))
+        assert f"-maxrregcount={points[best].max_registers}" in advice
+        assert f"__launch_bounds__(256, {points[best].active_blocks_per_sm})" in advice
+    spilling = [i for i, p in enumerate(points) if p.spills]
+    assert spills_begin == (spilling[0] if spilling else None)
