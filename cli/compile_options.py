@@ -8,22 +8,28 @@ import click
 from tuneadvise.cli.common import BadInput
 
 
-def build_options(command):
-    """The options of commands that compile CUDA sources: -I, -D, --nvcc-flag, --compile-commands, --jobs."""
-    for option in reversed([
+def build_options(command=None, *, compile_commands: bool = True):
+    """The options of commands that compile CUDA sources: -I, -D, --nvcc-flag, --jobs, --no-cache,
+    and --compile-commands where the command takes it. `@build_options` or
+    `@build_options(compile_commands=False)`."""
+    if command is None:
+        return lambda function: build_options(function, compile_commands=compile_commands)
+    options = [
         click.option("--include-dir", "-I", "include_dirs", multiple=True, metavar="DIR",
                      help="Include directory for compiling CUDA sources (repeatable)."),
         click.option("--define", "-D", "defines", multiple=True, metavar="NAME[=VALUE]",
                      help="Macro for compiling CUDA sources (repeatable)."),
         click.option("--nvcc-flag", "nvcc_flags", multiple=True, metavar="FLAG",
                      help="Any other nvcc flag, as one argument: --nvcc-flag=-std=c++17 (repeatable)."),
-        click.option("--compile-commands", type=click.Path(dir_okay=False),
-                     help="CMake's compile_commands.json: compile each .cu entry with its own flags."),
         click.option("--jobs", "-j", type=click.IntRange(1, 256),
                      help="Compilers run at once (default: one per CPU)."),
         click.option("--no-cache", is_flag=True,
                      help="Compile everything again instead of reusing ptxas's reports of unchanged builds."),
-    ]):
+    ]
+    if compile_commands:
+        options.insert(3, click.option("--compile-commands", type=click.Path(dir_okay=False),
+                                       help="CMake's compile_commands.json: compile each .cu entry with its own flags."))
+    for option in reversed(options):
         command = option(command)
     return command
 

@@ -15,10 +15,9 @@ from tuneadvise.cli.compile_options import build_options, build_settings, compil
 @click.option("--block-size", "-b", required=True, help="Threads per block the kernels are launched with: 256 or 16x16.")
 @click.option("--kernel", "-k", "kernel_glob", help="Only kernels whose mangled, demangled or bare name matches this glob.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table (human text), or TUNEADVISE_FORMAT.")
-@build_options
+@build_options(compile_commands=False)
 @click.pass_context
-def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, defines, nvcc_flags, compile_commands, jobs,
-             no_cache):
+def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, defines, nvcc_flags, jobs, no_cache):
     """Compile FILE (.cu or .ptx) at every register cap where each kernel's
     occupancy changes at this block size, and report ptxas's registers, spill
     stores and loads and stack frame at each cap, with the blocks per SM and
@@ -37,8 +36,6 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
     from tuneadvise.advisor.lint.settings import normalise_archs
     from tuneadvise.advisor.toolchain.frontier import frontier as compute
 
-    if compile_commands:
-        raise BadInput("--compile-commands: not used by frontier; give the entry's flags with -I, -D and --nvcc-flag")
     try:
         archs = tuple(dict.fromkeys(normalise_archs(arch)))
     except ValueError as exc:
