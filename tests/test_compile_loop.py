@@ -230,3 +230,18 @@ def test_frontier_of_ptx_is_ptxas_at_each_cap(use, tmp_path):
             expected = nvcc.ptxas_ptx_report(use, ptx, "sm_90", point["max_registers"])[kernel["name"]]
             assert {f: point[f] for f in FIGURES if f != "shared_mem"} == \
                 {f: expected[f] for f in FIGURES if f != "shared_mem"}
+
+
+def test_a_launch_bound_met_by_spilling_is_flagged_at_ptxas_own_cap(use, tmp_path):
+    """__launch_bounds__(384, 2): 2 blocks of 384 threads leave 80 registers on sm_90 (the engine's
+    figure); ptxas holds sgemm_tile<8, 8> to exactly that and spills (TA907), sgemm_tile<4, 8> fits."""
+    source = tmp_path / "bounded.cu"
+    source.write_text(REALISTIC.read_text().replace("__global__ void sgemm_tile",
+                                                    "__global__ void __launch_bounds__(384, 2) sgemm_tile"))
+    truth = nvcc.ptxas_report(use, source, "sm_90")
+    result = run("lint", source, "-a", "sm_90", "--select", "TA907", "--format", "json")
+    flagged = {k["name"]: [f["details"] for f in k["findings"]] for k in json.loads(result.stdout)["kernels"]}
+    wide, narrow = "_Z10sgemm_tileILi8ELi8EEvPKfS1_Pfiii", "_Z10sgemm_tileILi4ELi8EEvPKfS1_Pfiii"
+    assert truth[wide]["registers"] == 80 and truth[wide]["spill_stores"] > 0
+    assert [d["register_cap"] for d in flagged[wide]] == [80] and flagged[narrow] == []
+    assert sum(1 for findings in flagged.values() if findings) == 1
