@@ -17,6 +17,7 @@ from tuneadvise.cli.common import (
     cycle_collection_paused,
     stdout_is_terminal,
 )
+from tuneadvise.cli.compile_options import build_options, build_settings, compiling
 
 LINT_FORMATS = ("table", "json", "sarif", "github", "junit", "csv", "markdown")
 
@@ -100,24 +101,34 @@ def _write(text, output: str | None) -> None:
 @click.option("--statistics", is_flag=True, help="Count findings per code instead of listing them.")
 @click.option("--baseline", type=click.Path(dir_okay=False), help="Accept the findings recorded in this file; fail on new or worse ones.")
 @click.option("--update-baseline", is_flag=True, help="Write today's findings to --baseline and exit 0.")
+@build_options
 @click.pass_context
 def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min_occupancy, fmt, output, statistics,
-         baseline, update_baseline):
+         baseline, update_baseline, include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache):
     """Lint kernels from build output: ptxas -v logs, cuobjdump listings,
     cubins and fatbins (.o, .so, executables), with launch settings and
     budgets from a config, and CUDA sources for locations and suppressions.
 
+    CUDA sources given with no build output are compiled for each --arch
+    with NVIDIA's compiler (pip install 'tuneadvise[nvcc]', CUDA_HOME or
+    PATH) and linted from ptxas's own report; so are the .cu entries of
+    --compile-commands, each with its own flags.
+
     \b
     Examples:
       nvcc -Xptxas -v -c k.cu 2> build.log && tuneadvise lint build.log k.cu
+      tuneadvise lint k.cu --arch sm_80 --arch sm_90 -I include -D TILE=32
+      tuneadvise lint --compile-commands build/compile_commands.json --arch sm_90
       tuneadvise lint build/libkernels.so --config tuneadvise.toml --format sarif -o lint.sarif
     \b
     Exit codes: 0 clean; 1 findings at or above --fail-on (new or worse ones,
-    with --baseline); 2 bad input (a malformed line is reported, the rest is
-    still linted) or usage.
+    with --baseline); 2 bad input (a malformed line, or a source the
+    compiler rejects, is reported, the rest is still linted) or usage; 3 a
+    source to compile and no CUDA compiler.
     """
     config, config_path, inputs = _load_config(config_file, list(files))
-    if not inputs:
+    build = build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache)
+    if not inputs and not compile_commands:
         if not config.inputs:
             raise BadInput("FILES: nothing to lint; name build output (ptxas logs, cuobjdump listings, "
                            "cubins, .o/.so files) or set inputs in the config")
@@ -129,25 +140,32 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
         raise BadInput("--update-baseline: needs --baseline FILE")
     options = _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy)
     with cycle_collection_paused():
-        _lint(ctx, options, inputs, output, fmt, statistics, baseline, update_baseline)
+        _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update_baseline)
 
 
-def _lint(ctx, options, inputs, output, fmt, statistics, baseline, update_baseline):
-    from tuneadvise.advisor.lint import baseline as ratchet
-    from tuneadvise.advisor.lint.document import lint_document
+def _lint_or_compile(inputs, options, build):
     from tuneadvise.advisor.lint.run import lint_paths
 
-    report = lint_paths(inputs, options, stdin=sys.stdin)
+    return compiling(lint_paths, inputs, options, stdin=sys.stdin, build=build)
+
+
+def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update_baseline):
+    from tuneadvise.advisor.lint import baseline as ratchet
+    from tuneadvise.advisor.lint.document import lint_document
+
+    recorded = None
+    if baseline and not update_baseline:
+        try:
+            recorded = ratchet.load(baseline)
+        except ratchet.BaselineError as exc:
+            raise BadInput(str(exc)) from None
+        options.previous_registers = ratchet.recorded_registers(recorded)
+    report = _lint_or_compile(inputs, options, build)
     if update_baseline:
         _write(json.dumps(ratchet.build(report), indent=1, sort_keys=True) + "\n", baseline)
         click.echo(f"tuneadvise: wrote {len(report.kernels)} kernel(s) to {baseline}", err=True)
         ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
-    comparison = None
-    if baseline:
-        try:
-            comparison = ratchet.compare(report, ratchet.load(baseline))
-        except ratchet.BaselineError as exc:
-            raise BadInput(str(exc)) from None
+    comparison = ratchet.compare(report, recorded) if recorded is not None else None
     doc = lint_document(report, options.fail_on, comparison, _version())
     fmt = choose_format(fmt, LINT_FORMATS) if output is None else (fmt or "json")
     for problem in report.problems:
@@ -208,7 +226,10 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
 
     config, config_path, _ = _load_config(config_file, [])
     options = _options(config, config_path, arch, block_size, None, None, None, None)
-    reports = [lint_paths([path], options) for path in (old, new)]
+    before = lint_paths([old], options)
+    # The new build is linted against the old one's registers: TA908 names a change that loses a block.
+    options.previous_registers = {(k.name, k.arch): k.launch.registers for k in before.kernels}
+    reports = [before, lint_paths([new], options)]
     problems = reports[0].problems + reports[1].problems
     for problem in problems:
         click.echo(f"tuneadvise: bad input: {problem}", err=True)

@@ -33,6 +33,7 @@ COMMANDS = {
     "lint": "lint_cmd:lint",
     "diff": "lint_cmd:diff",
     "schema": "lint_cmd:schema",
+    "frontier": "frontier_cmd:frontier",
 }
 
 

@@ -52,10 +52,19 @@ def _lint_documented_example(text: str, tmp_path) -> list:
     """Write the documented tuneadvise.toml and build.log, run the documented command."""
     config, rest = text.split("# build.log\n")
     log, command = rest.rsplit("# checked with: ", 1)
+    earlier = re.search(r"# baseline.json \(an earlier build\) records (\d+) registers for (\w+)\n", log)
+    if earlier:  # the earlier build, as lint --update-baseline writes it
+        log = log.replace(earlier.group(0), "")
+        kernels = {f"{earlier.group(2)}@sm_90": {"registers": int(earlier.group(1)), "findings": []}}
+        (tmp_path / "baseline.json").write_text(json.dumps({"kind": "tuneadvise-lint-baseline", "kernels": kernels}))
+    log, _, source = log.partition("# file.cu\n")
+    (tmp_path / "file.cu").write_text(source)
     (tmp_path / "tuneadvise.toml").write_text(config.removeprefix("# tuneadvise.toml\n"))
     (tmp_path / "build.log").write_text(log)
     args = shlex.split(command)[1:]
-    args = [str(tmp_path / a) if a in ("build.log", "tuneadvise.toml") else a for a in args]
+    args = [str(tmp_path / a) if a in ("build.log", "tuneadvise.toml", "file.cu", "baseline.json") else a for a in args]
+    if "--baseline" in command:  # the config lint finds by itself, in the directory it runs in
+        args += ["--config", str(tmp_path / "tuneadvise.toml")]
     result = CliRunner().invoke(cli, args + ["--format", "json"], catch_exceptions=False)
     assert result.exit_code in (0, 1), result.output
     return [f["code"] for k in json.loads(result.output)["kernels"] for f in k["findings"]]
@@ -151,11 +160,13 @@ def test_roofline_page_kernels_example(tmp_path, monkeypatch):
 #     <!-- not-run: needs a GPU -->
 # and a block's exit code is pinned by  <!-- exit: 1 -->  (otherwise 0 or 1,
 # the two outcomes of a successful run: see the README's exit codes).
+# <!-- needs: nvcc --> runs the block with NVIDIA's compiler (tests/reference/nvcc.py:
+# skipped only where it cannot be installed, and never where TUNEADVISE_REQUIRE_REFERENCE=1).
 
 DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 RUN_LANGUAGES = {"bash", "sh", "shell", "console", ""}
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
-MARKER = re.compile(r"<!--\s*(not-run|exit):\s*(.*?)\s*-->")
+MARKER = re.compile(r"<!--\s*(not-run|exit|needs):\s*(.*?)\s*-->")
 # The files the pages' examples name, as the recorded build output standing in for them.
 FIXTURES = ROOT / "tests" / "fixtures" / "lint"
 DOC_FILES = {
@@ -164,6 +175,8 @@ DOC_FILES = {
     "kernels.cu": ROOT / "tests" / "gpu" / "lint_kernels.cu",
     "build/ptxas.log": FIXTURES / "ptxas_multi.log",
     "build/kernels.o": FIXTURES / "lint_multi.o",
+    "build/compile_commands.json": ROOT / "docs" / "examples" / "compile_commands.json",
+    "tiled_kernels.cu": ROOT / "tests" / "fixtures" / "sources" / "tiled_kernels.cu",
     "docs/examples/roofline-kernels.toml": ROOT / "docs" / "examples" / "roofline-kernels.toml",
 }
 
@@ -228,6 +241,10 @@ def test_documented_example_runs(page, lang, body, markers, page_folders, monkey
         pytest.skip(f"marked not-run in {page.name}: {markers['not-run']}")
     if "plot" in body:
         pytest.importorskip("matplotlib", reason="the plot extra (matplotlib) is not installed")
+    if markers.get("needs") == "nvcc":
+        from .test_compile_loop import required_toolchain
+
+        monkeypatch.setenv("CUDA_HOME", str(Path(required_toolchain().nvcc).parent.parent))
     monkeypatch.chdir(page_folders(page))
     if lang == "python":
         exec(compile(body, str(page), "exec"), {})

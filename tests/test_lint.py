@@ -642,3 +642,23 @@ def test_source_index_reads_in_linear_time():
     seconds(500)
     small, large = min(seconds(4000) for _ in range(3)), min(seconds(8000) for _ in range(3))
     assert large / small < 3, (small, large)  # doubling the input about doubles the time
+
+
+def test_diff_and_the_baseline_name_a_register_change_that_loses_a_block(tmp_path):
+    """TA908: 64 -> 72 registers at 256 threads on sm_90 is 4 -> 3 blocks per SM; 64 -> 62 is no loss."""
+    def log(name, registers):
+        path = tmp_path / name
+        path.write_text(f"ptxas info    : Compiling entry function 'k' for 'sm_90'\n"
+                        f"ptxas info    : Used {registers} registers, used 0 barriers\n")
+        return str(path)
+
+    old, worse, better = log("old.log", 64), log("worse.log", 72), log("better.log", 62)
+    result = CliRunner().invoke(cli, ["diff", old, worse, "--format", "json"])
+    [row] = json.loads(result.stdout)["kernels"]
+    assert result.exit_code == 1 and any(c.startswith("TA908 registers per thread 64 -> 72: 4 -> 3 blocks") for c in row["changes"])
+    result = CliRunner().invoke(cli, ["diff", old, better, "--format", "json"])
+    assert not any(c.startswith("TA908") for c in json.loads(result.stdout)["kernels"][0]["changes"])
+    baseline = str(tmp_path / "baseline.json")
+    assert CliRunner().invoke(cli, ["lint", old, "--baseline", baseline, "--update-baseline"]).exit_code == 0
+    result = CliRunner().invoke(cli, ["lint", worse, "--baseline", baseline, "--select", "TA908", "--format", "json"])
+    assert [f["code"] for f in json.loads(result.stdout)["kernels"][0]["findings"]] == ["TA908"]

@@ -15,9 +15,15 @@ def codes_for(example: dict) -> set:
         from tuneadvise.advisor.lint.config import LintConfig
         from tuneadvise.advisor.lint.run import LintOptions, lint_records
         from tuneadvise.advisor.readers.compiler_output import parse_ptxas
+        from tuneadvise.advisor.readers.source_index import SourceIndex
 
-        options = LintOptions(config=LintConfig.model_validate(example["config"]))
-        report = lint_records(parse_ptxas(example["log"].splitlines()), options)
+        records = list(parse_ptxas(example["log"].splitlines()))
+        previous = {(r.name, r.arch): example["previous_registers"] for r in records if "previous_registers" in example}
+        options = LintOptions(config=LintConfig.model_validate(example["config"]), previous_registers=previous)
+        sources = SourceIndex()
+        if "source" in example:
+            sources.add_file("example.cu", example["source"])
+        report = lint_records(records, options, sources)
         return {f.code for _, f in report.all_findings()}
     if "source" in example:
         from tuneadvise.advisor.rules.source_scan import scan_source

@@ -139,3 +139,36 @@ def test_fermi_preferring_l1_can_regain_blocks_as_the_block_grows():
     assert grown.active_blocks_per_sm == 2
     cliff = shared_mem_cliff(grown)
     assert [(s.value, s.blocks_per_sm) for s in cliff.down] == [(5376, 3), (4096, 4)]
+
+
+@settings(max_examples=250, deadline=None)
+@given(CASES)
+def test_register_caps_are_where_a_full_scan_changes_blocks(case):
+    """frontier compiles at these caps: every register count below the kernel's where one register
+    more loses a block, by the full engine."""
+    from tuneadvise.advisor.engine.whatif import register_caps
+
+    arch, kernel, result = case
+    if not result.launchable or kernel.registers > arch.max_registers_per_thread:
+        return
+    blocks = {r: occupancy(arch, kernel._replace(registers=r)).active_blocks_per_sm
+              for r in range(1, kernel.registers + 1)}
+    assert register_caps(result) == tuple(r for r in range(kernel.registers - 1, 0, -1) if blocks[r] > blocks[r + 1])
+
+
+@settings(max_examples=250, deadline=None)
+@given(st.sampled_from(ARCHS), st.integers(1, 1024), st.integers(1, 32))
+def test_bounds_register_cap_is_the_most_registers_that_keep_min_blocks(arch, threads, min_blocks):
+    """__launch_bounds__(threads, min_blocks): the largest count at which the full engine keeps
+    min_blocks resident (registers alone limiting), and one more loses them."""
+    from tuneadvise.advisor.engine.whatif import bounds_register_cap
+
+    cap = bounds_register_cap(arch, threads, min_blocks)
+
+    def register_blocks(registers):
+        return occupancy(arch, LaunchConfig(registers=registers, block_size=threads)).block_limits["registers"]
+
+    if cap:
+        assert register_blocks(cap) >= min_blocks
+    if cap < arch.max_registers_per_thread:
+        assert register_blocks(cap + 1) < min_blocks

@@ -220,3 +220,26 @@ def _best_carveout(arch, static: int, dynamic: int, opt_in: bool, active: int, w
     # Blocks never fall as the carveout grows: find the first percentage that reaches the most.
     percent = 100 - _last_with(0, 100, lambda p: blocks(100 - p) >= most)
     return Step(percent, most, most * warps_per_block / arch.max_warps_per_sm)
+
+
+def bounds_register_cap(arch, max_threads: int, min_blocks: int = 1) -> int:
+    """The most registers per thread with which `min_blocks` blocks of `max_threads` threads are
+    resident on one SM: what `__launch_bounds__(max_threads, min_blocks)` leaves the compiler
+    (0 when not even one register does)."""
+    table = register_limits(arch, max_threads)
+    return max((regs for regs in range(1, len(table)) if table[regs] >= min_blocks), default=0)
+
+
+def register_caps(result: Occupancy) -> tuple[int, ...]:
+    """The register caps below the kernel's count at which its blocks per SM change, descending:
+    for each higher step of the register staircase (the other limits' minimum applied), the most
+    registers that reach it. Capping a build at each of these is where occupancy can change."""
+    arch, kernel = result.arch, result.kernel
+    others = _other_limits(result, "registers")
+    table = register_limits(arch, kernel.block_size)
+    top = min(kernel.registers, len(table) - 1)
+
+    def blocks(regs: int) -> int:
+        return min(others, table[regs])
+
+    return tuple(regs for regs in range(top - 1, 0, -1) if blocks(regs) > blocks(regs + 1))

@@ -24,6 +24,9 @@ FIGURES = {"registers": True, "shared_mem": True, "spill_stores": True, "spill_l
            "occupancy": False}
 
 
+LOST_BLOCK = "TA908"  # registers-lost-a-block
+
+
 class BaselineError(ValueError):
     pass
 
@@ -60,6 +63,17 @@ def load(path) -> dict:
             or not isinstance(data.get("kernels"), dict):
         raise BaselineError(f"--baseline: {path} is not a tuneadvise baseline (write one with --update-baseline)")
     return data
+
+
+def recorded_registers(baseline: dict) -> dict[tuple[str, str], int]:
+    """(name, arch) -> the registers per thread the baseline recorded: the earlier build TA908 compares with."""
+    out = {}
+    for key, recorded in baseline["kernels"].items():
+        name, _, arch = key.rpartition("@")
+        registers = recorded.get("registers") if isinstance(recorded, dict) else None
+        if name and isinstance(registers, int) and not isinstance(registers, bool) and 0 <= registers <= 1024:
+            out[(name, arch)] = registers
+    return out
 
 
 def _changes(recorded: dict, current: dict) -> tuple[list[str], list[str]]:
@@ -127,6 +141,8 @@ def diff_reports(old_report, new_report) -> dict:
             row["status"], row["changes"] = ("added" if before is None else "removed"), []
         else:
             worse, better = _changes(row["old"], row["new"])
+            # A register change that costs resident blocks, named by its rule (lint --baseline reports it too).
+            worse += [f"{f.code} {f.message}" for f in after.findings if f.code == LOST_BLOCK]
             row["status"] = "regressed" if worse else ("improved" if better else "unchanged")
             row["changes"] = worse + better
         rows.append(row)

@@ -118,11 +118,21 @@ def _launch_model(name: str, base, keys: tuple[str, ...], doc: str, note: str = 
     return create_model(name, __base__=base, __doc__=doc, **{key: _launch_field(key, note) for key in keys})
 
 
+MAX_BLOCKS_ASSUMED = 1024  # far above any architecture's resident blocks per SM (32)
+
+
 class _LaunchExtras(_Strict):
     """What a launch has beyond LaunchConfig's fields: the cluster shape and a minimum occupancy."""
 
     cluster_dims: int | str | list[int] | None = Field(None, description="Thread-block cluster: 2 or '2x1x1' (9.0+)")
     min_occupancy: float | None = Field(None, ge=0, le=1, description="Fail below this theoretical occupancy (0-1)")
+    # Host-side launch assumptions (TA909): what the host code was written for, checked against the build.
+    min_blocks_per_sm: int | None = Field(None, ge=1, le=MAX_BLOCKS_ASSUMED,
+                                          description="The host code needs at least this many resident blocks per "
+                                                      "SM (a persistent or cooperative grid sized for it)")
+    expected_blocks_per_sm: int | None = Field(None, ge=1, le=MAX_BLOCKS_ASSUMED,
+                                               description="The host code assumes this many resident blocks per SM "
+                                                           "(a grid of SMs x N)")
 
     @field_validator("cluster_dims")
     @classmethod

@@ -20,11 +20,14 @@ dictionary local to the run, keyed by those values.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
 from tuneadvise.advisor.engine.occupancy import Occupancy, occupancy
+from tuneadvise.advisor.engine.whatif import bounds_register_cap
 from tuneadvise.advisor.inputs import InputError
 from tuneadvise.advisor.launch import LaunchConfig
 from tuneadvise.advisor.lint.settings import NO_CONFIG
@@ -33,21 +36,26 @@ from tuneadvise.advisor.readers.compiler_output import KernelUsage, cuobjdump_re
 from tuneadvise.advisor.readers.source_index import SourceIndex
 from tuneadvise.advisor.readers.usage import InputProblem
 from tuneadvise.advisor.rules import (
+    ASSUMPTION_KEYS,
     SEVERITY_RANK,
+    Budget,
     Finding,
+    LintContext,
+    RegisterCap,
     RuleSelection,
     config_findings,
-    finding_of,
     finding_order,
-    registry,
+    lint_findings,
 )
+from tuneadvise.advisor.toolchain.settings import BuildSettings, BuildSetupError, maxrregcount_of
 from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
 
 if TYPE_CHECKING:  # the config model imports pydantic; a lint without a config file never does
-    from tuneadvise.advisor.lint.config import Budget, KernelEntry, LintConfig
+    from tuneadvise.advisor.lint.config import KernelEntry, LintConfig
     from tuneadvise.advisor.lint.settings import NoConfig
 
 DEFAULT_BLOCK = 256
+COMPILED_SUFFIXES = (".cu", ".cuda")  # sources lint compiles when no build output is given (.cuh: included only)
 # Whose figures win when sources disagree: the binary is what the driver loads.
 SOURCE_PRIORITY = {"cubin": 0, "fatbin": 0, "ptxas": 1, "cuobjdump": 2, "config": 3}
 NO_ARCH = "unknown"  # cuobjdump of a lone cubin prints no "arch =" line
@@ -62,6 +70,8 @@ class LintOptions:
     fail_on: str = "error"
     min_occupancy: float | None = None  # --min-occupancy; else config's
     config_path: str = ""  # where the config came from: named in the report
+    # Registers per thread in an earlier build, by (name as written, arch): a baseline's or diff's old side (TA908).
+    previous_registers: Mapping[tuple[str, str], int] = field(default_factory=dict)
 
 
 class LintedKernel(NamedTuple):
@@ -193,11 +203,13 @@ def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, tuple[str, ...
     barriers = next((r.barriers for r in ordered if r.barriers is not None), None)
     stack = next((r.stack_frame for r in ordered if r.stack_frame is not None), None)
     bounds = next((r.max_threads for r in ordered if r.max_threads is not None), None)
+    cap = next((r.max_registers for r in ordered if r.max_registers is not None), None)
     usage = KernelUsage(name=chosen.name, arch=chosen.arch, registers=chosen.registers, shared_mem=chosen.shared_mem,
                         barriers=barriers, stack_frame=stack,
                         spill_stores=spills.spill_stores if spills else None,
                         spill_loads=spills.spill_loads if spills else None,
-                        source=chosen.source, line=chosen.line, file=chosen.file, max_threads=bounds)
+                        source=chosen.source, line=chosen.line, file=chosen.file, max_threads=bounds,
+                        max_registers=cap)
     disagreements = []
     for label, attribute in (("registers", "registers"), ("static shared memory", "shared_mem"),
                              ("stack frame", "stack_frame")):
@@ -237,7 +249,6 @@ def kernel_names(name: str) -> tuple[str, ...]:
     return name, demangled, names.base_name(demangled), signature(demangled)
 
 
-SPILL_BUDGET = "TA902"  # lint's own rule that reads spills
 _NOTHING = frozenset()  # no suppressions
 
 
@@ -263,23 +274,24 @@ class _Linter:
         entry_index = config.kernel_index(keys, arch) if config.kernels else None
         budget_index = config.budget_index(keys, arch) if config.budgets else None
         location, suppressed, bound = (usage.file, usage.line), _NOTHING, usage.max_threads
-        if self.sources is not None:
-            definition = self.sources.lookup(keys[2])
-            if definition is not None:
-                location, suppressed = (definition.file, definition.line), definition.suppressed
-                if bound is None:  # the binary records __launch_bounds__; a log does not, the source does
-                    bound = definition.max_threads
+        definition = self.sources.lookup(keys[2]) if self.sources is not None else None
+        if definition is not None:
+            location, suppressed = (definition.file, definition.line), definition.suppressed
+            if bound is None:  # the binary records __launch_bounds__; a log does not, the source does
+                bound = definition.max_threads
         entry = None
         if entry_index is not None:
             self.matched.add(entry_index)
             entry = config.kernels[entry_index]
         launch = self._launch_config(usage, bound, entry_index, entry)
-        key = (arch, launch, entry_index, budget_index, disagreements, suppressed, usage.source == "config")
+        cap = register_cap(resolved.arch, definition, usage.max_registers)
+        previous = self.options.previous_registers.get((name, arch))
+        key = (arch, launch, entry_index, budget_index, disagreements, suppressed, usage.source == "config", cap, previous)
         analysis = self.analyses.get(key)
         if analysis is None:
             budget = config.budgets[budget_index] if budget_index is not None else None
             analysis = self.analyses[key] = self._analyse(resolved, launch, usage, disagreements, entry, budget,
-                                                          suppressed)
+                                                          suppressed, cap, previous)
         kernel = LintedKernel(name=name, demangled=keys[1], arch=arch, usage=usage, evidence=tuple(evidence),
                               launch=launch, configured_by=entry.name if entry else None, result=analysis.result,
                               findings=analysis.findings, location=location)
@@ -305,10 +317,14 @@ class _Linter:
             launch = self.configs[figures] = LaunchConfig.from_mapping(values)
         return launch
 
-    def _analyse(self, resolved, launch, usage, disagreements, entry, budget, suppressed) -> _Analysis:
+    def _analyse(self, resolved, launch, usage, disagreements, entry, budget, suppressed, cap, previous) -> _Analysis:
         result = occupancy(resolved.arch, launch)
         findings = config_findings(resolved, result, self.options.selection)
-        findings += _lint_findings(usage, result, disagreements, entry, budget, self.options)
+        context = LintContext(result=result, budget=Budget.of(budget) if budget is not None else None,
+                              minimum=_minimum(budget, entry, self.options), disagreements=disagreements,
+                              launch_given=entry is not None or usage.source == "config", register_cap=cap,
+                              previous_registers=previous, assumed_blocks=_assumed_blocks(entry))
+        findings += lint_findings(context, self.options.selection)
         ignored = tuple(entry.ignore) if entry else ()
         findings = [f for f in findings if f.code not in suppressed and not f.code.startswith(ignored)]  # () matches nothing
         findings.sort(key=finding_order)
@@ -316,83 +332,67 @@ class _Linter:
                          (-worst_severity(findings), result.occupancy if result.launchable else -1))
 
 
-def _finding(code: str, message: str, arch: str, details: dict) -> Finding:
-    return finding_of(registry()[code], message, arch, details)
+def _minimum(budget, entry, options: LintOptions) -> float | None:
+    """The min_occupancy that applies: the budget's, the [[kernels]] entry's, --min-occupancy's, the config's."""
+    return next((m for m in (budget.min_occupancy if budget else None, entry.min_occupancy if entry else None,
+                             options.min_occupancy, options.config.min_occupancy) if m is not None), None)
 
 
-# The spill figures a budget may limit: (budget field, LaunchConfig field, words).
-SPILL_LIMITS = (("max_spill_stores", "spill_stores", "spill stores"),
-                ("max_spill_loads", "spill_loads", "spill loads"),
-                ("max_stack_frame", "stack_frame", "stack frame"))
+def _assumed_blocks(entry) -> tuple[tuple[str, int], ...]:
+    """The host-side launch assumptions a [[kernels]] entry records: (key, blocks per SM)."""
+    if entry is None:
+        return ()
+    return tuple((key, getattr(entry, key)) for key in ASSUMPTION_KEYS if getattr(entry, key) is not None)
 
 
-def _lint_findings(usage, result, disagreements, entry, budget: Budget | None, options) -> list[Finding]:
-    """Lint's own findings (TA9xx): budgets, the minimum occupancy, disagreeing sources, the assumed launch."""
-    allows = options.selection.allows
-    arch = usage.arch
-    launch = result.kernel
-    out = []
-    if budget is not None:
-        if budget.max_registers is not None and launch.registers > budget.max_registers and allows("TA901"):
-            out.append(_finding("TA901", f"{launch.registers} registers per thread, budget {budget.max_registers} "
-                                         f"(budget '{budget.kernel}'); cap with -maxrregcount={budget.max_registers} "
-                                         "or __launch_bounds__", arch,
-                                {"registers": launch.registers, "budget": budget.max_registers}))
-        if allows(SPILL_BUDGET):
-            for limit_key, figure, words in SPILL_LIMITS:
-                limit, value = budget.limit(limit_key), getattr(launch, figure)
-                if limit is not None and value is not None and value > limit:
-                    out.append(_finding(SPILL_BUDGET, f"{value} B of {words} per thread, budget {limit} B "
-                                                      f"(budget '{budget.kernel}')", arch,
-                                        {figure: value, "budget": limit}))
-        total = launch.static_shared_mem + launch.dynamic_shared_mem
-        if budget.max_shared_mem is not None and total > budget.max_shared_mem and allows("TA904"):
-            out.append(_finding("TA904", f"{total} B of shared memory per block, budget {budget.max_shared_mem} B "
-                                         f"(budget '{budget.kernel}')", arch,
-                                {"shared_mem": total, "budget": budget.max_shared_mem}))
-    minimum = next((m for m in (budget.min_occupancy if budget else None, entry.min_occupancy if entry else None,
-                                options.min_occupancy, options.config.min_occupancy) if m is not None), None)
-    if minimum is not None and result.launchable and result.occupancy < minimum and allows("TA903"):
-        out.append(_finding("TA903", f"occupancy {result.occupancy:.1%} ({result.active_warps_per_sm}/"
-                                     f"{result.max_warps_per_sm} warps) is below the minimum {minimum:.1%}, "
-                                     f"limited by {' + '.join(result.limiters)}", arch,
-                            {"occupancy": round(result.occupancy, 6), "minimum": minimum, "limiters": result.limiters}))
-    if disagreements and allows("TA905"):
-        out.append(_finding("TA905", "; ".join(disagreements), arch, {"disagreements": list(disagreements)}))
-    if entry is None and usage.source != "config" and allows("TA906"):
-        dims = "x".join(map(str, launch.dims))
-        out.append(_finding("TA906", f"no [[kernels]] entry matches; assumed block {dims}, no dynamic shared memory",
-                            arch, {"block_dims": list(launch.dims)}))
-    return out
+def register_cap(arch, definition, max_registers: int | None) -> RegisterCap | None:
+    """The register cap the build put on a kernel, and what set it: `__maxnreg__(N)`, else
+    `__launch_bounds__(T, M)` (the most registers with which M blocks of T threads are resident),
+    else the build's -maxrregcount, which the compiler ignores for a kernel with either attribute."""
+    if definition is not None and definition.max_registers is not None:
+        return RegisterCap(definition.max_registers, f"__maxnreg__({definition.max_registers})")
+    if definition is not None and definition.max_threads is not None:
+        blocks = definition.min_blocks or 1
+        cap = min(bounds_register_cap(arch, definition.max_threads, blocks), arch.max_registers_per_thread)
+        written = f"{definition.max_threads}, {definition.min_blocks}" if definition.min_blocks else str(definition.max_threads)
+        return RegisterCap(cap, f"__launch_bounds__({written})")
+    if max_registers is not None:
+        return RegisterCap(max_registers, f"-maxrregcount={max_registers}")
+    return None
 
 
-def lint_paths(paths, options: LintOptions, stdin=None) -> LintReport:
+def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | None = None) -> LintReport:
     """Lint build output files (and CUDA sources, for locations, suppressions, launch bounds
-    and the source rules). '-' reads a ptxas log or cuobjdump listing from `stdin`."""
+    and the source rules). '-' reads a ptxas log or cuobjdump listing from `stdin`.
+
+    CUDA sources given with no build output are compiled for each architecture of the options
+    (`-Xptxas -v`, with `build`'s flags), as are the `.cu` entries of `build.compile_commands`;
+    a source the compiler rejects is one problem, and the rest are still linted. Raises
+    toolchain.discovery.ToolchainMissing when there is something to compile and no compiler,
+    BuildSetupError when no architecture is named."""
     from tuneadvise.advisor.readers.usage import SOURCE_SUFFIXES, ReadResult, read_text, read_usage
     from tuneadvise.advisor.rules.source_scan import scan_source
 
     gathered = ReadResult()
     index = SourceIndex()
     source_texts = []
+    build_output = False
     for path in paths:
         path = str(path)
         if path == "-":
+            build_output = True
             read_text(stdin, "<stdin>", gathered)
         elif path.lower().endswith(SOURCE_SUFFIXES):
-            try:
-                with open(path, encoding="utf-8", errors="replace") as handle:
-                    text = handle.read()
-            except OSError as exc:
-                gathered.problems.append(InputProblem(path, None, f"cannot read: {exc.strerror}"))
-                continue
-            index.add_file(path, text)
-            source_texts.append((path, text))
+            _read_source(path, gathered, index, source_texts)
         else:
+            build_output = True
             one = read_usage(path)
             gathered.records += one.records
             gathered.problems += one.problems
             gathered.ptx_only += [f"{path}: {arch}" for arch in one.ptx_only]
+    compile_sources = [] if build_output else [p for p, _ in source_texts if p.lower().endswith(COMPILED_SUFFIXES)]
+    if compile_sources or (build is not None and build.compile_commands):
+        _compile_into(compile_sources, options, build or BuildSettings(), gathered, index, source_texts)
     report = lint_records(gathered.records, options, index)
     report.problems = gathered.problems + report.problems
     report.ptx_only = gathered.ptx_only
@@ -403,3 +403,57 @@ def lint_paths(paths, options: LintOptions, stdin=None) -> LintReport:
             for path, text in source_texts:
                 report.source_findings += scan_source(text, path, min(majors), options.selection)
     return report
+
+
+def _read_source(path: str, gathered, index: SourceIndex, source_texts: list) -> None:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError as exc:
+        gathered.problems.append(InputProblem(path, None, f"cannot read: {exc.strerror}"))
+        return
+    index.add_file(path, text)
+    source_texts.append((path, text))
+
+
+def _shown_path(path: str) -> str:
+    """A compile-commands source as a path relative to the working directory, when it is under it."""
+    relative = os.path.relpath(path)
+    return path if relative.startswith("..") else relative
+
+
+def _compile_into(sources, options: LintOptions, settings: BuildSettings, gathered, index, source_texts) -> None:
+    """Compile `sources` (and the compile commands' entries) for each architecture; add what ptxas
+    reports to `gathered`, and each compile-commands source to the index."""
+    from tuneadvise.advisor.toolchain.compile import Build, Compiler
+    from tuneadvise.advisor.toolchain.compile_commands import CompileCommandsError, load_builds
+    from tuneadvise.advisor.toolchain.discovery import find_toolchain
+
+    archs = tuple(options.archs or options.config.arch)
+    builds = []
+    if sources:
+        if not archs:
+            raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
+        builds += [Build(os.path.abspath(path), arch, settings.flags) for path in sources for arch in archs]
+    if settings.compile_commands:
+        try:
+            entries, problems = load_builds(settings.compile_commands, archs)
+        except CompileCommandsError as exc:
+            raise BuildSetupError(str(exc)) from None
+        gathered.problems += [InputProblem(settings.compile_commands, None, p) for p in problems]
+        known = {os.path.abspath(path) for path, _ in source_texts}
+        for source in dict.fromkeys(b.source for b in entries):
+            if source not in known:
+                _read_source(_shown_path(source), gathered, index, source_texts)
+        builds += [b._replace(flags=b.flags + settings.flags) for b in entries]
+    shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
+    for result in Compiler(find_toolchain(), settings.jobs, cache=settings.cache).run(builds):
+        build = result.build
+        where = shown.get(build.source) or _shown_path(build.source)
+        if result.error is not None:
+            gathered.problems.append(InputProblem(where, None, f"{build.arch}: the compiler failed: {result.error}"))
+            continue
+        cap = maxrregcount_of(build.flags)
+        for record in result.usage():
+            record.file, record.max_registers = where, cap
+            gathered.records.append(record)

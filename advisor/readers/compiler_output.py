@@ -46,6 +46,7 @@ class KernelUsage:
     line: int | None = None  # where the record ends in its file (for annotations)
     file: str = ""
     max_threads: int | None = None  # __launch_bounds__, where the binary records it
+    max_registers: int | None = None  # the -maxrregcount the build used, where known (a build tuneadvise ran)
 
     @property
     def spill_bytes(self) -> int | None:

@@ -44,6 +44,7 @@ class Definition:
     max_threads: int | None = None  # __launch_bounds__(maxThreadsPerBlock, ...)
     max_registers: int | None = None  # __maxnreg__(N)
     has_body: bool = True
+    min_blocks: int | None = None  # __launch_bounds__(..., minBlocksPerMultiprocessor)
 
 
 class SourceIndex:
@@ -67,7 +68,7 @@ class SourceIndex:
             self.definitions[name] = Definition(
                 path, number, frozenset(_suppressions(lines, number)),
                 _int_argument(attributes.get("__launch_bounds__")), _int_argument(attributes.get("__maxnreg__")),
-                has_body)
+                has_body, _second_int_argument(attributes.get("__launch_bounds__")))
 
     def lookup(self, qualified: str) -> Definition | None:
         return self.definitions.get(qualified.rsplit("::", 1)[-1])
@@ -144,6 +145,15 @@ def _int_argument(arguments: str | None) -> int | None:
     if not arguments:
         return None
     match = _LEADING_INT.match(arguments)
+    return int(match.group(1)) if match else None
+
+
+_SECOND_INT = re.compile(r"\s*\d{1,7}\s*,\s*(\d{1,7})\s*[,)]")
+
+
+def _second_int_argument(arguments: str | None) -> int | None:
+    """The second argument of `(N, M, ...)` when both are plain numbers."""
+    match = _SECOND_INT.match(arguments) if arguments else None
     return int(match.group(1)) if match else None
 
 

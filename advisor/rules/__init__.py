@@ -34,7 +34,9 @@ Entry points:
   unsorted. Lint builds the context per kernel:
   `LintContext(result=occupancy_result, budget=Budget.of(config_budget) or
   None, minimum=the min_occupancy that applies or None,
-  disagreements=tuple of sentences, launch_given=bool)`.
+  disagreements=tuple of sentences, launch_given=bool, register_cap=
+  RegisterCap or None, previous_registers=int or None, assumed_blocks=
+  ((key, blocks), ...))`.
 - `source_rules(selection)` and `SourceLine`: what `source_scan.scan_source`
   runs per line.
 """
@@ -124,6 +126,17 @@ class Budget(NamedTuple):
                    max_stack_frame=budget.limit("max_stack_frame"), max_shared_mem=budget.max_shared_mem)
 
 
+class RegisterCap(NamedTuple):
+    """A register cap the build put on a kernel, and what set it."""
+
+    registers: int  # per thread
+    origin: str  # as written: "__launch_bounds__(256, 4)", "__maxnreg__(64)", "-maxrregcount=64"
+
+
+# The [[kernels]] keys that record a host-side launch assumption (resident blocks per SM).
+ASSUMPTION_KEYS = ("min_blocks_per_sm", "expected_blocks_per_sm")
+
+
 class LintContext(NamedTuple):
     """One linted kernel on one architecture: what lint's own rules read."""
 
@@ -132,6 +145,9 @@ class LintContext(NamedTuple):
     minimum: float | None = None  # the min_occupancy that applies (budget, entry, option or config)
     disagreements: tuple[str, ...] = ()  # one sentence per figure the build sources disagree on
     launch_given: bool = True  # a [[kernels]] entry (or the config's own kernel) gave the launch
+    register_cap: RegisterCap | None = None  # __maxnreg__, __launch_bounds__ or -maxrregcount, where known
+    previous_registers: int | None = None  # registers per thread in an earlier build (baseline, diff)
+    assumed_blocks: tuple[tuple[str, int], ...] = ()  # (ASSUMPTION_KEYS key, resident blocks per SM) the host assumes
 
 
 class SourceLine(NamedTuple):

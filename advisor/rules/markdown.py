@@ -22,8 +22,14 @@ def _toml_value(value) -> str:
 def _example(config: dict) -> str:
     if "log" in config:
         settings = "\n".join(f"{k} = {_toml_value(v)}" for k, v in config["config"].items())
-        return (f"# tuneadvise.toml\n{settings or '# (empty)'}\n# build.log\n{config['log']}\n"
-                "# checked with: tuneadvise lint build.log --config tuneadvise.toml")
+        source = f"# file.cu\n{config['source'].rstrip()}\n" if "source" in config else ""
+        earlier = (f"# baseline.json (an earlier build) records {config['previous_registers']} registers for k\n"
+                   if "previous_registers" in config else "")
+        # (tuneadvise.toml is the config lint finds by itself: the long command lines name it, the others need not)
+        command = "tuneadvise lint build.log" + (" file.cu" if source else "") + \
+            (" --baseline baseline.json" if earlier else " --config tuneadvise.toml")
+        return (f"# tuneadvise.toml\n{settings or '# (empty)'}\n# build.log\n{config['log']}\n{source}{earlier}"
+                f"# checked with: {command}")
     if "source" in config:
         return f"// file.cu, checked with: tuneadvise check-source file.cu --target {config['target']}\n{config['source']}"
     flags = []

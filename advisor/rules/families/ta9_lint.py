@@ -2,8 +2,10 @@
 LaunchConfig), the project's budgets and the evidence itself. Lint builds one
 LintContext per kernel and calls `tuneadvise.advisor.rules.lint_findings`.
 
-Their examples are a config (as in tuneadvise.toml) and ptxas -v lines; the
-test suite lints them."""
+Their examples are a config (as in tuneadvise.toml) and ptxas -v lines, with
+the CUDA source where the rule reads its attributes (`source`) and the earlier
+build's registers where it compares builds (`previous_registers`); the test
+suite lints them."""
 
 from __future__ import annotations
 
@@ -133,3 +135,83 @@ def no_launch_settings(kernel: LintContext, params: dict):
         dims = kernel.result.kernel.dims
         yield (f"no [[kernels]] entry matches; assumed block {'x'.join(map(str, dims))}, no dynamic shared memory",
                {"block_dims": list(dims)})
+
+
+_SPILLING_AT_CAP = (_ENTRY.format("_Z4stepPf") + "ptxas info    : Function properties for _Z4stepPf\n"
+                    "    {stack} bytes stack frame, {spills} bytes spill stores, {spills} bytes spill loads\n"
+                    "ptxas info    : Used 64 registers, used 0 barriers")
+_BOUNDED_SOURCE = "__global__ void __launch_bounds__(256, 4) step(float* out) { /* ... */ }\n"
+
+
+@rule(
+    code="TA907", name="cap-forces-spills", severity="warning", source="pg#launch-bounds",
+    summary="A register cap that the kernel can only meet by spilling",
+    explanation="""The kernel sits at the register cap its build imposes (__maxnreg__, __launch_bounds__(T, M)
+    through the registers M blocks of T threads leave each thread, or -maxrregcount for a kernel with neither)
+    and ptxas spilled to meet it. The occupancy the cap buys is paid for in local-memory traffic: time the kernel
+    with the cap relaxed (a smaller minBlocks, a larger __maxnreg__ or -maxrregcount), and see `tuneadvise
+    frontier` for the spills at every cap where occupancy changes.""",
+    trigger={"config": {}, "log": _SPILLING_AT_CAP.format(stack=24, spills=24), "source": _BOUNDED_SOURCE},
+    clean={"config": {}, "log": _SPILLING_AT_CAP.format(stack=0, spills=0), "source": _BOUNDED_SOURCE},
+)
+def cap_forces_spills(kernel: LintContext, params: dict):
+    cap, launch = kernel.register_cap, kernel.result.kernel
+    spills = (launch.spill_stores or 0) + (launch.spill_loads or 0)
+    if cap is not None and spills and launch.registers >= cap.registers:
+        yield (f"{cap.origin} allows {cap.registers} registers per thread; the kernel uses {launch.registers} and "
+               f"spills {launch.spill_stores or 0} B of stores and {launch.spill_loads or 0} B of loads per thread to "
+               "meet it"), \
+            {"register_cap": cap.registers, "cap_origin": cap.origin, "registers": launch.registers,
+             "spill_stores": launch.spill_stores, "spill_loads": launch.spill_loads}
+
+
+@rule(
+    code="TA908", name="registers-lost-a-block", severity="warning", source="occ-h#cudaOccMaxBlocksPerSMRegsLimit",
+    summary="The register count changed since the earlier build enough to lose resident blocks",
+    explanation="""Against the earlier build (the --baseline of lint, the old side of diff) the kernel's
+    registers per thread crossed a step of the register staircase at its block size: fewer blocks are resident
+    per SM than before. A few registers more often cost nothing; this change did. Cap the count at the earlier
+    figure (__launch_bounds__(B, N) or -maxrregcount) if the spills that costs are acceptable, or accept the
+    lower occupancy by updating the baseline.""",
+    trigger={"config": {"kernels": [{"name": "k", "block_size": 256}]}, "log": _k("Used 72 registers, used 0 barriers"),
+             "previous_registers": 64},
+    clean={"config": {"kernels": [{"name": "k", "block_size": 256}]}, "log": _k("Used 62 registers, used 0 barriers"),
+           "previous_registers": 64},
+)
+def registers_lost_a_block(kernel: LintContext, params: dict):
+    from tuneadvise.advisor.engine.occupancy import occupancy
+
+    result, previous = kernel.result, kernel.previous_registers
+    if previous is None or previous == result.kernel.registers or not result.launchable:
+        return
+    before = occupancy(result.arch, result.kernel._replace(registers=previous))
+    if before.active_blocks_per_sm > result.active_blocks_per_sm:
+        yield (f"registers per thread {previous} -> {result.kernel.registers}: {before.active_blocks_per_sm} -> "
+               f"{result.active_blocks_per_sm} blocks per SM at block size {result.kernel.block_size} "
+               f"(occupancy {before.occupancy:.1%} -> {result.occupancy:.1%})"), \
+            {"previous_registers": previous, "registers": result.kernel.registers,
+             "previous_blocks_per_sm": before.active_blocks_per_sm, "blocks_per_sm": result.active_blocks_per_sm}
+
+
+@rule(
+    code="TA909", name="launch-assumption-broken", severity="error", source="project-config",
+    summary="The compiled kernel no longer reaches the resident blocks per SM the host code assumes",
+    explanation="""A [[kernels]] entry records what the host code was written for: min_blocks_per_sm (a
+    persistent or cooperative grid that needs that many blocks resident at once) or expected_blocks_per_sm (a
+    grid sized as SMs x N). The kernel as compiled reaches fewer: a cooperative launch fails, and a grid sized for
+    more resident blocks runs in an extra wave. Bring the registers or shared memory back under the step (the
+    finding names the limiter; TA301 gives the figures), or change the host code and the entry.""",
+    trigger={"config": {"kernels": [{"name": "k", "block_size": 256, "expected_blocks_per_sm": 10}]},
+             "log": _k("Used 69 registers, used 0 barriers")},
+    clean={"config": {"kernels": [{"name": "k", "block_size": 256, "expected_blocks_per_sm": 7}]},
+           "log": _k("Used 32 registers, used 0 barriers")},
+)
+def launch_assumption_broken(kernel: LintContext, params: dict):
+    result = kernel.result
+    for key, blocks in kernel.assumed_blocks:
+        if result.active_blocks_per_sm < blocks:
+            yield (f"{key} = {blocks}, but the kernel as compiled ({result.kernel.registers} registers, "
+                   f"{result.kernel.static_shared_mem + result.kernel.dynamic_shared_mem} B shared memory, block "
+                   f"{result.kernel.block_size}) reaches {result.active_blocks_per_sm} blocks per SM, limited by "
+                   f"{' + '.join(result.limiters) or 'nothing'}"), \
+                {key: blocks, "blocks_per_sm": result.active_blocks_per_sm, "limiters": list(result.limiters)}

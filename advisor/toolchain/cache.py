@@ -1,0 +1,173 @@
+"""ptxas's reports on disk, keyed by everything that decides them, so that rerunning lint
+or frontier on unchanged sources does not recompile.
+
+The key is a SHA-256 over: this cache's format; the toolchain (nvcc's and ptxas's paths,
+sizes and modification times, and ptxas's version line) and the host compiler nvcc would
+run (`g++` on PATH: path, size, time); NVCC_PREPEND_FLAGS and NVCC_APPEND_FLAGS; the build
+(source path, architecture, flags, cap, working directory); and the bytes of every file
+the build reads, as `nvcc -M` lists them for that architecture and those flags (the
+source, its headers, the host's system headers). A `.ptx` build reads only its file. So
+a changed header, macro, flag or compiler is a different key, never a stale report.
+
+An entry is one small JSON file named by its key, holding the key again, the log and
+the log's SHA-256. Read back, an entry that does not parse or whose key or digest does
+not match is ignored (and rewritten by the next compile): a torn write or a damaged
+disk costs a compile, never a wrong figure. Entries are written atomically (a temporary
+file in the same directory, then a rename). Only successful compiles are stored. Any
+error of the disk or of `nvcc -M` means no caching for that build, never a failure.
+
+Where: TUNEADVISE_CACHE_DIR, else $XDG_CACHE_HOME/tuneadvise/ptxas, else
+~/.cache/tuneadvise/ptxas; TUNEADVISE_CACHE_DIR=off (or --no-cache) turns it off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+
+from tuneadvise.advisor.toolchain.discovery import Toolchain
+
+FORMAT = "tuneadvise-ptxas-cache-1"
+VARIABLE = "TUNEADVISE_CACHE_DIR"
+MAX_ENTRY = 16 << 20  # bytes: a ptxas report is kilobytes; a larger file is not an entry
+DEPENDENCY_TIMEOUT = 120
+
+
+def default_directory() -> Path | None:
+    chosen = os.environ.get(VARIABLE, "").strip()
+    if chosen.lower() == "off":
+        return None
+    if chosen:
+        return Path(chosen)
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "tuneadvise" / "ptxas"
+
+
+def _identity(path: str | None) -> list:
+    if not path:
+        return [None]
+    try:
+        stat = os.stat(path)
+    except OSError:
+        return [path, None]
+    return [path, stat.st_size, stat.st_mtime_ns]
+
+
+class PtxasCache:
+    def __init__(self, directory: Path, toolchain: Toolchain):
+        self.directory = Path(directory)
+        self.base = [FORMAT, _identity(toolchain.nvcc), _identity(toolchain.ptxas), toolchain.version,
+                     _identity(shutil.which("g++")), os.environ.get("NVCC_PREPEND_FLAGS", ""),
+                     os.environ.get("NVCC_APPEND_FLAGS", "")]
+        self.toolchain = toolchain
+        self._inputs: dict[tuple, list | None] = {}  # (source, arch, flags, cwd) -> the files it reads
+        self._lock = threading.Lock()
+
+    def key(self, build) -> str | None:
+        """The build's key, or None when what it reads cannot be listed or read."""
+        files = self._files(build)
+        if files is None:
+            return None
+        digest = hashlib.sha256(json.dumps(self.base + [list(build)], default=str).encode())
+        for path in files:
+            try:
+                data = Path(path).read_bytes()
+            except OSError:
+                return None
+            digest.update(b"\0" + os.fsencode(path) + b"\0" + hashlib.sha256(data).digest())
+        return digest.hexdigest()
+
+    def _files(self, build) -> list | None:
+        if build.is_ptx:
+            return [os.path.join(build.cwd or "", build.source)]
+        index = (build.source, build.arch, build.flags, build.cwd)
+        with self._lock:
+            if index in self._inputs:
+                return self._inputs[index]
+        files = _dependencies(self.toolchain, build)
+        with self._lock:
+            self._inputs[index] = files
+        return files
+
+    def _path(self, key: str) -> Path:
+        return self.directory / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> str | None:
+        try:
+            path = self._path(key)
+            if path.stat().st_size > MAX_ENTRY:
+                return None
+            entry = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError, UnicodeDecodeError, RecursionError):
+            return None
+        if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("log"), str):
+            return None
+        if hashlib.sha256(entry["log"].encode("utf-8", "surrogatepass")).hexdigest() != entry.get("sha256"):
+            return None
+        return entry["log"]
+
+    def put(self, key: str, log: str) -> None:
+        path = self._path(key)
+        text = json.dumps({"key": key, "sha256": hashlib.sha256(log.encode("utf-8", "surrogatepass")).hexdigest(),
+                           "log": log})
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".entry-")
+            try:
+                with os.fdopen(handle, "w", encoding="utf-8", errors="surrogatepass") as out:
+                    out.write(text)
+                os.replace(temporary, path)
+            except BaseException:
+                os.unlink(temporary)
+                raise
+        except OSError:
+            pass  # a cache that cannot be written is no cache
+
+
+def _dependencies(toolchain: Toolchain, build) -> list | None:
+    """The files `build` reads, from `nvcc -M` with the build's architecture and flags."""
+    argv = [toolchain.nvcc, "-M", f"-arch={build.arch}", *build.flags, build.source]
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, errors="surrogateescape", cwd=build.cwd,
+                              timeout=DEPENDENCY_TIMEOUT, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if done.returncode != 0:
+        return None
+    return make_dependencies(done.stdout, build.cwd)
+
+
+def make_dependencies(text: str, cwd: str | None) -> list | None:
+    """The prerequisites of a make rule `target : a b \\\\ c` (spaces in names escaped as `\\ `),
+    as absolute paths.
+
+    >>> make_dependencies("k.o : k.cu \\\\\\n  /usr/include/a\\\\ b.h\\n", "/src")
+    ['/src/k.cu', '/usr/include/a b.h']
+    """
+    joined = text.replace("\\\n", " ")
+    _, colon, rest = joined.partition(": ")
+    if not colon:
+        return None
+    names, current, i = [], [], 0
+    while i < len(rest):
+        ch = rest[i]
+        if ch == "\\" and i + 1 < len(rest) and rest[i + 1] == " ":
+            current.append(" ")
+            i += 2
+            continue
+        if ch.isspace():
+            if current:
+                names.append("".join(current))
+                current = []
+        else:
+            current.append(ch)
+        i += 1
+    if current:
+        names.append("".join(current))
+    return [os.path.normpath(os.path.join(cwd or os.getcwd(), n)) for n in names] or None

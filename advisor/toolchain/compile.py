@@ -1,0 +1,138 @@
+"""Run NVIDIA's compiler with its resource report (`-Xptxas -v`) and read what it says.
+
+A `Build` is one source for one architecture with its flags and, for the register
+frontier, a `-maxrregcount` cap. `Compiler.run(builds)` compiles them in a bounded
+thread pool (each build is its own nvcc or ptxas process; the threads only wait),
+each distinct build once per Compiler (the cache is local to it, keyed by the
+build's values), and returns one `BuildResult` per build: the log, or one line
+saying why the compiler failed.
+
+A CUDA source (.cu) goes through nvcc, which passes the cap to both of its
+stages (cicc and ptxas), exactly as `nvcc -maxrregcount=N` does; a PTX file goes
+straight to ptxas.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from typing import NamedTuple
+
+from tuneadvise.advisor.readers.compiler_output import KernelUsage, parse_ptxas
+from tuneadvise.advisor.toolchain.discovery import Toolchain
+
+PTX_SUFFIX = ".ptx"
+COMPILE_TIMEOUT = 600  # seconds per build: a pathological source fails that build, not the run
+MAX_ERROR_LINE = 300
+
+
+class Build(NamedTuple):
+    source: str  # a .cu (through nvcc) or .ptx (through ptxas) file
+    arch: str  # "sm_90"
+    flags: tuple[str, ...] = ()  # -I, -D and free nvcc flags
+    max_registers: int | None = None  # -maxrregcount; None: uncapped
+    cwd: str | None = None  # where relative paths in the flags start (compile_commands' directory)
+
+    @property
+    def is_ptx(self) -> bool:
+        return self.source.lower().endswith(PTX_SUFFIX)
+
+
+class BuildResult(NamedTuple):
+    build: Build
+    log: str  # ptxas's resource report (and anything else the compiler printed)
+    error: str | None  # one line when the compiler failed
+
+    def usage(self) -> list[KernelUsage]:
+        """The kernels ptxas reported, named by the source they came from."""
+        if self.error is not None:
+            return []
+        records = list(parse_ptxas(self.log.splitlines()))
+        for record in records:
+            record.file, record.line, record.source = self.build.source, None, "ptxas"
+        return records
+
+
+def command(toolchain: Toolchain, build: Build, output: str) -> list[str]:
+    """The compiler command line for `build`, writing the cubin to `output`."""
+    if build.is_ptx:
+        cap = ["--maxrregcount", str(build.max_registers)] if build.max_registers is not None else []
+        return [toolchain.ptxas, f"-arch={build.arch}", "-v", *cap, *build.flags, build.source, "-o", output]
+    cap = [f"-maxrregcount={build.max_registers}"] if build.max_registers is not None else []
+    return [toolchain.nvcc, "-cubin", f"-arch={build.arch}", *build.flags, *cap, "-Xptxas", "-v",
+            build.source, "-o", output]
+
+
+def error_line(text: str, returncode: int) -> str:
+    """The compiler's first error, on one line; else its last line; else the exit status."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    chosen = next((line for line in lines if "error" in line.lower()), lines[-1] if lines else "")
+    chosen = chosen or f"exited with status {returncode}"
+    return chosen if len(chosen) <= MAX_ERROR_LINE else chosen[:MAX_ERROR_LINE] + "..."
+
+
+def compile_one(toolchain: Toolchain, build: Build, timeout: float = COMPILE_TIMEOUT) -> BuildResult:
+    with tempfile.TemporaryDirectory(prefix="tuneadvise-") as scratch:
+        argv = command(toolchain, build, os.path.join(scratch, "out.cubin"))
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, errors="replace", cwd=build.cwd,
+                                  timeout=timeout, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            return BuildResult(build, "", f"the compiler took more than {timeout:g} s")
+        except OSError as exc:
+            return BuildResult(build, "", f"cannot run {argv[0]}: {exc.strerror or exc}")
+    log = done.stdout + done.stderr
+    if done.returncode != 0:
+        return BuildResult(build, log, error_line(done.stderr or done.stdout, done.returncode))
+    return BuildResult(build, log, None)
+
+
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+class Compiler:
+    """Compiles builds in a pool of at most `jobs` processes at a time, each distinct build once;
+    with `cache` (the default), reports of unchanged builds come from the disk cache (cache.py)."""
+
+    def __init__(self, toolchain: Toolchain, jobs: int | None = None, timeout: float = COMPILE_TIMEOUT,
+                 cache: bool = True):
+        from tuneadvise.advisor.toolchain.cache import PtxasCache, default_directory
+
+        self.toolchain = toolchain
+        self.jobs = max(1, jobs or default_jobs())
+        self.timeout = timeout
+        directory = default_directory() if cache else None
+        self.cache = PtxasCache(directory, toolchain) if directory is not None else None
+        self.results: dict[Build, BuildResult] = {}  # this compiler's builds, by value
+
+    def _one(self, build: Build) -> BuildResult:
+        key = self.cache.key(build) if self.cache is not None else None
+        if key is not None:
+            log = self.cache.get(key)
+            if log is not None:
+                return BuildResult(build, log, None)
+        result = compile_one(self.toolchain, build, self.timeout)
+        # Stored only if what the build reads did not change while it compiled.
+        if key is not None and result.error is None and self.cache.key(build) == key:
+            self.cache.put(key, result.log)
+        return result
+
+    def run(self, builds) -> list[BuildResult]:
+        builds = list(builds)
+        todo = [b for b in dict.fromkeys(builds) if b not in self.results]
+        if todo:
+            workers = min(self.jobs, len(todo))
+            if workers == 1:
+                done = [self._one(b) for b in todo]
+            else:
+                with ThreadPoolExecutor(max_workers=workers) as pool:
+                    done = list(pool.map(self._one, todo))
+            for result in done:
+                self.results[result.build] = result
+        return [self.results[b] for b in builds]

@@ -1,0 +1,128 @@
+"""CMake's compile_commands.json (CMAKE_EXPORT_COMPILE_COMMANDS=ON) -> one Build per CUDA
+source and architecture, with the entry's own flags.
+
+Each `.cu` entry keeps its flags (include paths, macros, language standard, extended
+lambdas...) and its directory; what only decides what the build writes or targets is
+dropped: the compiler itself, the source, `-c`, `-o FILE`, dependency files
+(`-MD`, `-MF FILE`...), and the architecture flags (`-arch`, `-gencode`,
+`--generate-code`, `-code`), because the resource report is asked for one
+architecture at a time. The architectures are --arch's, or else the ones the entry
+itself compiles for.
+
+    >>> entry = {"directory": "/b", "file": "k.cu",
+    ...          "command": "nvcc -I/inc -DN=4 --generate-code=arch=compute_90,code=[compute_90,sm_90] -o k.o -c k.cu"}
+    >>> flags_of(entry)
+    (['-I/inc', '-DN=4'], ['sm_90'])
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+
+from tuneadvise.advisor.toolchain.compile import Build
+
+_WITH_VALUE = {"-o", "-MF", "-MT", "-MQ", "-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code",
+               "--gpu-code", "-odir", "--output-directory", "--dependency-output", "-ccbin", "--compiler-bindir"}
+_KEEP_WITH_VALUE = {"-ccbin", "--compiler-bindir"}  # the host compiler stays; its value follows
+_ALONE = {"-c", "-dc", "--compile", "--device-c", "-MD", "-MMD", "-M", "-MM", "-E", "-ptx", "-cubin", "-fatbin",
+          "--generate-dependencies-with-compile", "--generate-nonsystem-dependencies-with-compile", "-MP"}
+_ARCH_OPTIONS = ("-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code", "--gpu-code")
+_SM = re.compile(r"sm_(\d+[a-z]?)")
+_COMPUTE = re.compile(r"compute_(\d+[a-z]?)")
+MAX_ENTRIES = 100_000
+
+
+class CompileCommandsError(ValueError):
+    pass
+
+
+def _arguments(entry: dict) -> list[str]:
+    if isinstance(entry.get("arguments"), list) and all(isinstance(a, str) for a in entry["arguments"]):
+        return list(entry["arguments"])
+    if isinstance(entry.get("command"), str):
+        try:
+            return shlex.split(entry["command"])
+        except ValueError as exc:
+            raise CompileCommandsError(f"command of {entry.get('file')!r} is not a shell command line: {exc}") from None
+    raise CompileCommandsError(f"entry for {entry.get('file')!r} has neither 'arguments' nor 'command'")
+
+
+def _archs(values: list[str]) -> list[str]:
+    """sm_XX targets named by the architecture options' values (compute_XX alone: sm_XX)."""
+    found = []
+    for value in values:
+        sms = _SM.findall(value) or _COMPUTE.findall(value)
+        found += [f"sm_{digits}" for digits in sms]
+    return list(dict.fromkeys(found))
+
+
+def flags_of(entry: dict) -> tuple[list[str], list[str]]:
+    """(the flags kept, the architectures the entry compiles for)."""
+    args = _arguments(entry)[1:]  # [0] is the compiler
+    source = entry.get("file", "")
+    kept, arch_values = [], []
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        name, has_equals, value = arg.partition("=")
+        if arg == source or os.path.basename(arg) == os.path.basename(source) and arg.endswith(".cu"):
+            i += 1
+            continue
+        if name in _ARCH_OPTIONS:
+            if has_equals:
+                arch_values.append(value)
+            elif i + 1 < len(args):
+                arch_values.append(args[i + 1])
+                i += 1
+            i += 1
+            continue
+        if arg in _WITH_VALUE:
+            if arg in _KEEP_WITH_VALUE and i + 1 < len(args):
+                kept += [arg, args[i + 1]]
+            i += 2
+            continue
+        if arg in _ALONE or name in ("-o", "-MF", "-MT", "-MQ", "--dependency-output", "-odir", "--output-directory") \
+                or arg.startswith("-o") and len(arg) > 2 and not arg.startswith("-opt"):
+            i += 1
+            continue
+        kept.append(arg)
+        i += 1
+    return kept, _archs(arch_values)
+
+
+def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[str]]:
+    """(one Build per .cu entry and architecture, problems as sentences)."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            entries = json.load(handle)
+    except OSError as exc:
+        raise CompileCommandsError(f"--compile-commands: cannot read {path}: {exc.strerror}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
+        raise CompileCommandsError(f"--compile-commands: {path} is not JSON: {exc}") from None
+    if not isinstance(entries, list) or len(entries) > MAX_ENTRIES:
+        raise CompileCommandsError(f"--compile-commands: {path} is not a list of compile commands "
+                                   f"(at most {MAX_ENTRIES} entries)")
+    builds, problems = [], []
+    base = os.path.dirname(os.path.abspath(path))
+    for number, entry in enumerate(entries, 1):
+        if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
+            problems.append(f"entry {number}: expected an object with 'directory', 'file' and 'command' or 'arguments'")
+            continue
+        if not entry["file"].lower().endswith(".cu"):
+            continue
+        directory = os.path.join(base, entry["directory"]) if isinstance(entry.get("directory"), str) else base
+        try:
+            flags, own_archs = flags_of(entry)
+        except CompileCommandsError as exc:
+            problems.append(f"entry {number}: {exc}")
+            continue
+        targets = archs or tuple(own_archs)
+        if not targets:
+            problems.append(f"entry {number} ({entry['file']}): names no architecture; give --arch")
+            continue
+        source = os.path.normpath(os.path.join(directory, entry["file"]))
+        builds += [Build(source, arch, tuple(flags), None, directory) for arch in targets]
+    return builds, problems

@@ -1,0 +1,46 @@
+"""How a build is asked for: the settings lint and frontier pass to the compiler, without
+importing it (a lint of build output never starts a compiler)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class BuildSetupError(ValueError):
+    """A build that cannot be set up (no architecture, an unreadable compile_commands.json): bad input."""
+
+
+class BuildSettings(NamedTuple):
+    """How lint compiles the sources it is given: nvcc flags for every build (-I, -D and free
+    flags, in order), CMake's compile_commands.json, and how many compilers run at once."""
+
+    flags: tuple[str, ...] = ()
+    compile_commands: str | None = None
+    jobs: int | None = None  # None: one per CPU this process may use
+    cache: bool = True  # reuse ptxas's reports of unchanged builds from the disk cache (toolchain/cache.py)
+
+
+def source_flags(includes=(), defines=(), extra=()) -> tuple[str, ...]:
+    """-I DIR, -D NAME[=VALUE] and free flags as nvcc arguments.
+
+    >>> source_flags(["inc"], ["N=4", "FAST"], ["--use_fast_math"])
+    ('-Iinc', '-DN=4', '-DFAST', '--use_fast_math')
+    """
+    return tuple([f"-I{d}" for d in includes] + [f"-D{d}" for d in defines] + list(extra))
+
+
+def maxrregcount_of(flags) -> int | None:
+    """The -maxrregcount a list of nvcc flags sets (the last one wins), if any.
+
+    >>> maxrregcount_of(["-O3", "-maxrregcount=64"]), maxrregcount_of(["--maxrregcount", "40"]), maxrregcount_of([])
+    (64, 40, None)
+    """
+    found = None
+    flags = list(flags)
+    for i, flag in enumerate(flags):
+        name, equals, value = flag.partition("=")
+        if name in ("-maxrregcount", "--maxrregcount"):
+            value = value if equals else (flags[i + 1] if i + 1 < len(flags) else "")
+            if value.isdigit() and len(value) < 5:
+                found = int(value)
+    return found

@@ -1,0 +1,58 @@
+"""What commands that compile CUDA sources share (lint, frontier): the build options, and how
+a missing compiler or an impossible build ends the command."""
+
+from __future__ import annotations
+
+import click
+
+from tuneadvise.cli.common import BadInput
+
+
+def build_options(command=None, *, compile_commands: bool = True):
+    """The options of commands that compile CUDA sources: -I, -D, --nvcc-flag, --jobs, --no-cache,
+    and --compile-commands where the command takes it. `@build_options` or
+    `@build_options(compile_commands=False)`."""
+    if command is None:
+        return lambda function: build_options(function, compile_commands=compile_commands)
+    options = [
+        click.option("--include-dir", "-I", "include_dirs", multiple=True, metavar="DIR",
+                     help="Include directory for compiling CUDA sources (repeatable)."),
+        click.option("--define", "-D", "defines", multiple=True, metavar="NAME[=VALUE]",
+                     help="Macro for compiling CUDA sources (repeatable)."),
+        click.option("--nvcc-flag", "nvcc_flags", multiple=True, metavar="FLAG",
+                     help="Any other nvcc flag, as one argument: --nvcc-flag=-std=c++17 (repeatable)."),
+        click.option("--jobs", "-j", type=click.IntRange(1, 256),
+                     help="Compilers run at once (default: one per CPU)."),
+        click.option("--no-cache", is_flag=True,
+                     help="Compile everything again instead of reusing ptxas's reports of unchanged builds."),
+    ]
+    if compile_commands:
+        options.insert(3, click.option("--compile-commands", type=click.Path(dir_okay=False),
+                                       help="CMake's compile_commands.json: compile each .cu entry with its own flags."))
+    for option in reversed(options):
+        command = option(command)
+    return command
+
+
+def build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache=False):
+    from tuneadvise.advisor.toolchain.settings import BuildSettings, source_flags
+
+    for define in defines:
+        if not define.split("=", 1)[0].isidentifier():
+            raise BadInput(f"--define: '{define[:80]}' is not NAME or NAME=VALUE")
+    return BuildSettings(source_flags(include_dirs, defines, nvcc_flags), compile_commands, jobs, not no_cache)
+
+
+def compiling(function, *args, **kwargs):
+    """Run a library call that may compile: no compiler is exit 3 with one sentence; a build that
+    cannot be set up is bad input."""
+    from tuneadvise.advisor.toolchain.discovery import ToolchainMissing
+    from tuneadvise.advisor.toolchain.settings import BuildSetupError
+    from tuneadvise.cli.common import fail_unavailable
+
+    try:
+        return function(*args, **kwargs)
+    except ToolchainMissing as exc:
+        fail_unavailable(str(exc))
+    except BuildSetupError as exc:
+        raise BadInput(str(exc)) from None

@@ -1,0 +1,247 @@
+"""Compile in the loop: `lint FILE.cu`, `--compile-commands` and `frontier` against NVIDIA's
+compiler run directly (its `-Xptxas -v` report, read by tests/reference/nvcc.py and not by
+tuneadvise), over the project's test kernels and a ten-kernel realistic source, for sm_80
+and sm_90. Needs the `[nvcc]` toolchain (see tests/reference/nvcc.py for when it skips)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tuneadvise.cli.main import cli
+
+from .reference import nvcc
+from .reference.header import Unavailable
+
+pytestmark = pytest.mark.reference
+
+ROOT = Path(__file__).resolve().parents[1]
+LINT_KERNELS = ROOT / "tests" / "gpu" / "lint_kernels.cu"
+PRESSURE = ROOT / "tests" / "gpu" / "occupancy_kernels.cu"
+REALISTIC = ROOT / "tests" / "fixtures" / "sources" / "tiled_kernels.cu"
+LIBRARY = ROOT / "tests" / "fixtures" / "sources" / "library_kernels.cu"
+ARCHS = ("sm_80", "sm_90")
+FIGURES = ("registers", "shared_mem", "spill_stores", "spill_loads", "stack_frame")
+
+
+def required_toolchain():
+    """The toolchain; else a skip saying it could not be installed, or a failure in CI."""
+    try:
+        return nvcc.toolchain()
+    except Unavailable as exc:
+        # CI sets TUNEADVISE_REQUIRE_REFERENCE=1: there a missing compiler fails the run, never skips.
+        if os.environ.get("TUNEADVISE_REQUIRE_REFERENCE") == "1":
+            pytest.fail(f"NVIDIA's compiler required but unavailable: {exc}")
+        pytest.skip(f"NVIDIA's compiler ([nvcc] extra) could not be installed: {exc}")
+
+
+@pytest.fixture(scope="module")
+def chain():
+    return required_toolchain()
+
+
+@pytest.fixture
+def use(chain, monkeypatch):
+    """Point discovery at the test's toolchain (found where tuneadvise looks, or in the test cache)."""
+    monkeypatch.setenv("CUDA_HOME", str(Path(chain.nvcc).parent.parent))
+    monkeypatch.setattr("tuneadvise.advisor.toolchain.discovery._wheel_bins", lambda: iter(()))
+    return chain
+
+
+_FIXTURE_TRUTH: dict[tuple, dict] = {}
+
+
+def fixture_truth(chain, source: Path, arch: str, *flags: str) -> dict[str, dict]:
+    """nvcc's report for one of the repository's own sources (which no test changes), compiled once per run."""
+    key = (source, arch, flags)
+    if key not in _FIXTURE_TRUTH:
+        _FIXTURE_TRUTH[key] = nvcc.ptxas_report(chain, source, arch, *flags)
+    return _FIXTURE_TRUTH[key]
+
+
+def fixture_truths(chain, source: Path, requests) -> list[dict[str, dict]]:
+    """fixture_truth for several (arch, flags) at once, two compilers at a time."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return list(pool.map(lambda request: fixture_truth(chain, source, request[0], *request[1]), requests))
+
+
+def run(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
+
+
+def linted(output: str) -> dict[tuple[str, str], dict]:
+    return {(k["name"], k["arch"]): {f: k[f] for f in FIGURES} for k in json.loads(output)["kernels"]}
+
+
+@pytest.mark.parametrize("source", [LINT_KERNELS, REALISTIC, LIBRARY], ids=lambda p: p.name)
+def test_lint_source_reports_exactly_what_ptxas_reports(use, source):
+    result = run("lint", source, "--arch", ARCHS[0], "--arch", ARCHS[1], "--format", "json", "--fail-on", "error")
+    assert result.exit_code in (0, 1), result.output
+    reports = fixture_truths(use, source, [(arch, ()) for arch in ARCHS])
+    truth = {(name, arch): figures for arch, report in zip(ARCHS, reports) for name, figures in report.items()}
+    assert len(truth) >= 12
+    assert linted(result.stdout) == truth
+
+
+def test_defines_and_flags_reach_the_compiler(use):
+    flags = ("-DSTATIC_BYTES=4096", "-DNAMED_BARRIERS=3", "-maxrregcount=40")
+    result = run("lint", PRESSURE, "-a", "sm_90", "-D", "STATIC_BYTES=4096", "-D", "NAMED_BARRIERS=3",
+                 "--nvcc-flag=-maxrregcount=40", "--format", "json", "--fail-on", "error")
+    truth = {(n, "sm_90"): f for n, f in nvcc.ptxas_report(use, PRESSURE, "sm_90", *flags).items()}
+    assert linted(result.stdout) == truth
+    assert truth[("pressure", "sm_90")]["shared_mem"] == 4096 and truth[("pressure", "sm_90")]["registers"] == 40
+
+
+def test_compile_commands_recompiles_each_entry_with_its_own_flags(use, tmp_path):
+    include = tmp_path / "include"
+    include.mkdir()
+    (include / "sizes.h").write_text("#define STATIC_BYTES 2048\n")
+    source = tmp_path / "src" / "pressure.cu"
+    source.parent.mkdir()
+    source.write_text('#include "sizes.h"\n' + PRESSURE.read_text())
+    build = tmp_path / "build"
+    build.mkdir()
+    command = (f"{shlex.quote(use.nvcc)} -I../include -DNAMED_BARRIERS=2 "
+               "--generate-code=arch=compute_80,code=[compute_80,sm_80] -gencode arch=compute_90,code=sm_90 "
+               "-MD -MF dep.d -x cu -c ../src/pressure.cu -o pressure.o")
+    (build / "compile_commands.json").write_text(json.dumps([
+        {"directory": str(build), "command": command, "file": "../src/pressure.cu", "output": "pressure.o"},
+        {"directory": str(build), "command": "c++ -c main.cpp", "file": "main.cpp"}]))
+    result = run("lint", "--compile-commands", build / "compile_commands.json", "--format", "json", "--fail-on", "error")
+    assert result.exit_code in (0, 1), result.output
+    truth = {(n, arch): f for arch in ARCHS for n, f in
+             nvcc.ptxas_report(use, Path("../src/pressure.cu"), arch, "-I../include", "-DNAMED_BARRIERS=2",
+                               cwd=build).items()}
+    assert linted(result.stdout) == truth and truth[("pressure", "sm_90")]["shared_mem"] == 2048
+
+
+def test_a_source_the_compiler_rejects_is_one_line_and_the_rest_is_linted(use, tmp_path):
+    bad = tmp_path / "bad.cu"
+    bad.write_text("__global__ void k(float* x) { x[0] = not_declared; }\n")
+    result = CliRunner().invoke(cli, ["lint", str(bad), str(LINT_KERNELS), "-a", "sm_90", "--format", "json"])
+    assert result.exit_code == 2
+    errors = [line for line in result.stderr.splitlines() if str(bad) in line]
+    assert len(errors) == 1 and "not_declared" in errors[0] and "sm_90" in errors[0]
+    assert {k["name"] for k in json.loads(result.stdout)["kernels"]} >= {"_Z8spillingPKfPfi", "_Z5heavyPKdPdi"}
+
+
+def test_new_rules_on_real_builds(use, tmp_path):
+    # __maxnreg__(32) on `spilling`: ptxas meets it by spilling (TA907).
+    result = run("lint", LINT_KERNELS, "-a", "sm_90", "--select", "TA907,TA909", "--format", "json")
+    codes = {k["name"]: {f["code"] for f in k["findings"]} for k in json.loads(result.stdout)["kernels"]}
+    assert codes["_Z8spillingPKfPfi"] == {"TA907"} and not codes["_Z12tiled_matmulPKfS0_Pfi"]
+    # The host assumed 4 blocks of 256 per SM for sgemm_tile<8, 8>; the build reaches fewer (TA909).
+    blocks = fixture_truth(use, REALISTIC, "sm_90")["_Z10sgemm_tileILi8ELi8EEvPKfS1_Pfiii"]
+    assert blocks["registers"] > 64  # 4 blocks of 256 threads need at most 64 registers on sm_90
+    (tmp_path / "tuneadvise.toml").write_text(
+        '[[kernels]]\nname = "sgemm_tile<8, 8>*"\nblock_size = 256\nmin_blocks_per_sm = 4\n')
+    result = run("lint", REALISTIC, "-a", "sm_90", "--config", tmp_path / "tuneadvise.toml", "--select", "TA909",
+                 "--format", "json")
+    flagged = {k["name"] for k in json.loads(result.stdout)["kernels"] if k["findings"]}
+    assert flagged == {"_Z10sgemm_tileILi8ELi8EEvPKfS1_Pfiii"} and result.exit_code == 1
+
+
+@pytest.mark.parametrize("arch", ARCHS)
+def test_every_frontier_point_is_ptxas_at_that_cap(use, arch):
+    result = run("frontier", REALISTIC, "--arch", arch, "--block-size", "256", "--format", "json")
+    assert result.exit_code == 0, result.output
+    kernels = json.loads(result.stdout)["kernels"]
+    assert len(kernels) == 11  # ten kernels, one of them instantiated twice
+    caps = sorted({p["max_registers"] for k in kernels for p in k["points"]} - {None})
+    assert len(caps) >= 4
+    reports = fixture_truths(use, REALISTIC, [(arch, (f"-maxrregcount={cap}",) if cap else ()) for cap in [None, *caps]])
+    truth = dict(zip([None, *caps], reports))
+    checked = 0
+    for kernel in kernels:
+        for point in kernel["points"]:
+            expected = truth[point["max_registers"]][kernel["name"]]
+            assert {f: point[f] for f in FIGURES if f != "shared_mem"} == \
+                {f: expected[f] for f in FIGURES if f != "shared_mem"}, (kernel["name"], point)
+            checked += 1
+    assert checked >= 30
+    # The marks read the points: the best spills nothing and beats the uncapped build.
+    for kernel in kernels:
+        points = kernel["points"]
+        if kernel["best"] is not None:
+            best = points[kernel["best"]]
+            assert best["spill_stores"] == best["spill_loads"] == 0
+            assert best["occupancy"] > points[0]["occupancy"]
+            assert f"-maxrregcount={best['max_registers']}" in kernel["advice"]
+        if kernel["spills_begin"] is not None:
+            assert all(p["spill_stores"] == p["spill_loads"] == 0 for p in points[:kernel["spills_begin"]])
+
+
+def test_frontier_of_a_kernel_with_its_own_bounds_and_a_glob(use):
+    result = run("frontier", LINT_KERNELS, "-a", "sm_90", "-b", "128", "-k", "heavy", "--format", "json")
+    [kernel] = json.loads(result.stdout)["kernels"]
+    truth = fixture_truth(use, LINT_KERNELS, "sm_90")["_Z5heavyPKdPdi"]
+    assert kernel["own_cap"] == "__launch_bounds__(128)"
+    assert {p["registers"] for p in kernel["points"]} == {truth["registers"]}  # -maxrregcount does not apply
+
+
+def test_the_report_cache_serves_unchanged_builds_and_never_a_stale_or_damaged_one(use, tmp_path, monkeypatch):
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TUNEADVISE_CACHE_DIR", str(cache))
+    (tmp_path / "sizes.h").write_text("#define STATIC_BYTES 1024\n")
+    source = tmp_path / "k.cu"
+    source.write_text('#include "sizes.h"\n' + PRESSURE.read_text())
+
+    def figures():
+        result = run("lint", source, "-a", "sm_90", "--format", "json", "--fail-on", "error")
+        return linted(result.stdout)[("pressure", "sm_90")]
+
+    first = figures()
+    entries = sorted(cache.rglob("*.json"))
+    assert first["shared_mem"] == 1024 and len(entries) == 1
+    assert figures() == first and sorted(cache.rglob("*.json")) == entries  # served, not recompiled
+    # A changed header is another key: ptxas's new figure, not the cached one.
+    (tmp_path / "sizes.h").write_text("#define STATIC_BYTES 2048\n")
+    truth = nvcc.ptxas_report(use, source, "sm_90")["pressure"]
+    assert figures() == truth and truth["shared_mem"] == 2048 and len(list(cache.rglob("*.json"))) == 2
+    # A damaged entry (a log that does not match its digest, a key that is not its name) is ignored.
+    for entry in cache.rglob("*.json"):
+        stored = json.loads(entry.read_text())
+        entry.write_text(json.dumps(dict(stored, log=stored["log"].replace("Used", "Used 1"))))
+    assert figures() == truth
+    for entry in cache.rglob("*.json"):
+        stored = json.loads(entry.read_text())
+        entry.write_text(json.dumps(dict(stored, key="0" * 64)))
+    assert figures() == truth
+    assert run("lint", source, "-a", "sm_90", "--no-cache", "--format", "json").exit_code in (0, 1)
+
+
+def test_frontier_of_ptx_is_ptxas_at_each_cap(use, tmp_path):
+    import subprocess
+
+    ptx = tmp_path / "tiled.ptx"
+    subprocess.run([use.nvcc, "-ptx", "-arch=sm_80", str(REALISTIC), "-o", str(ptx)], check=True, timeout=600)
+    result = run("frontier", ptx, "-a", "sm_90", "-b", "256", "-k", "*gemm*", "--format", "json")
+    kernels = json.loads(result.stdout)["kernels"]
+    assert result.exit_code == 0 and len(kernels) == 3
+    for kernel in kernels:
+        for point in kernel["points"]:
+            expected = nvcc.ptxas_ptx_report(use, ptx, "sm_90", point["max_registers"])[kernel["name"]]
+            assert {f: point[f] for f in FIGURES if f != "shared_mem"} == \
+                {f: expected[f] for f in FIGURES if f != "shared_mem"}
+
+
+def test_a_launch_bound_met_by_spilling_is_flagged_at_ptxas_own_cap(use, tmp_path):
+    """__launch_bounds__(384, 2): 2 blocks of 384 threads leave 80 registers on sm_90 (the engine's
+    figure); ptxas holds sgemm_tile<8, 8> to exactly that and spills (TA907), sgemm_tile<4, 8> fits."""
+    source = tmp_path / "bounded.cu"
+    source.write_text(REALISTIC.read_text().replace("__global__ void sgemm_tile",
+                                                    "__global__ void __launch_bounds__(384, 2) sgemm_tile"))
+    truth = nvcc.ptxas_report(use, source, "sm_90")
+    result = run("lint", source, "-a", "sm_90", "--select", "TA907", "--format", "json")
+    flagged = {k["name"]: [f["details"] for f in k["findings"]] for k in json.loads(result.stdout)["kernels"]}
+    wide, narrow = "_Z10sgemm_tileILi8ELi8EEvPKfS1_Pfiii", "_Z10sgemm_tileILi4ELi8EEvPKfS1_Pfiii"
+    assert truth[wide]["registers"] == 80 and truth[wide]["spill_stores"] > 0
+    assert [d["register_cap"] for d in flagged[wide]] == [80] and flagged[narrow] == []
+    assert sum(1 for findings in flagged.values() if findings) == 1

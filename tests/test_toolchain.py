@@ -1,0 +1,112 @@
+"""The toolchain subpackage without a compiler: discovery's one sentence and exit 3, the
+compile_commands reader on good and hostile input, the build flags."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import given
+from hypothesis import strategies as st
+
+from tuneadvise.advisor.toolchain.compile_commands import CompileCommandsError, flags_of, load_builds
+from tuneadvise.advisor.toolchain.discovery import INSTALL_HINT
+from tuneadvise.cli.main import cli
+
+from .helpers import JSON_VALUES
+
+
+@pytest.fixture
+def no_compiler(monkeypatch):
+    monkeypatch.setattr("tuneadvise.advisor.toolchain.discovery.candidates", lambda: iter(()))
+
+
+@pytest.mark.parametrize("args", [["lint", "k.cu", "-a", "sm_90"], ["frontier", "k.cu", "-a", "sm_90", "-b", "256"]])
+def test_no_compiler_is_one_sentence_and_exit_3(no_compiler, tmp_path, args):
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    result = CliRunner().invoke(cli, [str(tmp_path / a) if a == "k.cu" else a for a in args])
+    assert result.exit_code == 3
+    assert result.stderr.strip().splitlines() == [f"tuneadvise: {INSTALL_HINT}"]
+    assert "pip install 'tuneadvise[nvcc]'" in result.stderr
+
+
+def test_sources_with_build_output_are_not_compiled(no_compiler, tmp_path):
+    log = tmp_path / "build.log"
+    log.write_text("ptxas info    : Compiling entry function 'k' for 'sm_90'\nptxas info    : Used 32 registers\n")
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    result = CliRunner().invoke(cli, ["lint", str(log), str(tmp_path / "k.cu"), "--format", "json"])
+    assert result.exit_code == 0 and json.loads(result.stdout)["kernels"][0]["location"]["line"] == 1
+
+
+def test_compiling_needs_an_architecture(tmp_path):
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    result = CliRunner().invoke(cli, ["lint", str(tmp_path / "k.cu")])
+    assert result.exit_code == 2 and "--arch: needed to compile CUDA sources" in result.stderr
+
+
+def test_compile_commands_flags_keep_what_the_build_means():
+    entry = {"directory": "/b", "file": "../k.cu", "arguments": [
+        "/usr/bin/nvcc", "-ccbin", "g++-12", "-I/inc", "-isystem", "/sys", "-DA=1", "-std=c++17", "--expt-relaxed-constexpr",
+        "-arch=sm_80", "-gencode", "arch=compute_90a,code=sm_90a", "-Xcompiler=-fPIC", "-MD", "-MT", "k.o",
+        "-MF", "k.d", "-x", "cu", "-c", "../k.cu", "-o", "k.o"]}
+    assert flags_of(entry) == (["-ccbin", "g++-12", "-I/inc", "-isystem", "/sys", "-DA=1", "-std=c++17",
+                                "--expt-relaxed-constexpr", "-Xcompiler=-fPIC", "-x", "cu"], ["sm_80", "sm_90a"])
+
+
+def test_compile_commands_problems_are_sentences(tmp_path):
+    path = tmp_path / "compile_commands.json"
+    path.write_text(json.dumps([{"file": "a.cu", "command": "nvcc -c a.cu"}, 3, {"file": "b.cu"}]))
+    builds, problems = load_builds(str(path), ())
+    assert builds == [] and len(problems) == 3
+    assert "give --arch" in problems[0] and "expected an object" in problems[1] and "neither" in problems[2]
+    path.write_text("{")
+    with pytest.raises(CompileCommandsError, match="not JSON"):
+        load_builds(str(path), ("sm_90",))
+
+
+ENTRY_KEYS = st.sampled_from(["file", "command", "arguments", "directory"])
+
+
+@given(st.one_of(JSON_VALUES, st.lists(st.dictionaries(ENTRY_KEYS, JSON_VALUES), max_size=4)))
+def test_any_json_in_compile_commands_is_a_build_list_or_one_error(tmp_path_factory, value):
+    path = tmp_path_factory.mktemp("cc") / "compile_commands.json"
+    path.write_text(json.dumps(value))
+    try:
+        builds, problems = load_builds(str(path), ("sm_90",))
+    except CompileCommandsError as exc:
+        assert "\n" not in str(exc)
+    else:
+        assert all(isinstance(p, str) for p in problems) and isinstance(builds, list)
+
+
+@given(st.lists(st.text(max_size=20), max_size=12))
+def test_any_argument_list_gives_flags_without_a_traceback(arguments):
+    kept, archs = flags_of({"file": "k.cu", "arguments": ["nvcc", *arguments]})
+    assert all(isinstance(f, str) for f in kept) and all(a.startswith("sm_") for a in archs)
+
+
+POINTS = st.lists(st.tuples(st.integers(0, 64), st.integers(1, 32), st.integers(0, 3)), min_size=1, max_size=8)
+
+
+@given(POINTS)
+def test_frontier_marks_read_the_points(rows):
+    """best: the most occupancy with no spills, only where it beats the uncapped build (ties: the
+    larger cap); spills begin: the first point that spills; the advice names best's cap."""
+    from tuneadvise.advisor.toolchain.frontier import Point, _marks
+    from tuneadvise.specs.catalog import shipped_catalog
+
+    arch = shipped_catalog().resolve("sm_90").arch
+    points = [Point(None if i == 0 else 255 - 8 * i, 255 - 8 * i, spills, spills, spills, blocks, blocks * 8 / 64)
+              for i, (spills, blocks, _) in enumerate(rows)]
+    best, spills_begin, advice = _marks(arch, points, 256, None)
+    clean = [p.occupancy for p in points if not p.spills]
+    if best is None:
+        assert not clean or max(clean) <= points[0].occupancy and advice is None
+    else:
+        assert not points[best].spills and points[best].occupancy == max(clean) > points[0].occupancy
+        assert all(points[i].spills or points[i].occupancy < points[best].occupancy for i in range(best))
+        assert f"-maxrregcount={points[best].max_registers}" in advice
+        assert f"__launch_bounds__(256, {points[best].active_blocks_per_sm})" in advice
+    spilling = [i for i, p in enumerate(points) if p.spills]
+    assert spills_begin == (spilling[0] if spilling else None)
