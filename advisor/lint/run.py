@@ -34,17 +34,18 @@ from tuneadvise.advisor.readers.source_index import SourceIndex
 from tuneadvise.advisor.readers.usage import InputProblem
 from tuneadvise.advisor.rules import (
     SEVERITY_RANK,
+    Budget,
     Finding,
+    LintContext,
     RuleSelection,
     config_findings,
-    finding_of,
     finding_order,
-    registry,
+    lint_findings,
 )
 from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
 
 if TYPE_CHECKING:  # the config model imports pydantic; a lint without a config file never does
-    from tuneadvise.advisor.lint.config import Budget, KernelEntry, LintConfig
+    from tuneadvise.advisor.lint.config import KernelEntry, LintConfig
     from tuneadvise.advisor.lint.settings import NoConfig
 
 DEFAULT_BLOCK = 256
@@ -237,7 +238,6 @@ def kernel_names(name: str) -> tuple[str, ...]:
     return name, demangled, names.base_name(demangled), signature(demangled)
 
 
-SPILL_BUDGET = "TA902"  # lint's own rule that reads spills
 _NOTHING = frozenset()  # no suppressions
 
 
@@ -305,65 +305,25 @@ class _Linter:
             launch = self.configs[figures] = LaunchConfig.from_mapping(values)
         return launch
 
+    def _lint_context(self, result, usage, disagreements, entry, budget) -> LintContext:
+        """What lint's own rules (TA9xx) read: the budget, the minimum that applies (budget, then
+        [[kernels]] entry, then --min-occupancy, then the config's), whether the launch was given."""
+        options = self.options
+        minimum = next((m for m in (budget.min_occupancy if budget else None, entry.min_occupancy if entry else None,
+                                    options.min_occupancy, options.config.min_occupancy) if m is not None), None)
+        return LintContext(result=result, budget=Budget.of(budget) if budget is not None else None, minimum=minimum,
+                           disagreements=disagreements, launch_given=entry is not None or usage.source == "config")
+
     def _analyse(self, resolved, launch, usage, disagreements, entry, budget, suppressed) -> _Analysis:
         result = occupancy(resolved.arch, launch)
-        findings = config_findings(resolved, result, self.options.selection)
-        findings += _lint_findings(usage, result, disagreements, entry, budget, self.options)
+        selection = self.options.selection
+        findings = config_findings(resolved, result, selection)
+        findings += lint_findings(self._lint_context(result, usage, disagreements, entry, budget), selection)
         ignored = tuple(entry.ignore) if entry else ()
         findings = [f for f in findings if f.code not in suppressed and not f.code.startswith(ignored)]  # () matches nothing
         findings.sort(key=finding_order)
         return _Analysis(result, tuple(findings),
                          (-worst_severity(findings), result.occupancy if result.launchable else -1))
-
-
-def _finding(code: str, message: str, arch: str, details: dict) -> Finding:
-    return finding_of(registry()[code], message, arch, details)
-
-
-# The spill figures a budget may limit: (budget field, LaunchConfig field, words).
-SPILL_LIMITS = (("max_spill_stores", "spill_stores", "spill stores"),
-                ("max_spill_loads", "spill_loads", "spill loads"),
-                ("max_stack_frame", "stack_frame", "stack frame"))
-
-
-def _lint_findings(usage, result, disagreements, entry, budget: Budget | None, options) -> list[Finding]:
-    """Lint's own findings (TA9xx): budgets, the minimum occupancy, disagreeing sources, the assumed launch."""
-    allows = options.selection.allows
-    arch = usage.arch
-    launch = result.kernel
-    out = []
-    if budget is not None:
-        if budget.max_registers is not None and launch.registers > budget.max_registers and allows("TA901"):
-            out.append(_finding("TA901", f"{launch.registers} registers per thread, budget {budget.max_registers} "
-                                         f"(budget '{budget.kernel}'); cap with -maxrregcount={budget.max_registers} "
-                                         "or __launch_bounds__", arch,
-                                {"registers": launch.registers, "budget": budget.max_registers}))
-        if allows(SPILL_BUDGET):
-            for limit_key, figure, words in SPILL_LIMITS:
-                limit, value = budget.limit(limit_key), getattr(launch, figure)
-                if limit is not None and value is not None and value > limit:
-                    out.append(_finding(SPILL_BUDGET, f"{value} B of {words} per thread, budget {limit} B "
-                                                      f"(budget '{budget.kernel}')", arch,
-                                        {figure: value, "budget": limit}))
-        total = launch.static_shared_mem + launch.dynamic_shared_mem
-        if budget.max_shared_mem is not None and total > budget.max_shared_mem and allows("TA904"):
-            out.append(_finding("TA904", f"{total} B of shared memory per block, budget {budget.max_shared_mem} B "
-                                         f"(budget '{budget.kernel}')", arch,
-                                {"shared_mem": total, "budget": budget.max_shared_mem}))
-    minimum = next((m for m in (budget.min_occupancy if budget else None, entry.min_occupancy if entry else None,
-                                options.min_occupancy, options.config.min_occupancy) if m is not None), None)
-    if minimum is not None and result.launchable and result.occupancy < minimum and allows("TA903"):
-        out.append(_finding("TA903", f"occupancy {result.occupancy:.1%} ({result.active_warps_per_sm}/"
-                                     f"{result.max_warps_per_sm} warps) is below the minimum {minimum:.1%}, "
-                                     f"limited by {' + '.join(result.limiters)}", arch,
-                            {"occupancy": round(result.occupancy, 6), "minimum": minimum, "limiters": result.limiters}))
-    if disagreements and allows("TA905"):
-        out.append(_finding("TA905", "; ".join(disagreements), arch, {"disagreements": list(disagreements)}))
-    if entry is None and usage.source != "config" and allows("TA906"):
-        dims = "x".join(map(str, launch.dims))
-        out.append(_finding("TA906", f"no [[kernels]] entry matches; assumed block {dims}, no dynamic shared memory",
-                            arch, {"block_dims": list(launch.dims)}))
-    return out
 
 
 def lint_paths(paths, options: LintOptions, stdin=None) -> LintReport:
