@@ -1,6 +1,8 @@
 """Batch occupancy over JSON Lines: one result line per input line, in order.
 
-A line takes every key `occupancy --format json` takes as an option
+Lines are bytes (a file or stdin, decoded as UTF-8 line by line: an
+undecodable line is an error line and the batch goes on; a byte-order mark on
+line 1 is skipped) or text. A line takes every key `occupancy --format json` takes as an option
 (advisor/launch.KEYS) plus "arch", and its result line is the same document
 with the same findings as that single query, serialized the same way
 (report.to_line). A bad line yields {"error": {...}} and the batch goes on;
@@ -41,6 +43,17 @@ def run_batch(lines, out, default=None, selection=None) -> int:
     worst = 0
     write = out.write
     for number, line in enumerate(lines, 1):
+        if type(line) is bytes:  # from a file or stdin: decoded line by line, so one bad byte costs one line
+            try:
+                line = line.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                write(json.dumps(error_document("bad-json", f"line {number}: not UTF-8 text (byte "
+                                                            f"0x{line[exc.start]:02x} at column {exc.start + 1})"))
+                      + "\n")
+                worst = 2
+                continue
+        elif number == 1:
+            line = line.removeprefix("\ufeff")  # a byte-order mark, as Windows editors write
         if not line.strip():
             continue
         try:
