@@ -132,12 +132,21 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
         _lint(ctx, options, inputs, output, fmt, statistics, baseline, update_baseline)
 
 
+def _stdin_text():
+    """Standard input as text decoded like an input file (UTF-8, an undecodable byte replaced),
+    whatever the locale: a log piped from a build may hold any bytes."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:
+        return sys.stdin
+    return (line.decode("utf-8", "replace") for line in buffer)  # a wrapper would close stdin when collected
+
+
 def _lint(ctx, options, inputs, output, fmt, statistics, baseline, update_baseline):
     from tuneadvise.advisor.lint import baseline as ratchet
     from tuneadvise.advisor.lint.document import lint_document
     from tuneadvise.advisor.lint.run import lint_paths
 
-    report = lint_paths(inputs, options, stdin=sys.stdin)
+    report = lint_paths(inputs, options, stdin=_stdin_text())
     if update_baseline:
         _write(json.dumps(ratchet.build(report), indent=1, sort_keys=True) + "\n", baseline)
         click.echo(f"tuneadvise: wrote {len(report.kernels)} kernel(s) to {baseline}", err=True)
@@ -206,9 +215,11 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
     from tuneadvise.advisor.lint.baseline import diff_reports
     from tuneadvise.advisor.lint.run import lint_paths
 
+    if old == new == "-":
+        raise BadInput("OLD and NEW: at most one of them may be '-' (standard input is read once)")
     config, config_path, _ = _load_config(config_file, [])
     options = _options(config, config_path, arch, block_size, None, None, None, None)
-    reports = [lint_paths([path], options) for path in (old, new)]
+    reports = [lint_paths([path], options, stdin=_stdin_text()) for path in (old, new)]
     problems = reports[0].problems + reports[1].problems
     for problem in problems:
         click.echo(f"tuneadvise: bad input: {problem}", err=True)

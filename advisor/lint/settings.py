@@ -37,6 +37,8 @@ def find_project_config(start: Path | None = None) -> Path | None:
 
 def normalise_archs(value) -> list[str]:
     """Architecture names (sm_90, hopper, 9.0, products...) -> sm_XX, in order; ValueError names the bad one."""
+    if not isinstance(value, (str, list, tuple)):
+        raise ValueError("expected an architecture name such as sm_90, hopper or 9.0, or a list of them")
     items = [value] if isinstance(value, str) else list(value)
     normalised = []
     for item in items:
