@@ -27,6 +27,23 @@ BATCH_KEYS = KEYS | {"arch"}
 LINES_KEPT = 1 << 16
 
 
+MAX_LINE_BYTES = 1 << 20  # a configuration is a few hundred bytes; a longer line is an error line, never read whole
+
+
+def lines_of(handle):
+    """A binary file's lines for run_batch, each at most MAX_LINE_BYTES + 1 bytes: the rest of a
+    longer line is read in pieces and dropped (/dev/zero is one endless line)."""
+    while True:
+        line = handle.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            rest = line
+            while rest and not rest.endswith(b"\n"):
+                rest = handle.readline(1 << 16)
+        yield line
+
+
 def run_batch(lines, out, default=None, selection=None) -> int:
     """`default`: the Resolved arch for lines without an "arch" key (from --arch / --spec-file);
     `selection`: the RuleSelection of --select/--ignore."""
@@ -43,6 +60,11 @@ def run_batch(lines, out, default=None, selection=None) -> int:
     worst = 0
     write = out.write
     for number, line in enumerate(lines, 1):
+        if len(line) > MAX_LINE_BYTES:
+            write(json.dumps(error_document("bad-json", f"line {number}: longer than {MAX_LINE_BYTES} bytes, "
+                                                        "more than any configuration")) + "\n")
+            worst = 2
+            continue
         if type(line) is bytes:  # from a file or stdin: decoded line by line, so one bad byte costs one line
             try:
                 line = line.decode("utf-8-sig" if number == 1 else "utf-8")

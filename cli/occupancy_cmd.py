@@ -50,10 +50,10 @@ def occupancy(ctx, arch, spec_file, batch, fmt, select, ignore, graphs, plot, **
             raise BadInput("--graphs/--plot: draw one configuration at a time, not a batch")
         import sys
 
-        from tuneadvise.advisor.batch import run_batch
+        from tuneadvise.advisor.batch import lines_of, run_batch
 
         default = resolve_arch(arch, spec_file) if (arch or spec_file) else None
-        ctx.exit(run_batch(batch, sys.stdout, default=default, selection=selection))
+        ctx.exit(run_batch(lines_of(batch), sys.stdout, default=default, selection=selection))
     missing = [name for name, value in (("--arch", arch), ("--registers", launch["registers"]),
                                         ("--block-size", launch["block_size"]))
                if value is None and not (name == "--arch" and spec_file)]

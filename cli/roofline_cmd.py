@@ -42,10 +42,13 @@ def _load_kernels(path: str | None) -> list:
 def _load_probe(path: str | None) -> dict | None:
     if path is None:
         return None
+    from tuneadvise.advisor.readers.files import read_input
+
     try:
-        with open(path) as handle:
-            doc = json.load(handle)
-    except (OSError, ValueError, RecursionError) as exc:
+        doc = json.loads(read_input(path))
+    except OSError as exc:
+        raise BadInput(f"--probe: cannot read {path}: {exc.strerror}") from None
+    except (ValueError, RecursionError) as exc:
         raise BadInput(f"--probe: {path} is not a probe JSON document ({exc})") from None
     if not (isinstance(doc, dict) and "results" in doc and "device" in doc):
         raise BadInput(f"--probe: {path} is not a probe JSON document (expected 'results' and 'device')")

@@ -275,3 +275,52 @@ def test_any_config_structure_validates_or_is_one_line(tmp_path_factory, doc, su
     check(result)
     if result.output.startswith("tuneadvise: error:"):
         assert_one_line_error(result)
+
+
+ZERO = "/dev/zero"
+
+
+@pytest.mark.skipif(not os.path.exists(ZERO), reason="no /dev/zero")
+@pytest.mark.parametrize("args, message", [
+    (["lint", LOG, "--config", ZERO], "larger than 16 MiB"),
+    (["lint", LOG, "--baseline", ZERO], "--baseline: cannot read /dev/zero: larger than 16 MiB"),
+    (["check-source", "-t", "sm_70", ZERO], "PATHS: cannot read /dev/zero: larger than 32 MiB"),
+    (["specs", "validate", ZERO], "larger than 16 MiB"),
+    (["roofline", "--arch", "h100-sxm", "--intensity", "2", "--probe", ZERO], "--probe: cannot read /dev/zero"),
+])
+def test_an_endless_device_as_an_input_file_is_one_line_in_bounded_memory(args, message):
+    """/dev/zero given as a config, spec, probe document, baseline or source took gigabytes (6 to 19 GB
+    in 20 s) before; each read now stops one byte past its limit."""
+    assert_one_line_error(run(args), message)
+
+
+@pytest.mark.skipif(not os.path.exists(ZERO), reason="no /dev/zero")
+def test_endless_build_output_and_batch_lines_are_bounded():
+    from tuneadvise.advisor.batch import MAX_LINE_BYTES, lines_of
+
+    result = run(["lint", ZERO, "--format", "json"])
+    check(result)
+    assert "cannot read" in result.output
+    with open(ZERO, "rb") as zeros:
+        first = next(iter(lines_of(_Limited(zeros, 3 * MAX_LINE_BYTES))))
+    assert len(first) == MAX_LINE_BYTES + 1
+
+
+class _Limited:
+    """A binary stream that ends after `size` bytes (so the test itself ends)."""
+
+    def __init__(self, stream, size):
+        self.stream, self.left = stream, size
+
+    def readline(self, limit):
+        data = self.stream.read(max(0, min(limit, self.left)))
+        self.left -= len(data)
+        return data
+
+
+def test_a_batch_line_over_the_limit_is_one_error_line_and_the_batch_goes_on():
+    good = json.dumps({"arch": "sm_90", "registers": 32, "block_size": 256}).encode() + b"\n"
+    result = run(["occupancy", "--batch", "-"], good + b"x" * (3 << 20) + b"\n" + good)
+    lines = [json.loads(line) for line in result.output.splitlines()]
+    assert len(lines) == 3 and lines[0]["launchable"] and lines[2]["launchable"]
+    assert lines[1]["error"]["message"] == "line 2: longer than 1048576 bytes, more than any configuration"

@@ -37,6 +37,7 @@ from tuneadvise.advisor import inputs
 from tuneadvise.advisor.launch import BY_KEY as LAUNCH_FIELDS
 from tuneadvise.advisor.launch import MAX_CLUSTER_SIZE, MAX_LOCAL_BYTES
 from tuneadvise.advisor.lint.settings import normalise_archs
+from tuneadvise.advisor.readers.files import read_input
 
 Severity = Literal["error", "warning", "info"]
 Bytes = int | str  # 12288 or "12K"; normalised to int by the validators
@@ -354,7 +355,7 @@ def load_config(path: str | Path) -> LintConfig:
     """A config file, or the [tool.tuneadvise] table of a pyproject.toml."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_input(path).decode("utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
@@ -370,10 +371,31 @@ def load_config(path: str | Path) -> LintConfig:
         raw = tool.get("tuneadvise", {})
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a table of settings at the top level")
+    if _holds_surrogates(raw):
+        raise ConfigError(f"{path}: not valid text: a string holds an unpaired surrogate escape (such as \\ud800)")
     try:
         return LintConfig.model_validate(raw)
     except ValidationError as err:
         raise ConfigError(_describe(path, text, err)) from None
+
+
+def _holds_surrogates(raw) -> bool:
+    """Whether any key or string of the parsed document is not encodable text (JSON's "\\ud800"):
+    no message or report could repeat it."""
+    stack = [raw]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack += item.keys()
+            stack += item.values()
+        elif isinstance(item, list):
+            stack += item
+        elif isinstance(item, str) and not item.isascii():
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+    return False
 
 
 def _parse(path: Path, text: str) -> dict:

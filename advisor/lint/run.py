@@ -333,6 +333,7 @@ class _Linter:
 def lint_paths(paths, options: LintOptions, stdin=None) -> LintReport:
     """Lint build output files (and CUDA sources, for locations, suppressions, launch bounds
     and the source rules). '-' reads a ptxas log or cuobjdump listing from `stdin`."""
+    from tuneadvise.advisor.readers.files import MAX_SOURCE_BYTES, read_input
     from tuneadvise.advisor.readers.usage import SOURCE_SUFFIXES, ReadResult, read_text, read_usage
     from tuneadvise.advisor.rules.source_scan import scan_source
 
@@ -345,8 +346,7 @@ def lint_paths(paths, options: LintOptions, stdin=None) -> LintReport:
             read_text(stdin, "<stdin>", gathered)
         elif path.lower().endswith(SOURCE_SUFFIXES):
             try:
-                with open(path, encoding="utf-8", errors="replace") as handle:
-                    text = handle.read()
+                text = read_input(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
             except OSError as exc:
                 gathered.problems.append(InputProblem(path, None, f"cannot read: {exc.strerror}"))
                 continue

@@ -28,11 +28,20 @@ def find_project_config(start: Path | None = None) -> Path | None:
         if candidate.is_file():
             return candidate
         pyproject = directory / "pyproject.toml"
-        if pyproject.is_file() and "[tool.tuneadvise" in pyproject.read_text(encoding="utf-8", errors="replace"):
+        if pyproject.is_file() and _mentions_tool_table(pyproject):
             return pyproject
         if (directory / ".git").exists():
             break
     return None
+
+
+def _mentions_tool_table(pyproject: Path) -> bool:
+    from tuneadvise.advisor.readers.files import read_input
+
+    try:
+        return b"[tool.tuneadvise" in read_input(pyproject)
+    except OSError:  # unreadable or larger than any pyproject: not this tool's
+        return False
 
 
 def normalise_archs(value) -> list[str]:
