@@ -132,6 +132,12 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
         _lint(ctx, options, inputs, output, fmt, statistics, baseline, update_baseline)
 
 
+def _terminal_text(text: str) -> str:
+    from tuneadvise.advisor.lint.formats import terminal_text
+
+    return terminal_text(text)
+
+
 def _stdin_text():
     """Standard input as text decoded like an input file (UTF-8, an undecodable byte replaced),
     whatever the locale: a log piped from a build may hold any bytes."""
@@ -160,7 +166,7 @@ def _lint(ctx, options, inputs, output, fmt, statistics, baseline, update_baseli
     doc = lint_document(report, options.fail_on, comparison, _version())
     fmt = choose_format(fmt, LINT_FORMATS) if output is None else (fmt or "json")
     for problem in report.problems:
-        click.echo(f"tuneadvise: bad input: {problem}", err=True)
+        click.echo(f"tuneadvise: bad input: {_terminal_text(str(problem))}", err=True)
     for warning in report.warnings:
         click.echo(f"tuneadvise: warning: {warning}", err=True)
     if statistics:
@@ -222,7 +228,7 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
     reports = [lint_paths([path], options, stdin=_stdin_text()) for path in (old, new)]
     problems = reports[0].problems + reports[1].problems
     for problem in problems:
-        click.echo(f"tuneadvise: bad input: {problem}", err=True)
+        click.echo(f"tuneadvise: bad input: {_terminal_text(str(problem))}", err=True)
     doc = diff_reports(*reports)
     fmt = choose_format(fmt)
     if fmt == "json":
@@ -236,14 +242,14 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
 
 def _diff_text(doc: dict, markdown: bool) -> str:
     rows = [r for r in doc["kernels"] if r["status"] != "unchanged"]
-    from tuneadvise.advisor.lint.formats import markdown_text, utf8_text
+    from tuneadvise.advisor.lint.formats import markdown_text, terminal_text
 
     if markdown:
         out = ["| kernel | arch | status | changes |", "| --- | --- | --- | --- |"]
         out += [f"| {markdown_text(r['demangled'])} | {r['arch']} | {r['status']} | "
                 f"{markdown_text('; '.join(r['changes']) or '-')} |" for r in rows]
     else:
-        out = [f"{r['status']:<10} {utf8_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}"
+        out = [f"{r['status']:<10} {terminal_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}"
                for r in rows]
     s = doc["summary"]
     out.append(f"{s['regressed']} regressed, {s['improved']} improved, {s['added']} added, {s['removed']} removed, "

@@ -190,6 +190,8 @@ def load_user_spec(path: str | os.PathLike) -> tuple[Catalog, list[Arch]]:
     path = Path(path)
     try:
         return catalog_with(validate_family_document(path), origin=str(path))
+    except SpecFileError:
+        raise  # already names the file (and is a ValueError itself)
     except ValueError as exc:  # a behaviour field left out for a compute capability nothing ships
         raise SpecFileError(f"--spec-file: {path}: {exc}") from None
 

@@ -324,3 +324,18 @@ def test_a_batch_line_over_the_limit_is_one_error_line_and_the_batch_goes_on():
     lines = [json.loads(line) for line in result.output.splitlines()]
     assert len(lines) == 3 and lines[0]["launchable"] and lines[2]["launchable"]
     assert lines[1]["error"]["message"] == "line 2: longer than 1048576 bytes, more than any configuration"
+
+
+def test_control_characters_in_names_reach_the_terminal_escaped(tmp_path):
+    """A kernel name (or a malformed line) holding ESC [31m recoloured the user's terminal in the
+    human report and in the bad-input lines."""
+    log = tmp_path / "names.log"
+    log.write_bytes(b"ptxas info    : Compiling entry function 'k\x01\x1b[31m' for 'sm_90'\n"
+                    b"ptxas info    : Used 32 registers\n"
+                    b"ptxas info    : Compiling entry function 'j' for 'sm_90'\n"
+                    b"ptxas info    : Used \x1b[2J registers\n")
+    for command in (["lint", str(log), "--format", "table"], ["diff", str(log), str(log), "--format", "table"]):
+        result = run(command)
+        check(result)
+        assert "\x1b" not in result.output and "\x01" not in result.output, result.output
+    assert "k\\x01\\x1b[31m [sm_90]" in run(["lint", str(log), "--format", "table"]).output
