@@ -85,7 +85,7 @@ VALID = {
     "ignore": ["TA906", "TA5", "TA3"], "min_occupancy": ["0.5", "0.9", "1"], "flops": ["2.1T", "1e9"],
     "bytes_": ["800G", "1e9"], "intensity": ["2", "0.25", "100"], "shared_bytes_per_flop": ["6", "0.5"],
     "achieved": ["1.2T", "5e11"], "only": ["compute", "dram,l2"], "device": ["0", "all"],
-    "code": ["TA301", "occupancy-cliff", "ta106", "TA906"], "dynamic_shared_mem_per_thread": ["64", "0"],
+    "code": ["TA301", "registers-per-thread", "ta106", "TA906"], "dynamic_shared_mem_per_thread": ["64", "0"],
     "dynamic_shared_mem_base": ["1K"], "precision": ["fp32", "fp64", "fp16"], "severity": ["error", "info"],
 }
 BASE = {
@@ -171,14 +171,15 @@ def mutate_tree(rng: random.Random, tree):
 
 def mutate_toml(rng: random.Random, text: str) -> str:
     lines = text.splitlines()
-    for _ in range(rng.randint(1, 4)):
+    for _ in range(rng.choice([1, 1, 2, 4])):
         if not lines:
             break
         at = rng.randrange(len(lines))
         line = lines[at]
         if "=" in line and rng.random() < 0.7:
             key = line.split("=", 1)[0]
-            value = rng.choice(['"x"', "5", "-1", "1e999", "true", "[1, 2]", "{a = 1}", "9" * 5000, '""', "0.5",
+            value = rng.choice(['"x"', "5", "-1", "32", "64", '"16x16"', '"48K"', "0", "1", "128", '"sm_90"', "0.9",
+                                "1e999", "true", "[1, 2]", "{a = 1}", "9" * 5000, '""', "0.5",
                                 "inf", "nan", '"sm_90"', '"12K"', "[]", '"\\ud800"', "1979-05-27", '["a", 1]',
                                 json.dumps(rng.choice(WORDS))])
             lines[at] = f"{key}= {value}"
@@ -251,8 +252,41 @@ def cuda_source(rng: random.Random) -> bytes:
     return "".join(rng.choice(pieces) + rng.choice([" ", "\n", ""]) for _ in range(rng.randint(1, 120))).encode()
 
 
+def hostile_body(rng: random.Random) -> tuple[bytes, str]:
+    """A large input of a shape that was slow or large before (issue 20), 50 KB to 1 MB: the
+    per-input time and memory limits apply to these most of all."""
+    size = rng.randint(50_000, 1_000_000)
+    kind = rng.randrange(10)
+    if kind == 0:
+        return (b"ptxas info    : Compiling entry function '_Z1kv' for 'sm_90'\n    " + b"9" * size
+                + b" bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\nptxas info    : Used 32 registers\n"), ".log"
+    if kind == 1:
+        one = ptxas_log(rng)
+        return one * max(1, size // max(1, len(one))), ".log"
+    if kind == 2:
+        return b"Fatbin elf code:\narch = sm_90\nResource usage:\n Function _Z1kv:\n  REG:1 SHARED:0 " + b"A" * size, ".txt"
+    if kind == 3:
+        depth = size // 2
+        return b"[" * depth + b"]" * depth, rng.choice([".json", ".jsonl"])
+    if kind == 4:
+        return b"a = " + b"[" * (size // 2) + b"]" * (size // 2) + b"\n", ".toml"
+    if kind == 5:
+        return b"x:\n" + b"".join(b"  " * i + b"- \n" for i in range(min(size // 400, 2000))), ".yaml"
+    if kind == 6:
+        return rng.choice([b"volatile ", b"/* ", b"template<> __global__\n", b"__shfl(", b"R\"("]) * (size // 9), ".cu"
+    if kind == 7:
+        return b'{"arch": "sm_90", "registers": ' + b"9" * size + b', "block_size": 256}\n', ".jsonl"
+    if kind == 8:
+        name = "_Z1f1BI1AS0_E" + "".join(f"1BIS{i}_S{i}_E" for i in range(1, rng.randint(5, 30)))
+        return (f"ptxas info    : Compiling entry function '{name}' for 'sm_90'\nptxas info    : Used 32 registers\n"
+                .encode() * rng.randint(1, 50)), ".log"
+    return rng.randbytes(size), rng.choice(SUFFIXES)
+
+
 def file_body(rng: random.Random, seeds) -> tuple[bytes, str]:
     """(contents, suffix) of a generated input file."""
+    if rng.random() < 0.01:
+        return hostile_body(rng)
     seed = rng.choice(seeds)
     if seed == "batch":
         return batch_lines(rng), ".jsonl"
@@ -339,7 +373,7 @@ class Sandbox:
 
     def input_path(self, rng, seeds) -> str:
         roll = rng.random()
-        if roll < 0.8:
+        if roll < 0.9:
             return self.new_file(rng, seeds)
         return rng.choice([str(self.folder / "missing.log"), str(self.subdir), os.devnull, "-",
                            str(self.link_to_file), str(self.dangling)])
@@ -354,7 +388,8 @@ class Sandbox:
                            str(self.folder / "no" / "such" / "dir.json"), str(self.target)])
 
 
-def value_for(rng, param, sandbox: Sandbox) -> str:
+def value_for(rng, param, sandbox: Sandbox, valid: float = 0.5) -> str:
+    """A value for `param`: one it takes when used well with probability `valid`."""
     import click
 
     if param.name in OUTPUT_OPTIONS:
@@ -362,9 +397,9 @@ def value_for(rng, param, sandbox: Sandbox) -> str:
     kind = param.type
     if isinstance(kind, (click.Path, click.File)):
         return sandbox.input_path(rng, SEEDS_FOR.get(param.name, SEEDS))
-    if isinstance(kind, click.Choice) and rng.random() < 0.7:
+    if isinstance(kind, click.Choice) and rng.random() < max(valid, 0.7):
         return rng.choice(list(kind.choices))
-    if param.name in VALID and rng.random() < 0.5:
+    if param.name in VALID and rng.random() < valid:
         return rng.choice(VALID[param.name])
     roll = rng.random()
     if roll < 0.6:
@@ -375,20 +410,21 @@ def value_for(rng, param, sandbox: Sandbox) -> str:
                    for _ in range(rng.randint(0, 20)))
 
 
-def arguments(rng, command, sandbox: Sandbox, prefix=()) -> list[str]:
+def arguments(rng, command, sandbox: Sandbox, prefix=(), valid: float = 0.5, chosen: float = 0.3) -> list[str]:
+    """Some of `command`'s options (each with probability `chosen`) and its positional arguments."""
     import click
 
     args = list(prefix)
     for param in command.params:
         if isinstance(param, click.Argument):
-            count = rng.randint(0, 3) if param.nargs == -1 else param.nargs
-            args += [value_for(rng, param, sandbox) for _ in range(count)]
-        elif param.name != "help" and rng.random() < 0.35:
+            count = rng.randint(1 if valid > 0.9 else 0, 3) if param.nargs == -1 else param.nargs
+            args += [value_for(rng, param, sandbox, valid) for _ in range(count)]
+        elif param.name != "help" and rng.random() < chosen:
             option = rng.choice(param.opts)
-            args += [option] if param.is_flag else [option, value_for(rng, param, sandbox)]
+            args += [option] if param.is_flag else [option, value_for(rng, param, sandbox, valid)]
     if isinstance(command, click.Group) and rng.random() < 0.7:
         name = rng.choice(sorted(command.commands))
-        return arguments(rng, command.commands[name], sandbox, (*args, name))
+        return arguments(rng, command.commands[name], sandbox, (*args, name), valid, chosen)
     if rng.random() < 0.05:
         args.insert(rng.randint(0, len(args)), rng.choice(["--nope", "-Z", "extra", "--help", "--debug"]))
     return args
@@ -400,7 +436,9 @@ def cli_input(rng, sandbox: Sandbox) -> tuple[list[str], bytes, dict]:
     name = rng.choice(sorted(COMMANDS))
     command = cli.get_command(None, name)
     base = BASE.get(name, []) if rng.random() < 0.8 else []
-    args = [name, *base, *arguments(rng, command, sandbox)]
+    # Most inputs are nearly valid, so they reach the readers, the engine and the writers; some are wild.
+    valid, chosen = rng.choice([(0.97, 0.15), (0.9, 0.25), (0.6, 0.3), (0.3, 0.4)])
+    args = [name, *base, *arguments(rng, command, sandbox, valid=valid, chosen=chosen)]
     stdin = b""
     if "-" in args or rng.random() < 0.1:
         stdin, _ = file_body(rng, SEEDS + ["batch"])
@@ -440,7 +478,10 @@ def library_input(rng, sandbox: Sandbox):
         data = mutate_bytes(rng, rng.choice(cubins).read_bytes())
         return "read_cubin", lambda: read_cubin(data), (CubinError,)
     if kind == "launch":
-        values = {key: random_json(rng, 2) for key in rng.sample(
+        good = {"registers": 32, "block_size": "16x16", "shared_mem": "12K", "dynamic_shared_mem": 4096,
+                "carveout": "max-l1", "opt_in": True, "barriers": 2, "grid_size": 1000, "sm_count": 132,
+                "cluster_size": 2, "spill_stores": 8, "stack_frame": 16, "max_threads_per_block": 1024, "x": 1}
+        values = {key: good[key] if rng.random() < 0.7 else random_json(rng, 2) for key in rng.sample(
             ["registers", "block_size", "shared_mem", "dynamic_shared_mem", "carveout", "opt_in", "barriers",
              "grid_size", "sm_count", "cluster_size", "spill_stores", "stack_frame", "max_threads_per_block", "x"],
             rng.randint(0, 6))}
