@@ -76,12 +76,12 @@ def _write(text, output: str | None) -> None:
             binary.write(chunk)
         binary.flush()
         return
-    from tuneadvise.cli.fileio import write_atomically
+    from tuneadvise.cli.fileio import output_error, write_atomically
 
     try:
         write_atomically(output, chunks)
     except OSError as exc:
-        raise BadInput(f"--output: cannot write {output}: {exc.strerror}") from None
+        raise output_error(exc, "--output", output) from None
 
 
 @click.command()

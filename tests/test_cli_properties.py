@@ -339,3 +339,11 @@ def test_control_characters_in_names_reach_the_terminal_escaped(tmp_path):
         check(result)
         assert "\x1b" not in result.output and "\x01" not in result.output, result.output
     assert "k\\x01\\x1b[31m [sm_90]" in run(["lint", str(log), "--format", "table"]).output
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+def test_a_full_device_as_an_output_file_exits_74(tmp_path):
+    """lint -o on a full disk is the output failing (74), as stdout on a full disk is, not bad input (2)."""
+    result = run(["lint", LOG, "-o", "/dev/full", "--format", "json"])
+    assert_one_line_error(result, "cannot write the output: /dev/full: No space left on device (--output)",
+                          exit_code=74)
