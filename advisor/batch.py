@@ -1,6 +1,8 @@
 """Batch occupancy over JSON Lines: one result line per input line, in order.
 
-A line takes every key `occupancy --format json` takes as an option
+Lines are bytes (a file or stdin, decoded as UTF-8 line by line: an
+undecodable line is an error line and the batch goes on; a byte-order mark on
+line 1 is skipped) or text. A line takes every key `occupancy --format json` takes as an option
 (advisor/launch.KEYS) plus "arch", and its result line is the same document
 with the same findings as that single query, serialized the same way
 (report.to_line). A bad line yields {"error": {...}} and the batch goes on;
@@ -26,6 +28,23 @@ BATCH_KEYS = KEYS | {"arch"}
 LINES_KEPT = 1 << 16
 
 
+MAX_LINE_BYTES = 1 << 20  # a configuration is a few hundred bytes; a longer line is an error line, never read whole
+
+
+def lines_of(handle):
+    """A binary file's lines for run_batch, each at most MAX_LINE_BYTES + 1 bytes: the rest of a
+    longer line is read in pieces and dropped (/dev/zero is one endless line)."""
+    while True:
+        line = handle.readline(MAX_LINE_BYTES + 1)
+        if not line:
+            return
+        if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+            rest = line
+            while rest and not rest.endswith(b"\n"):
+                rest = handle.readline(1 << 16)
+        yield line
+
+
 def run_batch(lines, out, default=None, selection=None, cuda: str | None = None) -> int:
     """`default`: the Resolved arch for lines without an "arch" key (from --arch / --spec-file);
     `selection`: the RuleSelection of --select/--ignore; `cuda`: the cuda_occupancy.h release
@@ -43,6 +62,22 @@ def run_batch(lines, out, default=None, selection=None, cuda: str | None = None)
     worst = 0
     write = out.write
     for number, line in enumerate(lines, 1):
+        if len(line) > MAX_LINE_BYTES:
+            write(json.dumps(error_document("bad-json", f"line {number}: longer than {MAX_LINE_BYTES} bytes, "
+                                                        "more than any configuration")) + "\n")
+            worst = 2
+            continue
+        if type(line) is bytes:  # from a file or stdin: decoded line by line, so one bad byte costs one line
+            try:
+                line = line.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                write(json.dumps(error_document("bad-json", f"line {number}: not UTF-8 text (byte "
+                                                            f"0x{line[exc.start]:02x} at column {exc.start + 1})"))
+                      + "\n")
+                worst = 2
+                continue
+        elif number == 1:
+            line = line.removeprefix("\ufeff")  # a byte-order mark, as Windows editors write
         if not line.strip():
             continue
         try:

@@ -35,7 +35,10 @@ MAX_SHOWN = 60  # characters of a user's value an error message repeats
 def shown(value) -> str:
     """A user's value as an error message repeats it: repr() (quotes, line breaks escaped),
     the middle of a long one elided, so every error stays one short line."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except ValueError:  # an integer of more digits than Python converts to text (4,300)
+        text = f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
     return text if len(text) <= MAX_SHOWN else f"{text[:MAX_SHOWN // 2 - 2]}...{text[-(MAX_SHOWN // 2 - 1):]}"
 
 
@@ -59,6 +62,8 @@ def parse_size(value, field: str) -> int:
     if isinstance(value, int):
         number = value
     elif isinstance(value, float) and value.is_integer() or isinstance(value, str) and value.isascii() and value.isdigit():
+        if isinstance(value, str) and len(value) > 30:  # more digits than Python may convert (4,300): refused, not read
+            raise InputError(field, f"must be between 0 and {MAX_SHARED_MEM} bytes, got {shown(value)}")
         number = int(value)
     elif isinstance(value, str):
         match = re.match(_SIZE, value)

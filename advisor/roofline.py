@@ -11,8 +11,10 @@ does too when the product has one.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from tuneadvise.advisor.inputs import shown
 from tuneadvise.probes.results import ABOVE_PEAK_TOLERANCE
 
 PRECISIONS = {"fp64": "fp64_tflops", "fp32": "fp32_tflops", "fp16": "fp16_tflops"}
@@ -20,7 +22,69 @@ PROBE_FOR = {"fp64": "fp64_fma", "fp32": "fp32_fma", "fp16": "fp16x2_fma"}
 
 
 class RooflineError(ValueError):
-    """A machine that lacks a figure the roofline needs; the message names it."""
+    """A machine that lacks a figure the roofline needs, or a figure out of range; the message names it."""
+
+
+# Every figure the roofline takes (FLOP per byte, FLOP/s, bytes per FLOP, a probe's median) lies
+# in this range, so each one derived from them (ceilings, headroom, the chart's window) is a
+# finite float: 1e308 FLOP/byte would make the chart's edge and the JSON infinite.
+FIGURE_RANGE = (1e-100, 1e100)
+
+
+def bounded(value, what: str) -> float:
+    """`value` as a float within FIGURE_RANGE; RooflineError naming `what` otherwise."""
+    low, high = FIGURE_RANGE
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise RooflineError(f"{what}: expected a number from {low:g} to {high:g}, got {_described(value)}")
+    try:
+        number = float(value)
+    except OverflowError:
+        number = math.inf
+    if not low <= number <= high:  # NaN is neither
+        raise RooflineError(f"{what}: must be a number from {low:g} to {high:g}, got {_described(value)}")
+    return number
+
+
+def _described(value) -> str:
+    """A scalar as shown() repeats it; anything else by its JSON type (never the whole structure)."""
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return shown(value)
+    return {dict: "an object", list: "a list"}.get(type(value), type(value).__name__)
+
+
+def probe_ceilings(probe) -> tuple[str, dict[str, float]]:
+    """(the device's name, {probe name: median}) from a `probe --format json` document: the
+    results a roofline may use (a value, not flagged above its peak). Every result is checked:
+    an object with a string name, `value` null or a number (within FIGURE_RANGE for the probes
+    the roofline reads), `above_peak` true or false; RooflineError naming the field otherwise."""
+    if not isinstance(probe, dict):
+        raise RooflineError(f"--probe: expected a probe document (an object), got {_described(probe)}")
+    device, results = probe.get("device"), probe.get("results")
+    if not isinstance(device, dict) or not isinstance(device.get("name"), str):
+        raise RooflineError("--probe: device.name: expected the device's name (a string), got "
+                            f"{_described(device.get('name') if isinstance(device, dict) else device)}")
+    if not isinstance(results, list):
+        raise RooflineError(f"--probe: results: expected a list of probe results, got {_described(results)}")
+    used = {"dram_copy", *PROBE_FOR.values()}
+    values: dict[str, float] = {}
+    for index, result in enumerate(results):
+        where = f"--probe: results[{index}]"
+        if not isinstance(result, dict):
+            raise RooflineError(f"{where}: expected an object with name and value, got {_described(result)}")
+        name, value, above = result.get("name"), result.get("value"), result.get("above_peak", False)
+        if not isinstance(name, str):
+            raise RooflineError(f"{where}.name: expected a probe's name (a string), got {_described(name)}")
+        if not isinstance(above, bool):
+            raise RooflineError(f"{where}.above_peak ({shown(name)}): expected true or false, got {_described(above)}")
+        if value is None:
+            continue  # the probe failed or did not run
+        if name in used:
+            value = bounded(value, f"{where}.value ({shown(name)})")
+        elif isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise RooflineError(f"{where}.value ({shown(name)}): expected a number or null, got {_described(value)}")
+        if not above:
+            values[name] = value
+    return device["name"], values
 
 
 @dataclass(frozen=True)
@@ -61,13 +125,13 @@ def machine_from_product(product, warp_size: int, precision: str, probe: dict | 
         memory = Ceiling(measured * 1e9, f"{product.title}: {measured:g} GB/s measured copy "
                                          f"({product.sources.get('measured_copy_bandwidth_gbs')})")
     if probe is not None:
-        results = {r["name"]: r for r in probe.get("results", []) if r.get("value") and not r.get("above_peak")}
+        device, results = probe_ceilings(probe)
+        device = device if len(device) <= 80 else device[:77] + "..."
         if "dram_copy" in results:
-            memory = Ceiling(results["dram_copy"]["value"] * 1e9,
-                             f"measured: probe dram_copy on {probe['device']['name']}, median")
+            memory = Ceiling(results["dram_copy"] * 1e9, f"measured: probe dram_copy on {device}, median")
         if PROBE_FOR[precision] in results:
-            peak = Ceiling(results[PROBE_FOR[precision]]["value"] * 1e12,
-                           f"measured: probe {PROBE_FOR[precision]} on {probe['device']['name']}, median")
+            peak = Ceiling(results[PROBE_FOR[precision]] * 1e12,
+                           f"measured: probe {PROBE_FOR[precision]} on {device}, median")
     clock_field = "base_clock_mhz" if product.get("base_clock_mhz") else "boost_clock_mhz"
     clock, sms = product.get(clock_field), product.get("sm_count")
     shared = None
@@ -96,7 +160,14 @@ class Placement:
 
 
 def place(machine: Machine, intensity: float, shared_bytes_per_flop: float | None = None,
-          achieved: float | None = None) -> Placement:
+          achieved: float | None = None, where: str = "", intensity_name: str = "--intensity") -> Placement:
+    """The kernel's place under the machine's roofs; each figure within FIGURE_RANGE (RooflineError
+    naming it, after `where`, otherwise)."""
+    intensity = bounded(intensity, f"{where}{intensity_name} (FLOP per byte)")
+    if shared_bytes_per_flop is not None:
+        shared_bytes_per_flop = bounded(shared_bytes_per_flop, f"{where}--shared-bytes-per-flop")
+    if achieved is not None:
+        achieved = bounded(achieved, f"{where}--achieved")
     attainable = min(machine.peak.value, intensity * machine.memory.value)
     bound = "memory" if intensity < machine.ridge else "compute"
     cap = None

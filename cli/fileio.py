@@ -8,6 +8,20 @@ import secrets
 import stat
 import sys
 
+# Writing failed for want of room or a working device, not because of the path given: exit 74
+# (the output could not be written), like stdout on a full disk, rather than 2 (bad input).
+OUTPUT_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO})
+
+
+def output_error(exc: OSError, option: str, path) -> Exception:
+    """What a failed write to `path` (given by `option`) raises: the OSError itself, named, for
+    the main loop's exit 74 when the device is full or failing; else a one-line bad input."""
+    from tuneadvise.cli.common import BadInput
+
+    if exc.errno in OUTPUT_FAILURES:
+        return OSError(exc.errno, f"{exc.strerror} ({option})", str(path))
+    return BadInput(f"{option}: cannot write {path}: {exc.strerror}")
+
 
 def write_atomically(path: str | os.PathLike, data) -> None:
     """Write `data` (bytes, or an iterable of bytes chunks) to `path`, whole or not at all.

@@ -77,12 +77,12 @@ def _write(text, output: str | None) -> None:
             binary.write(chunk)
         binary.flush()
         return
-    from tuneadvise.cli.fileio import write_atomically
+    from tuneadvise.cli.fileio import output_error, write_atomically
 
     try:
         write_atomically(output, chunks)
     except OSError as exc:
-        raise BadInput(f"--output: cannot write {output}: {exc.strerror}") from None
+        raise output_error(exc, "--output", output) from None
 
 
 @click.command()
@@ -143,10 +143,25 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
         _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update_baseline)
 
 
+def _terminal_text(text: str) -> str:
+    from tuneadvise.advisor.lint.formats import terminal_text
+
+    return terminal_text(text)
+
+
+def _stdin_text():
+    """Standard input as text decoded like an input file (UTF-8, an undecodable byte replaced),
+    whatever the locale: a log piped from a build may hold any bytes."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:
+        return sys.stdin
+    return (line.decode("utf-8", "replace") for line in buffer)  # a wrapper would close stdin when collected
+
+
 def _lint_or_compile(inputs, options, build):
     from tuneadvise.advisor.lint.run import lint_paths
 
-    return compiling(lint_paths, inputs, options, stdin=sys.stdin, build=build)
+    return compiling(lint_paths, inputs, options, stdin=_stdin_text(), build=build)
 
 
 def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update_baseline):
@@ -169,7 +184,7 @@ def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update
     doc = lint_document(report, options.fail_on, comparison, _version())
     fmt = choose_format(fmt, LINT_FORMATS) if output is None else (fmt or "json")
     for problem in report.problems:
-        click.echo(f"tuneadvise: bad input: {problem}", err=True)
+        click.echo(f"tuneadvise: bad input: {_terminal_text(str(problem))}", err=True)
     for warning in report.warnings:
         click.echo(f"tuneadvise: warning: {warning}", err=True)
     if statistics:
@@ -224,15 +239,17 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
     from tuneadvise.advisor.lint.baseline import diff_reports
     from tuneadvise.advisor.lint.run import lint_paths
 
+    if old == new == "-":
+        raise BadInput("OLD and NEW: at most one of them may be '-' (standard input is read once)")
     config, config_path, _ = _load_config(config_file, [])
     options = _options(config, config_path, arch, block_size, None, None, None, None)
-    before = lint_paths([old], options)
+    before = lint_paths([old], options, stdin=_stdin_text())
     # The new build is linted against the old one's registers: TA908 names a change that loses a block.
     options.previous_registers = {(k.name, k.arch): k.launch.registers for k in before.kernels}
-    reports = [before, lint_paths([new], options)]
+    reports = [before, lint_paths([new], options, stdin=_stdin_text())]
     problems = reports[0].problems + reports[1].problems
     for problem in problems:
-        click.echo(f"tuneadvise: bad input: {problem}", err=True)
+        click.echo(f"tuneadvise: bad input: {_terminal_text(str(problem))}", err=True)
     doc = diff_reports(*reports)
     fmt = choose_format(fmt)
     if fmt == "json":
@@ -246,14 +263,14 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
 
 def _diff_text(doc: dict, markdown: bool) -> str:
     rows = [r for r in doc["kernels"] if r["status"] != "unchanged"]
-    from tuneadvise.advisor.lint.formats import markdown_text, utf8_text
+    from tuneadvise.advisor.lint.formats import markdown_text, terminal_text
 
     if markdown:
         out = ["| kernel | arch | status | changes |", "| --- | --- | --- | --- |"]
         out += [f"| {markdown_text(r['demangled'])} | {r['arch']} | {r['status']} | "
                 f"{markdown_text('; '.join(r['changes']) or '-')} |" for r in rows]
     else:
-        out = [f"{r['status']:<10} {utf8_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}"
+        out = [f"{r['status']:<10} {terminal_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}"
                for r in rows]
     s = doc["summary"]
     out.append(f"{s['regressed']} regressed, {s['improved']} improved, {s['added']} added, {s['removed']} removed, "

@@ -47,7 +47,7 @@ def _width(terminal: bool) -> int:
 
 def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
     """The report as text chunks. `terminal`: style for a terminal (default: whether stdout is one)."""
-    from tuneadvise.advisor.lint.formats import utf8_text
+    from tuneadvise.advisor.lint.formats import terminal_text
 
     if terminal is None:
         terminal = stdout_is_terminal() and sys.stdout is sys.__stdout__
@@ -65,7 +65,7 @@ def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
         if text is None:
             head = f"  {finding['severity']:<7} {finding['code']} "
             status = f" ({finding['baseline']})" if finding.get("baseline") else ""
-            lines = wrap(utf8_text(finding["message"]) + status, width, head, " " * len(head))
+            lines = wrap(terminal_text(finding["message"]) + status, width, head, " " * len(head))
             lines[0] = "  " + style(f"{finding['severity']:<7}", finding["severity"]) + lines[0][9:]
             text = wrapped[key] = "\n".join(lines) + "\n"
         return text
@@ -74,10 +74,10 @@ def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
         occ = kernel["occupancy"]
         where = kernel["location"]
         place = f"{where['file']}:{where['line']}" if where["line"] else where["file"] or ""
-        name_lines = wrap(utf8_text(kernel["demangled"]) + f" [{kernel['arch']}]", width, "", "    ")
+        name_lines = wrap(terminal_text(kernel["demangled"]) + f" [{kernel['arch']}]", width, "", "    ")
         out = [style(line, "bold") for line in name_lines]
         if place:
-            out += wrap(utf8_text(place), width, "  at ", "    ")
+            out += wrap(terminal_text(place), width, "  at ", "    ")
         block = "x".join(map(str, kernel["launch"]["block_dims"]))
         figures = (f"{kernel['registers']} registers, {kernel['shared_mem']} B static shared memory, "
                    + ", ".join(f"{'-' if kernel[k] is None else kernel[k]} B {words}"

@@ -91,6 +91,19 @@ class _Closed:
     def isatty(self):
         return False
 
+    @property
+    def buffer(self):
+        """The binary stream beneath (what `--batch -` reads): as closed as this one."""
+        return _ClosedBinary(self.name)
+
+
+class _ClosedBinary(_Closed):
+    def read(self, *_):
+        return b""
+
+    def readline(self, *_):
+        return b""
+
 
 # Writing failed for want of room or of a place to write: stdout full (> /dev/full), closed, or a
 # file the command writes (--plot, lint -o) on a full disk.

@@ -29,7 +29,7 @@ FORMATS = ("table", "json", "jsonl")
 @launch_options(KEYS)
 @click.option("--spec-file", type=click.Path(dir_okay=False), help="Use a validated spec file of your own.")
 @cuda_option()
-@click.option("--batch", type=click.File("r"), help="JSON Lines of configurations ('-' for stdin); the output is JSON Lines.")
+@click.option("--batch", type=click.File("rb"), help="JSON Lines of configurations ('-' for stdin); the output is JSON Lines.")
 @format_option(FORMATS)
 @select_option()
 @ignore_option()
@@ -59,12 +59,12 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
             raise BadInput("--graphs/--plot: draw one configuration at a time, not a batch")
         import sys
 
-        from tuneadvise.advisor.batch import run_batch
+        from tuneadvise.advisor.batch import lines_of, run_batch
 
         if cuda is not None:
             resolve_arch("sm_90", None, cuda)  # an unknown release is bad input before any line
         default = resolve_arch(arch, spec_file, cuda) if (arch or spec_file) else None
-        ctx.exit(run_batch(batch, sys.stdout, default=default, selection=selection, cuda=cuda))
+        ctx.exit(run_batch(lines_of(batch), sys.stdout, default=default, selection=selection, cuda=cuda))
     missing = [name for name, value in (("--arch", arch), ("--registers", launch["registers"]),
                                         ("--block-size", launch["block_size"]))
                if value is None and not (name == "--arch" and spec_file)]

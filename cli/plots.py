@@ -41,7 +41,7 @@ def _figure_class():
 def save(figure, path: str) -> None:
     from matplotlib import rc_context
 
-    from tuneadvise.cli.fileio import write_atomically
+    from tuneadvise.cli.fileio import output_error, write_atomically
 
     buffer = io.BytesIO()
     # SVG text stays text (searchable, selectable) instead of glyph outlines.
@@ -51,7 +51,7 @@ def save(figure, path: str) -> None:
     try:
         write_atomically(path, buffer.getvalue())
     except OSError as exc:
-        raise BadInput(f"--plot: cannot write {path}: {exc.strerror}") from None
+        raise output_error(exc, "--plot", path) from None
     click.echo(f"wrote {path}", err=True)
 
 

@@ -105,7 +105,7 @@ def _run_with_progress(ctx, names: list[str], fmt: str):
 
 
 def _save_spec(path: str, doc: dict) -> None:
-    from tuneadvise.cli.fileio import write_atomically
+    from tuneadvise.cli.fileio import output_error, write_atomically
     from tuneadvise.probes.native import native_document, to_toml
     from tuneadvise.specs.catalog import shipped_catalog
 
@@ -116,7 +116,7 @@ def _save_spec(path: str, doc: dict) -> None:
     try:
         write_atomically(path, to_toml(spec).encode())
     except OSError as exc:
-        raise BadInput(f"--save: cannot write {path}: {exc.strerror}") from None
+        raise output_error(exc, "--save", path) from None
 
 
 @click.command()

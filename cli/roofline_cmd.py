@@ -42,15 +42,17 @@ def _load_kernels(path: str | None) -> list:
 def _load_probe(path: str | None) -> dict | None:
     if path is None:
         return None
+    from tuneadvise.advisor.readers.files import read_input
+
     try:
-        with open(path) as handle:
-            doc = json.load(handle)
-    except (OSError, ValueError, RecursionError) as exc:
+        doc = json.loads(read_input(path))
+    except OSError as exc:
+        raise BadInput(f"--probe: cannot read {path}: {exc.strerror}") from None
+    except (ValueError, RecursionError) as exc:
         raise BadInput(f"--probe: {path} is not a probe JSON document ({exc})") from None
-    if not (isinstance(doc, dict) and isinstance(doc.get("results"), list) and isinstance(doc.get("device"), dict)
-            and "name" in doc["device"]):
+    if not (isinstance(doc, dict) and "results" in doc and "device" in doc):
         raise BadInput(f"--probe: {path} is not a probe JSON document (expected 'results' and 'device')")
-    return doc
+    return doc  # its fields are checked where they are read (roofline.probe_ceilings)
 
 
 @click.command()
@@ -78,8 +80,10 @@ def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, s
       tuneadvise roofline --arch v100-pcie --intensity 2 --shared-bytes-per-flop 6
     \b
     Exit codes: 0 success; 2 bad input (a machine with no product figures, a
-    missing or malformed number); 3 --plot without matplotlib.
+    missing or malformed number, a figure outside 1e-100 to 1e100, a malformed
+    probe document); 3 --plot without matplotlib.
     """
+    from tuneadvise.advisor.inputs import shown
     from tuneadvise.advisor.report import SCHEMA_VERSION
     from tuneadvise.advisor.roofline import RooflineError, document, machine_from_product, place
 
@@ -98,15 +102,19 @@ def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, s
     if value_intensity is None and (value_flops is None) != (value_bytes is None):
         raise BadInput("--flops and --bytes: give both, or --intensity")
     if value_intensity is None and value_flops is not None:
-        value_intensity = value_flops / value_bytes
+        value_intensity = value_flops / value_bytes  # checked by place(), which names these options
+        intensity_name = "--flops / --bytes"
+    else:
+        intensity_name = "--intensity"
     try:
         machine = machine_from_product(resolved.product, resolved.arch.warp_size, precision, probe)
         placement = None
         if value_intensity is not None:
             placement = place(machine, value_intensity, _number(shared_bytes_per_flop, "--shared-bytes-per-flop"),
-                              _number(achieved, "--achieved"))
+                              _number(achieved, "--achieved"), intensity_name=intensity_name)
         kernels = [(entry.name, place(machine, entry.roofline.flop_per_byte(), entry.roofline.shared_bytes_per_flop,
-                                      entry.roofline.achieved)) for entry in entries]
+                                      entry.roofline.achieved, f"--kernels: {shown(entry.name)}: ", "intensity"))
+                   for entry in entries]
     except RooflineError as exc:
         raise BadInput(str(exc)) from None
     doc = document(machine, placement, SCHEMA_VERSION, kernels)

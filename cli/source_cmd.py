@@ -21,6 +21,7 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
 
     Exit codes: 0 clean; 1 findings at or above --fail-on; 2 bad input.
     """
+    from tuneadvise.advisor.readers.files import MAX_SOURCE_BYTES, read_input
     from tuneadvise.advisor.rules import SEVERITY_RANK, RuleSelection
     from tuneadvise.advisor.rules.source_scan import scan_source
     from tuneadvise.advisor.rules.wording import count
@@ -34,8 +35,7 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
     findings = []
     for path in paths:
         try:
-            with open(path, encoding="utf-8", errors="replace") as handle:
-                text = handle.read()
+            text = read_input(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
         except OSError as exc:
             raise BadInput(f"PATHS: cannot read {path}: {exc.strerror}") from None
         findings += scan_source(text, path, arch.major, selection)

@@ -240,5 +240,6 @@ def validate_family_document(path: Path) -> dict:
 def _read_json(path: Path) -> dict:
     import json
 
-    with open(path, encoding="utf-8") as handle:
-        return json.load(handle)
+    from tuneadvise.specs.catalog import read_bytes_bounded
+
+    return json.loads(read_bytes_bounded(path))

@@ -186,3 +186,35 @@ def test_the_default_arch_serves_lines_without_one():
     result = CliRunner().invoke(cli, ["occupancy", "--batch", "-", "--arch", "volta"], input=line)
     single = CliRunner().invoke(cli, ["occupancy", "--arch", "volta", "-r", "64", "-b", "256", "--format", "json"])
     assert result.output == single.output
+
+
+def test_an_undecodable_line_is_one_error_line_and_the_batch_goes_on(tmp_path):
+    """Issue 20 item 6: the first invalid UTF-8 byte stopped the batch (even earlier lines were lost)."""
+    good = json.dumps({"arch": "sm_90", "registers": 32, "block_size": 256}).encode() + b"\n"
+    data = b"\xef\xbb\xbf" + good + b'{"arch": "sm_90\xff"}\n' + b"\xc3\x28\n" + good
+    path = tmp_path / "lines.jsonl"
+    path.write_bytes(data)
+    for args, stdin in ((["--batch", str(path)], None), (["--batch", "-"], data)):
+        result = CliRunner().invoke(cli, ["occupancy", *args], input=stdin)
+        lines = [json.loads(out) for out in result.output.splitlines()]
+        assert len(lines) == 4 and result.exit_code == 2
+        assert lines[0]["launchable"] and lines[3]["launchable"]  # a byte-order mark on line 1 is skipped
+        assert lines[1]["error"]["message"] == "line 2: not UTF-8 text (byte 0xff at column 16)"
+        assert lines[2]["error"]["message"] == "line 3: not UTF-8 text (byte 0xc3 at column 1)"
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.binary(max_size=40).filter(lambda b: b"\n" not in b), max_size=6))
+def test_any_bytes_give_one_line_per_nonblank_line(raw_lines):
+    data = b"".join(line + b"\n" for line in raw_lines)
+    result = CliRunner().invoke(cli, ["occupancy", "--batch", "-"], input=data)
+    assert result.exit_code in (0, 1, 2), result.output
+    out = [json.loads(line) for line in result.output.splitlines()]
+    assert len(out) == sum(map(_gives_a_line, raw_lines, range(1, len(raw_lines) + 1)))
+
+
+def _gives_a_line(line: bytes, number: int) -> bool:
+    try:
+        return bool(line.decode("utf-8-sig" if number == 1 else "utf-8").strip())
+    except UnicodeDecodeError:
+        return True  # an error line

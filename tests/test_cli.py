@@ -445,3 +445,11 @@ def test_fuzzed_batch_error_lines_are_bounded(item):
     [line] = [json.loads(out) for out in result.output.splitlines()]
     if "error" in line:
         assert len(line["error"]["message"]) < 300 and "\n" not in line["error"]["message"]
+
+
+@pytest.mark.parametrize("grid", ["1" + "0" * 400, "1e400", "-1", "nan", "9" * 5000])
+def test_suggest_grid_size_out_of_range_is_one_line(grid):
+    """Issue 20 item 10: 10**400 overflowed; it is one line naming --grid-size and its range."""
+    result = CliRunner().invoke(cli, ["suggest", "--arch", "sm_90", "--registers", "32", "--grid-size", grid])
+    assert_one_line_error(result, "--grid-size:", "2147483647")
+    assert len(result.output) < 300

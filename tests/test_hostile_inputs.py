@@ -16,9 +16,10 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from tuneadvise.advisor.readers import demangle as demangler
 from tuneadvise.advisor.readers import fatbin as fb
 from tuneadvise.advisor.readers.cubin import CubinError, read_cubin
-from tuneadvise.advisor.readers.demangle import MAX_NAME, base_name, demangle
+from tuneadvise.advisor.readers.demangle import MAX_NAME, base_name, demangle, demangle_many
 from tuneadvise.advisor.readers.fatbin import FatbinError, lz4_block_decompress, read_fatbin, scan_fatbins
 from tuneadvise.advisor.readers.usage import read_usage
 
@@ -364,3 +365,63 @@ def test_any_string_demangles_without_raising(name):
     result = demangle(name)
     assert isinstance(result, str)
     assert isinstance(base_name(result), str)
+
+
+def nested_name(depth: int, function: str = "f") -> str:
+    """A template argument list naming the previous one twice, `depth` times: the demangled
+    text doubles per level (depth 24: 265 bytes that __cxa_demangle took 4.4 s and 436 MB for;
+    depth 28: 313 bytes, 93 s and 7 GB)."""
+    digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def b36(n):
+        return digits[n] if n < 36 else b36(n // 36) + digits[n % 36]
+    return f"_Z{len(function)}{function}1BI1AS0_E" + "".join(f"1BIS{b36(2 * i - 1)}_S{b36(2 * i - 1)}_E" for i in range(1, depth + 1))
+
+
+@pytest.mark.skipif(demangler._runtime() is None, reason="no C++ runtime to demangle with")
+def test_names_built_to_expand_stay_as_written_in_bounded_time_and_memory():
+    import resource
+
+    hostile = [nested_name(24), nested_name(28), nested_name(20)]
+    real = "_Z5saxpyIfLi4EEvT_PKS0_PS0_i"
+    start = time.monotonic()
+    result = demangle_many([real, *hostile, "_Z6kernelPfi"])
+    elapsed = time.monotonic() - start
+    assert [result[n] for n in hostile] == hostile
+    assert result[real] == "void saxpy<float, 4>(float, float const*, float*, int)"
+    assert result["_Z6kernelPfi"] == "kernel(float*, int)"  # no back-reference: demangled in this process
+    assert elapsed < demangler.BATCH_SECONDS + 3  # a hang detector, not a timing: unbounded was minutes
+    assert resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss < 500 * 1024  # KiB: the worker's peak
+
+
+@pytest.mark.skipif(demangler._runtime() is None, reason="no C++ runtime to demangle with")
+def test_many_names_built_to_expand_share_one_time_budget():
+    names = [nested_name(24, f"f{i}") for i in range(10)]  # 10 distinct names of 0.5 s or more each
+    start = time.monotonic()
+    assert demangle_many(names) == {n: n for n in names}
+    assert time.monotonic() - start < demangler.BATCH_SECONDS + 3
+
+
+@pytest.mark.skipif(demangler._runtime() is None, reason="no C++ runtime to demangle with")
+def test_a_threaded_process_demangles_in_a_fresh_interpreter():
+    import threading
+
+    done = threading.Event()
+    waiter = threading.Thread(target=done.wait, daemon=True)
+    waiter.start()
+    try:
+        names = ["_Z5saxpyIdLi2EEvT_PKS0_PS0_i", nested_name(26), "_Z3fooIiEvT_"]
+        result = demangle_many(names)
+    finally:
+        done.set()
+    assert result == {names[0]: "void saxpy<double, 2>(double, double const*, double*, int)",
+                      names[1]: names[1], names[2]: "void foo<int>(int)"}
+
+
+@pytest.mark.skipif(demangler._runtime() is None, reason="no C++ runtime to demangle with")
+@given(st.lists(st.text(alphabet="_ZNSIEKPRLTvifcd0123456789abc", max_size=40).map(lambda s: "_Z" + s),
+                max_size=20))
+def test_the_worker_answers_what_the_runtime_does(names):
+    """Short names cannot expand far: the bounded worker's answers are __cxa_demangle's own, in order."""
+    expected = {n: demangler._demangle_here(n.encode()) or n for n in names}
+    assert demangle_many(names) == expected

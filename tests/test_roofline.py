@@ -99,3 +99,87 @@ def test_ceiling_never_above_either_roof(intensity, shared_bytes):
     assert placement.ceiling <= machine.peak.value
     assert placement.ceiling <= intensity * machine.memory.value * (1 + 1e-12)
     assert placement.ceiling <= machine.shared_l1.value / shared_bytes * (1 + 1e-12)
+
+
+# -- malformed probe documents and figures at the edge of floats (issue 20 item 10) --------
+
+def _probe_with(tmp_path, change) -> str:
+    doc = recompute_document(json.loads(PROBE.read_text()), shipped_catalog())
+    change(doc)
+    path = tmp_path / "probe.json"
+    path.write_text(json.dumps(doc))  # NaN and Infinity as Python's json writes them (and reads them back)
+    return str(path)
+
+
+def _set_value(name, value):
+    def change(doc):
+        for result in doc["results"]:
+            if result["name"] == name:
+                result["value"] = value
+    return change
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda d: d.__setitem__("results", [1]), "--probe: results[0]: expected an object with name and value, got 1"),
+    (lambda d: d.__setitem__("results", {"dram_copy": 1}), "--probe: results: expected a list of probe results"),
+    (lambda d: d["results"][0].pop("name"), "--probe: results[0].name: expected a probe's name (a string), got None"),
+    (lambda d: d["results"][2].__setitem__("name", [1] * 100_000), "--probe: results[2].name: expected a probe's "
+                                                                  "name (a string), got a list"),
+    (lambda d: d["device"].__setitem__("name", 5), "--probe: device.name: expected the device's name"),
+    (lambda d: d.__setitem__("device", []), "--probe: device.name: expected the device's name"),
+    (lambda d: d["results"][0].__setitem__("above_peak", "no"), "--probe: results[0].above_peak ('fp32_fma'): "
+                                                                "expected true or false"),
+    (_set_value("dram_copy", -2900.0), "results[5].value ('dram_copy'): must be a number from 1e-100 to 1e+100, got -2900.0"),
+    (_set_value("dram_copy", 0), "results[5].value ('dram_copy'): must be a number"),
+    (_set_value("dram_copy", float("nan")), "results[5].value ('dram_copy'): must be a number"),
+    (_set_value("fp64_fma", float("inf")), "results[1].value ('fp64_fma'): must be a number"),
+    (_set_value("fp64_fma", 10 ** 400), "results[1].value ('fp64_fma'): must be a number"),
+    (_set_value("fp64_fma", "33"), "results[1].value ('fp64_fma'): expected a number from 1e-100 to 1e+100, got '33'"),
+    (_set_value("fp64_fma", True), "results[1].value ('fp64_fma'): expected a number"),
+    (_set_value("latency_l2", "slow"), "results[11].value ('latency_l2'): expected a number or null, got 'slow'"),
+])
+def test_malformed_probe_results_are_one_line_naming_the_field(tmp_path, change, message):
+    path = _probe_with(tmp_path, change)
+    for fmt in ("json", "table"):
+        assert_one_line_error(run("--arch", "h100-sxm", "--probe", path, "--intensity", "2", "--format", fmt), message)
+
+
+def test_probe_results_the_roofline_does_not_read_may_be_anything_numeric(tmp_path):
+    path = _probe_with(tmp_path, _set_value("latency_l2", -1))  # not a ceiling: not the roofline's to judge
+    assert roofline_json("--arch", "h100-sxm", "--probe", path, "--intensity", "2")["memory_bandwidth_basis"] \
+        .startswith("measured: probe dram_copy")
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--flops", "1e308", "--bytes", "1e-308"], "--flops / --bytes (FLOP per byte): must be a number from 1e-100 "
+                                                "to 1e+100, got inf"),
+    (["--flops", "1e-308", "--bytes", "1e308"], "--flops / --bytes (FLOP per byte): must be a number"),
+    (["--intensity", "1e308"], "--intensity (FLOP per byte): must be a number from 1e-100 to 1e+100, got 1e+308"),
+    (["--intensity", "1e-320"], "--intensity (FLOP per byte): must be a number"),
+    (["--intensity", "2", "--achieved", "1e-320"], "--achieved: must be a number"),
+    (["--intensity", "2", "--achieved", "1e300"], "--achieved: must be a number"),
+    (["--intensity", "2", "--shared-bytes-per-flop", "1e300"], "--shared-bytes-per-flop: must be a number"),
+])
+def test_figures_that_would_overflow_are_one_line(args, message):
+    for fmt in ("json", "table"):
+        assert_one_line_error(run("--arch", "h100-sxm", "--format", fmt, *args), message)
+
+
+def test_kernels_file_figures_that_would_overflow_are_one_line(tmp_path):
+    config = tmp_path / "kernels.toml"
+    config.write_text('[[kernels]]\nname = "k"\nroofline = {flops = 1e300, bytes = 1e-300}\n')
+    assert_one_line_error(run("--arch", "h100-sxm", "--kernels", str(config), "--format", "json"),
+                          "--kernels: 'k': intensity (FLOP per byte): must be a number")
+
+
+@settings(max_examples=50, deadline=None)
+@given(st.sampled_from(["1e-100", "1e100", "3e-50", "7e60"]), st.sampled_from(["1e-100", "1e100", "1"]),
+       st.sampled_from(["1e-100", "1e100", "0.5"]))
+def test_figures_at_the_range_edges_stay_finite_in_json_and_the_chart(intensity, achieved, shared):
+    args = ("--arch", "h100-sxm", "--intensity", intensity, "--achieved", achieved, "--shared-bytes-per-flop", shared)
+    result = run(*args, "--format", "json")
+    assert result.exit_code == 0, result.output
+    assert "Infinity" not in result.output and "NaN" not in result.output
+    json.loads(result.output, parse_constant=lambda token: pytest.fail(f"non-finite {token} in the JSON"))
+    table = run(*args, "--format", "table")
+    assert table.exit_code == 0 and "FLOP/byte" in table.output, table.output

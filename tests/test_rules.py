@@ -362,3 +362,19 @@ def test_counted_nouns_are_singular_at_one():
     assert result.active_blocks_per_sm == 1
     [limit] = [f for f in check_occupancy(resolved, result) if f.code == "TA301"]
     assert "1 block/SM" in limit.message and "1 blocks" not in limit.message
+
+
+def test_lint_takes_its_own_findings_from_the_rules_layer():
+    """lint/run.py builds a LintContext and runs the registry's TA9xx rules: one kernel's findings,
+    config and lint rules alike, name the one architecture the engine analysed (an sm_90a log is sm_90)."""
+    from tuneadvise.advisor.lint.config import LintConfig
+    from tuneadvise.advisor.lint.run import LintOptions, lint_records
+    from tuneadvise.advisor.readers.compiler_output import parse_ptxas
+
+    log = ("ptxas info    : Compiling entry function 'k' for 'sm_90a'\n"
+           "ptxas info    : Used 128 registers, used 0 barriers")
+    config = LintConfig.model_validate({"min_occupancy": 0.9, "budgets": [{"kernel": "k", "max_registers": 64}]})
+    [kernel] = lint_records(parse_ptxas(log.splitlines()), LintOptions(config=config)).kernels
+    codes = [f.code for f in kernel.findings]
+    assert {"TA901", "TA903", "TA906"} <= set(codes) and any(not c.startswith("TA9") for c in codes)
+    assert {f.arch for f in kernel.findings} == {"sm_90"}

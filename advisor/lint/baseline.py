@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from tuneadvise.advisor.readers.files import read_input
 from tuneadvise.advisor.report import SCHEMA_VERSION
 
 # figure -> True when a larger value is worse
@@ -53,12 +54,11 @@ def build(report) -> dict:
 
 def load(path) -> dict:
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+        data = json.loads(read_input(path))
     except OSError as exc:
         raise BaselineError(f"--baseline: cannot read {path}: {exc.strerror}") from None
-    except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:  # too deep a nesting recurses
-        raise BaselineError(f"--baseline: {path} is not JSON: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # JSON and UTF-8 errors, 4,300-digit integers, deep nesting
+        raise BaselineError(f"--baseline: {path} is not JSON: {str(exc)[:200]}") from None
     if not isinstance(data, dict) or data.get("kind") != "tuneadvise-lint-baseline" \
             or not isinstance(data.get("kernels"), dict):
         raise BaselineError(f"--baseline: {path} is not a tuneadvise baseline (write one with --update-baseline)")

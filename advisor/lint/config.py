@@ -37,6 +37,7 @@ from tuneadvise.advisor import inputs
 from tuneadvise.advisor.launch import BY_KEY as LAUNCH_FIELDS
 from tuneadvise.advisor.launch import MAX_CLUSTER_SIZE, MAX_LOCAL_BYTES
 from tuneadvise.advisor.lint.settings import normalise_archs
+from tuneadvise.advisor.readers.files import read_input
 
 Severity = Literal["error", "warning", "info"]
 Bytes = int | str  # 12288 or "12K"; normalised to int by the validators
@@ -292,6 +293,8 @@ class Budget(_Matched):
 def _rule_codes(v):
     from tuneadvise.advisor.rules import registry
 
+    if v is not None and not isinstance(v, (str, list, tuple)):
+        raise ValueError(f"expected rule codes such as TA301 (a string or a list of them), got {shown(v)}")
     items = [v] if isinstance(v, str) else list(v or [])
     codes = []
     for item in items:
@@ -363,7 +366,7 @@ def load_config(path: str | Path) -> LintConfig:
     """A config file, or the [tool.tuneadvise] table of a pyproject.toml."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_input(path).decode("utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
@@ -373,13 +376,37 @@ def load_config(path: str | Path) -> LintConfig:
     except RecursionError:  # every parser recurses on nesting
         raise ConfigError(f"{path}: nested too deeply to be a config") from None
     if path.name == "pyproject.toml":
-        raw = raw.get("tool", {}).get("tuneadvise", {})
+        tool = raw.get("tool", {}) if isinstance(raw, dict) else None
+        if not isinstance(tool, dict) or not isinstance(tool.get("tuneadvise", {}), dict):
+            raise ConfigError(f"{path}: [tool.tuneadvise]: expected a table of settings")
+        raw = tool.get("tuneadvise", {})
     if not isinstance(raw, dict):
         raise ConfigError(f"{path}: expected a table of settings at the top level")
+    if _holds_surrogates(raw):
+        raise ConfigError(f"{path}: not valid text: a string holds an unpaired surrogate escape (such as \\ud800)")
     try:
         return LintConfig.model_validate(raw)
     except ValidationError as err:
         raise ConfigError(_describe(path, text, err)) from None
+
+
+def _holds_surrogates(raw) -> bool:
+    """Whether any key or string of the parsed document is not encodable text (JSON's "\\ud800"):
+    no message or report could repeat it."""
+    stack = [raw]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack += item.keys()
+            stack += item.values()
+        elif isinstance(item, list):
+            stack += item
+        elif isinstance(item, str) and not item.isascii():
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return True
+    return False
 
 
 def _parse(path: Path, text: str) -> dict:
@@ -393,11 +420,15 @@ def _parse(path: Path, text: str) -> dict:
             return tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        except ValueError as exc:  # a value the parser accepts but Python will not read (an integer of 4,300+ digits)
+            raise ConfigError(f"{path}: not valid TOML: {_first_clause(exc)}") from None
     if suffix == ".json":
         try:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
+        except ValueError as exc:  # an integer of 4,300+ digits
+            raise ConfigError(f"{path}: not valid JSON: {_first_clause(exc)}") from None
     try:
         import yaml
     except ImportError:
@@ -408,6 +439,14 @@ def _parse(path: Path, text: str) -> dict:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
         raise ConfigError(f"{path}{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
+    except (ValueError, TypeError, OverflowError) as exc:  # a tagged value its constructor refuses (!!timestamp 2001-13-45)
+        raise ConfigError(f"{path}: not valid YAML: a value cannot be read: {_first_clause(exc)}") from None
+
+
+def _first_clause(exc: Exception) -> str:
+    """An exception's message up to its first ';' or line break, at most 100 characters: never the input."""
+    text = str(exc).split(";")[0].splitlines()[0] if str(exc) else type(exc).__name__
+    return text if len(text) <= 100 else text[:97] + "..."
 
 
 def _loader(yaml):

@@ -47,6 +47,15 @@ def utf8_text(text: str) -> str:
         return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
 
 
+def terminal_text(text: str) -> str:
+    """`text` for a terminal: valid UTF-8 (utf8_text), every control character written as an
+    escape (a kernel name holding ESC [31m would otherwise recolour or move the user's terminal)."""
+    text = utf8_text(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
 _XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 

@@ -152,6 +152,7 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
         report.skipped.append("config kernels with registers but no architecture: give arch in the entry, "
                               "the config or --arch")
     linter = _Linter(options, sources)
+    linter.demangled = names.demangle_many(name for name, _ in grouped)  # all at once: one bounded worker
     ranked = []  # (rank, name, arch, LintedKernel): (name, arch) is unique, so kernels are never compared
     unknown: dict[str, int] = {}
     for (name, arch), evidence in grouped.items():
@@ -242,10 +243,12 @@ def signature(demangled: str) -> str:
 
 
 @lru_cache(maxsize=65536)
-def kernel_names(name: str) -> tuple[str, ...]:
+def kernel_names(name: str, demangled: str | None = None) -> tuple[str, ...]:
     """(as written, demangled, base name, signature without the return type): what config globs
-    match (docs/lint.md) and what source definitions are looked up by (the base name)."""
-    demangled = names.demangle(name)
+    match (docs/lint.md) and what source definitions are looked up by (the base name).
+    `demangled`: the name already demangled (demangle_many), else it is demangled here."""
+    if demangled is None:
+        demangled = names.demangle(name)
     return name, demangled, names.base_name(demangled), signature(demangled)
 
 
@@ -263,13 +266,14 @@ class _Linter:
         self.analyses: dict[tuple, _Analysis] = {}
         self.configs: dict[tuple, LaunchConfig] = {}
         self.matched: set[int] = set()  # indexes of the [[kernels]] entries that matched a kernel
+        self.demangled: dict[str, str] = {}  # name -> demangled name, for the names known up front
         config = options.config
         self.default_dims = options.block_size or (tuple(config.block_size) if config.block_size else None)
 
     def lint(self, name, arch, resolved, evidence) -> tuple[LintedKernel, tuple]:
         """(the kernel's report entry, its rank in the report)."""
         config = self.options.config
-        keys = kernel_names(name)
+        keys = kernel_names(name, self.demangled.get(name))
         usage, disagreements = _reconcile(evidence)
         entry_index = config.kernel_index(keys, arch) if config.kernels else None
         budget_index = config.budget_index(keys, arch) if config.budgets else None
@@ -406,9 +410,10 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
 
 
 def _read_source(path: str, gathered, index: SourceIndex, source_texts: list) -> None:
+    from tuneadvise.advisor.readers.files import MAX_SOURCE_BYTES, read_input
+
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
+        text = read_input(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
         gathered.problems.append(InputProblem(path, None, f"cannot read: {exc.strerror}"))
         return

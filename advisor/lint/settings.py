@@ -28,15 +28,26 @@ def find_project_config(start: Path | None = None) -> Path | None:
         if candidate.is_file():
             return candidate
         pyproject = directory / "pyproject.toml"
-        if pyproject.is_file() and "[tool.tuneadvise" in pyproject.read_text(encoding="utf-8", errors="replace"):
+        if pyproject.is_file() and _mentions_tool_table(pyproject):
             return pyproject
         if (directory / ".git").exists():
             break
     return None
 
 
+def _mentions_tool_table(pyproject: Path) -> bool:
+    from tuneadvise.advisor.readers.files import read_input
+
+    try:
+        return b"[tool.tuneadvise" in read_input(pyproject)
+    except OSError:  # unreadable or larger than any pyproject: not this tool's
+        return False
+
+
 def normalise_archs(value) -> list[str]:
     """Architecture names (sm_90, hopper, 9.0, products...) -> sm_XX, in order; ValueError names the bad one."""
+    if not isinstance(value, (str, list, tuple)):
+        raise ValueError("expected an architecture name such as sm_90, hopper or 9.0, or a list of them")
     items = [value] if isinstance(value, str) else list(value)
     normalised = []
     for item in items:

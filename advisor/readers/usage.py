@@ -83,6 +83,9 @@ def _read_binary(path: Path, result: ReadResult) -> ReadResult:
     except FatbinError as exc:
         result.problems.append(InputProblem(name, None, str(exc)))
         return result
+    except OSError as exc:  # a device or other file that cannot be mapped (/dev/zero)
+        result.problems.append(InputProblem(name, None, f"cannot read: {exc.strerror}"))
+        return result
     if not found:
         result.problems.append(InputProblem(name, None, "binary file with no CUDA fatbin or cubin in it"))
     elif not result.records and not result.problems:  # PTX alone: nothing to lint is not a pass

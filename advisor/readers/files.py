@@ -1,0 +1,20 @@
+"""Input files read whole (configs, probe documents, baselines, CUDA sources), at most
+a size no such file reaches: a path such as /dev/zero, or a file given by mistake,
+is one line naming the limit, not gigabytes of memory."""
+
+from __future__ import annotations
+
+import errno
+
+MAX_DOCUMENT_BYTES = 16 << 20  # a config, probe document or baseline: real ones are kilobytes
+MAX_SOURCE_BYTES = 32 << 20  # a CUDA source file: the largest real ones are a few megabytes
+
+
+def read_input(path, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
+    """The file's bytes; OSError (errno EFBIG, its strerror naming the limit) when it holds more
+    than `limit`, found by reading one byte past it (a device reports no size)."""
+    with open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        raise OSError(errno.EFBIG, f"larger than {limit >> 20} MiB, more than any file of this kind")
+    return data
