@@ -243,10 +243,10 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
         raise BadInput("OLD and NEW: at most one of them may be '-' (standard input is read once)")
     config, config_path, _ = _load_config(config_file, [])
     options = _options(config, config_path, arch, block_size, None, None, None, None)
-    before = lint_paths([old], options, stdin=_stdin_text())
+    before = compiling(lint_paths, [old], options, stdin=_stdin_text())
     # The new build is linted against the old one's registers: TA908 names a change that loses a block.
     options.previous_registers = {(k.name, k.arch): k.launch.registers for k in before.kernels}
-    reports = [before, lint_paths([new], options, stdin=_stdin_text())]
+    reports = [before, compiling(lint_paths, [new], options, stdin=_stdin_text())]
     problems = reports[0].problems + reports[1].problems
     for problem in problems:
         click.echo(f"tuneadvise: bad input: {_terminal_text(str(problem))}", err=True)

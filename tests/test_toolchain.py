@@ -110,3 +110,13 @@ def test_frontier_marks_read_the_points(rows):
         assert f"__launch_bounds__(256, {points[best].active_blocks_per_sm})" in advice
     spilling = [i for i, p in enumerate(points) if p.spills]
     assert spills_begin == (spilling[0] if spilling else None)
+
+
+@pytest.mark.parametrize("args", [["diff", "old.log", "k.cu"], ["lint", "k.cu"]])
+def test_a_source_to_compile_without_an_architecture_is_bad_input(tmp_path, args):
+    """Found by the property suite: diff compiled a CUDA source with no --arch and exited 70."""
+    (tmp_path / "old.log").write_text("ptxas info    : Compiling entry function 'k' for 'sm_90'\nptxas info    : Used 32 registers\n")
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    result = CliRunner().invoke(cli, [str(tmp_path / a) if "." in a else a for a in args])
+    assert result.exit_code == 2, result.output
+    assert "--arch" in result.stderr and len(result.stderr.strip().splitlines()) == 1
