@@ -213,7 +213,7 @@ def triton_section():
         (128, 128, 64, 8, 4, {}), (128, 256, 64, 8, 3, {}), (64, 128, 64, 4, 4, {}),
         (256, 256, 128, 8, 4, {}),  # needs far more shared memory than a block may have: cannot launch
         (128, 128, 32, 2, 2, {}),  # 128x128 fp32 accumulator over 64 threads: spills
-        (128, 128, 32, 4, 2, {"maxnreg": 64}),  # capped registers: spills
+        (128, 128, 64, 4, 3, {"maxnreg": 128}),  # capped registers: spills
     ]
     for bm, bn, bk, warps, stages, extra in variants:
         def launch(bm=bm, bn=bn, bk=bk, warps=warps, stages=stages, extra=extra):
@@ -366,6 +366,8 @@ def cupy_section():
     log("cupy", cupy.__version__)
     module = cupy.RawModule(code=CUPY_SOURCE)
     for name, (block, dynamic) in CUPY_LAUNCH.items():
+        if name == "scale_by":
+            continue
         kernel = module.get_function(name)
         attrs = dict(getattr(kernel, "attributes", {}))
         func = as_function(getattr(kernel, "kernel", kernel).ptr)
@@ -374,8 +376,10 @@ def cupy_section():
                                      "launch": occupancy_row(func, block, dynamic)}})
     single = cupy.RawKernel(SINGLE_SOURCE, "scale_by")
     single(((4,)), (256,), (cupy.ones(1024, dtype=cupy.float32), cupy.float32(3.0), cupy.int32(1024)))
+    func = as_function(single.kernel.ptr)
     CUPY_LIVE.append({"name": "scale_by", "raw_kernel": True, "block": 256, "dynamic": 0,
-                      "cupy_attributes": jsonable(dict(single.attributes))})
+                      "cupy_attributes": jsonable(dict(single.attributes)),
+                      "driver": {"attributes": function_attributes(func), "launch": occupancy_row(func, 256, 0)}})
     square = cupy.ElementwiseKernel("float32 x", "float32 y", "y = x * x", "square_it")
     square(cupy.arange(1024, dtype=cupy.float32))
     cupy.cuda.Device().synchronize()
@@ -421,8 +425,11 @@ NUMBA_LIVE = []
 
 
 def numba_section():
-    import numba
     import numpy as np
+
+    if not hasattr(np, "row_stack"):  # removed in NumPy 2.5, still registered by numba-cuda 0.x
+        np.row_stack = np.vstack
+    import numba
     from numba import cuda as ncuda
 
     log("numba", numba.__version__)
@@ -503,6 +510,9 @@ def numba_section():
 def inductor_section():
     import torch
 
+    os.environ.pop("TRITON_CACHE_DIR")  # Inductor then keeps its kernels in its own output directory
+    os.environ["TORCHINDUCTOR_FORCE_DISABLE_CACHES"] = "0"
+
     def f(x, y):
         return torch.softmax(x @ y, dim=-1) * 2.0 + torch.sin(x).sum()
 
@@ -515,7 +525,6 @@ def inductor_section():
 # ----------------------------------------------------------------------------------------- main
 record = {"device": DEVICE, "arch": SM, "sections": {}}
 attempt("triton", triton_section)
-record["triton"] = attempt("triton cache rows", triton_cache_rows, TRITON_DIR, "triton") or []
 attempt("cupy", cupy_section)
 cupy_rows = cupy_cache_rows()
 attempt("cupy driver rows", cupy_driver_rows, cupy_rows)
@@ -525,6 +534,7 @@ record["numba"] = NUMBA_LIVE
 if time.time() - STARTED < 300:
     attempt("inductor", inductor_section)
     record["inductor"] = attempt("inductor rows", triton_cache_rows, INDUCTOR_DIR, "inductor") or []
+record["triton"] = attempt("triton cache rows", triton_cache_rows, TRITON_DIR, "triton") or []
 with open(os.path.join(WORK, "driver.json"), "w") as handle:
     json.dump(record, handle, indent=1, default=repr)
 
