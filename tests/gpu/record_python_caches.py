@@ -473,31 +473,34 @@ def numba_section():
     for dispatcher, block in ((saxpy, 128), (shared_reverse, 256), (local_scratch, 64)):
         for sig, kernel in dispatcher.overloads.items():
             entry = {"python_name": dispatcher.py_func.__name__, "signature": str(sig), "block": block}
-            for getter in ("get_regs_per_thread", "get_shared_mem_per_block", "get_local_mem_per_thread",
-                           "get_max_threads_per_block", "get_const_mem_size"):
+            for prop in ("regs_per_thread", "shared_mem_per_block", "local_mem_per_thread", "max_threads_per_block",
+                         "const_mem_size", "entry_name"):
                 try:
-                    entry[getter] = getattr(dispatcher, getter)(sig)
+                    entry[prop] = getattr(kernel, prop)
                 except Exception as error:
-                    entry[getter] = f"error: {error}"
+                    entry[prop] = f"error: {error}"
+            entry["function_name"] = entry["entry_name"]
             library = getattr(kernel, "_codelibrary", None) or getattr(kernel, "library", None)
             try:
                 cubin = library.get_cubin(cc=cc)
+                cubin = bytes(getattr(cubin, "code", cubin))
                 path = os.path.join(NUMBA_DIR, f"{entry['python_name']}.cubin")
                 open(path, "wb").write(cubin)
                 entry["cubin"] = os.path.basename(path)
             except Exception as error:
-                entry["cubin_error"] = str(error)
+                entry["cubin_error"] = f"{type(error).__name__}: {error}"
             try:
-                entry["function_name"] = kernel.entry_name
-            except Exception:
-                pass
-            try:
-                cufunc = library.get_cufunc()
-                func = as_function(cufunc.handle)
+                handle = library.get_cufunc().handle
+                entry["handle_type"] = type(handle).__name__
+                func = as_function(handle)
+                if "CUkernel" in entry["handle_type"]:  # cuda.core loads libraries: a context-less kernel
+                    resolved = ctypes.c_void_p()
+                    check(cuda.cuKernelGetFunction(ctypes.byref(resolved), func), "cuKernelGetFunction")
+                    func = resolved
                 entry["driver"] = {"attributes": function_attributes(func), "launch": occupancy_row(func, block, 0)}
             except Exception as error:
                 entry["driver_error"] = f"{type(error).__name__}: {error}"
-            if "cubin" in entry and "function_name" in entry:
+            if "cubin" in entry:
                 try:
                     entry["driver_fresh"] = driver_for_cubin(open(os.path.join(NUMBA_DIR, entry["cubin"]), "rb").read(),
                                                              entry["function_name"], block, 0, False)
@@ -524,14 +527,18 @@ def inductor_section():
 
 # ----------------------------------------------------------------------------------------- main
 record = {"device": DEVICE, "arch": SM, "sections": {}}
-attempt("triton", triton_section)
-attempt("cupy", cupy_section)
+ONLY = os.environ.get("RECORD_ONLY")  # e.g. "numba": just that section
+if ONLY in (None, "triton"):
+    attempt("triton", triton_section)
+if ONLY in (None, "cupy"):
+    attempt("cupy", cupy_section)
 cupy_rows = cupy_cache_rows()
 attempt("cupy driver rows", cupy_driver_rows, cupy_rows)
 record["cupy"] = {"cache": cupy_rows, "live": CUPY_LIVE}
-attempt("numba", numba_section)
+if ONLY in (None, "numba"):
+    attempt("numba", numba_section)
 record["numba"] = NUMBA_LIVE
-if time.time() - STARTED < 300:
+if ONLY is None and time.time() - STARTED < 300:
     attempt("inductor", inductor_section)
     record["inductor"] = attempt("inductor rows", triton_cache_rows, INDUCTOR_DIR, "inductor") or []
 record["triton"] = attempt("triton cache rows", triton_cache_rows, TRITON_DIR, "triton") or []
