@@ -85,7 +85,7 @@ def _write(text, output: str | None) -> None:
 
 
 @click.command()
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Config file (TOML, YAML or JSON). Default: tuneadvise.toml or [tool.tuneadvise] in pyproject.toml.")
 @click.option("--arch", "-a", multiple=True, help="Lint only these architectures (repeatable): sm_90, hopper, 9.0...")

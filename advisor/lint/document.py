@@ -76,6 +76,7 @@ def kernel_document(kernel, comparison=None, occupancy: dict | None = None) -> d
         "registers": usage.registers, "shared_mem": usage.shared_mem,
         "spill_stores": usage.spill_stores, "spill_loads": usage.spill_loads, "stack_frame": usage.stack_frame,
         "barriers": usage.barriers, "max_threads_per_block": usage.max_threads, "figures_from": usage.source,
+        "variant": usage.variant,
         "sources": [_source(r) for r in kernel.evidence],
         "launch": _launch(kernel),
         "location": {"file": kernel.location[0], "line": kernel.location[1]},

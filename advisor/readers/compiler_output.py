@@ -46,6 +46,10 @@ class KernelUsage:
     line: int | None = None  # where the record ends in its file (for annotations)
     file: str = ""
     max_threads: int | None = None  # __launch_bounds__, where the binary records it
+    # A kernel cache entry (advisor/lint/caches.py): the configuration it was compiled with, which keeps
+    # variants of one kernel apart, and the launch its framework makes, as LaunchConfig keys.
+    variant: str | None = None
+    launch: tuple[tuple[str, object], ...] | None = None
 
     @property
     def spill_bytes(self) -> int | None:
