@@ -106,11 +106,14 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
     """Lint kernels from build output: ptxas -v logs, cuobjdump listings,
     cubins and fatbins (.o, .so, executables), with launch settings and
     budgets from a config, and CUDA sources for locations and suppressions.
+    A directory is walked: Triton/TorchInductor and CuPy kernel caches are
+    linted as those frameworks launch their kernels (docs/python.md).
 
     \b
     Examples:
       nvcc -Xptxas -v -c k.cu 2> build.log && tuneadvise lint build.log k.cu
       tuneadvise lint build/libkernels.so --config tuneadvise.toml --format sarif -o lint.sarif
+      tuneadvise lint ~/.triton/cache
     \b
     Exit codes: 0 clean; 1 findings at or above --fail-on (new or worse ones,
     with --baseline); 2 bad input (a malformed line is reported, the rest is

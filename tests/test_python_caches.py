@@ -329,3 +329,26 @@ def test_import_tuneadvise_stays_light():
     with pytest.raises(AttributeError):
         import tuneadvise
         tuneadvise.no_such_name  # noqa: B018
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["k.json", "k.cubin", "x.cubin", "y.so", "__grp__k.json", "z.o"]),
+                          st.one_of(st.binary(max_size=300),
+                                    st.builds(lambda b: b"0" * 40 + b"\x7fELF" + b, st.binary(max_size=200)),
+                                    st.builds(lambda d: json.dumps(d).encode(),
+                                              st.dictionaries(st.sampled_from(["name", "num_warps", "shared", "target"]),
+                                                              st.one_of(st.integers(-3, 99999), st.text(max_size=3)))))),
+                max_size=6))
+def test_any_directory_is_read_or_refused_file_by_file(tmp_path_factory, files):
+    folder = tmp_path_factory.mktemp("cache")
+    for name, data in files:
+        (folder / name).write_bytes(data)
+    result = read_directory(folder)  # never raises
+    assert all(p.message and p.file for p in result.problems)
+    out = CliRunner().invoke(cli, ["lint", str(folder), "--arch", "sm_90"])
+    assert out.exit_code in (0, 1, 2) and "Traceback" not in out.output
+
+
+def test_lint_refuses_an_empty_directory_as_bad_input(tmp_path):
+    result = CliRunner().invoke(cli, ["lint", str(tmp_path)])
+    assert result.exit_code == 2, result.output

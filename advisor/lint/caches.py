@@ -66,6 +66,10 @@ def read_directory(root: str | Path) -> ReadResult:
                 continue  # read with its metadata
             elif suffix in BUILD_SUFFIXES and not os.path.islink(path):
                 _read_build_output(path, result)
+    if not result.records and not result.problems:  # nothing checked is not a pass
+        result.problems.append(InputProblem(str(root), None, "no kernel in this directory: expected Triton cache "
+                                                             "entries (.cubin beside .json), CuPy cache files, or "
+                                                             ".cubin/.fatbin/.o/.so files"))
     return _apart(result)
 
 
