@@ -9,6 +9,9 @@ cuOccupancyMaxActiveBlocksPerMultiprocessor at the framework's launch (for Trito
 num_warps threads, the metadata's `shared` bytes dynamic, opted in above 48 KB as its launcher
 does) and over a sweep of block sizes and dynamic shared memory. Every figure compared here is
 recomputed by today's code from the cache files; the expected values are the driver's.
+The one edit to the recorded files: the recording machine's temporary folder name, which
+Triton writes into __grp__*.json and TorchInductor's cubins, was replaced by a neutral name of
+the same length (so the ELF string tables keep their offsets).
 """
 
 import json
@@ -352,3 +355,13 @@ def test_any_directory_is_read_or_refused_file_by_file(tmp_path_factory, files):
 def test_lint_refuses_an_empty_directory_as_bad_input(tmp_path):
     result = CliRunner().invoke(cli, ["lint", str(tmp_path)])
     assert result.exit_code == 2, result.output
+
+
+def test_a_baseline_keeps_each_variant(tmp_path):
+    baseline = tmp_path / "baseline.json"
+    runner = CliRunner()
+    written = runner.invoke(cli, ["lint", str(CACHES["triton"]), "--baseline", str(baseline), "--update-baseline"])
+    assert written.exit_code == 0, written.output
+    assert sum(1 for key in json.loads(baseline.read_text())["kernels"] if key.startswith("matmul_kernel@")) == 10
+    again = runner.invoke(cli, ["lint", str(CACHES["triton"]), "--baseline", str(baseline)])
+    assert again.exit_code == 0, again.output

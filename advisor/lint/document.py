@@ -70,7 +70,7 @@ def kernel_document(kernel, comparison=None, occupancy: dict | None = None) -> d
     """One kernel's entry. `occupancy`: its occupancy_document, when the caller already has it
     (kernels with the same launch on the same architecture have the same one)."""
     usage, status = kernel.usage, None
-    key = kernel_key(kernel.name, kernel.arch) if comparison is not None else None
+    key = kernel_key(kernel.name, kernel.arch, kernel.usage.variant) if comparison is not None else None
     return {
         "name": kernel.name, "demangled": kernel.demangled, "arch": kernel.arch,
         "registers": usage.registers, "shared_mem": usage.shared_mem,
