@@ -365,3 +365,21 @@ def test_a_baseline_keeps_each_variant(tmp_path):
     assert sum(1 for key in json.loads(baseline.read_text())["kernels"] if key.startswith("matmul_kernel@")) == 10
     again = runner.invoke(cli, ["lint", str(CACHES["triton"]), "--baseline", str(baseline)])
     assert again.exit_code == 0, again.output
+
+
+def test_the_driver_comparisons_detect_an_engine_off_by_one(monkeypatch):
+    """The comparisons above can fail: with the engine one block short, lint DIR and
+    analyze_compiled disagree with the driver wherever the driver's answer is above 0."""
+    from tests.test_probes import engine_one_block_fewer
+
+    engine_one_block_fewer(monkeypatch)
+    expected = sum(row["driver"]["launch"]["blocks"] > 0 for _, row in _triton_rows())
+    linted = {label: _linted(label)[1] for label in CACHES}
+    lint_wrong = sum(linted[label][row["entry"]].result.active_blocks_per_sm != row["driver"]["launch"]["blocks"]
+                     for label, row in _triton_rows())
+    compiled_wrong = 0
+    for label, row in _triton_rows():
+        path = CACHES[label] / row["entry"]
+        result = analyze_compiled(_triton_kernel(path.parent, path.stem), arch=ARCH)
+        compiled_wrong += result.active_blocks_per_sm != row["driver"]["launch"]["blocks"]
+    assert lint_wrong == compiled_wrong == expected == 18
