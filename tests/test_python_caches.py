@@ -74,6 +74,30 @@ def test_lint_dir_gives_every_entry_with_the_drivers_figures(label):
         assert kernel.result.launchable == (driver["launch"]["blocks"] > 0)
 
 
+def test_a_second_cache_clusters_and_32_warps_equal_the_driver(tmp_path):
+    """Entries of a second cache (tests/gpu/check_lint_triton_cache.py): num_ctas=2 (a cluster
+    launch), 16 and 32 warps, fp32 dot, one that cannot launch; beside them a host library as
+    Triton's cache holds one, which a walk passes over."""
+    root = ROOT / "triton_cache_more"
+    report = lint_paths([str(root)], LintOptions())
+    assert not report.problems
+    by_entry = {os.path.relpath(k.usage.file, root): k for k in report.kernels}
+    rows = DRIVER["triton_more"]
+    assert len(rows) == len(by_entry) == 8 and {r["num_ctas"] for r in rows} == {1, 2}
+    for row in rows:
+        kernel = by_entry[row["entry"]]
+        assert kernel.usage.registers == row["driver"]["attributes"]["num_regs"]
+        assert kernel.result.active_blocks_per_sm == row["driver"]["blocks"], row["entry"]
+        assert kernel.launch.cluster_size == (row["num_ctas"] if row["num_ctas"] > 1 else None)
+    assert any(r["driver"]["blocks"] == 0 for r in rows)
+    host = tmp_path / "cache" / "ABC"
+    host.mkdir(parents=True)
+    (host / "cuda_utils.cpython-312-x86_64-linux-gnu.so").write_bytes(b"\x7fELF" + bytes(200))
+    (host / "add_kernel.cubin").write_bytes((next(CACHES["triton"].glob("*/add_kernel.cubin"))).read_bytes())
+    (host / "add_kernel.json").write_text(next(CACHES["triton"].glob("*/add_kernel.json")).read_text())
+    assert not read_directory(tmp_path / "cache").problems
+
+
 def test_triton_variants_are_never_merged_and_stand_side_by_side_best_first():
     report, _ = _linted("triton")
     order = [k.name for k in report.kernels]

@@ -13,7 +13,8 @@ any build output found while walking.
 - A CuPy kernel cache file (CUPY_CACHE_DIR) is a hex digest of the cubin
   followed by the cubin; the digest is checked. CuPy launches are chosen at
   each call, so these kernels get the configured (or default) launch.
-- Other `.cubin`, `.fatbin`, `.o` and `.so` files are read as build output.
+- Other `.cubin`, `.fatbin`, `.o` and `.so` files are read as build output; those with no
+  CUDA code in them (Triton's compiled launchers, `cuda_utils*.so`) are passed over.
 
 Entries with the same kernel name from different files stay apart (their
 variant names the file). The walk is bounded: symbolic links are not followed,
@@ -29,7 +30,7 @@ from pathlib import Path
 
 from tuneadvise.advisor.readers.compiler_output import KernelUsage
 from tuneadvise.advisor.readers.cubin import ELF_MAGIC, CubinError, read_cubin
-from tuneadvise.advisor.readers.usage import InputProblem, ReadResult, from_cubin_kernel, read_usage
+from tuneadvise.advisor.readers.usage import NO_CUDA_CODE, InputProblem, ReadResult, from_cubin_kernel, read_usage
 
 MAX_FILES = 100_000  # files looked at in one directory tree
 MAX_METADATA_BYTES = 1 << 20  # a Triton .json is a few KB
@@ -86,7 +87,9 @@ def _read_build_output(path: str, result: ReadResult) -> None:
         return
     one = read_usage(path)
     result.records += one.records
-    result.problems += one.problems
+    # A cache holds host code too (Triton's compiled launchers, cuda_utils*.so): named on the
+    # command line such a file is an error, found in a walk it is simply not CUDA output.
+    result.problems += [p for p in one.problems if p.message != NO_CUDA_CODE]
     result.ptx_only += one.ptx_only
 
 
