@@ -407,3 +407,10 @@ def test_the_driver_comparisons_detect_an_engine_off_by_one(monkeypatch):
         result = analyze_compiled(_triton_kernel(path.parent, path.stem), arch=ARCH)
         compiled_wrong += result.active_blocks_per_sm != row["driver"]["launch"]["blocks"]
     assert lint_wrong == compiled_wrong == expected == 18
+
+
+def test_sarif_fingerprints_keep_variants_apart():
+    result = CliRunner().invoke(cli, ["lint", str(CACHES["triton"]), "--format", "sarif", "--select", "TA302"])
+    results = json.loads(result.output)["runs"][0]["results"]
+    prints = [json.dumps(r.get("partialFingerprints"), sort_keys=True) for r in results]
+    assert len(results) >= 10 and len(set(prints)) == len(prints)
