@@ -86,7 +86,7 @@ def _write(text, output: str | None) -> None:
 
 
 @click.command()
-@click.argument("files", nargs=-1, type=click.Path(dir_okay=False, allow_dash=True))
+@click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Config file (TOML, YAML or JSON). Default: tuneadvise.toml or [tool.tuneadvise] in pyproject.toml.")
 @click.option("--arch", "-a", multiple=True, help="Lint only these architectures (repeatable): sm_90, hopper, 9.0...")
@@ -108,6 +108,8 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
     """Lint kernels from build output: ptxas -v logs, cuobjdump listings,
     cubins and fatbins (.o, .so, executables), with launch settings and
     budgets from a config, and CUDA sources for locations and suppressions.
+    A directory is walked: Triton/TorchInductor and CuPy kernel caches are
+    linted as those frameworks launch their kernels (docs/python.md).
 
     CUDA sources given with no build output are compiled for each --arch
     with NVIDIA's compiler (pip install 'tuneadvise[nvcc]', CUDA_HOME or
@@ -120,6 +122,7 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
       tuneadvise lint k.cu --arch sm_80 --arch sm_90 -I include -D TILE=32
       tuneadvise lint --compile-commands build/compile_commands.json --arch sm_90
       tuneadvise lint build/libkernels.so --config tuneadvise.toml --format sarif -o lint.sarif
+      tuneadvise lint ~/.triton/cache
     \b
     Exit codes: 0 clean; 1 findings at or above --fail-on (new or worse ones,
     with --baseline); 2 bad input (a malformed line, or a source the

@@ -76,9 +76,16 @@ def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
         place = f"{where['file']}:{where['line']}" if where["line"] else where["file"] or ""
         name_lines = wrap(terminal_text(kernel["demangled"]) + f" [{kernel['arch']}]", width, "", "    ")
         out = [style(line, "bold") for line in name_lines]
+        if kernel.get("variant"):  # a cache entry's configuration: the variants of one kernel differ here
+            out += wrap(terminal_text(kernel["variant"]), width, "  config ", "    ")
         if place:
             out += wrap(terminal_text(place), width, "  at ", "    ")
-        block = "x".join(map(str, kernel["launch"]["block_dims"]))
+        launch = kernel["launch"]
+        block = "x".join(map(str, launch["block_dims"]))
+        if launch["dynamic_shared_mem"]:
+            block += f", {launch['dynamic_shared_mem']} B dynamic shared memory" + (" (opted in)" if launch["opt_in"] else "")
+        if launch["cluster_size"]:
+            block += f", clusters of {launch['cluster_size']}"
         figures = (f"{kernel['registers']} registers, {kernel['shared_mem']} B static shared memory, "
                    + ", ".join(f"{'-' if kernel[k] is None else kernel[k]} B {words}"
                                for k, words in (("spill_stores", "spill stores"), ("spill_loads", "spill loads"),

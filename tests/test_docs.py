@@ -178,6 +178,12 @@ DOC_FILES = {
     "build/compile_commands.json": ROOT / "docs" / "examples" / "compile_commands.json",
     "tiled_kernels.cu": ROOT / "tests" / "fixtures" / "sources" / "tiled_kernels.cu",
     "docs/examples/roofline-kernels.toml": ROOT / "docs" / "examples" / "roofline-kernels.toml",
+    "saxpy.cubin": ROOT / "tests" / "fixtures" / "python_caches" / "numba" / "saxpy.cubin",
+    **{f"triton-cache/{entry[:8]}/matmul_kernel.{kind}": ROOT / "tests" / "fixtures" / "python_caches" / "triton_cache" / entry /
+       f"matmul_kernel.{kind}" for entry in ("TUJENDXYVFBP6Z5XXPHCCVLFM7NOQERE6SWVXIZWFTZKSKOCMJ3Q",
+                                              "VPEU7GXJ2KEJH5BZPAVPUPKDLFLZ5JT2P7INUO5VPDAL3DRUWMQA",
+                                              "ZQHSZEDWWJH7A3TUR7D3NOZMLEAASH353J2UYPNEIRKE4HX3MVLA",
+                                              "UZIY7UVEGKGMDCMMQ2JPAKJ3SLIQKP6YJGDRUJKZHJ3ZBRE5LVUA") for kind in ("cubin", "json")},
 }
 
 
@@ -261,7 +267,7 @@ def test_documented_example_runs(page, lang, body, markers, page_folders, monkey
 def test_examples_are_found_on_every_page_that_has_them():
     """The discovery above cannot silently find nothing."""
     found = {param.values[0].name for param in _page_examples()}
-    assert {"README.md", "occupancy.md", "roofline.md", "lint.md", "rules.md"} <= found
+    assert {"README.md", "occupancy.md", "roofline.md", "lint.md", "rules.md", "python.md"} <= found
     assert sum(1 for _ in _page_examples()) >= 50
 
 

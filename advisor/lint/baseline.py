@@ -32,8 +32,9 @@ class BaselineError(ValueError):
     pass
 
 
-def kernel_key(name: str, arch: str) -> str:
-    return f"{name}@{arch}"
+def kernel_key(name: str, arch: str, variant: str | None = None) -> str:
+    """A kernel's key in a baseline: a cache entry's variant keeps autotune variants of one kernel apart."""
+    return f"{name}@{arch}" if variant is None else f"{name}@{arch} [{variant}]"
 
 
 def figures_of(kernel) -> dict:
@@ -47,7 +48,7 @@ def figures_of(kernel) -> dict:
 def build(report) -> dict:
     kernels = {}
     for kernel in report.kernels:
-        kernels[kernel_key(kernel.name, kernel.arch)] = dict(
+        kernels[kernel_key(kernel.name, kernel.arch, kernel.usage.variant)] = dict(
             figures_of(kernel), findings=sorted({f.code for f in kernel.findings}))
     return {"schema_version": SCHEMA_VERSION, "kind": "tuneadvise-lint-baseline", "kernels": kernels}
 
@@ -97,7 +98,7 @@ class Comparison:
         """Whether a finding counts toward failure (source findings always do)."""
         if kernel is None:
             return True
-        return self.status.get((kernel_key(kernel.name, kernel.arch), finding.code), "new") != "baselined"
+        return self.status.get((kernel_key(kernel.name, kernel.arch, kernel.usage.variant), finding.code), "new") != "baselined"
 
 
 def compare(report, baseline: dict) -> Comparison:
@@ -105,7 +106,7 @@ def compare(report, baseline: dict) -> Comparison:
     recorded_kernels = baseline["kernels"]
     seen = set()
     for kernel in report.kernels:
-        key = kernel_key(kernel.name, kernel.arch)
+        key = kernel_key(kernel.name, kernel.arch, kernel.usage.variant)
         seen.add(key)
         recorded = recorded_kernels.get(key)
         current = figures_of(kernel)
@@ -129,8 +130,8 @@ def compare(report, baseline: dict) -> Comparison:
 
 def diff_reports(old_report, new_report) -> dict:
     """Kernel-by-kernel comparison of two builds: `tuneadvise diff`'s document."""
-    old = {kernel_key(k.name, k.arch): k for k in old_report.kernels}
-    new = {kernel_key(k.name, k.arch): k for k in new_report.kernels}
+    old = {kernel_key(k.name, k.arch, k.usage.variant): k for k in old_report.kernels}
+    new = {kernel_key(k.name, k.arch, k.usage.variant): k for k in new_report.kernels}
     rows = []
     for key in list(old) + [k for k in new if k not in old]:
         before, after = old.get(key), new.get(key)

@@ -70,12 +70,13 @@ def kernel_document(kernel, comparison=None, occupancy: dict | None = None) -> d
     """One kernel's entry. `occupancy`: its occupancy_document, when the caller already has it
     (kernels with the same launch on the same architecture have the same one)."""
     usage, status = kernel.usage, None
-    key = kernel_key(kernel.name, kernel.arch) if comparison is not None else None
+    key = kernel_key(kernel.name, kernel.arch, kernel.usage.variant) if comparison is not None else None
     return {
         "name": kernel.name, "demangled": kernel.demangled, "arch": kernel.arch,
         "registers": usage.registers, "shared_mem": usage.shared_mem,
         "spill_stores": usage.spill_stores, "spill_loads": usage.spill_loads, "stack_frame": usage.stack_frame,
         "barriers": usage.barriers, "max_threads_per_block": usage.max_threads, "figures_from": usage.source,
+        "variant": usage.variant,
         "sources": [_source(r) for r in kernel.evidence],
         "launch": _launch(kernel),
         "location": {"file": kernel.location[0], "line": kernel.location[1]},

@@ -154,6 +154,8 @@ def sarif_chunks(doc) -> Iterator[str]:
 
 def _sarif_result(finding, kernel, file, line, index, relative) -> dict:
     identity = f"{kernel['name'] if kernel else file}|{kernel['arch'] if kernel else ''}|{finding['code']}"
+    if kernel is not None and kernel.get("variant"):  # a cache's autotune variants are distinct results
+        identity += f"|{kernel['variant']}"
     result = {
         "ruleId": finding["code"],
         "ruleIndex": index[finding["code"]],

@@ -30,6 +30,7 @@ from tuneadvise.advisor.engine.occupancy import Occupancy, occupancy
 from tuneadvise.advisor.engine.whatif import bounds_register_cap
 from tuneadvise.advisor.inputs import InputError
 from tuneadvise.advisor.launch import LaunchConfig
+from tuneadvise.advisor.lint.caches import side_by_side, usage_launch
 from tuneadvise.advisor.lint.settings import NO_CONFIG
 from tuneadvise.advisor.readers import demangle as names
 from tuneadvise.advisor.readers.compiler_output import KernelUsage, cuobjdump_reserved
@@ -126,7 +127,7 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
     report = LintReport(config_path=options.config_path)
     config = options.config
     archs = set(options.archs or config.arch)
-    grouped: dict[tuple[str, str], list[KernelUsage]] = {}
+    grouped: dict[tuple[str, str, str | None], list[KernelUsage]] = {}  # variants (caches.py) stay apart
     no_arch: dict[str, int] = {}
     for record in records:
         if record.arch == NO_ARCH:
@@ -138,7 +139,7 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
                 record.shared_mem = max(0, record.shared_mem - cuobjdump_reserved(record.arch))
         if archs and record.arch not in archs:
             continue
-        grouped.setdefault((record.name, record.arch), []).append(record)
+        grouped.setdefault((record.name, record.arch, record.variant), []).append(record)
     for file, count in no_arch.items():
         report.problems.append(InputProblem(file, None, f"{count} kernel(s) in a cuobjdump listing that names no "
                                                         "architecture (a lone cubin's): give exactly one --arch"))
@@ -146,16 +147,16 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
         if entry.registers is None:
             continue
         for arch in entry.arch or sorted(archs):
-            if (entry.name, arch) not in grouped:
-                grouped[(entry.name, arch)] = [_config_usage(entry, arch, options.config_path)]
+            if (entry.name, arch, None) not in grouped:
+                grouped[(entry.name, arch, None)] = [_config_usage(entry, arch, options.config_path)]
     if any(e.registers is not None and not (e.arch or archs) for e in config.kernels):
         report.skipped.append("config kernels with registers but no architecture: give arch in the entry, "
                               "the config or --arch")
     linter = _Linter(options, sources)
-    linter.demangled = names.demangle_many(name for name, _ in grouped)  # all at once: one bounded worker
-    ranked = []  # (rank, name, arch, LintedKernel): (name, arch) is unique, so kernels are never compared
+    linter.demangled = names.demangle_many(name for name, _, _ in grouped)  # all at once: one bounded worker
+    ranked = []  # (rank, name, arch, variant, LintedKernel): unique before the kernel, which is never compared
     unknown: dict[str, int] = {}
-    for (name, arch), evidence in grouped.items():
+    for (name, arch, variant), evidence in grouped.items():
         try:
             resolved = _resolve(arch)
         except UnknownArchError:
@@ -163,7 +164,7 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
             continue
         try:
             kernel, rank = linter.lint(name, arch, resolved, evidence)
-            ranked.append((rank, name, arch, kernel))
+            ranked.append((rank, name, arch, variant or "", kernel))
         except InputError as exc:  # figures no architecture allows (a corrupt or hand-edited log)
             record = evidence[0]
             report.problems.append(InputProblem(record.file or record.source, record.line,
@@ -175,7 +176,7 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
             report.warnings.append(f"[[kernels]] entry {index + 1} (name = '{_clip(entry.name)}') matches no "
                                    "kernel: check the glob against the mangled, demangled or bare names")
     ranked.sort()
-    report.kernels = [entry[3] for entry in ranked]
+    report.kernels = side_by_side([entry[-1] for entry in ranked])
     return report
 
 
@@ -304,10 +305,11 @@ class _Linter:
     def _launch_config(self, usage: KernelUsage, bound, entry_index, entry) -> LaunchConfig:
         """The figures from the build output and the launch from the config, through the one parser."""
         figures = (usage.registers, usage.shared_mem, usage.barriers, usage.spill_stores, usage.spill_loads,
-                   usage.stack_frame, bound, entry_index)
+                   usage.stack_frame, bound, entry_index, usage.launch)
         launch = self.configs.get(figures)
         if launch is None:
-            values = entry.launch_values() if entry is not None else {}
+            values = usage_launch(usage)  # how a cache's framework launches it; the config may say otherwise
+            values.update(entry.launch_values() if entry is not None else {})
             values.update(registers=usage.registers, shared_mem=usage.shared_mem, barriers=usage.barriers,
                           spill_stores=usage.spill_stores, spill_loads=usage.spill_loads,
                           stack_frame=usage.stack_frame)
@@ -326,7 +328,7 @@ class _Linter:
         findings = config_findings(resolved, result, self.options.selection)
         context = LintContext(result=result, budget=Budget.of(budget) if budget is not None else None,
                               minimum=_minimum(budget, entry, self.options), disagreements=disagreements,
-                              launch_given=entry is not None or usage.source == "config", register_cap=cap,
+                              launch_given=entry is not None or usage.source == "config" or bool(usage.launch), register_cap=cap,
                               previous_registers=previous, assumed_blocks=_assumed_blocks(entry))
         findings += lint_findings(context, self.options.selection)
         ignored = tuple(entry.ignore) if entry else ()
@@ -374,6 +376,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     a source the compiler rejects is one problem, and the rest are still linted. Raises
     toolchain.discovery.ToolchainMissing when there is something to compile and no compiler,
     BuildSetupError when no architecture is named."""
+    from tuneadvise.advisor.lint.caches import read_directory
     from tuneadvise.advisor.readers.usage import SOURCE_SUFFIXES, ReadResult, read_text, read_usage
     from tuneadvise.advisor.rules.source_scan import scan_source
 
@@ -390,7 +393,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
             _read_source(path, gathered, index, source_texts)
         else:
             build_output = True
-            one = read_usage(path)
+            one = read_directory(path) if os.path.isdir(path) else read_usage(path)
             gathered.records += one.records
             gathered.problems += one.problems
             gathered.ptx_only += [f"{path}: {arch}" for arch in one.ptx_only]

@@ -62,6 +62,8 @@ _KERNEL = {
         "barriers": _NULLABLE_INT,
         "max_threads_per_block": _NULLABLE_INT,
         "figures_from": {"type": "string"},
+        "variant": {"type": ["string", "null"], "description": "a kernel cache entry's configuration (Triton: num_warps, "
+                    "num_stages...; the file where one name occurs in several): variants of one kernel are never merged"},
         "sources": {"type": "array", "items": _SOURCE, "minItems": 1},
         "launch": {"type": "object", "required": ["block_dims", "dynamic_shared_mem", "carveout", "opt_in",
                                                    "grid_size", "cluster_size", "max_threads_per_block",

@@ -17,6 +17,7 @@ from tuneadvise.advisor.readers.fatbin import FATBIN_MAGIC, KIND_ELF, FatbinErro
 
 SOURCE_SUFFIXES = (".cu", ".cuh", ".cuda")
 EM_CUDA = 190
+NO_CUDA_CODE = "binary file with no CUDA fatbin or cubin in it"
 _SNIFF_LINES = 400  # a build log may print other tools' lines before ptxas's
 
 
@@ -87,7 +88,7 @@ def _read_binary(path: Path, result: ReadResult) -> ReadResult:
         result.problems.append(InputProblem(name, None, f"cannot read: {exc.strerror}"))
         return result
     if not found:
-        result.problems.append(InputProblem(name, None, "binary file with no CUDA fatbin or cubin in it"))
+        result.problems.append(InputProblem(name, None, NO_CUDA_CODE))
     elif not result.records and not result.problems:  # PTX alone: nothing to lint is not a pass
         result.problems.append(InputProblem(name, None, "no kernel to lint: its fatbins hold only PTX "
                                                         f"({', '.join(sorted(set(result.ptx_only)))}), no cubin"))

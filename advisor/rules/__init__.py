@@ -144,7 +144,7 @@ class LintContext(NamedTuple):
     budget: Budget | None = None  # the matching [[budgets]] entry
     minimum: float | None = None  # the min_occupancy that applies (budget, entry, option or config)
     disagreements: tuple[str, ...] = ()  # one sentence per figure the build sources disagree on
-    launch_given: bool = True  # a [[kernels]] entry (or the config's own kernel) gave the launch
+    launch_given: bool = True  # a [[kernels]] entry, the config's own kernel or a kernel cache's metadata gave the launch
     register_cap: RegisterCap | None = None  # __maxnreg__, __launch_bounds__ or -maxrregcount, where known
     previous_registers: int | None = None  # registers per thread in an earlier build (baseline, diff)
     assumed_blocks: tuple[tuple[str, int], ...] = ()  # (ASSUMPTION_KEYS key, resident blocks per SM) the host assumes
