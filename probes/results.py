@@ -11,6 +11,9 @@ from tuneadvise.advisor.report import SCHEMA_VERSION
 
 # A result more than this far above its theoretical peak is flagged, not reported as fact.
 ABOVE_PEAK_TOLERANCE = 0.03
+# A figure whose repeats disagree by more than this (see Measurement.stability_spread)
+# is reported as unstable, never as a result.
+UNSTABLE_SPREAD = 0.10
 
 
 @dataclass
@@ -44,6 +47,21 @@ class Measurement:
         return (max(self.samples) - min(self.samples)) / abs(self.value)
 
     @property
+    def stability_spread(self) -> float | None:
+        """(p90 - p10) / median with ten or more repeats (one stray host-side
+        outlier does not condemn 200 launches), else (max - min) / median."""
+        if len(self.samples) < 10:
+            return self.spread
+        ordered = sorted(self.samples)
+        low, high = ordered[len(ordered) // 10], ordered[-1 - len(ordered) // 10]
+        return (high - low) / abs(self.value) if self.value else None
+
+    @property
+    def unstable(self) -> bool:
+        s = self.stability_spread
+        return self.error is None and s is not None and s > UNSTABLE_SPREAD
+
+    @property
     def efficiency(self) -> float | None:
         if self.peak is None or self.value is None or not self.higher_is_better:
             return None
@@ -54,17 +72,20 @@ class Measurement:
         return self.efficiency is not None and self.efficiency > 1 + ABOVE_PEAK_TOLERANCE
 
     def as_dict(self) -> dict:
+        unstable = self.unstable  # an unstable figure is not a result: value, best and efficiency are null
         return {
             "name": self.name,
             "group": self.group,
             "unit": self.unit,
-            "value": self.value,
-            "best": self.best,
+            "value": None if unstable else self.value,
+            "best": None if unstable else self.best,
             "spread": self.spread,
+            "stability_spread": self.stability_spread,
+            "unstable": unstable,
             "samples": list(self.samples),
             "peak": self.peak,
             "peak_basis": self.peak_basis,
-            "efficiency": self.efficiency,
+            "efficiency": None if unstable else self.efficiency,
             "above_peak": self.above_peak,
             "method": self.method,
             "details": self.details,
@@ -138,6 +159,7 @@ def document(device: dict, product, clock_mhz: float | None, measurements: list[
         "results": [m.as_dict() for m in measurements],
         "failed": [m.name for m in measurements if m.error],
         "above_peak": [m.name for m in measurements if m.above_peak],
+        "unstable": [m.name for m in measurements if m.unstable],
     }
 
 

@@ -65,45 +65,81 @@ STREAM_KERNELS = {  # name -> (arrays read, arrays written)
 }
 
 
-def dram_bandwidth(ctx: ProbeContext) -> list[Measurement]:
-    cp = ctx.cupy
-    l2 = ctx.device.attributes["l2_bytes"]
-    wanted = (4 if ctx.quick else 16) * l2
-    per_array = 8 * MiB if ctx.tiny else min(max(wanted, 256 * MiB), ctx.memory_budget() // 3)
-    n = per_array // 16  # double2 elements
-    a = cp.full(2 * n, 1.0, dtype=cp.float64)
-    b = cp.full(2 * n, 2.0, dtype=cp.float64)
-    c = cp.zeros(2 * n, dtype=cp.float64)
-    sink = cp.zeros(max(ctx.full_wave(256) * 4, -(-n // (STREAM_UNROLL * 256))), dtype=cp.float64)
-    module = ctx.module("bandwidth")
-    block = 256
-    size = cp.uint64(n)
-    scalar = cp.float64(0.4)
-    arguments = {"read": (a, size, sink), "write": (c, size, scalar), "copy": (a, c, size), "triad": (a, b, c, size, scalar)}
-    # Grids tried: one full wave looping over the array, four waves, and one
-    # pass of UNROLL vectors per thread (BabelStream's shape). The fastest in
-    # a short trial is the one measured.
-    grids = sorted({ctx.full_wave(block), 4 * ctx.full_wave(block), max(1, -(-n // (STREAM_UNROLL * block)))})
-    results = []
-    for name, args in arguments.items():
-        kernel = module.get_function(f"stream_{name}")
-        reads, writes = STREAM_KERNELS[name]
-        moved = (reads + writes) * n * 16
+BABELSTREAM_ELEMENTS = 1 << 28  # doubles per array: the size BabelStream users quote (its default is 2^25)
+# Shapes tried for copy and triad: kernel suffix -> (doubles per thread per
+# pass, how it covers the array). The fastest in a short trial is the one
+# measured, and the result names it.
+STREAM_SHAPES = {
+    "": (2 * STREAM_UNROLL, "grid-stride loop, double2, 4 in flight"),
+    "_d": (1, "one double per thread (BabelStream's shape)"),
+    "_v2": (2, "one double2 per thread"),
+    "_v4": (4, "two double2 per thread"),
+}
+SHAPE_BLOCKS = (256, 1024)
 
-        def launcher(grid, kernel=kernel, args=args):
+
+def stream_elements(ctx: ProbeContext) -> int:
+    """Doubles per array: BabelStream's 2^28 where three arrays fit the budget,
+    else the largest power of two that does."""
+    if ctx.tiny:
+        return 1 << 20
+    fits = ctx.memory_budget() // (3 * 8)
+    return min(BABELSTREAM_ELEMENTS, 1 << (fits.bit_length() - 1))
+
+
+def _stream_candidates(ctx: ProbeContext, name: str, doubles: int) -> list[tuple[str, int, int, int]]:
+    """(kernel suffix, block, grid, elements of the kernel's type) for one stream kernel."""
+    pairs = doubles // 2
+    loop = [("", 256, g, pairs) for g in sorted({ctx.full_wave(256), 4 * ctx.full_wave(256),
+                                                  max(1, -(-pairs // (STREAM_UNROLL * 256)))})]
+    if name not in ("copy", "triad"):
+        return loop
+    one_pass = []
+    for suffix, (per_thread, _) in STREAM_SHAPES.items():
+        if suffix:
+            elements = doubles if suffix == "_d" else pairs
+            for block in SHAPE_BLOCKS:
+                threads = -(-doubles // per_thread)
+                one_pass.append((suffix, block, -(-threads // block), elements))
+    return loop + one_pass
+
+
+def dram_bandwidth(ctx: ProbeContext, doubles: int | None = None) -> list[Measurement]:
+    cp = ctx.cupy
+    doubles = (doubles or stream_elements(ctx)) // 4 * 4
+    per_array = doubles * 8
+    a = cp.full(doubles, 1.0, dtype=cp.float64)
+    b = cp.full(doubles, 2.0, dtype=cp.float64)
+    c = cp.zeros(doubles, dtype=cp.float64)
+    sink = cp.zeros(max(ctx.full_wave(256) * 4, -(-doubles // (2 * STREAM_UNROLL * 256))), dtype=cp.float64)
+    module = ctx.module("bandwidth")
+    scalar = cp.float64(0.4)
+    results = []
+    for name, (reads, writes) in STREAM_KERNELS.items():
+        moved = (reads + writes) * per_array
+
+        def launcher(suffix, block, grid, elements, name=name):
+            kernel = module.get_function(f"stream_{name}{suffix}")
+            size = cp.uint64(elements)
+            args = {"read": (a, size, sink), "write": (c, size, scalar), "copy": (a, c, size),
+                    "triad": (a, b, c, size, scalar)}[name]
             return lambda: kernel((grid,), (block,), args)
 
-        trials = {g: sorted(time_launches(cp, launcher(g), 1 if ctx.tiny else 3, warmup=1))[0] for g in grids}
-        grid = min(trials, key=trials.get)
-        seconds = time_launches(cp, launcher(grid), ctx.repeats)
+        candidates = _stream_candidates(ctx, name, doubles)
+        trials = {cand: min(time_launches(cp, launcher(*cand), 1 if ctx.tiny else 3, warmup=1)) for cand in candidates}
+        best = min(trials, key=trials.get)
+        suffix, block, grid, _ = best
+        seconds = time_launches(cp, launcher(*best), ctx.repeats, warmup=3)
         results.append(Measurement(
             name=f"dram_{name}", group="memory", unit="GB/s",
             samples=[moved / s / 1e9 for s in seconds],
-            method=f"{name} over {per_array // MiB} MiB arrays, bytes read + written (BabelStream's count), CUDA events",
-            details={"array_bytes": per_array, "bytes_moved": moved, "grid": grid, "block": block,
-                     "grids_tried": {str(g): round(moved / t / 1e9, 1) for g, t in trials.items()}},
+            method=f"{name} over {per_array // MiB} MiB arrays ({doubles:,} doubles), bytes read + written "
+                   f"(BabelStream's count), CUDA events; fastest shape: {STREAM_SHAPES[suffix][1]}",
+            details={"array_bytes": per_array, "elements": doubles, "bytes_moved": moved, "grid": grid,
+                     "block": block, "shape": f"stream_{name}{suffix}",
+                     "shapes_tried": {f"stream_{name}{s}/{bl}x{g}": round(moved / t / 1e9, 1)
+                                      for (s, bl, g, _), t in trials.items()}},
         ))
-    del a, b, c
     return results
 
 
@@ -114,7 +150,7 @@ def l2_bandwidth(ctx: ProbeContext) -> list[Measurement]:
     n = working_set // 16
     data = cp.ones(4 * n, dtype=cp.float32)
     sink = cp.zeros(ctx.full_wave(256), dtype=cp.float32)
-    passes = 1 if ctx.tiny else 10 if ctx.quick else 40
+    passes = 1 if ctx.tiny else 200  # the same in --quick: short launches read low (clock ramp, launch cost)
     kernel = ctx.module("bandwidth").get_function("l2_read")
     grid, block = (ctx.full_wave(256),), (256,)
     seconds = time_launches(cp, lambda: kernel(grid, block, (data, cp.uint64(n), cp.int32(passes), sink)), ctx.repeats)
@@ -130,7 +166,7 @@ def shared_bandwidth(ctx: ProbeContext) -> list[Measurement]:
     cp = ctx.cupy
     block = 1024
     blocks = ctx.device.sm_count * 2
-    iterations = 10 if ctx.tiny else 2000 if ctx.quick else 8000
+    iterations = 10 if ctx.tiny else 8000
     kernel = ctx.module("bandwidth").get_function("shared_read")
     sink = cp.zeros(blocks, dtype=cp.float32)
     seconds = time_launches(cp, lambda: kernel((blocks,), (block,), (cp.int32(iterations), sink)), ctx.repeats)
@@ -186,7 +222,7 @@ def arithmetic(ctx: ProbeContext) -> list[Measurement]:
     results = []
     for name, (_, flops_per_fma, _) in FMA_KERNELS.items():
         launch, clock = _fma_launcher(ctx, name)
-        iterations = 16 if ctx.tiny else _calibrate(cp, launch, 16, 0.01 if ctx.quick else 0.03)
+        iterations = 16 if ctx.tiny else _calibrate(cp, launch, 16, 0.02)
         seconds = time_launches(cp, lambda launch=launch, iterations=iterations: launch(iterations), ctx.repeats, warmup=1)
         clock_mhz = clock()  # block 0's view of the last timed launch
         flops = grid * FMA_BLOCK * iterations * UNROLL * CHAINS * flops_per_fma

@@ -12,6 +12,7 @@ shows the comparisons fail when the engine is wrong by one block."""
 import functools
 import gzip
 import json
+import statistics
 import sys
 from pathlib import Path
 
@@ -348,3 +349,30 @@ def test_save_leaves_no_partial_file(tmp_path):
     with pytest.raises(OSError):
         write_atomically(tmp_path / "missing" / "spec.toml", b"x")
     assert [p.name for p in tmp_path.iterdir()] == ["spec.toml"]
+
+
+def test_quick_run_figures_that_disagree_are_flagged_unstable_not_reported():
+    """The recorded --quick run (old sizing) had L2 reads spread 29% over five repeats: the
+    document must not print a value for it, in JSON or in the table."""
+    from rich.console import Console
+
+    from tuneadvise.cli.probe_render import render_probe
+
+    doc = computed("probe_quick.json")
+    by_name = {r["name"]: r for r in doc["results"]}
+    l2 = by_name["l2_read"]
+    assert l2["unstable"] and l2["value"] is None and l2["best"] is None and l2["efficiency"] is None
+    assert l2["stability_spread"] > 0.10 and "l2_read" in doc["unstable"]
+    assert not by_name["fp32_fma"]["unstable"] and by_name["fp32_fma"]["value"] is not None
+    assert set(doc["unstable"]) == {r["name"] for r in doc["results"] if r["unstable"]}
+    console = Console(record=True, width=250, no_color=True)
+    render_probe(console, doc, shipped_catalog().products["h100-sxm"])
+    row = next(line for line in console.export_text().splitlines() if "l2_read" in line)
+    assert "unstable" in row and f"{statistics.median(l2['samples']):,.0f}" not in row
+
+
+def test_stability_ignores_one_stray_repeat_in_many_but_not_in_few():
+    steady = [10.0] * 19 + [30.0]  # one host hiccup in twenty
+    assert not Measurement("launch_sync", "launch", "us", samples=steady, higher_is_better=False).unstable
+    assert Measurement("dram_copy", "memory", "GB/s", samples=[3000.0, 2000.0, 3000.0]).unstable
+    assert not Measurement("dram_copy", "memory", "GB/s", samples=[3000.0, 2950.0, 3010.0]).unstable
