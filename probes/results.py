@@ -191,6 +191,29 @@ def judge_residency(arch, config: dict) -> dict:
     return {**config, "engine": engine, "match": match}
 
 
+def judge_clusters(arch, record: dict) -> dict:
+    """Today's cluster model over a recorded cluster probe: for every block shape
+    and cluster size, the model's clusters (from the measured GPC layout and the
+    engine's blocks per SM) against the driver's cuOccupancyMaxActiveClusters."""
+    from tuneadvise.advisor.engine.clusters import cluster_occupancy
+    from tuneadvise.advisor.engine.occupancy import occupancy
+    from tuneadvise.probes.driver import engine_kernel
+
+    gpcs = record["gpc_sizes"]
+    total, mismatches = 0, []
+    for shape in record["shapes"]:
+        kernel = engine_kernel(shape, shape["block_size"], shape["dynamic_shared_mem"], opt_in=True)
+        blocks = occupancy(arch, kernel).active_blocks_per_sm if arch is not None else shape["driver_blocks_per_sm"]
+        for size, answer in shape["max_active_clusters"].items():
+            model = cluster_occupancy(gpcs, blocks, int(size)).clusters
+            total += 1
+            if model != answer["clusters"]:
+                mismatches.append({"block_size": shape["block_size"], "dynamic_shared_mem": shape["dynamic_shared_mem"],
+                                   "cluster_size": int(size), "model": model, "driver": answer["clusters"],
+                                   "blocks_per_sm": blocks})
+    return {"total": total, "matches": total - len(mismatches), "mismatches": mismatches}
+
+
 def recompute_document(recorded: dict, catalog) -> dict:
     """The probe document today's code makes from a recorded run's raw output.
 
@@ -210,4 +233,8 @@ def recompute_document(recorded: dict, catalog) -> dict:
             configs = [judge_residency(arch, c) for c in m.details["configs"]]
             m.details = {**m.details, "configs": configs, "total": len(configs)}
             m.samples = [sum(c["match"] for c in configs)]
+        if m.name == "cluster_occupancy" and not m.error:
+            judged = judge_clusters(arch, m.details)
+            m.details = {**m.details, "total": judged["total"], "mismatches": judged["mismatches"]}
+            m.samples = [judged["matches"]]
     return document(device, product, recorded.get("sm_clock_mhz"), measurements, recorded.get("quick", False))

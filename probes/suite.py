@@ -143,6 +143,68 @@ def dram_bandwidth(ctx: ProbeContext, doubles: int | None = None) -> list[Measur
     return results
 
 
+CURVE_WARPS = (2, 4, 8, 16, 24, 32, 48, 64)  # resident warps per SM (64 = 100% on 9.0)
+CURVE_ILP = (1, 2, 4)  # independent 8-byte loads in flight per thread
+
+
+def _dynamic_for(cupy, kernel, block: int, per_sm: int, optin: int) -> int | None:
+    """Least dynamic shared memory that leaves at most `per_sm` blocks per SM
+    (the driver's answer), as gpu-benches' gpu-stream limits occupancy."""
+    from tuneadvise.probes import driver
+
+    if driver.active_blocks(cupy, kernel, block, 0) <= per_sm:
+        return 0
+    low, high = 0, optin  # active(low) > per_sm, search the least dynamic with active <= per_sm
+    if driver.active_blocks(cupy, kernel, block, high) > per_sm:
+        return None
+    while high - low > 256:
+        middle = (low + high) // 2
+        if driver.active_blocks(cupy, kernel, block, middle) <= per_sm:
+            high = middle
+        else:
+            low = middle
+    return high if driver.active_blocks(cupy, kernel, block, high) == per_sm else None
+
+
+def bandwidth_vs_occupancy(ctx: ProbeContext) -> list[Measurement]:
+    """DRAM read bandwidth against resident warps per SM and loads in flight
+    per thread: one wave of blocks, residency capped with dynamic shared memory."""
+    from tuneadvise.probes import driver
+
+    cp = ctx.cupy
+    max_warps = ctx.device.attributes["max_threads_per_sm"] // ctx.device.attributes["warp_size"]
+    optin = ctx.device.attributes["shared_mem_per_block_optin"]
+    doubles = (1 << 20) if ctx.tiny else min(1 << 27, stream_elements(ctx))
+    a = cp.full(doubles, 1.0, dtype=cp.float64)
+    sink = cp.zeros(ctx.full_wave(32), dtype=cp.float64)
+    module = ctx.module("bandwidth")
+    curve = []
+    warps_list = [w for w in CURVE_WARPS if w <= max_warps] if not ctx.tiny else [4]
+    for ilp in CURVE_ILP:
+        kernel = module.get_function(f"occ_read_ilp{ilp}")
+        driver.set_launch_attributes(kernel, optin, -1)
+        for warps in warps_list:
+            per_sm = 1 if warps <= 2 else 2
+            block = warps * 32 // per_sm
+            dynamic = _dynamic_for(cp, kernel, block, per_sm, optin)
+            if dynamic is None:
+                continue
+            grid = per_sm * ctx.device.sm_count
+            seconds = time_launches(cp, lambda k=kernel, g=grid, b=block, d=dynamic: k(
+                (g,), (b,), (a, cp.uint64(doubles), sink), shared_mem=d), 1 if ctx.tiny else 3, warmup=1)
+            curve.append({"ilp": ilp, "warps_per_sm": warps, "occupancy": warps / max_warps, "block": block,
+                          "blocks_per_sm": per_sm, "dynamic_shared_mem": dynamic,
+                          "bytes_in_flight_per_sm": warps * 32 * 8 * ilp,
+                          "gbs": doubles * 8 / min(seconds) / 1e9})
+    best = max(p["gbs"] for p in curve)
+    return [Measurement(
+        name="dram_read_vs_occupancy", group="memory", unit="GB/s", samples=[best],
+        method=f"read of {doubles * 8 // MiB} MiB, one wave, warps per SM capped with dynamic shared memory, "
+               f"ILP {'/'.join(map(str, CURVE_ILP))} loads of 8 B in flight per thread; value: the curve's best",
+        details={"curve": curve, "elements": doubles},
+    )]
+
+
 def l2_bandwidth(ctx: ProbeContext) -> list[Measurement]:
     cp = ctx.cupy
     l2 = ctx.device.attributes["l2_bytes"]
@@ -329,11 +391,40 @@ def launch_overhead(ctx: ProbeContext) -> list[Measurement]:
         stream.synchronize()
         round_trips.append((time.perf_counter() - t0) * 1e6)
     return [
+        Measurement(name="launch_graph", group="launch", unit="us", samples=_graph_launches(ctx, kernel, batch),
+                    higher_is_better=False,
+                    method=f"GPU-side: {batch} back-to-back empty kernels captured in one CUDA graph, graph launch "
+                           "between CUDA events, per kernel (no host call cost)"),
         Measurement(name="launch_async", group="launch", unit="us", samples=per_launch, higher_is_better=False,
-                    method=f"{batch} back-to-back empty launches between CUDA events (CuPy launch path included)"),
+                    method=f"host-call: {batch} back-to-back empty launches between CUDA events "
+                           "(CuPy's Python launch path included)"),
         Measurement(name="launch_sync", group="launch", unit="us", samples=round_trips, higher_is_better=False,
-                    method="launch of an empty kernel plus stream synchronize, host clock"),
+                    method="host-call: launch of an empty kernel plus stream synchronize, host clock"),
     ]
+
+
+def _graph_launches(ctx: ProbeContext, kernel, batch: int) -> list[float]:
+    """Microseconds per kernel when `batch` empty launches replay from one CUDA
+    graph: the GPU's own launch-to-launch cost, without any host call per kernel."""
+    cp = ctx.cupy
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        for _ in range(batch):
+            kernel((1,), (32,), ())
+        graph = stream.end_capture()
+        if hasattr(graph, "upload"):
+            graph.upload(stream)
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        samples = []
+        for repeat in range(2 + (5 if ctx.quick or ctx.tiny else 10)):
+            start.record(stream)
+            graph.launch(stream)
+            stop.record(stream)
+            stop.synchronize()
+            if repeat >= 2:  # the first two replays warm up
+                samples.append(cp.cuda.get_elapsed_time(start, stop) * 1e3 / batch)
+    return samples
 
 
 # -- occupancy, empirically ----------------------------------------------------------
@@ -397,14 +488,38 @@ def empirical_occupancy(ctx: ProbeContext) -> list[Measurement]:
     )]
 
 
+def cluster_occupancy(ctx: ProbeContext) -> list[Measurement]:
+    """The driver's cuOccupancyMaxActiveClusters over cluster sizes 1..16 at
+    several block shapes and the measured GPC layout, judged against the
+    offline model fed with the measured layout and the engine's blocks per SM."""
+    from tuneadvise.probes.clusters import measure
+    from tuneadvise.probes.results import judge_clusters
+    from tuneadvise.specs.catalog import shipped_catalog
+
+    if int(ctx.device.cc.split(".")[0]) < 9:
+        raise RuntimeError(f"thread-block clusters need compute capability 9.0 or later, not {ctx.device.cc}")
+    record = measure(ctx.cupy, ctx.module("cluster"), ctx.device.sm_count,
+                     ctx.device.attributes["shared_mem_per_block_optin"], rounds=1 if ctx.tiny else 4 if ctx.quick else 8)
+    judged = judge_clusters(shipped_catalog().archs.get(ctx.device.cc), record)
+    return [Measurement(
+        name="cluster_occupancy", group="occupancy", unit="answers equal to the driver",
+        samples=[judged["matches"]],
+        method="cuOccupancyMaxActiveClusters over cluster sizes 1..16 (non-portable allowed) at "
+               f"{len(record['shapes'])} block shapes vs the model over the GPC layout measured with %smid per cluster",
+        details={**record, "total": judged["total"], "mismatches": judged["mismatches"]},
+    )]
+
+
 PROBES = {  # name -> (function, what it measures); the order is the run order
     "compute": (arithmetic, "FP32, FP64 and FP16 (half2) FMA throughput, and the SM clock"),
     "dram": (dram_bandwidth, "device-memory read, write, copy and triad bandwidth"),
+    "curve": (bandwidth_vs_occupancy, "device-memory read bandwidth against warps per SM and ILP"),
     "l2": (l2_bandwidth, "L2 read bandwidth"),
     "shared": (shared_bandwidth, "shared-memory read bandwidth"),
     "latency": (latency, "pointer-chase latency of shared memory, L1, L2 and device memory"),
     "launch": (launch_overhead, "kernel launch overhead"),
     "occupancy": (empirical_occupancy, "resident blocks per SM, measured, against the engine and the driver"),
+    "cluster": (cluster_occupancy, "cluster occupancy (cuOccupancyMaxActiveClusters) and the GPC layout, measured"),
 }
 
 
