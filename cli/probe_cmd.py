@@ -32,17 +32,23 @@ def _parse_only(only: str | None) -> list[str]:
 
 
 def _parse_devices(device: str, count: int) -> list[int]:
+    """'all', one index, or a comma-separated list of indices (a device may be
+    listed twice, which runs the multi-device path on a one-GPU machine)."""
     if device == "all":
         return list(range(count))
-    if not device.isdigit() or int(device) >= count:
-        raise BadInput(f"--device: '{device}' is not a device index below {count} or 'all'")
-    return [int(device)]
+    parts = [p.strip() for p in device.split(",")]
+    for part in parts:
+        if not part.isdigit() or int(part) >= count:
+            raise BadInput(f"--device: '{part}' is not a device index below {count}, a comma-separated list of them, "
+                           "or 'all'")
+    return [int(p) for p in parts]
 
 
 @click.command()
 @click.option("--only", metavar="NAMES", help="Comma-separated probes: compute, dram, l2, shared, latency, launch, occupancy.")
 @click.option("--quick", is_flag=True, help="Smaller sizes and fewer repeats (under 5 s on a datacenter GPU).")
-@click.option("--device", default="0", show_default=True, metavar="N|all", help="Which GPU, or every GPU in turn.")
+@click.option("--device", default="0", show_default=True, metavar="N|N,M,...|all",
+              help="Which GPU, several in turn, or every GPU in turn.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table on a terminal, else json.")
 @click.option("--save", "save", type=click.Path(dir_okay=False, writable=True),
               help="Write the device as a spec file (driver limits + measured peaks) for --spec-file.")
@@ -54,6 +60,8 @@ def probe(only, quick, device, fmt, save, tiny):
     Exit codes: 0 all probes ran; 1 a probe failed (the others still report);
     2 bad input; 3 no CuPy or no GPU.
     """
+    from tuneadvise.probes.results import differs_most
+
     names = _parse_only(only)
     fmt = choose_format(fmt)
     cupy = _cupy_or_exit("probe")
@@ -65,9 +73,20 @@ def probe(only, quick, device, fmt, save, tiny):
         _save_spec(save, documents[0])
     if fmt == "json":
         emit_json(documents[0] if len(documents) == 1 else {"schema_version": documents[0]["schema_version"],
-                                                             "devices": documents})
+                                                             "devices": documents,
+                                                             "differs_most": differs_most(documents)})
+    elif len(documents) > 1:
+        _print_differences(differs_most(documents))
     failed = any(doc["failed"] for doc in documents)
     sys.exit(EXIT_FINDINGS if failed else 0)
+
+
+def _print_differences(rows: list[dict]) -> None:
+    out = console()
+    out.print("Across devices, the one that differs most from its siblings on each figure:")
+    for row in rows:
+        out.print(f"  {row['name']}: device {row['device']} ({row['position']}) at {row['value']:.4g} {row['unit']}, "
+                  f"{row['difference']:+.1%} against the others' median {row['others_median']:.4g}")
 
 
 def _probe_one(cupy, index: int, names: list[str], quick: bool, fmt: str, tiny: bool = False) -> dict:

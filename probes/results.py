@@ -163,6 +163,34 @@ def document(device: dict, product, clock_mhz: float | None, measurements: list[
     }
 
 
+def differs_most(documents: list[dict]) -> list[dict]:
+    """Per figure reported by every device: the device (by its place in the
+    run and its index) farthest from the median of the others, and by how much.
+    Unstable or failed figures are left out."""
+    rows = []
+    names = [r["name"] for r in documents[0]["results"]]
+    for name in names:
+        values = []
+        for doc in documents:
+            r = next((r for r in doc["results"] if r["name"] == name), None)
+            if r is None or r["value"] is None or r.get("unstable") or r["error"]:
+                break
+            values.append(float(r["value"]))
+        else:
+            if len(values) < 2:
+                continue
+            scored = []
+            for i, value in enumerate(values):
+                others = statistics.median(values[:i] + values[i + 1:])
+                scored.append((abs(value - others) / abs(others) if others else 0.0, i, value, others))
+            score, i, value, others = max(scored)
+            unit = next(r["unit"] for r in documents[i]["results"] if r["name"] == name)
+            rows.append({"name": name, "position": i, "device": documents[i]["device"]["index"], "value": value,
+                         "unit": unit, "others_median": others,
+                         "difference": (value - others) / others if others else 0.0})
+    return rows
+
+
 def measurements_from_document(doc: dict) -> list[Measurement]:
     return [Measurement.from_dict(r) for r in doc["results"]]
 

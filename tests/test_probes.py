@@ -376,3 +376,30 @@ def test_stability_ignores_one_stray_repeat_in_many_but_not_in_few():
     assert not Measurement("launch_sync", "launch", "us", samples=steady, higher_is_better=False).unstable
     assert Measurement("dram_copy", "memory", "GB/s", samples=[3000.0, 2000.0, 3000.0]).unstable
     assert not Measurement("dram_copy", "memory", "GB/s", samples=[3000.0, 2950.0, 3010.0]).unstable
+
+
+def test_differs_most_names_the_device_farthest_from_its_siblings():
+    from tuneadvise.probes.results import differs_most
+
+    base = computed()
+    slow = json.loads(json.dumps(base))
+    for r in slow["results"]:
+        if r["name"] == "dram_triad":
+            r["value"] *= 0.8
+    third = json.loads(json.dumps(base))
+    for i, doc in enumerate((base, slow, third)):
+        doc["device"] = {**doc["device"], "index": i}
+    rows = {row["name"]: row for row in differs_most([base, slow, third])}
+    assert rows["dram_triad"]["device"] == 1 and rows["dram_triad"]["difference"] == pytest.approx(-0.2)
+    assert rows["fp32_fma"]["difference"] == 0.0
+    assert "launch_sync" not in rows  # unstable in the recorded run: no figure to compare
+
+
+@pytest.mark.parametrize("device", ["0,x", "1", "0,,0", "-1"])
+def test_device_list_rejects_what_is_not_an_index_below_the_count(device):
+    from tuneadvise.cli.common import BadInput
+    from tuneadvise.cli.probe_cmd import _parse_devices
+
+    with pytest.raises(BadInput, match="--device"):
+        _parse_devices(device, 1)
+    assert _parse_devices("0,0", 1) == [0, 0] and _parse_devices("all", 2) == [0, 1]

@@ -42,3 +42,10 @@ for tool in memcheck racecheck; do
     > "$out/sanitizer_$tool.json" 2> "$out/sanitizer_$tool.txt"
   echo "$tool exit $?" >> "$out/sanitizer_$tool.txt"
 done
+
+# Several devices: the multi-device path with this GPU listed twice, and verify on a named device.
+python3 -m tuneadvise.cli probe --device 0,0 --only shared,launch --format json > "$out/device_twice.json" 2> "$out/device_twice.err"
+echo "exit $?" >> "$out/device_twice.err"
+nvcc -cubin -arch=sm_$arch "$repo/tests/gpu/occupancy_kernels.cu" -o "$bin/occupancy_kernels.cubin" > /dev/null 2>&1 \
+  && python3 -m tuneadvise.cli verify --device 0 --format json "$bin/occupancy_kernels.cubin" > "$out/verify_device0.json" 2>&1
+echo "verify exit $?" >> "$out/verify_device0.json"
