@@ -3,11 +3,12 @@
 A cluster's blocks are co-scheduled inside one GPC (graphics processing
 cluster), so the answer depends on how many SMs each GPC of the very chip has,
 not only on the SM count. The model: a GPC with S SMs, each holding B blocks
-of the kernel (the occupancy engine's answer), holds floor(S x B / C) clusters
-of C blocks; the device holds the sum over its GPCs. This is what
-cuOccupancyMaxActiveClusters answers, checked by replaying the driver's
-answers recorded on a real H100 over cluster sizes 1..16 at several block
-shapes (tests/test_clusters.py).
+of the kernel (the occupancy engine's answer, at most CLUSTER_BLOCKS_PER_SM),
+holds floor(S x B / C) clusters of C blocks when it has at least C SMs, none
+otherwise; the device holds the sum over its GPCs. This is what
+cuOccupancyMaxActiveClusters answers: tests/test_clusters.py replays the
+driver's answers recorded on an H100 over cluster sizes 1..16 at several
+block shapes.
 
 Offline, the layout is a product's nominal one (labelled nominal: harvested
 chips of one product differ); `probe --only cluster` measures the real one.
@@ -19,6 +20,10 @@ from typing import NamedTuple
 
 PORTABLE_CLUSTER_SIZE = 8  # larger clusters need cudaFuncAttributeNonPortableClusterSizeAllowed
 MAX_CLUSTER_SIZE = 16  # the non-portable limit on compute capability 9.0 and 10.0
+# Measured, not documented: on the H100 (driver 580, CUDA 13) a kernel the driver
+# fits 16 times per SM alone (128 threads) counts 8 per SM in every cluster answer,
+# sizes 1..16 alike; see tests/fixtures/h100/clusters.json.
+CLUSTER_BLOCKS_PER_SM = 8
 
 
 class ClusterOccupancy(NamedTuple):
@@ -37,5 +42,6 @@ def cluster_occupancy(gpc_sms: list[int], blocks_per_sm: int, cluster_size: int)
     """Clusters of `cluster_size` blocks resident at once over GPCs of `gpc_sms` SMs each."""
     if not 1 <= cluster_size <= MAX_CLUSTER_SIZE:
         raise ValueError(f"cluster size must be 1..{MAX_CLUSTER_SIZE}, not {cluster_size}")
-    per_gpc = tuple(sms * blocks_per_sm // cluster_size for sms in gpc_sms)
+    blocks = min(blocks_per_sm, CLUSTER_BLOCKS_PER_SM)
+    per_gpc = tuple(sms * blocks // cluster_size if sms >= cluster_size else 0 for sms in gpc_sms)
     return ClusterOccupancy(cluster_size, blocks_per_sm, per_gpc, sum(per_gpc), cluster_size > PORTABLE_CLUSTER_SIZE)

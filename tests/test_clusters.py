@@ -1,0 +1,70 @@
+"""Cluster occupancy against the driver: tests/fixtures/h100/clusters.json holds
+what an H100 answered (cuOccupancyMaxActiveClusters over cluster sizes 1..16,
+non-portable sizes allowed, at several block shapes; the driver's blocks per SM
+for each shape; the GPC layout measured from %smid of launched clusters). Today's
+engine and cluster model recompute every answer from the recorded inputs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tuneadvise.advisor.engine import clusters
+from tuneadvise.advisor.engine.clusters import cluster_occupancy
+from tuneadvise.probes.clusters import gpc_layout
+from tuneadvise.probes.results import judge_clusters
+from tuneadvise.specs.catalog import shipped_catalog
+
+RECORD = json.loads((Path(__file__).parent / "fixtures" / "h100" / "clusters.json").read_text())
+HOPPER = shipped_catalog().archs.get("9.0")
+
+
+def test_model_over_the_measured_layout_equals_every_driver_answer():
+    judged = judge_clusters(HOPPER, RECORD)
+    assert judged["total"] == 16 * len(RECORD["shapes"]) >= 96
+    assert judged["mismatches"] == []
+    # The shapes cover different blocks per SM, and sizes past the portable 8 were answered.
+    assert len({s["driver_blocks_per_sm"] for s in RECORD["shapes"]}) >= 4
+    assert all(s["max_active_clusters"]["16"]["clusters"] > 0 for s in RECORD["shapes"])
+
+
+def test_engine_blocks_per_sm_equal_the_drivers_for_every_recorded_shape():
+    from tuneadvise.advisor.engine.occupancy import occupancy
+    from tuneadvise.probes.driver import engine_kernel
+
+    for shape in RECORD["shapes"]:
+        kernel = engine_kernel(shape, shape["block_size"], shape["dynamic_shared_mem"], opt_in=True)
+        assert occupancy(HOPPER, kernel).active_blocks_per_sm == shape["driver_blocks_per_sm"], shape
+
+
+def test_measured_layout_covers_every_sm_once():
+    sms = sorted(sm for group in RECORD["gpc_sms"] for sm in group)
+    assert sms == list(range(RECORD["sm_count"])) and [len(g) for g in RECORD["gpc_sms"]] == RECORD["gpc_sizes"]
+
+
+def test_a_uniform_layout_of_the_same_sm_count_disagrees_with_the_driver():
+    """The answers depend on this chip's GPCs, not only on its SM count: eight GPCs of
+    16-18 SMs (132 SMs, the nominal shape) get sizes 9..16 wrong."""
+    nominal = {**RECORD, "gpc_sizes": [18, 18, 16, 16, 16, 16, 16, 16]}
+    wrong = judge_clusters(HOPPER, nominal)["mismatches"]
+    assert wrong and {m["cluster_size"] for m in wrong} >= {9, 16}
+
+
+def test_without_the_clustered_blocks_per_sm_cap_the_model_fails(monkeypatch):
+    monkeypatch.setattr(clusters, "CLUSTER_BLOCKS_PER_SM", 32)
+    wrong = judge_clusters(HOPPER, RECORD)["mismatches"]
+    assert wrong and all(m["blocks_per_sm"] > 8 for m in wrong)
+
+
+def test_a_gpc_smaller_than_the_cluster_holds_none():
+    assert cluster_occupancy([16, 2], 8, 3).per_gpc == (42, 0)
+    assert cluster_occupancy([16, 2], 8, 2).per_gpc == (64, 8)
+    assert cluster_occupancy([18], 1, 16).non_portable and not cluster_occupancy([18], 1, 8).non_portable
+    with pytest.raises(ValueError, match="1..16"):
+        cluster_occupancy([18], 1, 17)
+
+
+def test_gpc_layout_joins_sms_that_shared_a_cluster():
+    assert gpc_layout([[0, 1], [1, 2], [4, 5]], 6) == [[0, 1, 2], [4, 5], [3]]
