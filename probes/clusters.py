@@ -19,7 +19,8 @@ CLUSTER_SIZES = tuple(range(1, 17))
 LAYOUT_SIZES = (2, 4, 8, 16)
 HOLD_NS = 20_000
 # (block size, dynamic shared memory): different resident blocks per SM
-CLUSTER_SHAPES = ((128, 0), (256, 0), (1024, 0), (256, 48 * 1024), (128, 100 * 1024), (128, 200 * 1024))
+CLUSTER_SHAPES = ((64, 0), (96, 0), (128, 0), (192, 0), (256, 0), (512, 0), (1024, 0), (256, 48 * 1024),
+                  (128, 100 * 1024), (128, 200 * 1024))
 
 # cuda.h numbers
 ATTR_NON_PORTABLE_CLUSTER_SIZE_ALLOWED = 14

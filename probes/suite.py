@@ -145,6 +145,7 @@ def dram_bandwidth(ctx: ProbeContext, doubles: int | None = None) -> list[Measur
 
 CURVE_WARPS = (2, 4, 8, 16, 24, 32, 48, 64)  # resident warps per SM (64 = 100% on 9.0)
 CURVE_ILP = (1, 2, 4)  # independent 8-byte loads in flight per thread
+ONE_PASS = "once"  # gpu-stream's shape: one double per thread, blocks retire and are replaced
 
 
 def _dynamic_for(cupy, kernel, block: int, per_sm: int, optin: int) -> int | None:
@@ -180,8 +181,8 @@ def bandwidth_vs_occupancy(ctx: ProbeContext) -> list[Measurement]:
     module = ctx.module("bandwidth")
     curve = []
     warps_list = [w for w in CURVE_WARPS if w <= max_warps] if not ctx.tiny else [4]
-    for ilp in CURVE_ILP:
-        kernel = module.get_function(f"occ_read_ilp{ilp}")
+    for ilp in (*CURVE_ILP, ONE_PASS):
+        kernel = module.get_function(f"occ_read_ilp{ilp}" if ilp != ONE_PASS else "occ_read_once")
         driver.set_launch_attributes(kernel, optin, -1)
         for warps in warps_list:
             per_sm = 1 if warps <= 2 else 2
@@ -189,38 +190,57 @@ def bandwidth_vs_occupancy(ctx: ProbeContext) -> list[Measurement]:
             dynamic = _dynamic_for(cp, kernel, block, per_sm, optin)
             if dynamic is None:
                 continue
-            grid = per_sm * ctx.device.sm_count
+            grid = per_sm * ctx.device.sm_count if ilp != ONE_PASS else -(-doubles // block)
             seconds = time_launches(cp, lambda k=kernel, g=grid, b=block, d=dynamic: k(
                 (g,), (b,), (a, cp.uint64(doubles), sink), shared_mem=d), 1 if ctx.tiny else 3, warmup=1)
             curve.append({"ilp": ilp, "warps_per_sm": warps, "occupancy": warps / max_warps, "block": block,
                           "blocks_per_sm": per_sm, "dynamic_shared_mem": dynamic,
-                          "bytes_in_flight_per_sm": warps * 32 * 8 * ilp,
+                          "bytes_in_flight_per_sm": warps * 32 * 8 * (1 if ilp == ONE_PASS else ilp),
                           "gbs": doubles * 8 / min(seconds) / 1e9})
-    best = max(p["gbs"] for p in curve)
+    best = max(p["gbs"] for p in curve if p["ilp"] != ONE_PASS)
     return [Measurement(
         name="dram_read_vs_occupancy", group="memory", unit="GB/s", samples=[best],
         method=f"read of {doubles * 8 // MiB} MiB, one wave, warps per SM capped with dynamic shared memory, "
-               f"ILP {'/'.join(map(str, CURVE_ILP))} loads of 8 B in flight per thread; value: the curve's best",
+               f"ILP {'/'.join(map(str, CURVE_ILP))} loads of 8 B in flight per thread (and gpu-stream's one double "
+               "per thread, ilp 'once'); value: the looping curve's best",
         details={"curve": curve, "elements": doubles},
     )]
 
 
+L2_CHUNK_VECTORS = 32 * 1024  # float4 per chunk: 512 KiB, gpu-l2-cache's block data volume
+
+
 def l2_bandwidth(ctx: ProbeContext) -> list[Measurement]:
+    """Two shapes, the faster one reported: every SM sweeping the whole working
+    set (grid-stride), and gpu-l2-cache's (each block re-reads one 512 KiB chunk)."""
     cp = ctx.cupy
     l2 = ctx.device.attributes["l2_bytes"]
     working_set = (MiB if ctx.tiny else l2 // 4)  # well inside L2, also inside one partition of a split L2
     n = working_set // 16
     data = cp.ones(4 * n, dtype=cp.float32)
-    sink = cp.zeros(ctx.full_wave(256), dtype=cp.float32)
     passes = 1 if ctx.tiny else 200  # the same in --quick: short launches read low (clock ramp, launch cost)
-    kernel = ctx.module("bandwidth").get_function("l2_read")
-    grid, block = (ctx.full_wave(256),), (256,)
-    seconds = time_launches(cp, lambda: kernel(grid, block, (data, cp.uint64(n), cp.int32(passes), sink)), ctx.repeats)
-    moved = n * 16 * passes
+    module = ctx.module("bandwidth")
+    sweep, chunked = module.get_function("l2_read"), module.get_function("l2_read_chunks")
+    chunks = max(1, n // L2_CHUNK_VECTORS)
+    chunk_grid = chunks * (1 if ctx.tiny else max(1, 200 * ctx.full_wave(1024) // chunks))
+    sink = cp.zeros(max(ctx.full_wave(256), chunk_grid), dtype=cp.float32)
+    shapes = {
+        "grid-stride sweep": (lambda: sweep((ctx.full_wave(256),), (256,), (data, cp.uint64(n), cp.int32(passes), sink)),
+                              n * 16 * passes),
+        "512 KiB chunk per block": (lambda: chunked((chunk_grid,), (1024,), (data, cp.uint32(L2_CHUNK_VECTORS),
+                                                                            cp.uint32(chunks), sink)),
+                                    chunk_grid * L2_CHUNK_VECTORS * 16),
+    }
+    trials = {name: moved / min(time_launches(cp, launch, 1 if ctx.tiny else 3, warmup=1))
+              for name, (launch, moved) in shapes.items()}
+    shape = max(trials, key=trials.get)
+    launch, moved = shapes[shape]
+    seconds = time_launches(cp, launch, ctx.repeats, warmup=3)
     return [Measurement(
         name="l2_read", group="memory", unit="GB/s", samples=[moved / s / 1e9 for s in seconds],
-        method=f"ld.global.cg re-reads of a {working_set // MiB} MiB working set ({passes} passes), CUDA events",
-        details={"working_set_bytes": working_set, "passes": passes},
+        method=f"ld.global.cg re-reads of a {working_set // MiB} MiB working set, CUDA events; fastest shape: {shape}",
+        details={"working_set_bytes": working_set, "passes": passes, "shape": shape,
+                 "shapes_tried": {k: round(v / 1e9, 1) for k, v in trials.items()}},
     )]
 
 

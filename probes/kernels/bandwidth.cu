@@ -108,6 +108,13 @@ OCC_READ(1)
 OCC_READ(2)
 OCC_READ(4)
 
+// gpu-stream's shape for the same curve: one double per thread, the grid covers
+// the array, so blocks retire and are replaced rather than looping.
+extern "C" __global__ void occ_read_once(const double* __restrict__ a, size_t n, double* __restrict__ sink) {
+    const size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (i < n && a[i] == -1.0) sink[blockIdx.x] = a[i];
+}
+
 // L2: re-read a working set smaller than L2, `passes` times, bypassing L1
 // (ld.global.cg) so every load is served by L2.
 extern "C" __global__ void l2_read(const float4* __restrict__ a, size_t n, int passes, float* __restrict__ sink) {
@@ -123,6 +130,26 @@ extern "C" __global__ void l2_read(const float4* __restrict__ a, size_t n, int p
             float4 v = __ldcg(a + i);
             acc += v.x + v.y + v.z + v.w;
         }
+    }
+    if (acc == -1.0f) sink[blockIdx.x] = acc;
+}
+
+// L2, gpu-benches' gpu-l2-cache shape: block b re-reads chunk (b mod chunks) of
+// `chunk_vectors` float4 (ld.global.cg), many blocks, so each block streams one
+// contiguous region and the working set is chunks x chunk size.
+extern "C" __global__ void l2_read_chunks(const float4* __restrict__ a, unsigned chunk_vectors, unsigned chunks,
+                                          float* __restrict__ sink) {
+    const float4* base = a + (size_t)(blockIdx.x % chunks) * chunk_vectors;
+    float acc = 0.0f;
+    unsigned i = threadIdx.x;
+    for (; i + 3 * blockDim.x < chunk_vectors; i += 4 * blockDim.x) {
+        float4 v0 = __ldcg(base + i), v1 = __ldcg(base + i + blockDim.x), v2 = __ldcg(base + i + 2 * blockDim.x),
+               v3 = __ldcg(base + i + 3 * blockDim.x);
+        acc += (v0.x + v0.y + v0.z + v0.w) + (v1.x + v1.y + v1.z + v1.w) + (v2.x + v2.y + v2.z + v2.w) + (v3.x + v3.y + v3.z + v3.w);
+    }
+    for (; i < chunk_vectors; i += blockDim.x) {
+        float4 v = __ldcg(base + i);
+        acc += v.x + v.y + v.z + v.w;
     }
     if (acc == -1.0f) sink[blockIdx.x] = acc;
 }

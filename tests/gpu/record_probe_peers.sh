@@ -49,3 +49,4 @@ echo "exit $?" >> "$out/device_twice.err"
 nvcc -cubin -arch=sm_$arch "$repo/tests/gpu/occupancy_kernels.cu" -o "$bin/occupancy_kernels.cubin" > /dev/null 2>&1 \
   && python3 -m tuneadvise.cli verify --device 0 --format json "$bin/occupancy_kernels.cubin" > "$out/verify_device0.json" 2>&1
 echo "verify exit $?" >> "$out/verify_device0.json"
+tar -czf "$out.tgz" -C "$(dirname "$out")" "$(basename "$out")"
