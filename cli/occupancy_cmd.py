@@ -83,12 +83,20 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
         from tuneadvise.advisor.engine.curves import occupancy_curves
 
         curves = occupancy_curves(result)
+    from tuneadvise.advisor.engine.clusters import cluster_document
+
+    clusters = cluster_document(resolved.product, result.active_blocks_per_sm, config.cluster_size) \
+        if result.launchable else None
     if choose_format(fmt, FORMATS) == "table":
         from tuneadvise.cli.render import render_occupancy
 
         render_occupancy(resolved, result, config.dims, findings, curves if graphs else None)
+        if clusters is not None:
+            _render_clusters(clusters)
     else:
         document = resolved_document(resolved, result, findings)
+        if config.cluster_size is not None:
+            document["clusters"] = clusters
         if graphs:
             from tuneadvise.advisor.engine.curves import curves_document
 
@@ -99,6 +107,19 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
 
         save(occupancy_figure(curves, _plot_title(resolved, result, config.dims)), plot)
     ctx.exit(EXIT_OK if result.launchable else EXIT_FINDINGS)
+
+
+def _render_clusters(clusters: dict) -> None:
+    from tuneadvise.cli.common import console
+
+    out = console()
+    if clusters["max_active_clusters"] is None:
+        out.print(f"Clusters of {clusters['cluster_size']}: {clusters['why_not']}.")
+        return
+    per_gpc = ", ".join(map(str, clusters["per_gpc"]))
+    out.print(f"Clusters of {clusters['cluster_size']}{' (non-portable size)' if clusters['non_portable'] else ''}: "
+              f"{clusters['max_active_clusters']} active at once on the device (per GPC: {per_gpc}; "
+              f"{clusters['blocks_per_sm_in_clusters']} blocks per SM). GPC layout {clusters['layout_basis']}.")
 
 
 def _plot_title(resolved, result, dims) -> str:

@@ -122,7 +122,15 @@ class ProductEntry(Strict):
     fp16_tflops: Sourced[Annotated[float, Field(gt=0)]] | None = None
     fp16_tensor_tflops: Sourced[Annotated[float, Field(gt=0)]] | None = None
     l2_bytes: Sourced[Pos] | None = None
+    gpc_sms: Sourced[list[Pos]] | None = None  # SMs per GPC, nominal (harvested chips differ)
     disagreement: list[DisagreementModel] = []
+
+    @model_validator(mode="after")
+    def _gpcs_cover_the_sms(self):
+        if self.gpc_sms is not None and sum(self.gpc_sms.value) != self.sm_count.value:
+            raise ValueError(f"{self.name}: gpc_sms adds up to {sum(self.gpc_sms.value)} SMs, not sm_count "
+                             f"{self.sm_count.value}")
+        return self
 
 
 class ResolvedArch(Strict):

@@ -56,6 +56,7 @@ PRODUCT_NUMBER_FIELDS = (
     "fp16_tflops",
     "fp16_tensor_tflops",
     "l2_bytes",
+    "gpc_sms",  # SMs per GPC (cluster scheduling domain): a tuple, nominal for the product
 )
 # Source IDs that are not documents: what the driver reported, what a probe measured, what a
 # user's file says without a citation. Everything else is the shipped spec's.
@@ -247,7 +248,8 @@ def build_product(entry: dict) -> Product:
     values, sources = {}, {}
     for key in PRODUCT_NUMBER_FIELDS:
         if key in entry:
-            values[key] = _value(entry[key])
+            value = _value(entry[key])
+            values[key] = tuple(value) if isinstance(value, list) else value
             sources[key] = entry[key]["source"] if isinstance(entry[key], dict) else "user"
     return Product(
         name=entry["name"],

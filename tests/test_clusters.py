@@ -68,3 +68,37 @@ def test_a_gpc_smaller_than_the_cluster_holds_none():
 
 def test_gpc_layout_joins_sms_that_shared_a_cluster():
     assert gpc_layout([[0, 1], [1, 2], [4, 5]], 6) == [[0, 1, 2], [4, 5], [3]]
+
+
+def test_occupancy_cli_reports_clusters_from_the_nominal_layout_labelled_nominal():
+    from click.testing import CliRunner
+
+    from tuneadvise.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["occupancy", "--arch", "h100-sxm", "--registers", "18", "--block-size", "128",
+                                      "--dynamic-shared-mem", "200K", "--opt-in", "--cluster-size", "9",
+                                      "--format", "json"])
+    assert result.exit_code == 0, result.output
+    doc = json.loads(result.output)["clusters"]
+    # The recorded driver answered 9 for this shape (1 block per SM) at size 9 on the chip the layout came from.
+    shape = next(s for s in RECORD["shapes"] if s["block_size"] == 128 and s["dynamic_shared_mem"] == 200 * 1024)
+    assert doc["max_active_clusters"] == shape["max_active_clusters"]["9"]["clusters"] == 9
+    assert doc["non_portable"] and doc["layout_basis"].startswith("nominal")
+    table = CliRunner().invoke(cli, ["occupancy", "--arch", "h100-sxm", "--registers", "18", "--block-size", "128",
+                                     "--cluster-size", "16", "--format", "table"])
+    assert "Clusters of 16 (non-portable size): 58 active" in " ".join(table.output.split())
+
+
+def test_occupancy_cli_without_a_layout_says_why_and_keeps_the_occupancy():
+    from click.testing import CliRunner
+
+    from tuneadvise.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["occupancy", "--arch", "hopper", "--registers", "18", "--block-size", "128",
+                                      "--cluster-size", "4", "--format", "json"])
+    doc = json.loads(result.output)
+    assert result.exit_code == 0 and doc["clusters"]["max_active_clusters"] is None
+    assert "probe --only cluster" in doc["clusters"]["why_not"] and doc["active_blocks_per_sm"] == 16
+    plain = json.loads(CliRunner().invoke(cli, ["occupancy", "--arch", "hopper", "--registers", "18", "--block-size",
+                                                "128", "--format", "json"]).output)
+    assert "clusters" not in plain

@@ -45,3 +45,22 @@ def cluster_occupancy(gpc_sms: list[int], blocks_per_sm: int, cluster_size: int)
     blocks = min(blocks_per_sm, CLUSTER_BLOCKS_PER_SM)
     per_gpc = tuple(sms * blocks // cluster_size if sms >= cluster_size else 0 for sms in gpc_sms)
     return ClusterOccupancy(cluster_size, blocks_per_sm, per_gpc, sum(per_gpc), cluster_size > PORTABLE_CLUSTER_SIZE)
+
+
+def cluster_document(product, blocks_per_sm: int, cluster_size: int | None) -> dict | None:
+    """The `clusters` entry of an occupancy document: None without --cluster-size;
+    the model over the product's nominal GPC layout, labelled so; or why not."""
+    if cluster_size is None:
+        return None
+    layout = product.get("gpc_sms") if product is not None else None
+    if not layout:
+        return {"cluster_size": cluster_size, "max_active_clusters": None,
+                "why_not": "no GPC layout for this --arch: name a product that carries one (h100-sxm) or measure "
+                           "the device with 'tuneadvise probe --only cluster'"}
+    result = cluster_occupancy(list(layout), blocks_per_sm, cluster_size)
+    return {"cluster_size": cluster_size, "max_active_clusters": result.clusters,
+            "per_gpc": list(result.per_gpc), "gpc_sms": list(layout),
+            "blocks_per_sm_in_clusters": min(blocks_per_sm, CLUSTER_BLOCKS_PER_SM),
+            "non_portable": result.non_portable,
+            "layout_basis": f"nominal: {product.title}'s GPC layout ({product.sources.get('gpc_sms')}); "
+                            "harvested chips differ, 'probe --only cluster' measures yours"}
