@@ -117,6 +117,15 @@ def main() -> None:
     if args.cold:
         shutil.rmtree(os.path.expanduser("~/.cupy/kernel_cache"), ignore_errors=True)
     report: dict = {}
+    try:
+        measure(args, report)
+    finally:
+        if args.json:
+            with open(args.json, "w") as handle:
+                json.dump(report, handle, indent=1, default=str)
+
+
+def measure(args, report: dict) -> None:
 
     quick_doc, quick_wall = run_suite(["--quick"])
     doc, wall = run_suite([])
@@ -172,7 +181,7 @@ def main() -> None:
             mine = [p for p in curve["details"]["curve"] if abs(p["occupancy"] - target) < 1e-6]
             if theirs is None or not mine:
                 continue
-            for point in sorted(mine, key=lambda p: p["ilp"]):
+            for point in sorted(mine, key=lambda p: str(p["ilp"])):
                 print(f"read at {target:.0%} occupancy, ILP {point['ilp']}: {point['gbs']:.0f} / gpu-stream read "
                       f"{theirs['read']:.0f} GB/s = {point['gbs'] / theirs['read']:.3f}x")
     l2 = results.get("l2_read")
@@ -180,10 +189,7 @@ def main() -> None:
         best, rows = gpu_l2_cache(args.gpu_l2_cache, doc["device"]["attributes"]["l2_bytes"])
         report["gpu_l2_cache"] = rows
         print(f"l2_read median {statistics.median(l2['samples']):.0f} / gpu-l2-cache best inside L2 {best:.0f} GB/s = "
-              f"{statistics.median(l2['samples']) / best:.3f}x")
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(report, handle, indent=1, default=str)
+              f"{statistics.median(l2['samples']) / best:.3f}x ({l2['details']['shape']})")
 
 
 if __name__ == "__main__":
