@@ -37,8 +37,11 @@ FORMATS = ("table", "json", "jsonl")
               help="Occupancy against block size, registers and shared memory: drawn (table) or as 'curves' (json).")
 @click.option("--plot", type=click.Path(dir_okay=False),
               help="Write the three occupancy graphs to FILE.png, .svg or .pdf (needs the 'plot' extra).")
+@click.option("--bytes-in-flight", type=click.FloatRange(min=1, max=1 << 20), metavar="BYTES",
+              help="Bytes of device-memory loads each thread keeps in flight: adds how much of the DRAM bandwidth "
+                   "that occupancy reaches (measured curve from 'probe --save', else Little's law, labelled).")
 @click.pass_context
-def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, plot, **launch):
+def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, plot, bytes_in_flight, **launch):
     """Theoretical occupancy per SM, the limiting resources, and launch failures.
 
     \b
@@ -87,16 +90,25 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
 
     clusters = cluster_document(resolved.product, result.active_blocks_per_sm, config.cluster_size) \
         if result.launchable else None
+    memory = None
+    if bytes_in_flight is not None and result.launchable:
+        from tuneadvise.advisor.memory_parallelism import advice
+
+        memory = advice(resolved.product, result.active_warps_per_sm, bytes_in_flight)
     if choose_format(fmt, FORMATS) == "table":
         from tuneadvise.cli.render import render_occupancy
 
         render_occupancy(resolved, result, config.dims, findings, curves if graphs else None)
         if clusters is not None:
             _render_clusters(clusters)
+        if bytes_in_flight is not None:
+            _render_memory(memory, result.active_warps_per_sm, bytes_in_flight)
     else:
         document = resolved_document(resolved, result, findings)
         if config.cluster_size is not None:
             document["clusters"] = clusters
+        if bytes_in_flight is not None:
+            document["memory_parallelism"] = memory
         if graphs:
             from tuneadvise.advisor.engine.curves import curves_document
 
@@ -107,6 +119,17 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
 
         save(occupancy_figure(curves, _plot_title(resolved, result, config.dims)), plot)
     ctx.exit(EXIT_OK if result.launchable else EXIT_FINDINGS)
+
+
+def _render_memory(memory: dict | None, warps: int, bytes_in_flight: float) -> None:
+    from tuneadvise.advisor.memory_parallelism import sentence
+    from tuneadvise.cli.common import console
+
+    if memory is None:
+        console().print("Memory parallelism: this --arch carries no DRAM latency or measured curve "
+                        "(name a product such as h100-sxm, or a spec from 'probe --save').")
+    else:
+        console().print(sentence(memory, warps, bytes_in_flight))
 
 
 def _render_clusters(clusters: dict) -> None:

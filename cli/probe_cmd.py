@@ -125,13 +125,15 @@ def _run_with_progress(ctx, names: list[str], fmt: str):
 
 def _save_spec(path: str, doc: dict) -> None:
     from tuneadvise.cli.fileio import write_atomically
-    from tuneadvise.probes.native import native_document, to_toml
+    from tuneadvise.probes.native import extras_from_results, native_document, to_toml
     from tuneadvise.specs.catalog import shipped_catalog
 
     catalog = shipped_catalog()
-    medians = {r["name"]: r["value"] for r in doc["results"] if r["value"] is not None and not r["above_peak"]}
+    medians = {r["name"]: r["value"] for r in doc["results"] if r["value"] is not None and not r["above_peak"]
+               and r["group"] != "occupancy"}
     product = catalog.products.get(doc["product"]) if doc["product"] else None
-    spec = native_document(doc["device"], catalog.archs.get(doc["device"]["compute_capability"]), medians, product)
+    spec = native_document(doc["device"], catalog.archs.get(doc["device"]["compute_capability"]), medians, product,
+                           extras_from_results(doc["results"]))
     try:
         write_atomically(path, to_toml(spec).encode())
     except OSError as exc:

@@ -123,6 +123,9 @@ class ProductEntry(Strict):
     fp16_tensor_tflops: Sourced[Annotated[float, Field(gt=0)]] | None = None
     l2_bytes: Sourced[Pos] | None = None
     gpc_sms: Sourced[list[Pos]] | None = None  # SMs per GPC, nominal (harvested chips differ)
+    dram_latency_ns: Sourced[Annotated[float, Field(gt=0)]] | None = None
+    # (warps per SM, bytes in flight per thread, GB/s) points that `probe --save` measured
+    read_bandwidth_curve: Sourced[list[Annotated[list[Annotated[float, Field(ge=0)]], Field(min_length=3, max_length=3)]]] | None = None
     disagreement: list[DisagreementModel] = []
 
     @model_validator(mode="after")

@@ -403,3 +403,51 @@ def test_device_list_rejects_what_is_not_an_index_below_the_count(device):
     with pytest.raises(BadInput, match="--device"):
         _parse_devices(device, 1)
     assert _parse_devices("0,0", 1) == [0, 0] and _parse_devices("all", 2) == [0, 1]
+
+
+def saved_with_measured_extras(tmp_path):
+    """The spec `probe --save` writes from a recorded run holding the curve, the DRAM latency
+    and the cluster probe (tests/fixtures/h100/probe_memory.json)."""
+    from tuneadvise.probes.native import extras_from_results, native_document, to_toml
+
+    doc = recompute_document(recorded("probe_memory.json"), shipped_catalog())
+    catalog = shipped_catalog()
+    medians = {r["name"]: r["value"] for r in computed()["results"] if r["value"] is not None}
+    extras = extras_from_results(doc["results"])
+    path = tmp_path / "native.toml"
+    path.write_text(to_toml(native_document(doc["device"], catalog.archs["9.0"], medians,
+                                            catalog.products["h100-sxm"], extras)))
+    return path, doc
+
+
+def test_save_keeps_the_curve_the_latency_and_the_gpc_layout(tmp_path):
+    from tuneadvise.specs.catalog import load_user_spec
+
+    path, doc = saved_with_measured_extras(tmp_path)
+    _, added = load_user_spec(str(path))
+    catalog, _ = load_user_spec(str(path))
+    product = catalog.products["native"]
+    curve = next(r for r in doc["results"] if r["name"] == "dram_read_vs_occupancy")["details"]["curve"]
+    assert len(product.get("read_bandwidth_curve")) == len([p for p in curve if p["ilp"] != "once"]) == 24
+    assert sum(product.get("gpc_sms")) == 132 and product.sources["gpc_sms"].startswith("measured#")
+    assert 300 < product.get("dram_latency_ns") < 400
+
+
+def test_bytes_in_flight_reads_the_measured_curve_then_falls_back_to_the_model(tmp_path):
+    path, doc = saved_with_measured_extras(tmp_path)
+    curve = next(r for r in doc["results"] if r["name"] == "dram_read_vs_occupancy")["details"]["curve"]
+    # 256 threads x 64 registers: 4 blocks, 32 warps per SM; 8 bytes per thread = the ILP 1 line.
+    result = CliRunner().invoke(cli, ["occupancy", "--spec-file", str(path), "--arch", "native", "-r", "64", "-b", "256",
+                                      "--bytes-in-flight", "8", "--format", "json"])
+    memory = json.loads(result.output)["memory_parallelism"]
+    point = next(p for p in curve if p["ilp"] == 1 and p["warps_per_sm"] == 32)
+    assert memory["basis"] == "measured" and memory["gbs"] == pytest.approx(point["gbs"], rel=1e-3)
+    best = max(p["gbs"] for p in curve if p["ilp"] != "once")
+    assert memory["fraction"] == pytest.approx(point["gbs"] / best, rel=1e-3)
+    enough = min(p["warps_per_sm"] for p in curve if p["ilp"] == 1 and p["gbs"] >= 0.9 * best)
+    assert memory["warps_for_target"] == enough
+    model = json.loads(CliRunner().invoke(cli, ["occupancy", "--arch", "h100-sxm", "-r", "64", "-b", "256",
+                                                "--bytes-in-flight", "8", "--format", "json"]).output)
+    assert model["memory_parallelism"]["basis"].startswith("model")
+    # Little's law: 32 warps x 32 threads x 8 B x 132 SMs against 3,350 GB/s x 354.3 ns.
+    assert model["memory_parallelism"]["fraction"] == pytest.approx(32 * 32 * 8 * 132 / (3350 * 354.3), rel=1e-6)
