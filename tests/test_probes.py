@@ -451,3 +451,11 @@ def test_bytes_in_flight_reads_the_measured_curve_then_falls_back_to_the_model(t
     assert model["memory_parallelism"]["basis"].startswith("model")
     # Little's law: 32 warps x 32 threads x 8 B x 132 SMs against 3,350 GB/s x 354.3 ns.
     assert model["memory_parallelism"]["fraction"] == pytest.approx(32 * 32 * 8 * 132 / (3350 * 354.3), rel=1e-6)
+
+
+def test_cluster_layout_from_probe_save_is_labelled_measured(tmp_path):
+    path, _ = saved_with_measured_extras(tmp_path)
+    result = CliRunner().invoke(cli, ["occupancy", "--spec-file", str(path), "--arch", "native", "-r", "18", "-b", "128",
+                                      "--cluster-size", "16", "--format", "json"])
+    clusters = json.loads(result.output)["clusters"]
+    assert clusters["layout_basis"].startswith("measured") and clusters["max_active_clusters"] == 58

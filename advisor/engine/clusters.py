@@ -62,5 +62,12 @@ def cluster_document(product, blocks_per_sm: int, cluster_size: int | None) -> d
             "per_gpc": list(result.per_gpc), "gpc_sms": list(layout),
             "blocks_per_sm_in_clusters": min(blocks_per_sm, CLUSTER_BLOCKS_PER_SM),
             "non_portable": result.non_portable,
-            "layout_basis": f"nominal: {product.title}'s GPC layout ({product.sources.get('gpc_sms')}); "
-                            "harvested chips differ, 'probe --only cluster' measures yours"}
+            "layout_basis": _basis(product)}
+
+
+def _basis(product) -> str:
+    source = product.sources.get("gpc_sms", "user")
+    if source.startswith("measured#"):
+        return f"measured on this device ({source})"
+    return (f"nominal: {product.title}'s GPC layout ({source}); harvested chips differ, "
+            "'probe --only cluster' measures yours")
