@@ -123,6 +123,16 @@ def _run_with_progress(ctx, names: list[str], fmt: str):
         return run_probes(ctx, names, progress=lambda name: bar.advance(task))
 
 
+def _measured_layout(cupy, info) -> list[int]:
+    """GPC sizes of this device, measured with clusters (see probes/clusters.py)."""
+    from tuneadvise.probes.clusters import measure_layout, prepared_kernel
+    from tuneadvise.probes.gpu import load_module
+
+    optin = info.attributes["shared_mem_per_block_optin"]
+    kernel = prepared_kernel(load_module(cupy, "cluster"), optin)
+    return measure_layout(cupy, kernel, info.sm_count, optin, rounds=4)["gpc_sizes"]
+
+
 def _save_spec(path: str, doc: dict) -> None:
     from tuneadvise.cli.fileio import write_atomically
     from tuneadvise.probes.native import extras_from_results, native_document, to_toml
@@ -173,8 +183,9 @@ def verify(path, device, fmt):
         arch = shipped_catalog().archs.get(info.cc)
         if arch is None:
             raise BadInput(f"no spec for this device's compute capability {info.cc}")
+        gpc_sms = _measured_layout(cupy, info) if int(info.cc.split(".")[0]) >= 9 else None
         try:
-            verdicts = verify_module(cupy, Path(path), arch, kernels)
+            verdicts = verify_module(cupy, Path(path), arch, kernels, gpc_sms)
         except cupy.cuda.driver.CUDADriverError as exc:
             raise BadInput(f"{path}: the driver could not load it ({exc})") from None
     from tuneadvise.advisor.report import SCHEMA_VERSION
@@ -182,9 +193,11 @@ def verify(path, device, fmt):
     doc = {
         "schema_version": SCHEMA_VERSION,
         "device": info.name,
+        "device_index": device,
         "arch": arch.sm,
+        "gpc_sms": gpc_sms,
         "kernels": [{"name": v.name, "attributes": v.attributes, "checked": v.checked,
-                     "disagreements": v.disagreements} for v in verdicts],
+                     "clusters_checked": v.clusters_checked, "disagreements": v.disagreements} for v in verdicts],
     }
     if fmt == "json":
         emit_json(doc)
@@ -192,6 +205,7 @@ def verify(path, device, fmt):
         out = console()
         for v in verdicts:
             status = "[green]equal[/]" if not v.disagreements else f"[red]{len(v.disagreements)} disagreements[/]"
-            out.print(f"{v.name}: {v.checked} driver answers, {status} "
+            out.print(f"{v.name}: {v.checked} driver answers"
+                      + (f" and {v.clusters_checked} cluster answers" if v.clusters_checked else "") + f", {status} "
                       f"({v.attributes['registers']} registers, {v.attributes['static_shared_mem']} B static shared)")
     sys.exit(EXIT_FINDINGS if any(v.disagreements for v in verdicts) else 0)

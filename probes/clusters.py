@@ -116,7 +116,14 @@ def measure(cupy, module, sm_count: int, optin_bytes: int, rounds: int = 8) -> d
                        "max_threads_per_block": attrs["max_threads_per_block"],
                        "driver_blocks_per_sm": driver.active_blocks(cupy, kernel, block, dynamic),
                        "max_active_clusters": answers})
-    # Layout: one block per SM (most of the opt-in shared memory), clusters of 2..16.
+    layout = measure_layout(cupy, kernel, sm_count, optin_bytes, rounds)
+    return {"shapes": shapes, **layout}
+
+
+def measure_layout(cupy, kernel, sm_count: int, optin_bytes: int, rounds: int = 8) -> dict:
+    """The GPC layout: clusters of 2..16 blocks, one block per SM (most of the
+    opt-in shared memory), each block recording its SM; `kernel` is
+    cluster_where with the opt-in and non-portable attributes set."""
     block, dynamic = 128, optin_bytes
     members: list[list[int]] = []
     launched = {}
@@ -136,5 +143,14 @@ def measure(cupy, module, sm_count: int, optin_bytes: int, rounds: int = 8) -> d
             members.extend(by_cluster.values())
         launched[str(size)] = grid // size * rounds
     layout = gpc_layout(members, sm_count)
-    return {"shapes": shapes, "gpc_sms": layout, "gpc_sizes": [len(g) for g in layout],
-            "layout_clusters_launched": launched, "layout_block": [block, dynamic]}
+    return {"gpc_sms": layout, "gpc_sizes": [len(g) for g in layout], "layout_clusters_launched": launched,
+            "layout_block": [block, dynamic]}
+
+
+def prepared_kernel(module, optin_bytes: int):
+    """cluster_where with the opt-in shared memory and non-portable sizes allowed."""
+    kernel = module.get_function("cluster_where")
+    attrs = driver.kernel_attributes(kernel)
+    driver.set_launch_attributes(kernel, optin_bytes - attrs["static_shared_mem"], -1)
+    allow_non_portable(kernel)
+    return kernel
