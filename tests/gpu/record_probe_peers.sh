@@ -49,6 +49,9 @@ echo "exit $?" >> "$out/device_twice.err"
 nvcc -cubin -arch=sm_$arch "$repo/tests/gpu/occupancy_kernels.cu" -o "$bin/occupancy_kernels.cubin" > /dev/null 2>&1 \
   && python3 -m tuneadvise.cli verify --device 0 --format json "$bin/occupancy_kernels.cubin" > "$out/verify_device0.json" 2>&1
 echo "verify exit $?" >> "$out/verify_device0.json"
+nvcc -cubin -arch=sm_$arch -I"$repo/probes/kernels" "$repo/probes/kernels/cluster.cu" -o "$bin/cluster.cubin" > /dev/null 2>&1 \
+  && python3 -m tuneadvise.cli verify --device 0 --format table "$bin/cluster.cubin" > "$out/verify_cluster.txt" 2>&1
+echo "verify exit $?" >> "$out/verify_cluster.txt"
 python3 -m tuneadvise.cli probe --only compute,latency,curve,cluster --save "$out/native.toml" --format json \
   > "$out/save.json" 2> "$out/save.err"
 python3 -m tuneadvise.cli occupancy --spec-file "$out/native.toml" --arch native -r 32 -b 256 --bytes-in-flight 8 \
