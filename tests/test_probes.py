@@ -395,7 +395,7 @@ def test_differs_most_names_the_device_farthest_from_its_siblings():
     assert "launch_sync" not in rows  # unstable in the recorded run: no figure to compare
 
 
-@pytest.mark.parametrize("device", ["0,x", "1", "0,,0", "-1"])
+@pytest.mark.parametrize("device", ["0,x", "1", "0,,0", "-1", "\u00b2", "0,\u0663"])
 def test_device_list_rejects_what_is_not_an_index_below_the_count(device):
     from tuneadvise.cli.common import BadInput
     from tuneadvise.cli.probe_cmd import _parse_devices
@@ -459,3 +459,28 @@ def test_cluster_layout_from_probe_save_is_labelled_measured(tmp_path):
                                       "--cluster-size", "16", "--format", "json"])
     clusters = json.loads(result.output)["clusters"]
     assert clusters["layout_basis"].startswith("measured") and clusters["max_active_clusters"] == 58
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(max_size=12))
+def test_device_option_answers_any_text_with_a_list_or_one_line_error(text):
+    from tuneadvise.cli.common import BadInput
+    from tuneadvise.cli.probe_cmd import _parse_devices
+
+    try:
+        devices = _parse_devices(text, 2)
+    except BadInput as exc:
+        assert "--device" in str(exc) and "\n" not in str(exc)
+    else:
+        assert devices and all(0 <= d < 2 for d in devices)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.one_of(st.text(max_size=8), st.floats(allow_nan=True)))
+def test_bytes_in_flight_and_cluster_size_reject_bad_values_with_exit_2(value):
+    for option in ("--bytes-in-flight", "--cluster-size"):
+        result = CliRunner().invoke(cli, ["occupancy", "--arch", "h100-sxm", "-r", "32", "-b", "256", option, str(value),
+                                          "--format", "json"])
+        assert result.exit_code in (0, 2), result.output
+        if result.exit_code == 2:
+            assert "Traceback" not in result.output
