@@ -39,7 +39,7 @@ def _parse_devices(device: str, count: int) -> list[int]:
     parts = [p.strip() for p in device.split(",")]
     for part in parts:
         if not (part.isascii() and part.isdigit()) or int(part) >= count:
-            raise BadInput(f"--device: '{part}' is not a device index below {count}, a comma-separated list of them, "
+            raise BadInput(f"--device: {part!r} is not a device index below {count}, a comma-separated list of them, "
                            "or 'all'")
     return [int(p) for p in parts]
 
