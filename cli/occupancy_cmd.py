@@ -105,8 +105,6 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
             _render_memory(memory, result.active_warps_per_sm, bytes_in_flight)
     else:
         document = resolved_document(resolved, result, findings)
-        if config.cluster_size is not None:
-            document["clusters"] = clusters
         if bytes_in_flight is not None:
             document["memory_parallelism"] = memory
         if graphs:
