@@ -45,8 +45,11 @@ def _parse_devices(device: str, count: int) -> list[int]:
 
 
 @click.command()
-@click.option("--only", metavar="NAMES", help="Comma-separated probes: compute, dram, l2, shared, latency, launch, occupancy.")
-@click.option("--quick", is_flag=True, help="Smaller sizes and fewer repeats (under 5 s on a datacenter GPU).")
+@click.option("--only", metavar="NAMES",
+              help="Comma-separated probes: compute, dram, curve, l2, shared, latency, launch, occupancy, cluster.")
+@click.option("--quick", is_flag=True,
+              help="Fewer repeats at the same sizes (figures within a few % of the full run; ones whose repeats "
+                   "disagree by more than 10% are flagged unstable, not reported).")
 @click.option("--device", default="0", show_default=True, metavar="N|N,M,...|all",
               help="Which GPU, several in turn, or every GPU in turn.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table on a terminal, else json.")
