@@ -102,3 +102,27 @@ def test_occupancy_cli_without_a_layout_says_why_and_keeps_the_occupancy():
     plain = json.loads(CliRunner().invoke(cli, ["occupancy", "--arch", "hopper", "--registers", "18", "--block-size",
                                                 "128", "--format", "json"]).output)
     assert "clusters" not in plain
+
+
+def test_verify_cluster_check_replays_the_recorded_driver_answers(monkeypatch):
+    """`verify`'s cluster comparison (probes/verify._check_clusters) with the driver replaced by
+    what it answered for the cluster probe's own kernel; a wrong layout is caught."""
+    from tuneadvise.probes import clusters as probe_clusters
+    from tuneadvise.probes import driver, verify
+
+    answers = {(s["block_size"], s["dynamic_shared_mem"]): s["max_active_clusters"] for s in RECORD["shapes"]}
+    shape = RECORD["shapes"][0]
+    attrs = {k: shape[k] for k in ("registers", "static_shared_mem", "max_threads_per_block")}
+    monkeypatch.setattr(verify, "CLUSTER_BLOCKS", (64, 128, 256, 512, 1024))
+    monkeypatch.setattr(verify, "CLUSTER_DYNAMIC", (0,))
+    monkeypatch.setattr(driver, "set_launch_attributes", lambda *args: None)
+    monkeypatch.setattr(probe_clusters, "allow_non_portable", lambda kernel: None)
+    monkeypatch.setattr(probe_clusters, "max_active_clusters",
+                        lambda kernel, block, dynamic, size: (answers[(block, dynamic)][str(size)]["clusters"], 0))
+
+    verdict = verify.KernelVerdict("cluster_where", attrs)
+    verify._check_clusters(None, attrs, 1, HOPPER, RECORD["gpc_sizes"], verdict)
+    assert verdict.clusters_checked == 5 * 16 and verdict.disagreements == []
+    wrong = verify.KernelVerdict("cluster_where", attrs)
+    verify._check_clusters(None, attrs, 1, HOPPER, [18, 18, 16, 16, 16, 16, 16, 16], wrong)
+    assert wrong.disagreements and all("cluster_size" in d for d in wrong.disagreements)
