@@ -24,6 +24,15 @@ from tuneadvise.cli.options import (
 FORMATS = ("table", "json", "jsonl")
 
 
+def _finite(ctx, param, value):
+    """click's FloatRange lets NaN through (every comparison with it is false)."""
+    import math
+
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a number of bytes from 1 to {1 << 20}")
+    return value
+
+
 @click.command()
 @arch_option()
 @launch_options(KEYS)
@@ -37,7 +46,7 @@ FORMATS = ("table", "json", "jsonl")
               help="Occupancy against block size, registers and shared memory: drawn (table) or as 'curves' (json).")
 @click.option("--plot", type=click.Path(dir_okay=False),
               help="Write the three occupancy graphs to FILE.png, .svg or .pdf (needs the 'plot' extra).")
-@click.option("--bytes-in-flight", type=click.FloatRange(min=1, max=1 << 20), metavar="BYTES",
+@click.option("--bytes-in-flight", type=click.FloatRange(min=1, max=1 << 20), metavar="BYTES", callback=_finite,
               help="Bytes of device-memory loads each thread keeps in flight: adds how much of the DRAM bandwidth "
                    "that occupancy reaches (measured curve from 'probe --save', else Little's law, labelled).")
 @click.pass_context

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import assert_one_line_error
@@ -477,6 +477,8 @@ def test_device_option_answers_any_text_with_a_list_or_one_line_error(text):
 
 @settings(max_examples=40, deadline=None)
 @given(st.one_of(st.text(max_size=8), st.floats(allow_nan=True)))
+@example("nan")
+@example("inf")
 def test_bytes_in_flight_and_cluster_size_reject_bad_values_with_exit_2(value):
     for option in ("--bytes-in-flight", "--cluster-size"):
         result = CliRunner().invoke(cli, ["occupancy", "--arch", "h100-sxm", "-r", "32", "-b", "256", option, str(value),
