@@ -486,3 +486,19 @@ def test_bytes_in_flight_and_cluster_size_reject_bad_values_with_exit_2(value):
         assert result.exit_code in (0, 2), result.output
         if result.exit_code == 2:
             assert "Traceback" not in result.output
+
+
+def test_recorded_quick_run_is_within_5_percent_of_the_full_run_or_flagged():
+    """One H100 run of both (tests/fixtures/h100/probe_quick_vs_full.json, raw samples): every
+    figure --quick reports as a result is within 5% of the full run's median; the others are
+    flagged unstable by today's code."""
+    runs = json.loads((H100 / "probe_quick_vs_full.json").read_text())
+    quick, full = (recompute_document(runs[mode], shipped_catalog()) for mode in ("quick", "full"))
+    assert quick["quick"] and not full["quick"]
+    full_medians = {r["name"]: statistics.median(r["samples"]) for r in full["results"] if r["samples"]}
+    reported = [r for r in quick["results"] if r["value"] is not None]
+    assert len(reported) >= 14
+    for r in reported:
+        assert abs(r["value"] / full_medians[r["name"]] - 1) <= 0.05, r["name"]
+    assert {r["name"] for r in quick["results"] if r["value"] is None} == set(quick["unstable"]) <= {
+        "launch_async", "launch_sync"}
