@@ -117,7 +117,13 @@ def budget_document(resolved, budget) -> dict:
 def resolved_document(resolved, result: Occupancy, findings: list | None = None) -> dict:
     """occupancy_document for a result on a resolved --arch (or a batch line's "arch")."""
     product = resolved.product.name if resolved.product else None
-    return occupancy_document(result, result.kernel.dims, resolved.note, product, findings)
+    document = occupancy_document(result, result.kernel.dims, resolved.note, product, findings)
+    if result.kernel.cluster_size is not None:  # single queries and batch lines alike
+        from tuneadvise.advisor.engine.clusters import cluster_document
+
+        document["clusters"] = cluster_document(resolved.product, result.active_blocks_per_sm,
+                                                result.kernel.cluster_size) if result.launchable else None
+    return document
 
 
 def findings_of(resolved, result: Occupancy, selection=None) -> list[dict]:

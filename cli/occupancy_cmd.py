@@ -24,6 +24,15 @@ from tuneadvise.cli.options import (
 FORMATS = ("table", "json", "jsonl")
 
 
+def _finite(ctx, param, value):
+    """click's FloatRange lets NaN through (every comparison with it is false)."""
+    import math
+
+    if value is not None and not math.isfinite(value):
+        raise click.BadParameter(f"{value} is not a number of bytes from 1 to {1 << 20}")
+    return value
+
+
 @click.command()
 @arch_option()
 @launch_options(KEYS)
@@ -37,8 +46,11 @@ FORMATS = ("table", "json", "jsonl")
               help="Occupancy against block size, registers and shared memory: drawn (table) or as 'curves' (json).")
 @click.option("--plot", type=click.Path(dir_okay=False),
               help="Write the three occupancy graphs to FILE.png, .svg or .pdf (needs the 'plot' extra).")
+@click.option("--bytes-in-flight", type=click.FloatRange(min=1, max=1 << 20), metavar="BYTES", callback=_finite,
+              help="Bytes of device-memory loads each thread keeps in flight: adds how much of the DRAM bandwidth "
+                   "that occupancy reaches (measured curve from 'probe --save', else Little's law, labelled).")
 @click.pass_context
-def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, plot, **launch):
+def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, plot, bytes_in_flight, **launch):
     """Theoretical occupancy per SM, the limiting resources, and launch failures.
 
     \b
@@ -83,12 +95,27 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
         from tuneadvise.advisor.engine.curves import occupancy_curves
 
         curves = occupancy_curves(result)
+    from tuneadvise.advisor.engine.clusters import cluster_document
+
+    clusters = cluster_document(resolved.product, result.active_blocks_per_sm, config.cluster_size) \
+        if result.launchable else None
+    memory = None
+    if bytes_in_flight is not None and result.launchable:
+        from tuneadvise.advisor.memory_parallelism import advice
+
+        memory = advice(resolved.product, result.active_warps_per_sm, bytes_in_flight)
     if choose_format(fmt, FORMATS) == "table":
         from tuneadvise.cli.render import render_occupancy
 
         render_occupancy(resolved, result, config.dims, findings, curves if graphs else None)
+        if clusters is not None:
+            _render_clusters(clusters)
+        if bytes_in_flight is not None:
+            _render_memory(memory, result.active_warps_per_sm, bytes_in_flight)
     else:
         document = resolved_document(resolved, result, findings)
+        if bytes_in_flight is not None:
+            document["memory_parallelism"] = memory
         if graphs:
             from tuneadvise.advisor.engine.curves import curves_document
 
@@ -99,6 +126,30 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
 
         save(occupancy_figure(curves, _plot_title(resolved, result, config.dims)), plot)
     ctx.exit(EXIT_OK if result.launchable else EXIT_FINDINGS)
+
+
+def _render_memory(memory: dict | None, warps: int, bytes_in_flight: float) -> None:
+    from tuneadvise.advisor.memory_parallelism import sentence
+    from tuneadvise.cli.common import console
+
+    if memory is None:
+        console().print("Memory parallelism: this --arch carries no DRAM latency or measured curve "
+                        "(name a product such as h100-sxm, or a spec from 'probe --save').")
+    else:
+        console().print(sentence(memory, warps, bytes_in_flight))
+
+
+def _render_clusters(clusters: dict) -> None:
+    from tuneadvise.cli.common import console
+
+    out = console()
+    if clusters["max_active_clusters"] is None:
+        out.print(f"Clusters of {clusters['cluster_size']}: {clusters['why_not']}.")
+        return
+    per_gpc = ", ".join(map(str, clusters["per_gpc"]))
+    out.print(f"Clusters of {clusters['cluster_size']}{' (non-portable size)' if clusters['non_portable'] else ''}: "
+              f"{clusters['max_active_clusters']} active at once on the device (per GPC: {per_gpc}; "
+              f"{clusters['blocks_per_sm_in_clusters']} blocks per SM). GPC layout {clusters['layout_basis']}.")
 
 
 def _plot_title(resolved, result, dims) -> str:

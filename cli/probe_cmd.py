@@ -32,17 +32,26 @@ def _parse_only(only: str | None) -> list[str]:
 
 
 def _parse_devices(device: str, count: int) -> list[int]:
+    """'all', one index, or a comma-separated list of indices (a device may be
+    listed twice, which runs the multi-device path on a one-GPU machine)."""
     if device == "all":
         return list(range(count))
-    if not device.isdigit() or int(device) >= count:
-        raise BadInput(f"--device: '{device}' is not a device index below {count} or 'all'")
-    return [int(device)]
+    parts = [p.strip() for p in device.split(",")]
+    for part in parts:
+        if not (part.isascii() and part.isdigit()) or int(part) >= count:
+            raise BadInput(f"--device: {part!r} is not a device index below {count}, a comma-separated list of them, "
+                           "or 'all'")
+    return [int(p) for p in parts]
 
 
 @click.command()
-@click.option("--only", metavar="NAMES", help="Comma-separated probes: compute, dram, l2, shared, latency, launch, occupancy.")
-@click.option("--quick", is_flag=True, help="Smaller sizes and fewer repeats (under 5 s on a datacenter GPU).")
-@click.option("--device", default="0", show_default=True, metavar="N|all", help="Which GPU, or every GPU in turn.")
+@click.option("--only", metavar="NAMES",
+              help="Comma-separated probes: compute, dram, curve, l2, shared, latency, launch, occupancy, cluster.")
+@click.option("--quick", is_flag=True,
+              help="Fewer repeats at the same sizes (figures within a few % of the full run; ones whose repeats "
+                   "disagree by more than 10% are flagged unstable, not reported).")
+@click.option("--device", default="0", show_default=True, metavar="N|N,M,...|all",
+              help="Which GPU, several in turn, or every GPU in turn.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table on a terminal, else json.")
 @click.option("--save", "save", type=click.Path(dir_okay=False, writable=True),
               help="Write the device as a spec file (driver limits + measured peaks) for --spec-file.")
@@ -54,6 +63,8 @@ def probe(only, quick, device, fmt, save, tiny):
     Exit codes: 0 all probes ran; 1 a probe failed (the others still report);
     2 bad input; 3 no CuPy or no GPU.
     """
+    from tuneadvise.probes.results import differs_most
+
     names = _parse_only(only)
     fmt = choose_format(fmt)
     cupy = _cupy_or_exit("probe")
@@ -65,9 +76,20 @@ def probe(only, quick, device, fmt, save, tiny):
         _save_spec(save, documents[0])
     if fmt == "json":
         emit_json(documents[0] if len(documents) == 1 else {"schema_version": documents[0]["schema_version"],
-                                                             "devices": documents})
+                                                             "devices": documents,
+                                                             "differs_most": differs_most(documents)})
+    elif len(documents) > 1:
+        _print_differences(differs_most(documents))
     failed = any(doc["failed"] for doc in documents)
     sys.exit(EXIT_FINDINGS if failed else 0)
+
+
+def _print_differences(rows: list[dict]) -> None:
+    out = console()
+    out.print("Across devices, the one that differs most from its siblings on each figure:")
+    for row in rows:
+        out.print(f"  {row['name']}: device {row['device']} ({row['position']}) at {row['value']:.4g} {row['unit']}, "
+                  f"{row['difference']:+.1%} against the others' median {row['others_median']:.4g}")
 
 
 def _probe_one(cupy, index: int, names: list[str], quick: bool, fmt: str, tiny: bool = False) -> dict:
@@ -104,15 +126,27 @@ def _run_with_progress(ctx, names: list[str], fmt: str):
         return run_probes(ctx, names, progress=lambda name: bar.advance(task))
 
 
+def _measured_layout(cupy, info) -> list[int]:
+    """GPC sizes of this device, measured with clusters (see probes/clusters.py)."""
+    from tuneadvise.probes.clusters import measure_layout, prepared_kernel
+    from tuneadvise.probes.gpu import load_module
+
+    optin = info.attributes["shared_mem_per_block_optin"]
+    kernel = prepared_kernel(load_module(cupy, "cluster"), optin)
+    return measure_layout(cupy, kernel, info.sm_count, optin, rounds=4)["gpc_sizes"]
+
+
 def _save_spec(path: str, doc: dict) -> None:
     from tuneadvise.cli.fileio import output_error, write_atomically
-    from tuneadvise.probes.native import native_document, to_toml
+    from tuneadvise.probes.native import extras_from_results, native_document, to_toml
     from tuneadvise.specs.catalog import shipped_catalog
 
     catalog = shipped_catalog()
-    medians = {r["name"]: r["value"] for r in doc["results"] if r["value"] is not None and not r["above_peak"]}
+    medians = {r["name"]: r["value"] for r in doc["results"] if r["value"] is not None and not r["above_peak"]
+               and r["group"] != "occupancy"}
     product = catalog.products.get(doc["product"]) if doc["product"] else None
-    spec = native_document(doc["device"], catalog.archs.get(doc["device"]["compute_capability"]), medians, product)
+    spec = native_document(doc["device"], catalog.archs.get(doc["device"]["compute_capability"]), medians, product,
+                           extras_from_results(doc["results"]))
     try:
         write_atomically(path, to_toml(spec).encode())
     except OSError as exc:
@@ -152,8 +186,9 @@ def verify(path, device, fmt):
         arch = shipped_catalog().archs.get(info.cc)
         if arch is None:
             raise BadInput(f"no spec for this device's compute capability {info.cc}")
+        gpc_sms = _measured_layout(cupy, info) if int(info.cc.split(".")[0]) >= 9 else None
         try:
-            verdicts = verify_module(cupy, Path(path), arch, kernels)
+            verdicts = verify_module(cupy, Path(path), arch, kernels, gpc_sms)
         except cupy.cuda.driver.CUDADriverError as exc:
             raise BadInput(f"{path}: the driver could not load it ({exc})") from None
     from tuneadvise.advisor.report import SCHEMA_VERSION
@@ -161,9 +196,11 @@ def verify(path, device, fmt):
     doc = {
         "schema_version": SCHEMA_VERSION,
         "device": info.name,
+        "device_index": device,
         "arch": arch.sm,
+        "gpc_sms": gpc_sms,
         "kernels": [{"name": v.name, "attributes": v.attributes, "checked": v.checked,
-                     "disagreements": v.disagreements} for v in verdicts],
+                     "clusters_checked": v.clusters_checked, "disagreements": v.disagreements} for v in verdicts],
     }
     if fmt == "json":
         emit_json(doc)
@@ -171,6 +208,7 @@ def verify(path, device, fmt):
         out = console()
         for v in verdicts:
             status = "[green]equal[/]" if not v.disagreements else f"[red]{len(v.disagreements)} disagreements[/]"
-            out.print(f"{v.name}: {v.checked} driver answers, {status} "
+            out.print(f"{v.name}: {v.checked} driver answers"
+                      + (f" and {v.clusters_checked} cluster answers" if v.clusters_checked else "") + f", {status} "
                       f"({v.attributes['registers']} registers, {v.attributes['static_shared_mem']} B static shared)")
     sys.exit(EXIT_FINDINGS if any(v.disagreements for v in verdicts) else 0)

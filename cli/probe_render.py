@@ -26,6 +26,11 @@ def render_probe(out, doc: dict, product) -> None:
             table.add_row(r["name"], "[red]failed[/]", "", "", "", "", r["error"])
             continue
         value = _fmt(r["value"], r["unit"])
+        if r.get("unstable"):
+            spread = r["stability_spread"]
+            table.add_row(r["name"], "[yellow]unstable[/]", r["unit"], _fmt(r["peak"], r["unit"]), "",
+                          f"{spread:.1%}", f"repeats disagree by more than 10%, not a result; {r['method']}")
+            continue
         if r["group"] == "occupancy":
             value = f"{r['value']}/{r['details']['total']}"
         elif r["group"] == "latency" and r["details"].get("ns"):

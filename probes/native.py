@@ -29,8 +29,10 @@ FROM_SHIPPED = (
 MEASURED = {"memory_bandwidth_gbs": "dram_copy", "fp32_tflops": "fp32_fma", "fp64_tflops": "fp64_fma", "fp16_tflops": "fp16x2_fma"}
 
 
-def native_document(device: dict, shipped_arch, measurements: dict | None = None, product=None) -> dict:
-    """device: DeviceInfo.as_dict(); measurements: probe name -> median value."""
+def native_document(device: dict, shipped_arch, measurements: dict | None = None, product=None,
+                    measured_extras: dict | None = None) -> dict:
+    """device: DeviceInfo.as_dict(); measurements: probe name -> median value;
+    measured_extras: product fields measured beyond medians (see `extras_from_results`)."""
     attrs = device["attributes"]
     cc = device["compute_capability"]
     arch = {"cc": cc, "names": ["native"]}
@@ -49,6 +51,9 @@ def native_document(device: dict, shipped_arch, measurements: dict | None = None
                                           "source": shipped_arch.sources.get("shared_mem_configs", "user")}
     doc = {"family": "native", "arch": [arch]}
     product_entry = _product_entry(device, measurements or {}, product)
+    if product_entry:
+        for spec_field, (value, how) in (measured_extras or {}).items():
+            product_entry[spec_field] = {"value": value, "source": f"measured#{how}"}
     if product_entry:
         doc["product"] = [product_entry]
     return doc
@@ -71,6 +76,26 @@ def _product_entry(device: dict, measurements: dict, product) -> dict | None:
     if "memory_bandwidth_gbs" not in entry or "fp32_tflops" not in entry:
         return None  # a product entry needs both; without them the arch alone is saved
     return entry
+
+
+def extras_from_results(results: list[dict]) -> dict:
+    """Product fields from a probe document's results: the GPC layout (cluster probe),
+    the DRAM latency in ns and the bandwidth-vs-occupancy curve; (value, how) each.
+    Failed or unstable figures are left out."""
+    usable = {r["name"]: r for r in results if not r["error"] and not r.get("unstable")}
+    extras = {}
+    if "cluster_occupancy" in usable:
+        extras["gpc_sms"] = (list(usable["cluster_occupancy"]["details"]["gpc_sizes"]),
+                             "probe cluster: SMs that shared a launched cluster")
+    latency = usable.get("latency_dram", {}).get("details", {}).get("ns")
+    if latency:
+        extras["dram_latency_ns"] = (round(latency, 1), "probe latency_dram (cold pointer chase)")
+    curve = usable.get("dram_read_vs_occupancy", {}).get("details", {}).get("curve")
+    if curve:
+        points = [[p["warps_per_sm"], p["bytes_in_flight_per_sm"] // (32 * p["warps_per_sm"]), round(p["gbs"], 1)]
+                  for p in curve if p["ilp"] != "once"]
+        extras["read_bandwidth_curve"] = (points, "probe dram_read_vs_occupancy")
+    return extras
 
 
 def to_toml(doc: dict) -> str:

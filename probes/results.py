@@ -11,6 +11,9 @@ from tuneadvise.advisor.report import SCHEMA_VERSION
 
 # A result more than this far above its theoretical peak is flagged, not reported as fact.
 ABOVE_PEAK_TOLERANCE = 0.03
+# A figure whose repeats disagree by more than this (see Measurement.stability_spread)
+# is reported as unstable, never as a result.
+UNSTABLE_SPREAD = 0.10
 
 
 @dataclass
@@ -44,6 +47,21 @@ class Measurement:
         return (max(self.samples) - min(self.samples)) / abs(self.value)
 
     @property
+    def stability_spread(self) -> float | None:
+        """(p90 - p10) / median with ten or more repeats (one stray host-side
+        outlier does not condemn 200 launches), else (max - min) / median."""
+        if len(self.samples) < 10:
+            return self.spread
+        ordered = sorted(self.samples)
+        low, high = ordered[len(ordered) // 10], ordered[-1 - len(ordered) // 10]
+        return (high - low) / abs(self.value) if self.value else None
+
+    @property
+    def unstable(self) -> bool:
+        s = self.stability_spread
+        return self.error is None and s is not None and s > UNSTABLE_SPREAD
+
+    @property
     def efficiency(self) -> float | None:
         if self.peak is None or self.value is None or not self.higher_is_better:
             return None
@@ -54,17 +72,20 @@ class Measurement:
         return self.efficiency is not None and self.efficiency > 1 + ABOVE_PEAK_TOLERANCE
 
     def as_dict(self) -> dict:
+        unstable = self.unstable  # an unstable figure is not a result: value, best and efficiency are null
         return {
             "name": self.name,
             "group": self.group,
             "unit": self.unit,
-            "value": self.value,
-            "best": self.best,
+            "value": None if unstable else self.value,
+            "best": None if unstable else self.best,
             "spread": self.spread,
+            "stability_spread": self.stability_spread,
+            "unstable": unstable,
             "samples": list(self.samples),
             "peak": self.peak,
             "peak_basis": self.peak_basis,
-            "efficiency": self.efficiency,
+            "efficiency": None if unstable else self.efficiency,
             "above_peak": self.above_peak,
             "method": self.method,
             "details": self.details,
@@ -138,7 +159,36 @@ def document(device: dict, product, clock_mhz: float | None, measurements: list[
         "results": [m.as_dict() for m in measurements],
         "failed": [m.name for m in measurements if m.error],
         "above_peak": [m.name for m in measurements if m.above_peak],
+        "unstable": [m.name for m in measurements if m.unstable],
     }
+
+
+def differs_most(documents: list[dict]) -> list[dict]:
+    """Per figure reported by every device: the device (by its place in the
+    run and its index) farthest from the median of the others, and by how much.
+    Unstable or failed figures are left out."""
+    rows = []
+    names = [r["name"] for r in documents[0]["results"]]
+    for name in names:
+        values = []
+        for doc in documents:
+            r = next((r for r in doc["results"] if r["name"] == name), None)
+            if r is None or r["value"] is None or r.get("unstable") or r["error"]:
+                break
+            values.append(float(r["value"]))
+        else:
+            if len(values) < 2:
+                continue
+            scored = []
+            for i, value in enumerate(values):
+                others = statistics.median(values[:i] + values[i + 1:])
+                scored.append((abs(value - others) / abs(others) if others else 0.0, i, value, others))
+            score, i, value, others = max(scored)
+            unit = next(r["unit"] for r in documents[i]["results"] if r["name"] == name)
+            rows.append({"name": name, "position": i, "device": documents[i]["device"]["index"], "value": value,
+                         "unit": unit, "others_median": others,
+                         "difference": (value - others) / others if others else 0.0})
+    return rows
 
 
 def measurements_from_document(doc: dict) -> list[Measurement]:
@@ -169,6 +219,29 @@ def judge_residency(arch, config: dict) -> dict:
     return {**config, "engine": engine, "match": match}
 
 
+def judge_clusters(arch, record: dict) -> dict:
+    """Today's cluster model over a recorded cluster probe: for every block shape
+    and cluster size, the model's clusters (from the measured GPC layout and the
+    engine's blocks per SM) against the driver's cuOccupancyMaxActiveClusters."""
+    from tuneadvise.advisor.engine.clusters import cluster_occupancy
+    from tuneadvise.advisor.engine.occupancy import occupancy
+    from tuneadvise.probes.driver import engine_kernel
+
+    gpcs = record["gpc_sizes"]
+    total, mismatches = 0, []
+    for shape in record["shapes"]:
+        kernel = engine_kernel(shape, shape["block_size"], shape["dynamic_shared_mem"], opt_in=True)
+        blocks = occupancy(arch, kernel).active_blocks_per_sm if arch is not None else shape["driver_blocks_per_sm"]
+        for size, answer in shape["max_active_clusters"].items():
+            model = cluster_occupancy(gpcs, blocks, int(size)).clusters
+            total += 1
+            if model != answer["clusters"]:
+                mismatches.append({"block_size": shape["block_size"], "dynamic_shared_mem": shape["dynamic_shared_mem"],
+                                   "cluster_size": int(size), "model": model, "driver": answer["clusters"],
+                                   "blocks_per_sm": blocks})
+    return {"total": total, "matches": total - len(mismatches), "mismatches": mismatches}
+
+
 def recompute_document(recorded: dict, catalog) -> dict:
     """The probe document today's code makes from a recorded run's raw output.
 
@@ -188,4 +261,8 @@ def recompute_document(recorded: dict, catalog) -> dict:
             configs = [judge_residency(arch, c) for c in m.details["configs"]]
             m.details = {**m.details, "configs": configs, "total": len(configs)}
             m.samples = [sum(c["match"] for c in configs)]
+        if m.name == "cluster_occupancy" and not m.error:
+            judged = judge_clusters(arch, m.details)
+            m.details = {**m.details, "total": judged["total"], "mismatches": judged["mismatches"]}
+            m.samples = [judged["matches"]]
     return document(device, product, recorded.get("sm_clock_mhz"), measurements, recorded.get("quick", False))

@@ -65,64 +65,182 @@ STREAM_KERNELS = {  # name -> (arrays read, arrays written)
 }
 
 
-def dram_bandwidth(ctx: ProbeContext) -> list[Measurement]:
-    cp = ctx.cupy
-    l2 = ctx.device.attributes["l2_bytes"]
-    wanted = (4 if ctx.quick else 16) * l2
-    per_array = 8 * MiB if ctx.tiny else min(max(wanted, 256 * MiB), ctx.memory_budget() // 3)
-    n = per_array // 16  # double2 elements
-    a = cp.full(2 * n, 1.0, dtype=cp.float64)
-    b = cp.full(2 * n, 2.0, dtype=cp.float64)
-    c = cp.zeros(2 * n, dtype=cp.float64)
-    sink = cp.zeros(max(ctx.full_wave(256) * 4, -(-n // (STREAM_UNROLL * 256))), dtype=cp.float64)
-    module = ctx.module("bandwidth")
-    block = 256
-    size = cp.uint64(n)
-    scalar = cp.float64(0.4)
-    arguments = {"read": (a, size, sink), "write": (c, size, scalar), "copy": (a, c, size), "triad": (a, b, c, size, scalar)}
-    # Grids tried: one full wave looping over the array, four waves, and one
-    # pass of UNROLL vectors per thread (BabelStream's shape). The fastest in
-    # a short trial is the one measured.
-    grids = sorted({ctx.full_wave(block), 4 * ctx.full_wave(block), max(1, -(-n // (STREAM_UNROLL * block)))})
-    results = []
-    for name, args in arguments.items():
-        kernel = module.get_function(f"stream_{name}")
-        reads, writes = STREAM_KERNELS[name]
-        moved = (reads + writes) * n * 16
+BABELSTREAM_ELEMENTS = 1 << 28  # doubles per array: the size BabelStream users quote (its default is 2^25)
+# Shapes tried for copy and triad: kernel suffix -> (doubles per thread per
+# pass, how it covers the array). The fastest in a short trial is the one
+# measured, and the result names it.
+STREAM_SHAPES = {
+    "": (2 * STREAM_UNROLL, "grid-stride loop, double2, 4 in flight"),
+    "_d": (1, "one double per thread (BabelStream's shape)"),
+    "_v2": (2, "one double2 per thread"),
+    "_v4": (4, "two double2 per thread"),
+}
+SHAPE_BLOCKS = (256, 1024)
 
-        def launcher(grid, kernel=kernel, args=args):
+
+def stream_elements(ctx: ProbeContext) -> int:
+    """Doubles per array: BabelStream's 2^28 where three arrays fit the budget,
+    else the largest power of two that does."""
+    if ctx.tiny:
+        return 1 << 20
+    fits = ctx.memory_budget() // (3 * 8)
+    return min(BABELSTREAM_ELEMENTS, 1 << (fits.bit_length() - 1))
+
+
+def _stream_candidates(ctx: ProbeContext, name: str, doubles: int) -> list[tuple[str, int, int, int]]:
+    """(kernel suffix, block, grid, elements of the kernel's type) for one stream kernel."""
+    pairs = doubles // 2
+    loop = [("", 256, g, pairs) for g in sorted({ctx.full_wave(256), 4 * ctx.full_wave(256),
+                                                  max(1, -(-pairs // (STREAM_UNROLL * 256)))})]
+    if name not in ("copy", "triad"):
+        return loop
+    one_pass = []
+    for suffix, (per_thread, _) in STREAM_SHAPES.items():
+        if suffix:
+            elements = doubles if suffix == "_d" else pairs
+            for block in SHAPE_BLOCKS:
+                threads = -(-doubles // per_thread)
+                one_pass.append((suffix, block, -(-threads // block), elements))
+    return loop + one_pass
+
+
+def dram_bandwidth(ctx: ProbeContext, doubles: int | None = None) -> list[Measurement]:
+    cp = ctx.cupy
+    doubles = (doubles or stream_elements(ctx)) // 4 * 4
+    per_array = doubles * 8
+    a = cp.full(doubles, 1.0, dtype=cp.float64)
+    b = cp.full(doubles, 2.0, dtype=cp.float64)
+    c = cp.zeros(doubles, dtype=cp.float64)
+    sink = cp.zeros(max(ctx.full_wave(256) * 4, -(-doubles // (2 * STREAM_UNROLL * 256))), dtype=cp.float64)
+    module = ctx.module("bandwidth")
+    scalar = cp.float64(0.4)
+    results = []
+    for name, (reads, writes) in STREAM_KERNELS.items():
+        moved = (reads + writes) * per_array
+
+        def launcher(suffix, block, grid, elements, name=name):
+            kernel = module.get_function(f"stream_{name}{suffix}")
+            size = cp.uint64(elements)
+            args = {"read": (a, size, sink), "write": (c, size, scalar), "copy": (a, c, size),
+                    "triad": (a, b, c, size, scalar)}[name]
             return lambda: kernel((grid,), (block,), args)
 
-        trials = {g: sorted(time_launches(cp, launcher(g), 1 if ctx.tiny else 3, warmup=1))[0] for g in grids}
-        grid = min(trials, key=trials.get)
-        seconds = time_launches(cp, launcher(grid), ctx.repeats)
+        candidates = _stream_candidates(ctx, name, doubles)
+        trials = {cand: min(time_launches(cp, launcher(*cand), 1 if ctx.tiny else 3, warmup=1)) for cand in candidates}
+        best = min(trials, key=trials.get)
+        suffix, block, grid, _ = best
+        seconds = time_launches(cp, launcher(*best), ctx.repeats, warmup=3)
         results.append(Measurement(
             name=f"dram_{name}", group="memory", unit="GB/s",
             samples=[moved / s / 1e9 for s in seconds],
-            method=f"{name} over {per_array // MiB} MiB arrays, bytes read + written (BabelStream's count), CUDA events",
-            details={"array_bytes": per_array, "bytes_moved": moved, "grid": grid, "block": block,
-                     "grids_tried": {str(g): round(moved / t / 1e9, 1) for g, t in trials.items()}},
+            method=f"{name} over {per_array // MiB} MiB arrays ({doubles:,} doubles), bytes read + written "
+                   f"(BabelStream's count), CUDA events; fastest shape: {STREAM_SHAPES[suffix][1]}",
+            details={"array_bytes": per_array, "elements": doubles, "bytes_moved": moved, "grid": grid,
+                     "block": block, "shape": f"stream_{name}{suffix}",
+                     "shapes_tried": {f"stream_{name}{s}/{bl}x{g}": round(moved / t / 1e9, 1)
+                                      for (s, bl, g, _), t in trials.items()}},
         ))
-    del a, b, c
     return results
 
 
+CURVE_WARPS = (2, 4, 8, 16, 24, 32, 48, 64)  # resident warps per SM (64 = 100% on 9.0)
+CURVE_ILP = (1, 2, 4)  # independent 8-byte loads in flight per thread
+ONE_PASS = "once"  # gpu-stream's shape: one double per thread, blocks retire and are replaced
+
+
+def _dynamic_for(cupy, kernel, block: int, per_sm: int, optin: int) -> int | None:
+    """Least dynamic shared memory that leaves at most `per_sm` blocks per SM
+    (the driver's answer), as gpu-benches' gpu-stream limits occupancy."""
+    from tuneadvise.probes import driver
+
+    if driver.active_blocks(cupy, kernel, block, 0) <= per_sm:
+        return 0
+    low, high = 0, optin  # active(low) > per_sm, search the least dynamic with active <= per_sm
+    if driver.active_blocks(cupy, kernel, block, high) > per_sm:
+        return None
+    while high - low > 256:
+        middle = (low + high) // 2
+        if driver.active_blocks(cupy, kernel, block, middle) <= per_sm:
+            high = middle
+        else:
+            low = middle
+    return high if driver.active_blocks(cupy, kernel, block, high) == per_sm else None
+
+
+def bandwidth_vs_occupancy(ctx: ProbeContext) -> list[Measurement]:
+    """DRAM read bandwidth against resident warps per SM and loads in flight
+    per thread: one wave of blocks, residency capped with dynamic shared memory."""
+    from tuneadvise.probes import driver
+
+    cp = ctx.cupy
+    max_warps = ctx.device.attributes["max_threads_per_sm"] // ctx.device.attributes["warp_size"]
+    optin = ctx.device.attributes["shared_mem_per_block_optin"]
+    doubles = (1 << 20) if ctx.tiny else min(1 << 27, stream_elements(ctx))
+    a = cp.full(doubles, 1.0, dtype=cp.float64)
+    sink = cp.zeros(ctx.full_wave(32), dtype=cp.float64)
+    module = ctx.module("bandwidth")
+    curve = []
+    warps_list = [w for w in CURVE_WARPS if w <= max_warps] if not ctx.tiny else [4]
+    for ilp in (*CURVE_ILP, ONE_PASS):
+        kernel = module.get_function(f"occ_read_ilp{ilp}" if ilp != ONE_PASS else "occ_read_once")
+        driver.set_launch_attributes(kernel, optin, -1)
+        for warps in warps_list:
+            per_sm = 1 if warps <= 2 else 2
+            block = warps * 32 // per_sm
+            dynamic = _dynamic_for(cp, kernel, block, per_sm, optin)
+            if dynamic is None:
+                continue
+            grid = per_sm * ctx.device.sm_count if ilp != ONE_PASS else -(-doubles // block)
+            seconds = time_launches(cp, lambda k=kernel, g=grid, b=block, d=dynamic: k(
+                (g,), (b,), (a, cp.uint64(doubles), sink), shared_mem=d), 1 if ctx.tiny else 3, warmup=1)
+            curve.append({"ilp": ilp, "warps_per_sm": warps, "occupancy": warps / max_warps, "block": block,
+                          "blocks_per_sm": per_sm, "dynamic_shared_mem": dynamic,
+                          "bytes_in_flight_per_sm": warps * 32 * 8 * (1 if ilp == ONE_PASS else ilp),
+                          "gbs": doubles * 8 / min(seconds) / 1e9})
+    best = max(p["gbs"] for p in curve if p["ilp"] != ONE_PASS)
+    return [Measurement(
+        name="dram_read_vs_occupancy", group="memory", unit="GB/s", samples=[best],
+        method=f"read of {doubles * 8 // MiB} MiB, one wave, warps per SM capped with dynamic shared memory, "
+               f"ILP {'/'.join(map(str, CURVE_ILP))} loads of 8 B in flight per thread (and gpu-stream's one double "
+               "per thread, ilp 'once'); value: the looping curve's best",
+        details={"curve": curve, "elements": doubles},
+    )]
+
+
+L2_CHUNK_VECTORS = 32 * 1024  # float4 per chunk: 512 KiB, gpu-l2-cache's block data volume
+
+
 def l2_bandwidth(ctx: ProbeContext) -> list[Measurement]:
+    """Two shapes, the faster one reported: every SM sweeping the whole working
+    set (grid-stride), and gpu-l2-cache's (each block re-reads one 512 KiB chunk)."""
     cp = ctx.cupy
     l2 = ctx.device.attributes["l2_bytes"]
     working_set = (MiB if ctx.tiny else l2 // 4)  # well inside L2, also inside one partition of a split L2
     n = working_set // 16
     data = cp.ones(4 * n, dtype=cp.float32)
-    sink = cp.zeros(ctx.full_wave(256), dtype=cp.float32)
-    passes = 1 if ctx.tiny else 10 if ctx.quick else 40
-    kernel = ctx.module("bandwidth").get_function("l2_read")
-    grid, block = (ctx.full_wave(256),), (256,)
-    seconds = time_launches(cp, lambda: kernel(grid, block, (data, cp.uint64(n), cp.int32(passes), sink)), ctx.repeats)
-    moved = n * 16 * passes
+    passes = 1 if ctx.tiny else 200  # the same in --quick: short launches read low (clock ramp, launch cost)
+    module = ctx.module("bandwidth")
+    sweep, chunked = module.get_function("l2_read"), module.get_function("l2_read_chunks")
+    chunks = max(1, n // L2_CHUNK_VECTORS)
+    chunk_grid = chunks * (1 if ctx.tiny else max(1, 200 * ctx.full_wave(1024) // chunks))
+    sink = cp.zeros(max(ctx.full_wave(256), chunk_grid), dtype=cp.float32)
+    shapes = {
+        "grid-stride sweep": (lambda: sweep((ctx.full_wave(256),), (256,), (data, cp.uint64(n), cp.int32(passes), sink)),
+                              n * 16 * passes),
+        "512 KiB chunk per block": (lambda: chunked((chunk_grid,), (1024,), (data, cp.uint32(L2_CHUNK_VECTORS),
+                                                                            cp.uint32(chunks), sink)),
+                                    chunk_grid * L2_CHUNK_VECTORS * 16),
+    }
+    trials = {name: moved / min(time_launches(cp, launch, 1 if ctx.tiny else 3, warmup=1))
+              for name, (launch, moved) in shapes.items()}
+    shape = max(trials, key=trials.get)
+    launch, moved = shapes[shape]
+    seconds = time_launches(cp, launch, ctx.repeats, warmup=3)
     return [Measurement(
         name="l2_read", group="memory", unit="GB/s", samples=[moved / s / 1e9 for s in seconds],
-        method=f"ld.global.cg re-reads of a {working_set // MiB} MiB working set ({passes} passes), CUDA events",
-        details={"working_set_bytes": working_set, "passes": passes},
+        method=f"ld.global.cg re-reads of a {working_set // MiB} MiB working set, CUDA events; fastest shape: {shape}",
+        details={"working_set_bytes": working_set, "passes": passes, "shape": shape,
+                 "shapes_tried": {k: round(v / 1e9, 1) for k, v in trials.items()}},
     )]
 
 
@@ -130,7 +248,7 @@ def shared_bandwidth(ctx: ProbeContext) -> list[Measurement]:
     cp = ctx.cupy
     block = 1024
     blocks = ctx.device.sm_count * 2
-    iterations = 10 if ctx.tiny else 2000 if ctx.quick else 8000
+    iterations = 10 if ctx.tiny else 8000
     kernel = ctx.module("bandwidth").get_function("shared_read")
     sink = cp.zeros(blocks, dtype=cp.float32)
     seconds = time_launches(cp, lambda: kernel((blocks,), (block,), (cp.int32(iterations), sink)), ctx.repeats)
@@ -186,7 +304,7 @@ def arithmetic(ctx: ProbeContext) -> list[Measurement]:
     results = []
     for name, (_, flops_per_fma, _) in FMA_KERNELS.items():
         launch, clock = _fma_launcher(ctx, name)
-        iterations = 16 if ctx.tiny else _calibrate(cp, launch, 16, 0.01 if ctx.quick else 0.03)
+        iterations = 16 if ctx.tiny else _calibrate(cp, launch, 16, 0.02)
         seconds = time_launches(cp, lambda launch=launch, iterations=iterations: launch(iterations), ctx.repeats, warmup=1)
         clock_mhz = clock()  # block 0's view of the last timed launch
         flops = grid * FMA_BLOCK * iterations * UNROLL * CHAINS * flops_per_fma
@@ -278,7 +396,7 @@ def _latency_measurement(level: str, cycles: list[float], clock_mhz: float | Non
 def launch_overhead(ctx: ProbeContext) -> list[Measurement]:
     cp = ctx.cupy
     kernel = ctx.module("residency").get_function("empty_kernel")
-    batch = 10 if ctx.tiny else 200 if ctx.quick else 1000
+    batch = 10 if ctx.tiny else 1000  # the same in --quick: a smaller batch reads differently
 
     def many():
         for _ in range(batch):
@@ -293,11 +411,40 @@ def launch_overhead(ctx: ProbeContext) -> list[Measurement]:
         stream.synchronize()
         round_trips.append((time.perf_counter() - t0) * 1e6)
     return [
+        Measurement(name="launch_graph", group="launch", unit="us", samples=_graph_launches(ctx, kernel, batch),
+                    higher_is_better=False,
+                    method=f"GPU-side: {batch} back-to-back empty kernels captured in one CUDA graph, graph launch "
+                           "between CUDA events, per kernel (no host call cost)"),
         Measurement(name="launch_async", group="launch", unit="us", samples=per_launch, higher_is_better=False,
-                    method=f"{batch} back-to-back empty launches between CUDA events (CuPy launch path included)"),
+                    method=f"host-call: {batch} back-to-back empty launches between CUDA events "
+                           "(CuPy's Python launch path included)"),
         Measurement(name="launch_sync", group="launch", unit="us", samples=round_trips, higher_is_better=False,
-                    method="launch of an empty kernel plus stream synchronize, host clock"),
+                    method="host-call: launch of an empty kernel plus stream synchronize, host clock"),
     ]
+
+
+def _graph_launches(ctx: ProbeContext, kernel, batch: int) -> list[float]:
+    """Microseconds per kernel when `batch` empty launches replay from one CUDA
+    graph: the GPU's own launch-to-launch cost, without any host call per kernel."""
+    cp = ctx.cupy
+    stream = cp.cuda.Stream(non_blocking=True)
+    with stream:
+        stream.begin_capture()
+        for _ in range(batch):
+            kernel((1,), (32,), ())
+        graph = stream.end_capture()
+        if hasattr(graph, "upload"):
+            graph.upload(stream)
+        start, stop = cp.cuda.Event(), cp.cuda.Event()
+        samples = []
+        for repeat in range(2 + (5 if ctx.quick or ctx.tiny else 10)):
+            start.record(stream)
+            graph.launch(stream)
+            stop.record(stream)
+            stop.synchronize()
+            if repeat >= 2:  # the first two replays warm up
+                samples.append(cp.cuda.get_elapsed_time(start, stop) * 1e3 / batch)
+    return samples
 
 
 # -- occupancy, empirically ----------------------------------------------------------
@@ -361,14 +508,38 @@ def empirical_occupancy(ctx: ProbeContext) -> list[Measurement]:
     )]
 
 
+def cluster_occupancy(ctx: ProbeContext) -> list[Measurement]:
+    """The driver's cuOccupancyMaxActiveClusters over cluster sizes 1..16 at
+    several block shapes and the measured GPC layout, judged against the
+    offline model fed with the measured layout and the engine's blocks per SM."""
+    from tuneadvise.probes.clusters import measure
+    from tuneadvise.probes.results import judge_clusters
+    from tuneadvise.specs.catalog import shipped_catalog
+
+    if int(ctx.device.cc.split(".")[0]) < 9:
+        raise RuntimeError(f"thread-block clusters need compute capability 9.0 or later, not {ctx.device.cc}")
+    record = measure(ctx.cupy, ctx.module("cluster"), ctx.device.sm_count,
+                     ctx.device.attributes["shared_mem_per_block_optin"], rounds=1 if ctx.tiny else 4 if ctx.quick else 8)
+    judged = judge_clusters(shipped_catalog().archs.get(ctx.device.cc), record)
+    return [Measurement(
+        name="cluster_occupancy", group="occupancy", unit="answers equal to the driver",
+        samples=[judged["matches"]],
+        method="cuOccupancyMaxActiveClusters over cluster sizes 1..16 (non-portable allowed) at "
+               f"{len(record['shapes'])} block shapes vs the model over the GPC layout measured with %smid per cluster",
+        details={**record, "total": judged["total"], "mismatches": judged["mismatches"]},
+    )]
+
+
 PROBES = {  # name -> (function, what it measures); the order is the run order
     "compute": (arithmetic, "FP32, FP64 and FP16 (half2) FMA throughput, and the SM clock"),
     "dram": (dram_bandwidth, "device-memory read, write, copy and triad bandwidth"),
+    "curve": (bandwidth_vs_occupancy, "device-memory read bandwidth against warps per SM and ILP"),
     "l2": (l2_bandwidth, "L2 read bandwidth"),
     "shared": (shared_bandwidth, "shared-memory read bandwidth"),
     "latency": (latency, "pointer-chase latency of shared memory, L1, L2 and device memory"),
     "launch": (launch_overhead, "kernel launch overhead"),
     "occupancy": (empirical_occupancy, "resident blocks per SM, measured, against the engine and the driver"),
+    "cluster": (cluster_occupancy, "cluster occupancy (cuOccupancyMaxActiveClusters) and the GPC layout, measured"),
 }
 
 

@@ -20,6 +20,7 @@ class KernelVerdict:
     attributes: dict
     checked: int = 0
     disagreements: list = field(default_factory=list)  # dicts: the inputs, engine, driver
+    clusters_checked: int = 0  # cuOccupancyMaxActiveClusters answers compared with the cluster model
 
 
 def entry_points(path: Path) -> dict[str, int]:
@@ -35,8 +36,13 @@ def entry_points(path: Path) -> dict[str, int]:
     return dict.fromkeys(re.findall(r"\.entry\s+([A-Za-z_$][\w$]*)", text), 1)
 
 
-def verify_module(cupy, path: Path, arch, kernels: dict[str, int]) -> list[KernelVerdict]:
-    """kernels: entry_points(path)."""
+CLUSTER_BLOCKS = (64, 128, 256, 512, 1024)
+CLUSTER_DYNAMIC = (0, 48 * 1024, 100 * 1024)
+
+
+def verify_module(cupy, path: Path, arch, kernels: dict[str, int], gpc_sms: list[int] | None = None) -> list[KernelVerdict]:
+    """kernels: entry_points(path); gpc_sms: the device's measured GPC layout, which
+    adds cuOccupancyMaxActiveClusters over cluster sizes 1..16 against the model."""
     from tuneadvise.probes import driver
 
     module = cupy.RawModule(path=str(path))
@@ -59,6 +65,30 @@ def verify_module(cupy, path: Path, arch, kernels: dict[str, int]) -> list[Kerne
                     if ours != theirs:
                         verdict.disagreements.append({"block_size": block, "dynamic_shared_mem": dynamic,
                                                       "carveout": carveout, "engine": ours, "driver": theirs})
+        if gpc_sms:
+            _check_clusters(kernel, attrs, count, arch, gpc_sms, verdict)
         verdicts.append(verdict)
     return verdicts
+
+
+def _check_clusters(kernel, attrs: dict, barriers: int, arch, gpc_sms: list[int], verdict: KernelVerdict) -> None:
+    from tuneadvise.advisor.engine.clusters import MAX_CLUSTER_SIZE, cluster_occupancy
+    from tuneadvise.probes import clusters, driver
+
+    driver.set_launch_attributes(kernel, arch.shared_mem_per_block_optin - attrs["static_shared_mem"], -1)
+    clusters.allow_non_portable(kernel)
+    for block in CLUSTER_BLOCKS:
+        if block > attrs["max_threads_per_block"]:
+            continue
+        for dynamic in CLUSTER_DYNAMIC:
+            if dynamic + attrs["static_shared_mem"] > arch.shared_mem_per_block_optin:
+                continue
+            blocks = occupancy(arch, driver.engine_kernel(attrs, block, dynamic, -1, True, barriers)).active_blocks_per_sm
+            for size in range(1, MAX_CLUSTER_SIZE + 1):
+                theirs, _ = clusters.max_active_clusters(kernel, block, dynamic, size)
+                ours = cluster_occupancy(gpc_sms, blocks, size).clusters if blocks else 0
+                verdict.clusters_checked += 1
+                if ours != theirs:
+                    verdict.disagreements.append({"block_size": block, "dynamic_shared_mem": dynamic, "carveout": -1,
+                                                  "cluster_size": size, "engine": ours, "driver": theirs})
 

@@ -122,7 +122,18 @@ class ProductEntry(Strict):
     fp16_tflops: Sourced[Annotated[float, Field(gt=0)]] | None = None
     fp16_tensor_tflops: Sourced[Annotated[float, Field(gt=0)]] | None = None
     l2_bytes: Sourced[Pos] | None = None
+    gpc_sms: Sourced[list[Pos]] | None = None  # SMs per GPC, nominal (harvested chips differ)
+    dram_latency_ns: Sourced[Annotated[float, Field(gt=0)]] | None = None
+    # (warps per SM, bytes in flight per thread, GB/s) points that `probe --save` measured
+    read_bandwidth_curve: Sourced[list[Annotated[list[Annotated[float, Field(ge=0)]], Field(min_length=3, max_length=3)]]] | None = None
     disagreement: list[DisagreementModel] = []
+
+    @model_validator(mode="after")
+    def _gpcs_cover_the_sms(self):
+        if self.gpc_sms is not None and sum(self.gpc_sms.value) != self.sm_count.value:
+            raise ValueError(f"{self.name}: gpc_sms adds up to {sum(self.gpc_sms.value)} SMs, not sm_count "
+                             f"{self.sm_count.value}")
+        return self
 
 
 class ResolvedArch(Strict):

@@ -56,6 +56,9 @@ PRODUCT_NUMBER_FIELDS = (
     "fp16_tflops",
     "fp16_tensor_tflops",
     "l2_bytes",
+    "gpc_sms",  # SMs per GPC (cluster scheduling domain): a tuple, nominal for the product
+    "dram_latency_ns",
+    "read_bandwidth_curve",  # (warps per SM, bytes in flight per thread, GB/s) points, measured
 )
 # Source IDs that are not documents: what the driver reported, what a probe measured, what a
 # user's file says without a citation. Everything else is the shipped spec's.
@@ -243,11 +246,17 @@ def build_arch(family: str, defaults: dict, entry: dict, origin: str = "shipped"
     )
 
 
+def _frozen(value):
+    """Lists (of lists) as tuples, so a product stays hashable."""
+    return tuple(_frozen(v) for v in value) if isinstance(value, list) else value
+
+
 def build_product(entry: dict) -> Product:
     values, sources = {}, {}
     for key in PRODUCT_NUMBER_FIELDS:
         if key in entry:
-            values[key] = _value(entry[key])
+            value = _value(entry[key])
+            values[key] = _frozen(value)
             sources[key] = entry[key]["source"] if isinstance(entry[key], dict) else "user"
     return Product(
         name=entry["name"],

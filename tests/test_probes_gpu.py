@@ -44,3 +44,18 @@ def test_verify_real_cubin_for_this_device():
         pytest.skip(f"no recorded cubin for sm_{major}{minor}")
     code, doc = run_json("verify", str(cubin))
     assert code == 0 and all(not k["disagreements"] for k in doc["kernels"])
+
+
+def test_cluster_model_equals_the_driver_on_this_device():
+    if cupy.cuda.Device().compute_capability < "90":
+        pytest.skip("clusters need compute capability 9.0")
+    code, doc = run_json("probe", "--quick", "--only", "cluster")
+    result = doc["results"][0]
+    assert code == 0 and result["details"]["mismatches"] == [] and result["value"] == result["details"]["total"]
+    assert sum(result["details"]["gpc_sizes"]) == doc["device"]["attributes"]["sm_count"]
+
+
+def test_one_device_listed_twice_runs_the_several_device_path():
+    code, doc = run_json("probe", "--device", "0,0", "--only", "shared,launch")
+    assert code == 0 and [d["device"]["index"] for d in doc["devices"]] == [0, 0]
+    assert {row["name"] for row in doc["differs_most"]} >= {"shared_read", "launch_graph"}
