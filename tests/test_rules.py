@@ -78,6 +78,15 @@ def test_limiter_message_names_the_next_step_and_the_change():
     assert finding.details["next_steps"][1] == {"resource": "registers", "value": 32, "blocks_per_sm": 8, "occupancy": 1.0}
 
 
+@pytest.mark.parametrize("limit", [1, 31])
+def test_a_thread_limit_below_one_warp_leaves_no_block_size_to_advise(limit):
+    """A max_threads_per_block under the warp size left the block-size table empty and TA301 crashed."""
+    resolved, result = analyze_example({"arch": "volta", "registers": 0, "block_size": 1, "max_threads_per_block": limit})
+    findings = {f.code: f for f in check_occupancy(resolved, result)}
+    assert "blocks: 32 blocks of 1 warp per SM" in findings["TA301"].message
+    assert findings["TA201"].message.endswith("; use 32")
+
+
 def test_tail_effect_numbers():
     resolved, result = analyze_example({"arch": "h100-sxm", "registers": 32, "block_size": 256, "grid_size": 1200})
     [tail] = [f for f in check_occupancy(resolved, result) if f.code == "TA703"]

@@ -19,8 +19,10 @@ def block_not_warp_multiple(result: Occupancy, params: dict):
     size, warp = result.kernel.block_size, result.arch.warp_size
     if size % warp:
         lanes = -size % warp
-        yield (f"block of {size} threads fills {count(-(-size // warp), 'warp')} with {count(lanes, 'idle lane')}; "
-               f"use {size // warp * warp or warp} or {-(-size // warp) * warp}"), {"block_size": size, "idle_lanes": lanes}
+        below, above = size // warp * warp, -(-size // warp) * warp
+        use = f"use {below} or {above}" if below else f"use {above}"
+        yield (f"block of {count(size, 'thread')} fills {count(-(-size // warp), 'warp')} with {count(lanes, 'idle lane')}; "
+               f"{use}"), {"block_size": size, "idle_lanes": lanes}
 
 
 @rule(

@@ -45,8 +45,9 @@ def _shared_mem_advice(result: Occupancy, details: dict) -> list[str]:
 def _block_size_advice(result: Occupancy, limiter: str) -> str:
     # The smallest block that reaches the best occupancy: larger blocks add no warps per SM,
     # only coarser scheduling and a bigger tail.
-    best = max(whatif.block_size_table(result), key=lambda s: (s.occupancy, -s.value))
-    if best.occupancy > result.occupancy:
+    # No warp-multiple block fits under a max_threads_per_block below one warp: then there is no block size to advise.
+    best = max(whatif.block_size_table(result), key=lambda s: (s.occupancy, -s.value), default=None)
+    if best is not None and best.occupancy > result.occupancy:
         return f"{limiter}: block size {best.value} gives {pct(best.occupancy)}"
     return (f"{limiter}: {count(result.active_blocks_per_sm, 'block')} of "
             f"{count(result.warps_per_block, 'warp')} per SM")
