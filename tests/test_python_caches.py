@@ -414,3 +414,33 @@ def test_sarif_fingerprints_keep_variants_apart():
     results = json.loads(result.output)["runs"][0]["results"]
     prints = [json.dumps(r.get("partialFingerprints"), sort_keys=True) for r in results]
     assert len(results) >= 10 and len(set(prints)) == len(prints)
+
+
+def _pair(folder, name="k"):
+    json_path = next(CACHES["triton"].glob("*/add_kernel.json"))
+    (folder / f"{name}.cubin").write_bytes(json_path.with_suffix(".cubin").read_bytes())
+    return json_path
+
+
+@pytest.mark.parametrize("plant", ["json_to_dev_zero", "json_fifo", "cubin_to_dev_zero", "cubin_fifo", "so_fifo"])
+def test_a_device_fifo_or_link_in_a_cache_is_refused_not_read(tmp_path, plant):
+    """Reading /dev/zero behind a `.json` name once took all memory; opening a FIFO blocked for ever."""
+    json_path = _pair(tmp_path)
+    (tmp_path / "k.json").write_text(json_path.read_text())
+    what, kind = plant.rsplit("_", 1) if plant.endswith("fifo") else (plant.split("_to_")[0], "zero")
+    target = tmp_path / ("x.so" if what == "so" else f"k.{what}")
+    if target.exists():
+        target.unlink()
+    if kind == "fifo":
+        os.mkfifo(target)
+    else:
+        os.symlink("/dev/zero", target)
+    result = read_directory(tmp_path)
+    assert any(p.file == str(target) and "not a regular file" in p.message for p in result.problems), result.problems
+    out = CliRunner().invoke(cli, ["lint", str(tmp_path)])
+    assert out.exit_code == 2 and "not a regular file" in out.output
+
+
+@pytest.mark.parametrize("arch", ["sm_²³", "sm_९०", "sm_", "sm_9999", "sm_90x"])
+def test_an_arch_of_non_ascii_digits_is_not_an_arch(arch):
+    assert triton_entry({"name": "k", "num_warps": 4, "target": {"arch": arch}})["arch"] is None

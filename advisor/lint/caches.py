@@ -26,6 +26,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import stat
 from pathlib import Path
 
 from tuneadvise.advisor.readers.compiler_output import KernelUsage
@@ -74,12 +75,31 @@ def read_directory(root: str | Path) -> ReadResult:
     return _apart(result)
 
 
+class NotRegularFile(OSError):
+    """A device, FIFO, socket or symbolic link met in a walk: never opened for reading (it could block or never end)."""
+
+
+def _open_regular(path: str):
+    """`path` opened for binary reading if it is a regular file; links are not followed and a FIFO never blocks."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotRegularFile(0, "not a regular file")
+    return os.fdopen(fd, "rb")
+
+
+def _cannot_read(path: str, exc: OSError) -> InputProblem:
+    if isinstance(exc, NotRegularFile) or os.path.islink(path):
+        return InputProblem(path, None, "not a regular file (a link, device or FIFO): not read")
+    return InputProblem(path, None, f"cannot read: {exc.strerror}")
+
+
 def _read_build_output(path: str, result: ReadResult) -> None:
     try:
-        with open(path, "rb") as handle:
+        with _open_regular(path) as handle:
             head = handle.read(80)
     except OSError as exc:
-        result.problems.append(InputProblem(path, None, f"cannot read: {exc.strerror}"))
+        result.problems.append(_cannot_read(path, exc))
         return
     size = _digest_size(head)
     if size:
@@ -120,14 +140,15 @@ def _read_cupy(path: str, size: int, result: ReadResult) -> None:
 
 def _read_bytes(path: str, result: ReadResult, limit: int = MAX_CUBIN_BYTES) -> bytes | None:
     try:
-        if os.path.getsize(path) > limit:
-            result.problems.append(InputProblem(path, None, f"larger than {limit} bytes: not read"))
-            return None
-        with open(path, "rb") as handle:
-            return handle.read()
+        with _open_regular(path) as handle:
+            data = handle.read(limit + 1)  # bounded even if the file grows while read
     except OSError as exc:
-        result.problems.append(InputProblem(path, None, f"cannot read: {exc.strerror}"))
+        result.problems.append(_cannot_read(path, exc))
         return None
+    if len(data) > limit:
+        result.problems.append(InputProblem(path, None, f"larger than {limit} bytes: not read"))
+        return None
+    return data
 
 
 def _read_triton(meta_path: str, cubin_path: str, result: ReadResult) -> None:
@@ -219,7 +240,7 @@ def _arch(target) -> str | None:
         return f"sm_{arch}"
     if isinstance(arch, str):
         digits = arch.removeprefix("sm_").rstrip("af")
-        if digits.isdigit() and 2 <= len(digits) <= 3:
+        if digits.isascii() and digits.isdigit() and 2 <= len(digits) <= 3:
             return f"sm_{digits}"
     return None
 
