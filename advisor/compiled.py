@@ -150,8 +150,9 @@ def _cubin_resources(obj, kernel: str | None) -> Resources:
         try:
             with open(obj, "rb") as handle:
                 data = handle.read(256 << 20)
-        except OSError as exc:
-            raise InputError("obj", f"cannot read {where}: {exc.strerror}") from None
+        except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
+            reason = exc.strerror if isinstance(exc, OSError) else "a path with a NUL byte"
+            raise InputError("obj", f"cannot read {where[:200]!r}: {reason}") from None
     else:
         data = bytes(obj)
     size = _digest_size(data[:80])
@@ -165,10 +166,13 @@ def _cubin_resources(obj, kernel: str | None) -> Resources:
 def _triton_resources(metadata, asm) -> Resources:
     from tuneadvise.advisor.lint.caches import MetadataError, triton_entry
 
-    fields = metadata if isinstance(metadata, dict) else (metadata._asdict() if hasattr(metadata, "_asdict")
-                                                          else vars(metadata))
     try:
+        fields = metadata if isinstance(metadata, dict) else (metadata._asdict() if hasattr(metadata, "_asdict")
+                                                              else vars(metadata))
         entry = triton_entry(dict(fields))
+    except TypeError:  # vars() of an object without attributes, or fields that are not a mapping
+        raise InputError("obj", f"Triton metadata: expected a dict, a namedtuple or an object with attributes, "
+                                f"not a {type(metadata).__name__}") from None
     except MetadataError as exc:
         raise InputError("obj", f"Triton metadata: {exc}") from None
     cubin = asm.get("cubin") if isinstance(asm, dict) else None
@@ -195,10 +199,11 @@ def _cupy_resources(obj, attributes) -> Resources:
 def _numba_resources(kernel, py_func) -> Resources:
     name = getattr(py_func, "__name__", None) or getattr(kernel, "entry_name", None) or "kernel"
     cc = _numba_cc(kernel)
-    return Resources("Numba", name, _whole(kernel.regs_per_thread, "regs_per_thread"),
-                     _whole(kernel.shared_mem_per_block, "shared_mem_per_block"),
-                     _whole(kernel.local_mem_per_thread, "local_mem_per_thread"),
-                     _whole(kernel.max_threads_per_block, "max_threads_per_block", 1, 1024), cc)
+    def field(key, low=0, high=1 << 31):  # getattr with a default: a missing attribute is named as bad input
+        return _whole(getattr(kernel, key, None), key, low, high)
+
+    return Resources("Numba", name, field("regs_per_thread"), field("shared_mem_per_block"),
+                     field("local_mem_per_thread"), field("max_threads_per_block", 1, 1024), cc)
 
 
 def _numba_cc(kernel) -> str | None:

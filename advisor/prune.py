@@ -53,6 +53,15 @@ def prune(configs: Iterable, arch, resources: Callable[[object], Mapping], *, mi
     their given order, each with its occupancy; with `min_occupancy`, only those reaching it."""
     from tuneadvise.advisor import _arch
 
+    if not callable(resources):
+        raise InputError("resources", f"must be a function of one configuration, not a {type(resources).__name__}")
+    if min_occupancy is not None and (isinstance(min_occupancy, bool) or not isinstance(min_occupancy, (int, float))
+                                      or not 0 <= min_occupancy <= 1):
+        raise InputError("min_occupancy", f"expected a number from 0 to 1, got {str(min_occupancy)[:40]!r}")
+    try:
+        configs = iter(configs)
+    except TypeError:
+        raise InputError("configs", f"expected an iterable of configurations, not a {type(configs).__name__}") from None
     table = _Table(_arch(arch, cuda))
     kept = []
     for index, config in enumerate(configs):
