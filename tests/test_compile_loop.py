@@ -245,3 +245,20 @@ def test_a_launch_bound_met_by_spilling_is_flagged_at_ptxas_own_cap(use, tmp_pat
     assert truth[wide]["registers"] == 80 and truth[wide]["spill_stores"] > 0
     assert [d["register_cap"] for d in flagged[wide]] == [80] and flagged[narrow] == []
     assert sum(1 for findings in flagged.values() if findings) == 1
+
+
+@pytest.mark.parametrize("flags", ["--keep --keep-dir {d}/kept", "-save-temps", "--output-file={d}/written",
+                                   "-optf {d}/opts", "-Xptxas --output-file={d}/written"])
+def test_a_compile_commands_entry_cannot_make_the_compiler_write_beside_the_build(use, tmp_path, flags):
+    """--keep, --keep-dir and -save-temps in an entry once left the compiler's intermediate files in the
+    entry's directory (or any directory it named); only the build's temporary folder is written."""
+    (tmp_path / "k.cu").write_text("__global__ void k(float *x) { x[0] = 1; }\n")
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "opts").write_text(f"--keep -o {tmp_path}/written\n")
+    entry = {"directory": str(tmp_path), "file": "k.cu",
+             "command": f"nvcc {flags.format(d=tmp_path)} -arch=sm_90 -c k.cu -o k.o"}
+    (tmp_path / "cc.json").write_text(json.dumps([entry]))
+    before = sorted(p.name for p in tmp_path.rglob("*"))
+    result = CliRunner().invoke(cli, ["lint", "--compile-commands", str(tmp_path / "cc.json"), "--no-cache"])
+    assert result.exit_code in (0, 1, 2) and "Traceback" not in result.output, result.output
+    assert sorted(p.name for p in tmp_path.rglob("*")) == before

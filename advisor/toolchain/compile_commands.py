@@ -4,7 +4,9 @@ source and architecture, with the entry's own flags.
 Each `.cu` entry keeps its flags (include paths, macros, language standard, extended
 lambdas...) and its directory; what only decides what the build writes or targets is
 dropped: the compiler itself, the source, `-c`, `-o FILE`, dependency files
-(`-MD`, `-MF FILE`...), and the architecture flags (`-arch`, `-gencode`,
+(`-MD`, `-MF FILE`...), flags that write files beside the build or run what it
+builds (`--keep`, `--keep-dir DIR`, `-save-temps`, `--run`), options files (`-optf FILE`:
+their flags would escape these checks), and the architecture flags (`-arch`, `-gencode`,
 `--generate-code`, `-code`), because the resource report is asked for one
 architecture at a time. The architectures are --arch's, or else the ones the entry
 itself compiles for.
@@ -25,10 +27,12 @@ import shlex
 from tuneadvise.advisor.toolchain.compile import Build
 
 _WITH_VALUE = {"-o", "-MF", "-MT", "-MQ", "-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code",
-               "--gpu-code", "-odir", "--output-directory", "--dependency-output", "-ccbin", "--compiler-bindir"}
+               "--gpu-code", "-odir", "--output-directory", "--dependency-output", "-ccbin", "--compiler-bindir",
+               "--output-file", "-keep-dir", "--keep-dir", "-optf", "--options-file", "-run-args", "--run-args"}
 _KEEP_WITH_VALUE = {"-ccbin", "--compiler-bindir"}  # the host compiler stays; its value follows
 _ALONE = {"-c", "-dc", "--compile", "--device-c", "-MD", "-MMD", "-M", "-MM", "-E", "-ptx", "-cubin", "-fatbin",
-          "--generate-dependencies-with-compile", "--generate-nonsystem-dependencies-with-compile", "-MP"}
+          "--generate-dependencies-with-compile", "--generate-nonsystem-dependencies-with-compile", "-MP",
+          "-keep", "--keep", "-save-temps", "--save-temps", "-run", "--run"}
 _ARCH_OPTIONS = ("-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code", "--gpu-code")
 _SM = re.compile(r"sm_(\d+[a-z]?)")
 _COMPUTE = re.compile(r"compute_(\d+[a-z]?)")
@@ -84,7 +88,7 @@ def flags_of(entry: dict) -> tuple[list[str], list[str]]:
                 kept += [arg, args[i + 1]]
             i += 2
             continue
-        if arg in _ALONE or name in ("-o", "-MF", "-MT", "-MQ", "--dependency-output", "-odir", "--output-directory") \
+        if arg in _ALONE or name in _WITH_VALUE - _KEEP_WITH_VALUE \
                 or arg.startswith("-o") and len(arg) > 2 and not arg.startswith("-opt"):
             i += 1
             continue
