@@ -92,3 +92,34 @@ def test_prune_takes_any_resources_or_names_the_field(configs, min_occupancy):
         assert "\n" not in str(exc)
     else:
         assert all(0 < p.occupancy <= 1 and p.active_blocks_per_sm >= 1 for p in kept)
+
+
+def _cache(tmp_path, monkeypatch):
+    from tuneadvise.advisor.toolchain import cache as cache_module
+    from tuneadvise.advisor.toolchain.discovery import Toolchain
+
+    monkeypatch.setattr(cache_module.Toolchain, "version", property(lambda self: "12.0"))
+    return cache_module.PtxasCache(tmp_path, Toolchain("/no/nvcc", "/no/ptxas", "PATH"))
+
+
+@pytest.mark.parametrize("plant", ["fifo", "dev_zero", "directory", "not_json", "wrong_types", "other_key"])
+def test_a_damaged_report_cache_entry_is_a_miss_never_a_hang(tmp_path, monkeypatch, plant):
+    """A FIFO at an entry's path once blocked lint for ever, a link to /dev/zero read without end."""
+    import os
+
+    cache = _cache(tmp_path, monkeypatch)
+    key = "ab" + "0" * 62
+    cache.put(key, "ptxas info    : Used 8 registers")
+    assert cache.get(key) == "ptxas info    : Used 8 registers"
+    path = cache._path(key)
+    path.unlink()
+    if plant == "fifo":
+        os.mkfifo(path)
+    elif plant == "dev_zero":
+        os.symlink("/dev/zero", path)
+    elif plant == "directory":
+        path.mkdir()
+    else:
+        path.write_text({"not_json": "{", "wrong_types": '{"key": 5, "log": [1]}',
+                         "other_key": '{"key": "x", "log": "", "sha256": ""}'}[plant])
+    assert cache.get(key) is None

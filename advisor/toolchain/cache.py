@@ -26,6 +26,7 @@ import hashlib
 import json
 import os
 import shutil
+import stat
 import subprocess
 import tempfile
 import threading
@@ -53,10 +54,10 @@ def _identity(path: str | None) -> list:
     if not path:
         return [None]
     try:
-        stat = os.stat(path)
+        info = os.stat(path)
     except OSError:
         return [path, None]
-    return [path, stat.st_size, stat.st_mtime_ns]
+    return [path, info.st_size, info.st_mtime_ns]
 
 
 class PtxasCache:
@@ -100,10 +101,15 @@ class PtxasCache:
 
     def get(self, key: str) -> str | None:
         try:
-            path = self._path(key)
-            if path.stat().st_size > MAX_ENTRY:
+            # Only a regular file is an entry: a FIFO planted there would block, a link to /dev/zero never end.
+            fd = os.open(self._path(key), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+            with os.fdopen(fd, "rb") as handle:
+                if not stat.S_ISREG(os.fstat(fd).st_mode):
+                    return None
+                data = handle.read(MAX_ENTRY + 1)
+            if len(data) > MAX_ENTRY:
                 return None
-            entry = json.loads(path.read_text(encoding="utf-8"))
+            entry = json.loads(data.decode("utf-8"))
         except (OSError, ValueError, UnicodeDecodeError, RecursionError):
             return None
         if not isinstance(entry, dict) or entry.get("key") != key or not isinstance(entry.get("log"), str):
