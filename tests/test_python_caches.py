@@ -444,3 +444,26 @@ def test_a_device_fifo_or_link_in_a_cache_is_refused_not_read(tmp_path, plant):
 @pytest.mark.parametrize("arch", ["sm_²³", "sm_९०", "sm_", "sm_9999", "sm_90x"])
 def test_an_arch_of_non_ascii_digits_is_not_an_arch(arch):
     assert triton_entry({"name": "k", "num_warps": 4, "target": {"arch": arch}})["arch"] is None
+
+
+_JSON = st.recursive(st.one_of(st.none(), st.booleans(), st.integers(-(1 << 70), 1 << 70), st.floats(),
+                               st.text(max_size=6)),
+                     lambda inner: st.one_of(st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=4), inner,
+                                                                                        max_size=3)), max_leaves=8)
+_KEYS = ["name", "num_warps", "shared", "num_ctas", "num_stages", "cluster_dims", "maxnreg", "constants", "target"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.dictionaries(st.sampled_from(_KEYS), _JSON, max_size=9), st.booleans())
+def test_hostile_metadata_beside_a_real_cubin_is_linted_or_named(tmp_path_factory, meta, real_name):
+    """Any JSON values for the metadata's fields: one problem naming the file, or a lint of the kernel."""
+    folder = tmp_path_factory.mktemp("cache")
+    _pair(folder)
+    if real_name:
+        meta["name"] = "add_kernel"
+    (folder / "k.json").write_text(json.dumps(meta))
+    result = read_directory(folder)  # never raises
+    assert all(p.file and p.message and "\n" not in p.message for p in result.problems)
+    out = CliRunner().invoke(cli, ["lint", str(folder), "--format", "json"])
+    assert out.exit_code in (0, 1, 2), out.output
+    assert out.exception is None or isinstance(out.exception, SystemExit), repr(out.exception)
