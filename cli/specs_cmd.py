@@ -145,13 +145,8 @@ def show(arch, spec_file, cuda, fmt):
     table.add_column("Value", justify="right", max_width=16)
     table.add_column("Source", overflow="fold")
     for key, item in document["values"].items():
-        value = item["value"]
-        if isinstance(value, bool):
-            shown = "yes" if value else "no"
-        else:
-            shown = ", ".join(map(str, value)) if isinstance(value, list) else f"{value:,}"
         mark = "* " if item["unconfirmed"] else ""
-        table.add_row(f"{mark}{key}", shown, _readable(item["source"], item["citation"]))
+        table.add_row(f"{mark}{key}", _value_text(item["value"]), _readable(item["source"], item["citation"]))
     out.print(table)
     if any(item["unconfirmed"] for item in document["values"].values()):
         out.print("* unconfirmed: no primary source gives this value (see its source column for where it comes from)")
@@ -173,12 +168,23 @@ def show(arch, spec_file, cuda, fmt):
         ptable.add_column("Value", justify="right")
         ptable.add_column("Source", overflow="fold")
         for key, item in document["product"]["values"].items():
-            ptable.add_row(key, f"{item['value']:,}", _readable(item["source"], item["citation"]))
+            ptable.add_row(key, _value_text(item["value"]), _readable(item["source"], item["citation"]))
         out.print(ptable)
     disagreements = document["disagreements"] + document.get("product", {}).get("disagreements", [])
     for d in disagreements:
         listed = "; ".join(f"{v['value']:g} ({v['source']})" for v in d["values"])
         out.print(f"[yellow]Sources disagree on {d['field']}:[/] {listed}. Used: {d['used']:g}. {d['why']}")
+
+
+def _value_text(value) -> str:
+    """A spec value as the table shows it: numbers with thousands separators, a list (a GPC layout) item by item."""
+    if isinstance(value, (list, tuple)):
+        return ", ".join(_value_text(v) for v in value)
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if not isinstance(value, (int, float)):
+        return str(value)
+    return f"{value:,}"
 
 
 @specs.command("validate")

@@ -313,3 +313,26 @@ def test_specs_show_keeps_every_field_name_whole_at_80_columns(monkeypatch, name
     words = out.split()
     for key in [*document["values"], *document.get("product", {}).get("values", {})]:
         assert key in words, key
+
+
+def _every_shipped_name():
+    from click.testing import CliRunner
+
+    from tuneadvise.cli.main import cli
+
+    listing = json.loads(CliRunner().invoke(cli, ["specs", "--format", "json"]).output)
+    return [a["arch"] for a in listing["architectures"]] + [p["name"] for p in listing["products"]]
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_specs_show_answers_for_every_shipped_architecture_and_product(fmt):
+    # Found by the fuzz campaign: a product's list value (the H100's measured GPC layout) crashed the table.
+    from click.testing import CliRunner
+
+    from tuneadvise.cli.main import cli
+
+    names = _every_shipped_name()
+    assert "h100-sxm" in names and "sm_110" in names
+    for name in names:
+        result = CliRunner().invoke(cli, ["specs", "show", name, "--format", fmt])
+        assert result.exit_code == 0, (name, result.output[-500:])
