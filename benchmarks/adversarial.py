@@ -133,6 +133,19 @@ def source(text):
     return make
 
 
+def source_unfinished_declarations(size):
+    # `lint log k.cu`: `template<> __global__` lines with no name, body or semicolon (each
+    # declaration was once read on for 2,000 characters).
+    return "cu", (b"template<> __global__\n" * (size // 22 + 1))[:size], [
+        "lint", str(FIXTURES / "ptxas_sm_90.log"), "{file}", "--format", "json"]
+
+
+def compile_volatile(size):
+    # `lint k.cu --arch sm_80`: nvcc prints the whole line with each of its warnings (quadratic output).
+    return "cu", (b"volatile " * (size // 9 + 1))[:size], ["lint", "{file}", "--arch", "sm_80", "--no-cache",
+                                                           "--format", "json"]
+
+
 def source_index(size):
     # `lint log k.cu`: a source of `template<> __global__` lines beside a one-kernel log.
     line = "template<> __global__ void k<int>(int*);\n"
@@ -217,6 +230,10 @@ KINDS = {
     "fatbin zstd bomb x8": (fatbin_zstd_bomb, 4096, "double"),
     "check-source volatile": (source("volatile "), 22_500, "double"),
     "check-source comments": (source("/* "), 22_500, "double"),
+    "check-source legacy intrinsics": (source("__shfl("), 50_000, "double"),
+    "check-source raw strings": (source('R"('), 50_000, "double"),
+    "source unfinished declarations": (source_unfinished_declarations, 50_000, "double"),
+    "compile volatile (nvcc)": (compile_volatile, 20_000, "double"),
     "source index templates": (source_index, 40_000, "double"),
     "config yaml aliases": (yaml_aliases, 4_000, "double"),
     "config toml": (toml_config, 50_000, "double"),
@@ -273,7 +290,7 @@ def main() -> None:
     parser.add_argument("--kinds", help="comma-separated kind names (default: all); see KINDS")
     options = parser.parse_args()
     kinds = [k.strip() for k in options.kinds.split(",")] if options.kinds else list(KINDS)
-    print(f"{'input kind':<28} {'sizes (bytes)':<24} {'seconds':<30} {'ratio':>5} {'peak MB':>8}  {'exit':<6} verdict")
+    print(f"{'input kind':<32} {'sizes (bytes)':<24} {'seconds':<30} {'ratio':>5} {'peak MB':>8}  {'exit':<6} verdict")
     with tempfile.TemporaryDirectory() as folder:
         for kind in kinds:
             _, first, growth = KINDS[kind]
@@ -288,7 +305,7 @@ def main() -> None:
             times = " ".join("-" if r["seconds"] is None else f"{r['seconds']:.2f}" for r in rows)
             peak = max((r["peak_mb"] or 0) for r in rows)
             codes = ",".join(sorted({str(r["code"]) for r in rows}))
-            print(f"{kind:<28} {' '.join(human(r['bytes']) for r in rows):<24} {times:<30} {ratio:>5} {peak:>8.0f}  "
+            print(f"{kind:<32} {' '.join(human(r['bytes']) for r in rows):<24} {times:<30} {ratio:>5} {peak:>8.0f}  "
                   f"{codes:<6} {word}", flush=True)
 
 

@@ -5,12 +5,13 @@ from __future__ import annotations
 
 import click
 
+from tuneadvise.advisor.toolchain.settings import COMPILE_MEMORY_MIB, COMPILE_TIMEOUT_S
 from tuneadvise.cli.common import BadInput
 
 
 def build_options(command=None, *, compile_commands: bool = True):
     """The options of commands that compile CUDA sources: -I, -D, --nvcc-flag, --jobs, --no-cache,
-    and --compile-commands where the command takes it. `@build_options` or
+    --compile-timeout, --compile-memory, and --compile-commands where the command takes it. `@build_options` or
     `@build_options(compile_commands=False)`."""
     if command is None:
         return lambda function: build_options(function, compile_commands=compile_commands)
@@ -25,6 +26,12 @@ def build_options(command=None, *, compile_commands: bool = True):
                      help="Compilers run at once (default: one per CPU)."),
         click.option("--no-cache", is_flag=True,
                      help="Compile everything again instead of reusing ptxas's reports of unchanged builds."),
+        click.option("--compile-timeout", type=click.IntRange(1, 86_400), default=COMPILE_TIMEOUT_S,
+                     show_default=True, metavar="SECONDS",
+                     help="A compiler run taking longer fails its build (the others go on)."),
+        click.option("--compile-memory", type=click.IntRange(0, 1 << 30), default=COMPILE_MEMORY_MIB,
+                     show_default=True, metavar="MIB",
+                     help="Address space each compiler process may use; past it the build fails. 0: no limit."),
     ]
     if compile_commands:
         options.insert(3, click.option("--compile-commands", type=click.Path(dir_okay=False),
@@ -34,13 +41,15 @@ def build_options(command=None, *, compile_commands: bool = True):
     return command
 
 
-def build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache=False):
+def build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache=False,
+                   compile_timeout=COMPILE_TIMEOUT_S, compile_memory=COMPILE_MEMORY_MIB):
     from tuneadvise.advisor.toolchain.settings import BuildSettings, source_flags
 
     for define in defines:
         if not define.split("=", 1)[0].isidentifier():
             raise BadInput(f"--define: '{define[:80]}' is not NAME or NAME=VALUE")
-    return BuildSettings(source_flags(include_dirs, defines, nvcc_flags), compile_commands, jobs, not no_cache)
+    return BuildSettings(source_flags(include_dirs, defines, nvcc_flags), compile_commands, jobs, not no_cache,
+                         compile_timeout, compile_memory or None)
 
 
 def compiling(function, *args, **kwargs):

@@ -17,7 +17,8 @@ from tuneadvise.cli.compile_options import build_options, build_settings, compil
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table (human text), or TUNEADVISE_FORMAT.")
 @build_options(compile_commands=False)
 @click.pass_context
-def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, defines, nvcc_flags, jobs, no_cache):
+def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, defines, nvcc_flags, jobs, no_cache,
+             compile_timeout, compile_memory):
     """Compile FILE (.cu or .ptx) at every register cap where each kernel's
     occupancy changes at this block size, and report ptxas's registers, spill
     stores and loads and stack frame at each cap, with the blocks per SM and
@@ -47,7 +48,8 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
     threads = 1
     for d in dims:
         threads *= d
-    settings = build_settings(include_dirs, defines, nvcc_flags, None, jobs, no_cache)
+    settings = build_settings(include_dirs, defines, nvcc_flags, None, jobs, no_cache, compile_timeout,
+                              compile_memory)
     report = compiling(compute, file, archs, threads, kernel_glob, settings)
     for problem in report.problems:
         click.echo(f"tuneadvise: bad input: {problem}", err=True)

@@ -104,7 +104,8 @@ def _write(text, output: str | None) -> None:
 @build_options
 @click.pass_context
 def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min_occupancy, fmt, output, statistics,
-         baseline, update_baseline, include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache):
+         baseline, update_baseline, include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache,
+         compile_timeout, compile_memory):
     """Lint kernels from build output: ptxas -v logs, cuobjdump listings,
     cubins and fatbins (.o, .so, executables), with launch settings and
     budgets from a config, and CUDA sources for locations and suppressions.
@@ -130,7 +131,8 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
     source to compile and no CUDA compiler.
     """
     config, config_path, inputs = _load_config(config_file, list(files))
-    build = build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache)
+    build = build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache,
+                           compile_timeout, compile_memory)
     if not inputs and not compile_commands:
         if not config.inputs:
             raise BadInput("FILES: nothing to lint; name build output (ptxas logs, cuobjdump listings, "

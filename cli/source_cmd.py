@@ -43,8 +43,9 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
         emit_json({"schema_version": SCHEMA_VERSION, "target": arch.sm, "findings": [f.to_dict() for f in findings]})
     else:
         out = console()
-        for f in findings:
-            out.print(f"{f.message} [{f.code} {f.severity}]", markup=False)
+        if findings:  # compiler-style lines, one per finding, never wrapped (editors jump to file:line)
+            out.print("\n".join(f"{f.message} [{f.code} {f.severity}]" for f in findings), markup=False,
+                      soft_wrap=True)
         out.print(f"{count(len(findings), 'finding')} in {count(len(paths), 'file')} for {arch.sm}")
     worst = max((SEVERITY_RANK[f.severity] for f in findings), default=-1)
     ctx.exit(EXIT_FINDINGS if worst >= SEVERITY_RANK[fail_on] else EXIT_OK)

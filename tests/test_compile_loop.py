@@ -132,6 +132,46 @@ def test_a_source_the_compiler_rejects_is_one_line_and_the_rest_is_linted(use, t
     assert {k["name"] for k in json.loads(result.stdout)["kernels"]} >= {"_Z8spillingPKfPfi", "_Z5heavyPKdPdi"}
 
 
+def test_a_compiler_run_past_its_time_output_or_memory_fails_its_build_alone(use, tmp_path, monkeypatch):
+    """Past --compile-timeout, MAX_COMPILER_OUTPUT or --compile-memory a build fails alone with one
+    line, and the other source is still compiled and linted."""
+    slow = tmp_path / "slow.cu"  # 600 dependent sinf/cosf statements: cicc and ptxas take about 40 s
+    slow.write_text("__global__ void k(float* o, const float* x) {\n  float a = x[threadIdx.x], b = a;\n"
+                    + "".join(f"  a = a * x[{i * 7 % 1024}] + sinf(b); b = b + cosf(a) * {i}.0f;\n" for i in range(600))
+                    + "  o[threadIdx.x] = a + b;\n}\n")
+    result = CliRunner().invoke(cli, ["lint", str(slow), str(LINT_KERNELS), "-a", "sm_90", "--format", "json",
+                                      "--no-cache", "--compile-timeout", "1"])
+    assert result.exit_code == 2
+    errors = [line for line in result.stderr.splitlines() if str(slow) in line]
+    assert errors == [f"tuneadvise: bad input: {slow}: sm_90: the compiler failed: stopped after 1 s (--compile-timeout)"]
+    assert {k["name"] for k in json.loads(result.stdout)["kernels"]} >= {"_Z8spillingPKfPfi", "_Z5heavyPKdPdi"}
+
+    # nvcc repeats the source line in each diagnostic: 1,000 warnings on a 9 KB line are 9 MB of output.
+    monkeypatch.setattr("tuneadvise.advisor.toolchain.compile.MAX_COMPILER_OUTPUT", 1 << 20)
+    slow.write_text("volatile " * 1000)
+    loud = CliRunner().invoke(cli, ["lint", str(slow), "-a", "sm_90", "--format", "json", "--no-cache"])
+    errors = [line for line in loud.stderr.splitlines() if str(slow) in line]
+    assert loud.exit_code == 2 and len(errors) == 1
+    assert errors[0].startswith(f"tuneadvise: bad input: {slow}: sm_90: the compiler failed: printed more than 1 MiB "
+                                f"and was stopped; it began: {slow}(1): warning #83-D: type qualifier specified")
+
+    if os.name != "posix":
+        return
+    # 16 MiB of address space is less than nvcc itself maps: the build fails, naming the limit.
+    small = CliRunner().invoke(cli, ["lint", str(LINT_KERNELS), "-a", "sm_90", "--format", "json", "--no-cache",
+                                     "--compile-memory", "16"])
+    assert small.exit_code == 2 and json.loads(small.stdout)["kernels"] == []
+    [error] = [line for line in small.stderr.splitlines() if f"{LINT_KERNELS}: sm_90: the compiler failed" in line]
+    assert error.endswith("(each compiler process may use 16 MiB: --compile-memory)")
+    # The default limit leaves a real translation unit alone (what ptxas reports, as without a limit).
+    default = CliRunner().invoke(cli, ["lint", str(LINT_KERNELS), "-a", "sm_90", "--format", "json", "--no-cache"])
+    unlimited = CliRunner().invoke(cli, ["lint", str(LINT_KERNELS), "-a", "sm_90", "--format", "json", "--no-cache",
+                                         "--compile-memory", "0"])
+    assert default.exit_code == unlimited.exit_code and default.exit_code in (0, 1)
+    truth = {(name, "sm_90"): figures for name, figures in fixture_truth(use, LINT_KERNELS, "sm_90").items()}
+    assert linted(default.stdout) == linted(unlimited.stdout) == truth
+
+
 def test_new_rules_on_real_builds(use, tmp_path):
     # __maxnreg__(32) on `spilling`: ptxas meets it by spilling (TA907).
     result = run("lint", LINT_KERNELS, "-a", "sm_90", "--select", "TA907,TA909", "--format", "json")

@@ -644,6 +644,22 @@ def test_source_index_reads_in_linear_time():
     assert large / small < 3, (small, large)  # doubling the input about doubles the time
 
 
+@pytest.mark.parametrize("unit", ["template<> __global__\n", "__global__ void k(\n", "__global__ __launch_bounds__(\n"])
+def test_source_index_reads_each_line_for_one_declaration_at_most(monkeypatch, unit):
+    """Declarations that never end (no body, no semicolon) stop at the next `__global__`: the text
+    read for all of them together is about the file, not MAX_DECLARATION per kernel (issue 20: a
+    file of `template<> __global__` lines read 2,000 characters per line, 15 s for 2.4 MB)."""
+    from tuneadvise.advisor.readers import source_index
+
+    read = []
+    original = source_index._declaration
+    monkeypatch.setattr(source_index, "_declaration", lambda *a: read.append(original(*a)) or read[-1])
+    text = unit * 5000
+    source_index.SourceIndex().add_file("k.cu", text)
+    assert len(read) >= 2500  # one declaration per line that has a `__global__`
+    assert sum(map(len, read)) <= 2 * len(text)
+
+
 def test_diff_and_the_baseline_name_a_register_change_that_loses_a_block(tmp_path):
     """TA908: 64 -> 72 registers at 256 threads on sm_90 is 4 -> 3 blocks per SM; 64 -> 62 is no loss."""
     def log(name, registers):

@@ -380,24 +380,26 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     from tuneadvise.advisor.readers.usage import SOURCE_SUFFIXES, ReadResult, read_text, read_usage
     from tuneadvise.advisor.rules.source_scan import scan_source
 
+    paths = [str(path) for path in paths]
+    build_output = any(path == "-" or not path.lower().endswith(SOURCE_SUFFIXES) for path in paths)
+    compile_sources = [] if build_output else [p for p in paths if p.lower().endswith(COMPILED_SUFFIXES)]
+    if compile_sources and not (options.archs or options.config.arch):  # before reading anything
+        raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
     gathered = ReadResult()
     index = SourceIndex()
     source_texts = []
-    build_output = False
     for path in paths:
-        path = str(path)
         if path == "-":
-            build_output = True
             read_text(stdin, "<stdin>", gathered)
         elif path.lower().endswith(SOURCE_SUFFIXES):
             _read_source(path, gathered, index, source_texts)
         else:
-            build_output = True
             one = read_directory(path) if os.path.isdir(path) else read_usage(path)
             gathered.records += one.records
             gathered.problems += one.problems
             gathered.ptx_only += [f"{path}: {arch}" for arch in one.ptx_only]
-    compile_sources = [] if build_output else [p for p, _ in source_texts if p.lower().endswith(COMPILED_SUFFIXES)]
+    readable = {path for path, _ in source_texts}
+    compile_sources = [path for path in compile_sources if path in readable]
     if compile_sources or (build is not None and build.compile_commands):
         _compile_into(compile_sources, options, build or BuildSettings(), gathered, index, source_texts)
     report = lint_records(gathered.records, options, index)
@@ -440,8 +442,6 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
     archs = tuple(options.archs or options.config.arch)
     builds = []
     if sources:
-        if not archs:
-            raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
         builds += [Build(os.path.abspath(path), arch, settings.flags) for path in sources for arch in archs]
     if settings.compile_commands:
         try:
@@ -455,7 +455,7 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
                 _read_source(_shown_path(source), gathered, index, source_texts)
         builds += [b._replace(flags=b.flags + settings.flags) for b in entries]
     shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
-    for result in Compiler(find_toolchain(), settings.jobs, cache=settings.cache).run(builds):
+    for result in Compiler(find_toolchain(), settings).run(builds):
         build = result.build
         where = shown.get(build.source) or _shown_path(build.source)
         if result.error is not None:

@@ -18,7 +18,8 @@ Kernels are matched by their unqualified name, so overloads and template
 instances share one entry.
 
 Reading is linear in the text: each `__global__` declaration is read up to its
-body or its semicolon, at most MAX_DECLARATION characters.
+body, its semicolon or the next `__global__`, at most MAX_DECLARATION
+characters.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from tuneadvise.advisor.rules.source_scan import SUPPRESS, strip_comments
 _GLOBAL = re.compile(r"\b__global__\b")
 _ATTRIBUTE = re.compile(r"\b(__launch_bounds__|__maxnreg__|__cluster_dims__|__attribute__|alignas|decltype)\s*\(")
 _NAME_BEFORE_PAREN = re.compile(r"([A-Za-z_]\w*)\s*$")
+_DECLARATION_END = re.compile(r"[{;]|\b__global__\b")
 _LEADING_INT = re.compile(r"\s*(\d{1,7})\s*[,)]")
 MAX_DECLARATION = 2000  # characters of a declaration read: far more than any real signature's head
 MAX_PREAMBLE = 16  # comment and template lines above a kernel searched for suppressions
@@ -75,23 +77,22 @@ class SourceIndex:
 
 
 def _declaration(codes: list[str], index: int, start: int) -> str:
-    """The code from `__global__` to the end of the declaration (its body's brace or its
-    semicolon), joined across lines, at most MAX_DECLARATION characters."""
-    parts, size = [], 0
+    """The code from `__global__` to the end of the declaration (its body's brace, its semicolon, or
+    the next `__global__`, which no declaration contains), joined across lines, at most
+    MAX_DECLARATION characters. Stopping at the next `__global__` reads each line for one
+    declaration at most, so a file of many unfinished declarations stays linear."""
+    parts, room = [], MAX_DECLARATION
     for i in range(index, len(codes)):
-        part = codes[i][start:] if i == index else codes[i]
-        cut = _end(part)
-        parts.append(part if cut < 0 else part[:cut + 1])
-        size += len(part)
-        if cut >= 0 or size > MAX_DECLARATION:
+        part = codes[i][start:start + room] if i == index else codes[i][:room]
+        end = _DECLARATION_END.search(part, len("__global__") if i == index else 0)
+        if end is not None:
+            parts.append(part[:end.start()] if end.group() == "__global__" else part[:end.end()])
             break
-    return " ".join(parts)[:MAX_DECLARATION]
-
-
-def _end(part: str) -> int:
-    """The index of the first '{' or ';' in `part`, or -1."""
-    positions = [p for p in (part.find("{"), part.find(";")) if p >= 0]
-    return min(positions) if positions else -1
+        parts.append(part)
+        room -= len(part) + 1
+        if room <= 0:
+            break
+    return " ".join(parts)
 
 
 def _read(declaration: str) -> tuple[str | None, bool, dict[str, str]]:

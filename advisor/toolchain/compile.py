@@ -10,22 +10,34 @@ saying why the compiler failed.
 A CUDA source (.cu) goes through nvcc, which passes the cap to both of its
 stages (cicc and ptxas), exactly as `nvcc -maxrregcount=N` does; a PTX file goes
 straight to ptxas.
+
+Each compiler run is bounded (BuildSettings.timeout_s and memory_mib): on POSIX
+the compiler starts under `ulimit -v` through /bin/sh, which every process it
+starts inherits; a `preexec_fn` would do the same but is unsafe with the
+thread pool.
 """
 
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import tempfile
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 from tuneadvise.advisor.readers.compiler_output import KernelUsage, parse_ptxas
 from tuneadvise.advisor.toolchain.discovery import Toolchain
+from tuneadvise.advisor.toolchain.settings import BuildSettings
 
 PTX_SUFFIX = ".ptx"
-COMPILE_TIMEOUT = 600  # seconds per build: a pathological source fails that build, not the run
+DEFAULT_SETTINGS = BuildSettings()
 MAX_ERROR_LINE = 300
+# What a compiler may print before its build is stopped. ptxas's report is a few hundred bytes a
+# kernel; nvcc repeats the whole source line in every diagnostic, so a long line with many
+# warnings prints quadratically (a 200 KB line of repeated `volatile`: 22,000 warnings, 5 GB).
+MAX_COMPILER_OUTPUT = 32 << 20
 
 
 class Build(NamedTuple):
@@ -69,23 +81,125 @@ def error_line(text: str, returncode: int) -> str:
     """The compiler's first error, on one line; else its last line; else the exit status."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     chosen = next((line for line in lines if "error" in line.lower()), lines[-1] if lines else "")
-    chosen = chosen or f"exited with status {returncode}"
-    return chosen if len(chosen) <= MAX_ERROR_LINE else chosen[:MAX_ERROR_LINE] + "..."
+    return _capped(chosen or f"exited with status {returncode}")
 
 
-def compile_one(toolchain: Toolchain, build: Build, timeout: float = COMPILE_TIMEOUT) -> BuildResult:
+def _capped(line: str) -> str:
+    return line if len(line) <= MAX_ERROR_LINE else line[:MAX_ERROR_LINE] + "..."
+
+
+def limited(argv: list[str], memory_mib: int | None) -> list[str]:
+    """`argv` started with its address space (and its children's) capped at `memory_mib`."""
+    if memory_mib is None or os.name != "posix" or not os.path.exists("/bin/sh"):
+        return argv
+    return ["/bin/sh", "-c", 'ulimit -v "$0" && exec "$@"', str(memory_mib * 1024), *argv]
+
+
+class RunningCompilers:
+    """The compiler processes started and not yet finished. Each runs in its own process group
+    (killed whole on a timeout: nvcc's stages, cudafe++, cicc and ptxas, would otherwise outlive
+    nvcc), which Ctrl-C at a terminal no longer reaches, so whoever is interrupted kills them here."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._processes: set[subprocess.Popen] = set()
+        self._stopped = False
+
+    def start(self, argv: list[str], cwd: str | None) -> subprocess.Popen:
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   cwd=cwd, start_new_session=os.name == "posix")
+        with self._lock:
+            self._processes.add(process)
+            stopped = self._stopped
+        if stopped:  # started by a worker as the run was interrupted
+            self.kill(process)
+        return process
+
+    def finished(self, process: subprocess.Popen) -> None:
+        with self._lock:
+            self._processes.discard(process)
+
+    def kill(self, process: subprocess.Popen) -> None:
+        if process.poll() is not None:
+            return
+        try:
+            if os.name == "posix":
+                os.killpg(process.pid, signal.SIGKILL)
+            else:
+                process.kill()
+        except ProcessLookupError:
+            pass
+
+    def kill_all(self) -> None:
+        with self._lock:
+            self._stopped = True
+            processes = list(self._processes)
+        for process in processes:
+            self.kill(process)
+
+
+class BoundedOutput(threading.Thread):
+    """Reads a process's output to its end, keeping the first `limit` bytes; past them, calls
+    `overflow` once (which stops the process) and reads on, so the process never blocks on a pipe."""
+
+    def __init__(self, stream, limit: int, overflow):
+        super().__init__(daemon=True)
+        self.stream, self.limit, self.overflow = stream, limit, overflow
+        self.chunks: list[bytes] = []
+        self.size = 0
+
+    @property
+    def overflowed(self) -> bool:
+        return self.size > self.limit
+
+    def run(self) -> None:
+        while chunk := self.stream.read1(1 << 16):
+            if self.size < self.limit:
+                self.chunks.append(chunk[:self.limit - self.size])
+            was_over, self.size = self.overflowed, self.size + len(chunk)
+            if self.overflowed and not was_over:
+                self.overflow()
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", errors="replace")
+
+
+def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DEFAULT_SETTINGS,
+                running: RunningCompilers | None = None) -> BuildResult:
+    """One build: the compiler's report (its stdout and stderr as one log), or one line saying why
+    it failed (an error, past --compile-timeout or --compile-memory, or more than
+    MAX_COMPILER_OUTPUT printed)."""
+    running = running or RunningCompilers()
     with tempfile.TemporaryDirectory(prefix="tuneadvise-") as scratch:
         argv = command(toolchain, build, os.path.join(scratch, "out.cubin"))
         try:
-            done = subprocess.run(argv, capture_output=True, text=True, errors="replace", cwd=build.cwd,
-                                  timeout=timeout, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            return BuildResult(build, "", f"the compiler took more than {timeout:g} s")
+            process = running.start(limited(argv, settings.memory_mib), build.cwd)
         except OSError as exc:
             return BuildResult(build, "", f"cannot run {argv[0]}: {exc.strerror or exc}")
-    log = done.stdout + done.stderr
-    if done.returncode != 0:
-        return BuildResult(build, log, error_line(done.stderr or done.stdout, done.returncode))
+        output = BoundedOutput(process.stdout, MAX_COMPILER_OUTPUT, lambda: running.kill(process))
+        output.start()
+        try:
+            process.wait(timeout=settings.timeout_s)
+        except BaseException as exc:  # the timeout, or an interrupt while waiting
+            running.kill(process)
+            process.wait()
+            if not isinstance(exc, subprocess.TimeoutExpired):
+                raise
+            return BuildResult(build, "", f"stopped after {settings.timeout_s:g} s (--compile-timeout)")
+        finally:
+            running.finished(process)
+            output.join()
+            process.stdout.close()
+    log = output.text()
+    if output.overflowed:
+        first = next((line.strip() for line in log.splitlines() if line.strip()), "")
+        return BuildResult(build, "", f"printed more than {MAX_COMPILER_OUTPUT >> 20} MiB and was stopped; "
+                                      f"it began: {_capped(first)}")
+    if process.returncode != 0:
+        error = error_line(log, process.returncode)
+        if settings.memory_mib is not None and ("out of memory" in log.lower() or process.returncode < 0):
+            error += f" (each compiler process may use {settings.memory_mib} MiB: --compile-memory)"
+        return BuildResult(build, log, error)
     return BuildResult(build, log, None)
 
 
@@ -97,19 +211,20 @@ def default_jobs() -> int:
 
 
 class Compiler:
-    """Compiles builds in a pool of at most `jobs` processes at a time, each distinct build once;
-    with `cache` (the default), reports of unchanged builds come from the disk cache (cache.py)."""
+    """Compiles builds in a pool of at most `settings.jobs` processes at a time, each distinct build
+    once, each within the settings' time and memory; with `settings.cache` (the default), reports
+    of unchanged builds come from the disk cache (cache.py)."""
 
-    def __init__(self, toolchain: Toolchain, jobs: int | None = None, timeout: float = COMPILE_TIMEOUT,
-                 cache: bool = True):
+    def __init__(self, toolchain: Toolchain, settings: BuildSettings = DEFAULT_SETTINGS):
         from tuneadvise.advisor.toolchain.cache import PtxasCache, default_directory
 
         self.toolchain = toolchain
-        self.jobs = max(1, jobs or default_jobs())
-        self.timeout = timeout
-        directory = default_directory() if cache else None
+        self.settings = settings
+        self.jobs = max(1, settings.jobs or default_jobs())
+        directory = default_directory() if settings.cache else None
         self.cache = PtxasCache(directory, toolchain) if directory is not None else None
         self.results: dict[Build, BuildResult] = {}  # this compiler's builds, by value
+        self.running = RunningCompilers()
 
     def _one(self, build: Build) -> BuildResult:
         key = self.cache.key(build) if self.cache is not None else None
@@ -117,7 +232,7 @@ class Compiler:
             log = self.cache.get(key)
             if log is not None:
                 return BuildResult(build, log, None)
-        result = compile_one(self.toolchain, build, self.timeout)
+        result = compile_one(self.toolchain, build, self.settings, self.running)
         # Stored only if what the build reads did not change while it compiled.
         if key is not None and result.error is None and self.cache.key(build) == key:
             self.cache.put(key, result.log)
@@ -132,7 +247,12 @@ class Compiler:
                 done = [self._one(b) for b in todo]
             else:
                 with ThreadPoolExecutor(max_workers=workers) as pool:
-                    done = list(pool.map(self._one, todo))
+                    try:
+                        done = list(pool.map(self._one, todo))
+                    except BaseException:  # Ctrl-C: the waiting builds never start, the running ones die
+                        pool.shutdown(wait=False, cancel_futures=True)
+                        self.running.kill_all()
+                        raise
             for result in done:
                 self.results[result.build] = result
         return [self.results[b] for b in builds]

@@ -146,14 +146,15 @@ def frontier(source: str, archs, block_size: int, kernel_glob: str | None = None
         raise BuildSetupError(f"FILE: {source} is neither a CUDA source (.cu) nor PTX (.ptx)")
     index = SourceIndex()
     if not source.lower().endswith(".ptx"):
+        from tuneadvise.advisor.readers.files import MAX_SOURCE_BYTES, read_input
+
         try:
-            with open(source, encoding="utf-8", errors="replace") as handle:
-                index.add_file(source, handle.read())
+            index.add_file(source, read_input(source, MAX_SOURCE_BYTES).decode("utf-8", errors="replace"))
         except OSError as exc:
             raise BuildSetupError(f"FILE: cannot read {source}: {exc.strerror}") from None
     elif not os.path.isfile(source):
         raise BuildSetupError(f"FILE: cannot read {source}: not a file")
-    compiler = compiler or Compiler(find_toolchain(), settings.jobs, cache=settings.cache)
+    compiler = compiler or Compiler(find_toolchain(), settings)
     path = os.path.abspath(source)
     problems: list[str] = []
     uncapped = compiler.run([Build(path, arch, settings.flags) for arch in resolved])

@@ -10,14 +10,25 @@ class BuildSetupError(ValueError):
     """A build that cannot be set up (no architecture, an unreadable compile_commands.json): bad input."""
 
 
+# A compiler run is bounded: nvcc's front end is super-linear on some sources (1 MB of repeated
+# `volatile` takes it minutes and, unbounded, over 20 GB), so a hostile source fails its build
+# instead of stalling or exhausting the machine. Both limits are far above what real
+# translation units need and can be raised (--compile-timeout, --compile-memory).
+COMPILE_TIMEOUT_S = 600
+COMPILE_MEMORY_MIB = 8192
+
+
 class BuildSettings(NamedTuple):
     """How lint compiles the sources it is given: nvcc flags for every build (-I, -D and free
-    flags, in order), CMake's compile_commands.json, and how many compilers run at once."""
+    flags, in order), CMake's compile_commands.json, how many compilers run at once, and the
+    time and memory each compiler run may take."""
 
     flags: tuple[str, ...] = ()
     compile_commands: str | None = None
     jobs: int | None = None  # None: one per CPU this process may use
     cache: bool = True  # reuse ptxas's reports of unchanged builds from the disk cache (toolchain/cache.py)
+    timeout_s: float = COMPILE_TIMEOUT_S  # one compiler run past this fails its build
+    memory_mib: int | None = COMPILE_MEMORY_MIB  # address space of each compiler process (POSIX); None: unlimited
 
 
 def source_flags(includes=(), defines=(), extra=()) -> tuple[str, ...]:
