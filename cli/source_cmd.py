@@ -24,7 +24,6 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
     from tuneadvise.advisor.readers.files import MAX_SOURCE_BYTES, read_input
     from tuneadvise.advisor.rules import SEVERITY_RANK, RuleSelection
     from tuneadvise.advisor.rules.source_scan import scan_source
-    from tuneadvise.advisor.rules.wording import count
     from tuneadvise.cli.common import resolve_arch
 
     arch = resolve_arch(target).arch
@@ -42,10 +41,12 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
     if choose_format(fmt) == "json":
         emit_json({"schema_version": SCHEMA_VERSION, "target": arch.sm, "findings": [f.to_dict() for f in findings]})
     else:
+        from tuneadvise.cli.render import plural
+
         out = console()
         if findings:  # compiler-style lines, one per finding, never wrapped (editors jump to file:line)
             out.print("\n".join(f"{f.message} [{f.code} {f.severity}]" for f in findings), markup=False,
                       soft_wrap=True)
-        out.print(f"{count(len(findings), 'finding')} in {count(len(paths), 'file')} for {arch.sm}")
+        out.print(f"{plural(len(findings), 'finding')} in {plural(len(paths), 'file')} for {arch.sm}")
     worst = max((SEVERITY_RANK[f.severity] for f in findings), default=-1)
     ctx.exit(EXIT_FINDINGS if worst >= SEVERITY_RANK[fail_on] else EXIT_OK)

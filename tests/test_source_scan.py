@@ -80,3 +80,17 @@ def test_the_summary_counts_in_words_and_paths_are_not_markup(tmp_path):
     assert result.exit_code == 0
     assert "[bold]k.cu:1: __mul24" in result.output
     assert result.output.splitlines()[-1] == "1 finding in 1 file for sm_70"
+
+
+def test_each_finding_is_one_unwrapped_line_however_many(tmp_path):
+    """Compiler-style `file:line: message [code severity]` lines, never wrapped (an editor jumps to
+    them), all printed at once: 1 MB of `__shfl(` on one line is 142,858 findings (printing each
+    through its own console call took 8 s)."""
+    path = tmp_path / "k.cu"
+    path.write_text("__shfl(" * 142_858)
+    result = CliRunner().invoke(cli, ["check-source", str(path), "--target", "sm_70"], env={"COLUMNS": "40"})
+    assert result.exit_code == 1
+    lines = result.output.splitlines()
+    assert len(lines) == 142_858 + 1 and lines[-1] == "142,858 findings in 1 file for sm_70"
+    assert set(lines[:-1]) == {f"{path}:1: __shfl assumes lock-step warps; use __shfl_sync with a lane mask "
+                               "[TA801 error]"}
