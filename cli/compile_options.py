@@ -45,6 +45,12 @@ def build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no
                    compile_timeout=COMPILE_TIMEOUT_S, compile_memory=COMPILE_MEMORY_MIB):
     from tuneadvise.advisor.toolchain.settings import BuildSettings, source_flags
 
+    # An empty -I would glue nothing to the flag: nvcc then takes the next argument as the
+    # directory, and the build silently loses its resource report.
+    if any(not directory for directory in include_dirs):
+        raise BadInput("--include-dir: an empty directory name; name a directory, or leave the option out")
+    if any(not flag for flag in nvcc_flags):
+        raise BadInput("--nvcc-flag: an empty flag; give the flag as one argument: --nvcc-flag=-std=c++17")
     for define in defines:
         if not define.split("=", 1)[0].isidentifier():
             raise BadInput(f"--define: '{define[:80]}' is not NAME or NAME=VALUE")

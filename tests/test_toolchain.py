@@ -120,3 +120,18 @@ def test_a_source_to_compile_without_an_architecture_is_bad_input(tmp_path, args
     result = CliRunner().invoke(cli, [str(tmp_path / a) if "." in a else a for a in args])
     assert result.exit_code == 2, result.output
     assert "--arch" in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("option, value, message", [
+    ("-I", "", "--include-dir: an empty directory name"),
+    ("--nvcc-flag", "", "--nvcc-flag: an empty flag"),
+    ("-D", "", "--define: '' is not NAME or NAME=VALUE"),
+])
+@pytest.mark.parametrize("command", [["lint", "k.cu", "-a", "sm_90"], ["frontier", "k.cu", "-a", "sm_90", "-b", "256"]])
+def test_an_empty_build_option_is_refused_before_compiling(no_compiler, tmp_path, command, option, value, message):
+    """`-I ""` became a bare -I: nvcc took the next argument (-Xptxas) as the directory, the build
+    lost its resource report, and lint passed with no kernels."""
+    (tmp_path / "k.cu").write_text("__global__ void k() {}\n")
+    result = CliRunner().invoke(cli, [str(tmp_path / a) if a == "k.cu" else a for a in command] + [option, value])
+    [line] = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and line.startswith(f"tuneadvise: error: {message}")
