@@ -4,6 +4,7 @@ compile_commands reader on good and hostile input, the build flags."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from click.testing import CliRunner
@@ -135,3 +136,22 @@ def test_an_empty_build_option_is_refused_before_compiling(no_compiler, tmp_path
     result = CliRunner().invoke(cli, [str(tmp_path / a) if a == "k.cu" else a for a in command] + [option, value])
     [line] = result.stderr.strip().splitlines()
     assert result.exit_code == 2 and line.startswith(f"tuneadvise: error: {message}")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the address-space cap is POSIX's ulimit -v")
+def test_the_compiler_memory_cap_binds_the_process_and_defers_to_a_lower_inherited_limit():
+    import subprocess
+    import sys
+
+    from tuneadvise.advisor.toolchain.compile import limited
+
+    allocate = [sys.executable, "-c", "bytearray(400 << 20)"]
+    assert subprocess.run(limited(allocate, 200), capture_output=True).returncode != 0
+    assert subprocess.run(limited(allocate, 2048), capture_output=True).returncode == 0
+    assert limited(allocate, None) == allocate
+    # Under an inherited hard limit at or below the cap, `ulimit -v` could not raise it: left as it is.
+    probe = ("import resource, sys; from tuneadvise.advisor.toolchain.compile import limited; "
+             "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
+             "print(limited(['nvcc'], 2048) == ['nvcc'], limited(['nvcc'], 512)[0])")
+    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.split() == \
+        ["True", "/bin/sh"]

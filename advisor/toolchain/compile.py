@@ -89,8 +89,15 @@ def _capped(line: str) -> str:
 
 
 def limited(argv: list[str], memory_mib: int | None) -> list[str]:
-    """`argv` started with its address space (and its children's) capped at `memory_mib`."""
+    """`argv` started with its address space (and its children's) capped at `memory_mib`; as it is
+    where there is no /bin/sh, or where this process already has a hard limit at or below the cap
+    (which the compiler inherits, and which `ulimit` could not raise)."""
     if memory_mib is None or os.name != "posix" or not os.path.exists("/bin/sh"):
+        return argv
+    import resource
+
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY and hard <= memory_mib << 20:
         return argv
     return ["/bin/sh", "-c", 'ulimit -v "$0" && exec "$@"', str(memory_mib * 1024), *argv]
 
