@@ -155,3 +155,51 @@ def test_the_compiler_memory_cap_binds_the_process_and_defers_to_a_lower_inherit
              "print(limited(['nvcc'], 2048) == ['nvcc'], limited(['nvcc'], 512)[0])")
     assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.split() == \
         ["True", "/bin/sh"]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads process groups from /proc (Linux)")
+@pytest.mark.parametrize("script, error", [
+    # A stage that outlives the compiler and keeps its output open: the group is killed after a grace.
+    ("(sleep 60; echo late) &\nexit 0\n", None),
+    # A compiler that never ends: stopped at the timeout, with every process it started.
+    ("sleep 60 &\nsleep 60\n", "stopped after 1 s (--compile-timeout)"),
+    # A compiler that prints without end: stopped once its output passes the cap.
+    ("yes 'k.cu(1): warning: again'\n", "printed more than 1 MiB and was stopped; it began: k.cu(1): warning: again"),
+])
+def test_no_process_of_a_compiler_run_outlives_it(tmp_path, monkeypatch, script, error):
+    import time
+
+    from tuneadvise.advisor.toolchain import compile as compiling
+    from tuneadvise.advisor.toolchain.discovery import Toolchain
+    from tuneadvise.advisor.toolchain.settings import BuildSettings
+
+    monkeypatch.setattr(compiling, "OUTPUT_GRACE_S", 0.5)
+    monkeypatch.setattr(compiling, "MAX_COMPILER_OUTPUT", 1 << 20)
+    fake = tmp_path / "nvcc"
+    fake.write_text("#!/bin/sh\necho $$ > " + str(tmp_path / "pid") + "\n" + script)
+    fake.chmod(0o755)
+    start = time.monotonic()
+    result = compiling.compile_one(Toolchain(str(fake), str(fake), "test"), compiling.Build(str(tmp_path / "k.cu"), "sm_90"),
+                                   BuildSettings(timeout_s=1))
+    assert time.monotonic() - start < 10
+    assert result.error == error
+    group = int((tmp_path / "pid").read_text())
+    deadline = time.monotonic() + 2  # SIGKILL is delivered at once; the dying may take a moment
+    while _live_members(group) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _live_members(group) == []  # nothing of the compiler's process group is left running
+
+
+def _live_members(group: int) -> list[int]:
+    """The processes of a process group that are not zombies (an orphaned zombie waits for init)."""
+    from pathlib import Path
+
+    members = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            state, _ppid, pgrp = stat.read_text().rsplit(")", 1)[1].split()[:3]
+        except (OSError, IndexError):
+            continue  # ended while being read
+        if int(pgrp) == group and state != "Z":
+            members.append(int(stat.parent.name))
+    return members

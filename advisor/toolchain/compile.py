@@ -38,6 +38,7 @@ MAX_ERROR_LINE = 300
 # kernel; nvcc repeats the whole source line in every diagnostic, so a long line with many
 # warnings prints quadratically (a 200 KB line of repeated `volatile`: 22,000 warnings, 5 GB).
 MAX_COMPILER_OUTPUT = 32 << 20
+OUTPUT_GRACE_S = 5  # after the compiler exits, how long its output may take to end
 
 
 class Build(NamedTuple):
@@ -127,14 +128,14 @@ class RunningCompilers:
             self._processes.discard(process)
 
     def kill(self, process: subprocess.Popen) -> None:
-        if process.poll() is not None:
-            return
+        """The process and, on POSIX, every process of its group: a stage can outlive nvcc (killed by
+        its memory cap, say) and hold the output pipe open."""
         try:
             if os.name == "posix":
                 os.killpg(process.pid, signal.SIGKILL)
-            else:
+            elif process.poll() is None:
                 process.kill()
-        except ProcessLookupError:
+        except (ProcessLookupError, PermissionError):  # the group has ended
             pass
 
     def kill_all(self) -> None:
@@ -194,8 +195,11 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
                 raise
             return BuildResult(build, "", f"stopped after {settings.timeout_s:g} s (--compile-timeout)")
         finally:
+            output.join(OUTPUT_GRACE_S)
+            if output.is_alive():  # nvcc ended, a stage of it still holds the pipe
+                running.kill(process)
+                output.join()
             running.finished(process)
-            output.join()
             process.stdout.close()
     log = output.text()
     if output.overflowed:
