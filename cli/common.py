@@ -91,9 +91,10 @@ def usage_error_text(exc: click.UsageError) -> str:
     return f"{text} (see '{command} --help')"
 
 
-def resolve_arch(arch: str, spec_file: str | None = None, cuda: str | None = None):
-    """--arch (and --spec-file, --cuda) -> Resolved, or BadInput."""
-    resolved = _resolve_arch(arch, spec_file)
+def resolve_arch(arch: str, spec_file: str | None = None, cuda: str | None = None, clusters: bool = False):
+    """--arch (and --spec-file, --cuda) -> Resolved, or BadInput. `clusters`: the caller models
+    clusters, so `--arch native` measures the device's GPC layout (on 9.0 and later)."""
+    resolved = _resolve_arch(arch, spec_file, clusters)
     if cuda is None:
         return resolved
     from tuneadvise.specs.releases import UnknownReleaseError, resolved_under
@@ -104,7 +105,7 @@ def resolve_arch(arch: str, spec_file: str | None = None, cuda: str | None = Non
         raise BadInput(str(exc)) from None
 
 
-def _resolve_arch(arch: str, spec_file: str | None = None):
+def _resolve_arch(arch: str, spec_file: str | None = None, clusters: bool = False):
     from tuneadvise.specs.catalog import UnknownArchError, load_user_spec, shipped_catalog
 
     if spec_file:
@@ -117,7 +118,7 @@ def _resolve_arch(arch: str, spec_file: str | None = None):
         if arch is None and len(added) == 1:
             arch = added[0].cc
     elif arch is not None and arch.strip().lower() == "native":
-        return native_arch()
+        return native_arch(clusters)
     else:
         catalog = shipped_catalog()
     if arch is None:
@@ -128,8 +129,9 @@ def _resolve_arch(arch: str, spec_file: str | None = None):
         raise BadInput(str(exc)) from None
 
 
-def native_arch():
-    """--arch native: the limits the local GPU's driver reports (exit 3 without one)."""
+def native_arch(clusters: bool = False):
+    """--arch native: the limits the local GPU's driver reports (exit 3 without one); with
+    `clusters`, its GPC layout measured (a harvested chip's differs from the product's nominal one)."""
     from tuneadvise.probes.gpu import GpuUnavailable, device_info, load_cupy
     from tuneadvise.probes.native import native_catalog
 
@@ -137,7 +139,15 @@ def native_arch():
         cupy = load_cupy("--arch native")
     except GpuUnavailable as exc:
         fail_unavailable(str(exc))
-    return native_catalog(device_info(cupy, cupy.cuda.runtime.getDevice()).as_dict()).resolve("native")
+    info = device_info(cupy, cupy.cuda.runtime.getDevice())
+    extras = None
+    if clusters:
+        from tuneadvise.probes.clusters import device_layout
+        from tuneadvise.probes.native import LAYOUT_HOW
+
+        layout = device_layout(cupy, info)
+        extras = {"gpc_sms": (layout, LAYOUT_HOW)} if layout else None
+    return native_catalog(info.as_dict(), extras).resolve("native")
 
 
 def fail_unavailable(sentence: str):

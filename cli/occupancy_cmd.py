@@ -86,7 +86,7 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
         from tuneadvise.cli.plots import plot_format
 
         plot_format(plot)  # a bad path fails before any work
-    resolved = resolve_arch(arch, spec_file, cuda)
+    resolved = resolve_arch(arch, spec_file, cuda, clusters=launch.get("cluster_size") is not None)
     config = launch_config(launch)
     result = compute(resolved.arch, config)
     findings = _findings(resolved, result, selection)

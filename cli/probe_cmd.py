@@ -126,16 +126,6 @@ def _run_with_progress(ctx, names: list[str], fmt: str):
         return run_probes(ctx, names, progress=lambda name: bar.advance(task))
 
 
-def _measured_layout(cupy, info) -> list[int]:
-    """GPC sizes of this device, measured with clusters (see probes/clusters.py)."""
-    from tuneadvise.probes.clusters import measure_layout, prepared_kernel
-    from tuneadvise.probes.gpu import load_module
-
-    optin = info.attributes["shared_mem_per_block_optin"]
-    kernel = prepared_kernel(load_module(cupy, "cluster"), optin)
-    return measure_layout(cupy, kernel, info.sm_count, optin, rounds=4)["gpc_sizes"]
-
-
 def _save_spec(path: str, doc: dict) -> None:
     from tuneadvise.cli.fileio import output_error, write_atomically
     from tuneadvise.probes.native import extras_from_results, native_document, to_toml
@@ -186,7 +176,9 @@ def verify(path, device, fmt):
         arch = shipped_catalog().archs.get(info.cc)
         if arch is None:
             raise BadInput(f"no spec for this device's compute capability {info.cc}")
-        gpc_sms = _measured_layout(cupy, info) if int(info.cc.split(".")[0]) >= 9 else None
+        from tuneadvise.probes.clusters import device_layout
+
+        gpc_sms = device_layout(cupy, info)
         try:
             verdicts = verify_module(cupy, Path(path), arch, kernels, gpc_sms)
         except cupy.cuda.driver.CUDADriverError as exc:

@@ -154,3 +154,15 @@ def prepared_kernel(module, optin_bytes: int):
     driver.set_launch_attributes(kernel, optin_bytes - attrs["static_shared_mem"], -1)
     allow_non_portable(kernel)
     return kernel
+
+
+def device_layout(cupy, info) -> list[int] | None:
+    """The GPC sizes of the device `info` describes, measured with clusters; None before 9.0
+    (no clusters)."""
+    if int(info.cc.split(".")[0]) < 9:
+        return None
+    from tuneadvise.probes.gpu import load_module
+
+    optin = info.attributes["shared_mem_per_block_optin"]
+    kernel = prepared_kernel(load_module(cupy, "cluster"), optin)
+    return measure_layout(cupy, kernel, info.sm_count, optin, rounds=4)["gpc_sizes"]

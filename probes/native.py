@@ -26,6 +26,7 @@ FROM_SHIPPED = (
     "header_max_registers_per_thread", "shared_mem_opt_in", "reserved_shared_mem_in_block_limit",
     "virtual_resources_per_sm",
 )
+LAYOUT_HOW = "probe cluster: SMs that shared a launched cluster"  # how a measured GPC layout was found
 MEASURED = {"memory_bandwidth_gbs": "dram_copy", "fp32_tflops": "fp32_fma", "fp64_tflops": "fp64_fma", "fp16_tflops": "fp16x2_fma"}
 
 
@@ -63,7 +64,7 @@ def _product_entry(device: dict, measurements: dict, product) -> dict | None:
     attrs = device["attributes"]
     entry = {
         "name": "native",
-        "title": f"{device['name']} (measured)",
+        "title": f"{device['name']} (measured)" if measurements else device["name"],
         "cc": device["compute_capability"],
         "sm_count": {"value": attrs["sm_count"], "source": "driver#sm_count"},
         "boost_clock_mhz": {"value": max(1, attrs["clock_rate_khz"] // 1000), "source": "driver#clock_rate_khz"},
@@ -85,8 +86,7 @@ def extras_from_results(results: list[dict]) -> dict:
     usable = {r["name"]: r for r in results if not r["error"] and not r.get("unstable")}
     extras = {}
     if "cluster_occupancy" in usable:
-        extras["gpc_sms"] = (list(usable["cluster_occupancy"]["details"]["gpc_sizes"]),
-                             "probe cluster: SMs that shared a launched cluster")
+        extras["gpc_sms"] = (list(usable["cluster_occupancy"]["details"]["gpc_sizes"]), LAYOUT_HOW)
     latency = usable.get("latency_dram", {}).get("details", {}).get("ns")
     if latency:
         extras["dram_latency_ns"] = (round(latency, 1), "probe latency_dram (cold pointer chase)")
@@ -123,9 +123,16 @@ def _scalar(value) -> str:
     raise TypeError(f"cannot write {type(value).__name__} to TOML")
 
 
-def native_catalog(device: dict):
-    """The shipped catalog plus this device as architecture and product 'native'."""
+def native_catalog(device: dict, measured_extras: dict | None = None):
+    """The shipped catalog plus this device as architecture and product 'native': the driver's
+    limits; the product's figures from the shipped product it is (same compute capability and SM
+    count, its name in the device's), with their sources; `measured_extras` (a GPC layout measured
+    for clusters) over them. A device that matches no product has no product entry."""
+    from tuneadvise.probes.results import match_product
     from tuneadvise.specs.catalog import catalog_with, shipped_catalog
 
-    doc = native_document(device, shipped_catalog().archs.get(device["compute_capability"]))
+    shipped = shipped_catalog()
+    cc = device["compute_capability"]
+    product = match_product(shipped, cc, device["attributes"]["sm_count"], device["name"])
+    doc = native_document(device, shipped.archs.get(cc), None, product, measured_extras)
     return catalog_with(doc, origin=f"driver ({device['name']})")[0]

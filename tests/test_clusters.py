@@ -126,3 +126,34 @@ def test_verify_cluster_check_replays_the_recorded_driver_answers(monkeypatch):
     wrong = verify.KernelVerdict("cluster_where", attrs)
     verify._check_clusters(None, attrs, 1, HOPPER, [18, 18, 16, 16, 16, 16, 16, 16], wrong)
     assert wrong.disagreements and all("cluster_size" in d for d in wrong.disagreements)
+
+
+def test_arch_native_models_clusters_over_the_layout_it_measured():
+    """`occupancy --arch native --cluster-size N`: the native spec is the recorded H100's driver
+    limits, its product the shipped one it is (h100-sxm: same compute capability, SM count and
+    name), and its GPC layout the one measured on it; every driver answer follows."""
+    from tuneadvise.advisor.engine.clusters import cluster_document
+    from tuneadvise.advisor.engine.occupancy import occupancy
+    from tuneadvise.probes.driver import engine_kernel
+    from tuneadvise.probes.native import LAYOUT_HOW, native_catalog
+
+    device = json.loads((Path(__file__).parent / "fixtures" / "h100" / "probe.json").read_text())["device"]
+    assert device["name"] == RECORD["device"]["name"] and device["attributes"]["sm_count"] == RECORD["sm_count"]
+    shipped = shipped_catalog().products["h100-sxm"]
+
+    plain = native_catalog(device).resolve("native")
+    assert plain.product.get("memory_bandwidth_gbs") == shipped.get("memory_bandwidth_gbs")
+    assert plain.product.sources["memory_bandwidth_gbs"] == shipped.sources["memory_bandwidth_gbs"]
+    assert cluster_document(plain.product, 8, 2)["why_not"].startswith("no GPC layout")  # nothing nominal
+
+    native = native_catalog(device, {"gpc_sms": (RECORD["gpc_sizes"], LAYOUT_HOW)}).resolve("native")
+    answers = 0
+    for shape in RECORD["shapes"]:
+        kernel = engine_kernel(shape, shape["block_size"], shape["dynamic_shared_mem"], opt_in=True)
+        blocks = occupancy(native.arch, kernel).active_blocks_per_sm
+        for size, answer in shape["max_active_clusters"].items():
+            document = cluster_document(native.product, blocks, int(size))
+            assert document["max_active_clusters"] == answer["clusters"], (shape["block_size"], size)
+            assert document["layout_basis"] == f"measured on this device (measured#{LAYOUT_HOW})"
+            answers += 1
+    assert answers == 16 * len(RECORD["shapes"])
