@@ -7,6 +7,7 @@ The issue's reproductions are explicit cases; hypothesis adds arbitrary bytes
 and structured mutations of the real fixtures (tests/fixtures/lint). The
 number of examples comes from the profile (tests/conftest.py)."""
 
+import os
 import struct
 import time
 import tracemalloc
@@ -425,3 +426,23 @@ def test_the_worker_answers_what_the_runtime_does(names):
     """Short names cannot expand far: the bounded worker's answers are __cxa_demangle's own, in order."""
     expected = {n: demangler._demangle_here(n.encode()) or n for n in names}
     assert demangle_many(names) == expected
+
+
+@pytest.mark.skipif(demangler._runtime() is None, reason="no C++ runtime to demangle with")
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts native threads through /proc (Linux)")
+def test_a_thread_python_does_not_count_still_keeps_the_demangler_from_forking(monkeypatch):
+    """A CUDA driver or PyTorch starts native threads that threading.active_count() misses; forking
+    beside them can deadlock the worker (Python 3.12 warned of it on the GPU machine)."""
+    import _thread
+    import threading
+
+    done = threading.Event()
+    _thread.start_new_thread(done.wait, ())  # a thread outside the threading module's count
+    forks = []
+    monkeypatch.setattr(os, "fork", lambda: forks.append(1) or pytest.fail("forked beside another thread"))
+    try:
+        assert not demangler._single_threaded()
+        assert demangle_many(["_Z3fooIiEvT_"]) == {"_Z3fooIiEvT_": "void foo<int>(int)"}
+    finally:
+        done.set()
+    assert forks == []

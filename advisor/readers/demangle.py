@@ -185,7 +185,7 @@ def _start_worker(names: list[str]):
     nothing to import); otherwise a fresh interpreter, since forking a threaded process can
     deadlock the child."""
     read_fd, write_fd = os.pipe()
-    if hasattr(os, "fork") and threading.active_count() == 1:
+    if hasattr(os, "fork") and _single_threaded():
         _runtime()  # loaded before the fork, once
         pid = os.fork()
         if pid == 0:  # the worker
@@ -208,6 +208,15 @@ def _start_worker(names: list[str]):
                                     str(write_fd)], stdin=listing, pass_fds=(write_fd,), close_fds=True)
     os.close(write_fd)
     return process.pid, read_fd
+
+
+def _single_threaded() -> bool:
+    """Whether this process has one thread, native ones included: a CUDA driver, CuPy or PyTorch
+    start threads Python does not count, and a fork beside them can deadlock the child."""
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:  # no /proc: the threads Python knows of
+        return threading.active_count() == 1
 
 
 def _stop_worker(pid: int, fd: int) -> None:
