@@ -302,3 +302,33 @@ def test_a_compile_commands_entry_cannot_make_the_compiler_write_beside_the_buil
     result = CliRunner().invoke(cli, ["lint", "--compile-commands", str(tmp_path / "cc.json"), "--no-cache"])
     assert result.exit_code in (0, 1, 2) and "Traceback" not in result.output, result.output
     assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the address-space limit is POSIX's ulimit")
+def test_the_report_cache_dependency_scan_runs_within_the_compile_bounds(use, tmp_path):
+    """Before compiling, the cache asks `nvcc -M` what the build reads; its preprocessor reads what
+    the source includes, and `#include "/dev/zero"` grew it without end (2.1 GB when the test stopped
+    it, the machine's memory otherwise) while the compile itself was held to --compile-memory."""
+    import resource
+    import subprocess
+    import sys
+
+    source = tmp_path / "zero.cu"
+    source.write_text('#include "/dev/zero"\n__global__ void k(float* x) { x[0] = 1; }\n')
+    env = dict(os.environ, TUNEADVISE_CACHE_DIR=str(tmp_path / "cache"))
+
+    def ceiling():  # what this test lets the run take, whatever tuneadvise does
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    # A fresh interpreter runs the command and prints the peak of its processes (RUSAGE_CHILDREN: the
+    # largest of the command and every process it and they waited for).
+    measure = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL); "
+               "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    done = subprocess.run([sys.executable, "-c", measure, sys.executable, "-m", "tuneadvise.cli", "lint", str(source),
+                           "-a", "sm_90", "--compile-memory", "256"], capture_output=True, text=True, env=env,
+                          preexec_fn=ceiling, timeout=120)
+    code, peak_kib = map(int, done.stdout.split())
+    assert code == 2
+    [error] = [line for line in done.stderr.splitlines() if str(source) in line]
+    assert error.endswith("(each compiler process may use 256 MiB: --compile-memory)")
+    assert peak_kib < 512 << 10, f"a process of the run peaked at {peak_kib >> 10} MiB"

@@ -11,23 +11,19 @@ A CUDA source (.cu) goes through nvcc, which passes the cap to both of its
 stages (cicc and ptxas), exactly as `nvcc -maxrregcount=N` does; a PTX file goes
 straight to ptxas.
 
-Each compiler run is bounded (BuildSettings.timeout_s and memory_mib): on POSIX
-the compiler starts under `ulimit -v` through /bin/sh, which every process it
-starts inherits; a `preexec_fn` would do the same but is unsafe with the
-thread pool.
+Each compiler run is bounded (BuildSettings.timeout_s and memory_mib, and
+MAX_COMPILER_OUTPUT) by bounded.py, as is the `nvcc -M` the report cache runs.
 """
 
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import tempfile
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 from tuneadvise.advisor.readers.compiler_output import KernelUsage, parse_ptxas
+from tuneadvise.advisor.toolchain.bounded import RunningCompilers, run_bounded
 from tuneadvise.advisor.toolchain.discovery import Toolchain
 from tuneadvise.advisor.toolchain.settings import BuildSettings
 
@@ -88,82 +84,6 @@ def _capped(line: str) -> str:
     return line if len(line) <= MAX_ERROR_LINE else line[:MAX_ERROR_LINE] + "..."
 
 
-def limited(argv: list[str], memory_mib: int | None) -> list[str]:
-    """`argv` started with its address space (and its children's) capped at `memory_mib`."""
-    if memory_mib is None or os.name != "posix" or not os.path.exists("/bin/sh"):
-        return argv
-    return ["/bin/sh", "-c", 'ulimit -v "$0" && exec "$@"', str(memory_mib * 1024), *argv]
-
-
-class RunningCompilers:
-    """The compiler processes started and not yet finished. Each runs in its own process group
-    (killed whole on a timeout: nvcc's stages, cudafe++, cicc and ptxas, would otherwise outlive
-    nvcc), which Ctrl-C at a terminal no longer reaches, so whoever is interrupted kills them here."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._processes: set[subprocess.Popen] = set()
-        self._stopped = False
-
-    def start(self, argv: list[str], cwd: str | None) -> subprocess.Popen:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   cwd=cwd, start_new_session=os.name == "posix")
-        with self._lock:
-            self._processes.add(process)
-            stopped = self._stopped
-        if stopped:  # started by a worker as the run was interrupted
-            self.kill(process)
-        return process
-
-    def finished(self, process: subprocess.Popen) -> None:
-        with self._lock:
-            self._processes.discard(process)
-
-    def kill(self, process: subprocess.Popen) -> None:
-        if process.poll() is not None:
-            return
-        try:
-            if os.name == "posix":
-                os.killpg(process.pid, signal.SIGKILL)
-            else:
-                process.kill()
-        except ProcessLookupError:
-            pass
-
-    def kill_all(self) -> None:
-        with self._lock:
-            self._stopped = True
-            processes = list(self._processes)
-        for process in processes:
-            self.kill(process)
-
-
-class BoundedOutput(threading.Thread):
-    """Reads a process's output to its end, keeping the first `limit` bytes; past them, calls
-    `overflow` once (which stops the process) and reads on, so the process never blocks on a pipe."""
-
-    def __init__(self, stream, limit: int, overflow):
-        super().__init__(daemon=True)
-        self.stream, self.limit, self.overflow = stream, limit, overflow
-        self.chunks: list[bytes] = []
-        self.size = 0
-
-    @property
-    def overflowed(self) -> bool:
-        return self.size > self.limit
-
-    def run(self) -> None:
-        while chunk := self.stream.read1(1 << 16):
-            if self.size < self.limit:
-                self.chunks.append(chunk[:self.limit - self.size])
-            was_over, self.size = self.overflowed, self.size + len(chunk)
-            if self.overflowed and not was_over:
-                self.overflow()
-
-    def text(self) -> str:
-        return b"".join(self.chunks).decode("utf-8", errors="replace")
-
-
 def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DEFAULT_SETTINGS,
                 running: RunningCompilers | None = None) -> BuildResult:
     """One build: the compiler's report (its stdout and stderr as one log), or one line saying why
@@ -173,31 +93,20 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
     with tempfile.TemporaryDirectory(prefix="tuneadvise-") as scratch:
         argv = command(toolchain, build, os.path.join(scratch, "out.cubin"))
         try:
-            process = running.start(limited(argv, settings.memory_mib), build.cwd)
+            done = run_bounded(argv, build.cwd, timeout_s=settings.timeout_s, memory_mib=settings.memory_mib,
+                               output_limit=MAX_COMPILER_OUTPUT, running=running)
         except OSError as exc:
             return BuildResult(build, "", f"cannot run {argv[0]}: {exc.strerror or exc}")
-        output = BoundedOutput(process.stdout, MAX_COMPILER_OUTPUT, lambda: running.kill(process))
-        output.start()
-        try:
-            process.wait(timeout=settings.timeout_s)
-        except BaseException as exc:  # the timeout, or an interrupt while waiting
-            running.kill(process)
-            process.wait()
-            if not isinstance(exc, subprocess.TimeoutExpired):
-                raise
-            return BuildResult(build, "", f"stopped after {settings.timeout_s:g} s (--compile-timeout)")
-        finally:
-            running.finished(process)
-            output.join()
-            process.stdout.close()
-    log = output.text()
-    if output.overflowed:
-        first = next((line.strip() for line in log.splitlines() if line.strip()), "")
+    if done.timed_out:
+        return BuildResult(build, "", f"stopped after {settings.timeout_s:g} s (--compile-timeout)")
+    log = done.output.decode("utf-8", errors="replace")
+    if done.overflowed:
+        first = next((line.strip() for line in log[:1 << 16].splitlines() if line.strip()), "")
         return BuildResult(build, "", f"printed more than {MAX_COMPILER_OUTPUT >> 20} MiB and was stopped; "
                                       f"it began: {_capped(first)}")
-    if process.returncode != 0:
-        error = error_line(log, process.returncode)
-        if settings.memory_mib is not None and ("out of memory" in log.lower() or process.returncode < 0):
+    if done.returncode != 0:
+        error = error_line(log, done.returncode)
+        if settings.memory_mib is not None and ("out of memory" in log.lower() or done.returncode < 0):
             error += f" (each compiler process may use {settings.memory_mib} MiB: --compile-memory)"
         return BuildResult(build, log, error)
     return BuildResult(build, log, None)
@@ -222,9 +131,9 @@ class Compiler:
         self.settings = settings
         self.jobs = max(1, settings.jobs or default_jobs())
         directory = default_directory() if settings.cache else None
-        self.cache = PtxasCache(directory, toolchain) if directory is not None else None
-        self.results: dict[Build, BuildResult] = {}  # this compiler's builds, by value
         self.running = RunningCompilers()
+        self.cache = PtxasCache(directory, toolchain, settings, self.running) if directory is not None else None
+        self.results: dict[Build, BuildResult] = {}  # this compiler's builds, by value
 
     def _one(self, build: Build) -> BuildResult:
         key = self.cache.key(build) if self.cache is not None else None

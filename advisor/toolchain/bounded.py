@@ -1,0 +1,126 @@
+"""Run one of NVIDIA's tools within bounds: its time, its address space (and its children's), and
+what it may print; its whole process group killed when a bound is passed or the run is
+interrupted. Every process tuneadvise starts on a source goes through here: the compiles
+(compile.py) and the cache's `nvcc -M` (cache.py), whose preprocessor reads whatever the
+source includes (`#include "/dev/zero"` grows it without end).
+
+On POSIX the address space is capped with `ulimit -v` through /bin/sh, which every process the
+tool starts inherits; a `preexec_fn` would do the same but is unsafe with the thread pool.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+from typing import NamedTuple
+
+
+class Finished(NamedTuple):
+    returncode: int | None  # None: stopped at the time limit
+    output: bytes  # stdout and stderr together, at most the output limit
+    overflowed: bool  # printed more than the output limit, and was stopped
+
+    @property
+    def timed_out(self) -> bool:
+        return self.returncode is None
+
+
+def limited(argv: list[str], memory_mib: int | None) -> list[str]:
+    """`argv` started with its address space (and its children's) capped at `memory_mib`."""
+    if memory_mib is None or os.name != "posix" or not os.path.exists("/bin/sh"):
+        return argv
+    return ["/bin/sh", "-c", 'ulimit -v "$0" && exec "$@"', str(memory_mib * 1024), *argv]
+
+
+class RunningCompilers:
+    """The compiler processes started and not yet finished. Each runs in its own process group
+    (killed whole on a timeout: nvcc's stages, cudafe++, cicc and ptxas, would otherwise outlive
+    nvcc), which Ctrl-C at a terminal no longer reaches, so whoever is interrupted kills them here."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._processes: set[subprocess.Popen] = set()
+        self._stopped = False
+
+    def start(self, argv: list[str], cwd: str | None) -> subprocess.Popen:
+        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   cwd=cwd, start_new_session=os.name == "posix")
+        with self._lock:
+            self._processes.add(process)
+            stopped = self._stopped
+        if stopped:  # started by a worker as the run was interrupted
+            self.kill(process)
+        return process
+
+    def finished(self, process: subprocess.Popen) -> None:
+        with self._lock:
+            self._processes.discard(process)
+
+    def kill(self, process: subprocess.Popen) -> None:
+        if process.poll() is not None:
+            return
+        try:
+            if os.name == "posix":
+                os.killpg(process.pid, signal.SIGKILL)
+            else:
+                process.kill()
+        except ProcessLookupError:
+            pass
+
+    def kill_all(self) -> None:
+        with self._lock:
+            self._stopped = True
+            processes = list(self._processes)
+        for process in processes:
+            self.kill(process)
+
+
+class BoundedOutput(threading.Thread):
+    """Reads a process's output to its end, keeping the first `limit` bytes; past them, calls
+    `overflow` once (which stops the process) and reads on, so the process never blocks on a pipe."""
+
+    def __init__(self, stream, limit: int, overflow):
+        super().__init__(daemon=True)
+        self.stream, self.limit, self.overflow = stream, limit, overflow
+        self.chunks: list[bytes] = []
+        self.size = 0
+
+    @property
+    def overflowed(self) -> bool:
+        return self.size > self.limit
+
+    def run(self) -> None:
+        while chunk := self.stream.read1(1 << 16):
+            if self.size < self.limit:
+                self.chunks.append(chunk[:self.limit - self.size])
+            was_over, self.size = self.overflowed, self.size + len(chunk)
+            if self.overflowed and not was_over:
+                self.overflow()
+
+    def data(self) -> bytes:
+        return b"".join(self.chunks)
+
+
+def run_bounded(argv: list[str], cwd: str | None, *, timeout_s: float, memory_mib: int | None, output_limit: int,
+                running: RunningCompilers) -> Finished:
+    """Run `argv` to its end within the bounds. Raises OSError when it cannot start; an interrupt
+    while it runs kills its process group and is raised again."""
+    process = running.start(limited(argv, memory_mib), cwd)
+    output = BoundedOutput(process.stdout, output_limit, lambda: running.kill(process))
+    output.start()
+    timed_out = False
+    try:
+        process.wait(timeout=timeout_s)
+    except BaseException as exc:  # the timeout, or an interrupt while waiting
+        running.kill(process)
+        process.wait()
+        if not isinstance(exc, subprocess.TimeoutExpired):
+            raise
+        timed_out = True
+    finally:
+        running.finished(process)
+        output.join()
+        process.stdout.close()
+    return Finished(None if timed_out else process.returncode, output.data(), output.overflowed)
