@@ -332,3 +332,21 @@ def test_the_report_cache_dependency_scan_runs_within_the_compile_bounds(use, tm
     [error] = [line for line in done.stderr.splitlines() if str(source) in line]
     assert error.endswith("(each compiler process may use 256 MiB: --compile-memory)")
     assert peak_kib < 512 << 10, f"a process of the run peaked at {peak_kib >> 10} MiB"
+
+
+def test_a_compiler_stopped_at_its_time_leaves_no_files_behind(use, tmp_path, monkeypatch):
+    """nvcc removes its intermediate files (the preprocessed source, cudafe's output) when it ends,
+    but not when it is killed: each build stopped by --compile-timeout left eight in the system's
+    temporary folder. The compiler's temporary folder is now the build's own."""
+    system_tmp = tmp_path / "system-tmp"
+    system_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(system_tmp))
+    monkeypatch.setattr("tempfile.tempdir", str(system_tmp))
+    slow = tmp_path / "slow.cu"  # as in the test above: cicc and ptxas take about 40 s
+    slow.write_text("__global__ void k(float* o, const float* x) {\n  float a = x[threadIdx.x], b = a;\n"
+                    + "".join(f"  a = a * x[{i * 7 % 1024}] + sinf(b); b = b + cosf(a) * {i}.0f;\n" for i in range(600))
+                    + "  o[threadIdx.x] = a + b;\n}\n")
+    result = CliRunner().invoke(cli, ["lint", str(slow), "-a", "sm_90", "--compile-timeout", "1",
+                                      "--no-cache", "--format", "json"])
+    assert result.exit_code == 2 and "stopped after 1 s (--compile-timeout)" in result.stderr
+    assert sorted(p.name for p in system_tmp.iterdir()) == []

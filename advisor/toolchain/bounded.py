@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import tempfile
 import threading
 from typing import NamedTuple
 
@@ -44,9 +45,9 @@ class RunningCompilers:
         self._processes: set[subprocess.Popen] = set()
         self._stopped = False
 
-    def start(self, argv: list[str], cwd: str | None) -> subprocess.Popen:
+    def start(self, argv: list[str], cwd: str | None, env: dict[str, str] | None = None) -> subprocess.Popen:
         process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   cwd=cwd, start_new_session=os.name == "posix")
+                                   cwd=cwd, env=env, start_new_session=os.name == "posix")
         with self._lock:
             self._processes.add(process)
             stopped = self._stopped
@@ -106,21 +107,27 @@ class BoundedOutput(threading.Thread):
 def run_bounded(argv: list[str], cwd: str | None, *, timeout_s: float, memory_mib: int | None, output_limit: int,
                 running: RunningCompilers) -> Finished:
     """Run `argv` to its end within the bounds. Raises OSError when it cannot start; an interrupt
-    while it runs kills its process group and is raised again."""
-    process = running.start(limited(argv, memory_mib), cwd)
-    output = BoundedOutput(process.stdout, output_limit, lambda: running.kill(process))
-    output.start()
-    timed_out = False
-    try:
-        process.wait(timeout=timeout_s)
-    except BaseException as exc:  # the timeout, or an interrupt while waiting
-        running.kill(process)
-        process.wait()
-        if not isinstance(exc, subprocess.TimeoutExpired):
-            raise
-        timed_out = True
-    finally:
-        running.finished(process)
-        output.join()
-        process.stdout.close()
+    while it runs kills its process group and is raised again.
+
+    The tool's temporary files go to a folder of this run (TMPDIR), removed when it ends: nvcc
+    deletes its intermediate files (the preprocessed source among them) itself, but killed it
+    cannot, and they stayed in the system's temporary folder after every timeout."""
+    with tempfile.TemporaryDirectory(prefix="tuneadvise-tmp-") as scratch:
+        env = dict(os.environ, TMPDIR=scratch, TMP=scratch, TEMP=scratch)
+        process = running.start(limited(argv, memory_mib), cwd, env)
+        output = BoundedOutput(process.stdout, output_limit, lambda: running.kill(process))
+        output.start()
+        timed_out = False
+        try:
+            process.wait(timeout=timeout_s)
+        except BaseException as exc:  # the timeout, or an interrupt while waiting
+            running.kill(process)
+            process.wait()
+            if not isinstance(exc, subprocess.TimeoutExpired):
+                raise
+            timed_out = True
+        finally:
+            running.finished(process)
+            output.join()
+            process.stdout.close()
     return Finished(None if timed_out else process.returncode, output.data(), output.overflowed)
