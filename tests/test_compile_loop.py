@@ -350,3 +350,56 @@ def test_a_compiler_stopped_at_its_time_leaves_no_files_behind(use, tmp_path, mo
                                       "--no-cache", "--format", "json"])
     assert result.exit_code == 2 and "stopped after 1 s (--compile-timeout)" in result.stderr
     assert sorted(p.name for p in system_tmp.iterdir()) == []
+
+
+def _running_with(text: str) -> list[int]:
+    """The live processes (not zombies) whose command line mentions `text`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                cmdline = handle.read()
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                state = handle.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if text.encode() in cmdline and state != b"Z":
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="lists processes through /proc")
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_a_terminated_run_stops_its_compilers(use, tmp_path, signame):
+    """The compilers run in their own process groups (so that a timeout kills each whole), which a
+    signal to tuneadvise, or to its process group as `timeout` sends, never reaches: after
+    `timeout 4 tuneadvise lint slow.cu` nvcc and cicc went on compiling, orphans, for their 600 s."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    slow = tmp_path / "terminated.cu"  # as above: cicc and ptxas take about 40 s
+    slow.write_text("__global__ void k(float* o, const float* x) {\n  float a = x[threadIdx.x], b = a;\n"
+                    + "".join(f"  a = a * x[{i * 7 % 1024}] + sinf(b); b = b + cosf(a) * {i}.0f;\n" for i in range(600))
+                    + "  o[threadIdx.x] = a + b;\n}\n")
+    process = subprocess.Popen([sys.executable, "-m", "tuneadvise.cli", "lint", str(slow), "-a", "sm_90", "--no-cache"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while len(_running_with(str(slow))) < 2 and time.monotonic() < deadline:  # tuneadvise and its nvcc
+            time.sleep(0.05)
+        time.sleep(0.5)
+        process.send_signal(getattr(signal, signame))
+        assert process.wait(timeout=30) == -getattr(signal, signame)
+        deadline = time.monotonic() + 5
+        while _running_with(str(slow)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = _running_with(str(slow))
+    finally:
+        process.kill()
+        for pid in _running_with(str(slow)):  # whatever the run left, not to outlive the test
+            os.kill(pid, signal.SIGKILL)
+    assert left == []
