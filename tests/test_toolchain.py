@@ -4,6 +4,9 @@ compile_commands reader on good and hostile input, the build flags."""
 from __future__ import annotations
 
 import json
+import os
+import threading
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -135,3 +138,40 @@ def test_an_empty_build_option_is_refused_before_compiling(no_compiler, tmp_path
     result = CliRunner().invoke(cli, [str(tmp_path / a) if a == "k.cu" else a for a in command] + [option, value])
     [line] = result.stderr.strip().splitlines()
     assert result.exit_code == 2 and line.startswith(f"tuneadvise: error: {message}")
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("command", [["lint", "k.cu", "-a", "sm_90"], ["frontier", "k.cu", "-a", "sm_90", "-b", "256"]])
+def test_a_fifo_or_device_to_compile_is_refused_without_opening_it(no_compiler, tmp_path, command):
+    """A FIFO named k.cu blocked lint and frontier without end on opening it (no writer), and with a
+    writer the compiler, opening it again, blocked until --compile-timeout; a link to /dev/zero was
+    read to the 32 MiB limit first. Refused before opening, on one line."""
+    fifo = tmp_path / "k.cu"
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def writer():  # unblocks a reader that opens the FIFO, so that the test fails instead of hanging
+        deadline = time.monotonic() + 10
+        while not done.is_set() and time.monotonic() < deadline:
+            try:
+                descriptor = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # no reader yet
+                time.sleep(0.05)
+                continue
+            os.write(descriptor, b"__global__ void k() {}\n")
+            os.close(descriptor)
+            return
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    try:
+        result = CliRunner().invoke(cli, [str(fifo) if a == "k.cu" else a for a in command])
+    finally:
+        done.set()
+        thread.join()
+    errors = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(errors) == 1
+    assert errors[0].endswith("not a regular file (a FIFO or a device), which the compiler cannot read again; name a file")
+    (tmp_path / "zero.cu").symlink_to(os.devnull if os.name != "posix" else "/dev/zero")
+    device = CliRunner().invoke(cli, [str(tmp_path / "zero.cu") if a == "k.cu" else a for a in command])
+    assert device.exit_code == 2 and "not a regular file" in device.stderr
