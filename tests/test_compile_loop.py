@@ -288,7 +288,9 @@ def test_a_launch_bound_met_by_spilling_is_flagged_at_ptxas_own_cap(use, tmp_pat
 
 
 @pytest.mark.parametrize("flags", ["--keep --keep-dir {d}/kept", "-save-temps", "--output-file={d}/written",
-                                   "-optf {d}/opts", "-Xptxas --output-file={d}/written"])
+                                   "-optf {d}/opts", "-Xptxas --output-file={d}/written",
+                                   "--time {d}/timing.csv", "--fdevice-time-trace={d}/trace.json",
+                                   "-Xcompiler -MF,{d}/dep.d,-MD", "-Xcicc -o,{d}/cicc.out"])
 def test_a_compile_commands_entry_cannot_make_the_compiler_write_beside_the_build(use, tmp_path, flags):
     """--keep, --keep-dir and -save-temps in an entry once left the compiler's intermediate files in the
     entry's directory (or any directory it named); only the build's temporary folder is written."""
@@ -403,3 +405,21 @@ def test_a_terminated_run_stops_its_compilers(use, tmp_path, signame):
         for pid in _running_with(str(slow)):  # whatever the run left, not to outlive the test
             os.kill(pid, signal.SIGKILL)
     assert left == []
+
+
+@pytest.mark.parametrize("flags", ["--dryrun", "--version", "-Xcompiler -MD", "-Xcompiler=-fPIC,-MD,-MF,k.d"])
+def test_an_entry_flag_that_stops_the_compile_is_dropped_and_a_build_without_a_cubin_fails(use, tmp_path, flags):
+    """An entry's --dryrun or --version made nvcc exit 0 without compiling, and lint passed with no
+    kernels; `-Xcompiler -MD` lost -MD and handed the next flag (-Xptxas) to gcc. The entry's kernel
+    is now reported; a build that writes no cubin (a --nvcc-flag of the user's) fails on one line."""
+    (tmp_path / "k.cu").write_text("__global__ void k(float *x) { x[0] = 1; }\n")
+    entry = {"directory": str(tmp_path), "file": "k.cu", "command": f"nvcc {flags} -arch=sm_90 -c k.cu -o k.o"}
+    (tmp_path / "cc.json").write_text(json.dumps([entry]))
+    result = run("lint", "--compile-commands", tmp_path / "cc.json", "--no-cache", "--format", "json")
+    assert [k["name"] for k in json.loads(result.stdout)["kernels"]] == ["_Z1kPf"]
+    if flags.startswith("--"):
+        given = CliRunner().invoke(cli, ["lint", str(tmp_path / "k.cu"), "-a", "sm_90", "--no-cache", f"--nvcc-flag={flags}"])
+        errors = [line for line in given.stderr.splitlines() if "k.cu" in line]
+        assert given.exit_code == 2 and len(errors) == 1
+        assert errors[0].endswith("the compiler failed: exited without compiling (no cubin written: a flag such as "
+                                  "--dryrun or --version in the build's flags?)")

@@ -91,12 +91,14 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
     MAX_COMPILER_OUTPUT printed)."""
     running = running or RunningCompilers()
     with tempfile.TemporaryDirectory(prefix="tuneadvise-") as scratch:
-        argv = command(toolchain, build, os.path.join(scratch, "out.cubin"))
+        cubin = os.path.join(scratch, "out.cubin")
+        argv = command(toolchain, build, cubin)
         try:
             done = run_bounded(argv, build.cwd, timeout_s=settings.timeout_s, memory_mib=settings.memory_mib,
                                output_limit=MAX_COMPILER_OUTPUT, running=running)
         except OSError as exc:
             return BuildResult(build, "", f"cannot run {argv[0]}: {exc.strerror or exc}")
+        wrote = os.path.isfile(cubin)
     if done.timed_out:
         return BuildResult(build, "", f"stopped after {settings.timeout_s:g} s (--compile-timeout)")
     log = done.output.decode("utf-8", errors="replace")
@@ -109,6 +111,9 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
         if settings.memory_mib is not None and ("out of memory" in log.lower() or done.returncode < 0):
             error += f" (each compiler process may use {settings.memory_mib} MiB: --compile-memory)"
         return BuildResult(build, log, error)
+    if not wrote:  # every compile writes a cubin, a source without kernels too; --dryrun or --version do not
+        return BuildResult(build, log, "exited without compiling (no cubin written: a flag such as --dryrun "
+                                       "or --version in the build's flags?)")
     return BuildResult(build, log, None)
 
 
