@@ -423,3 +423,39 @@ def test_an_entry_flag_that_stops_the_compile_is_dropped_and_a_build_without_a_c
         assert given.exit_code == 2 and len(errors) == 1
         assert errors[0].endswith("the compiler failed: exited without compiling (no cubin written: a flag such as "
                                   "--dryrun or --version in the build's flags?)")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="drops a Linux capability")
+def test_the_default_memory_limit_never_asks_above_the_hard_limit(use, tmp_path):
+    """Only a privileged process may raise its hard limit: wherever the hard limit was below
+    --compile-memory (8192 MiB by default; a cluster's login node, a CI runner), every build failed
+    with '8388608: 1: ulimit: error setting limit (Operation not permitted)'."""
+    import ctypes
+    import resource
+    import subprocess
+    import sys
+
+    def unprivileged_under_6_gib():
+        resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+        try:  # as root, give up raising limits (CAP_SYS_RESOURCE) as everyone else lacks it
+            ctypes.CDLL(None, use_errno=True).prctl(24, 24, 0, 0, 0)  # PR_CAPBSET_DROP, CAP_SYS_RESOURCE
+        except (OSError, AttributeError):
+            pass
+
+    source = tmp_path / "k.cu"
+    source.write_text("__global__ void k(float *x) { x[0] = 1; }\n")
+    done = subprocess.run([sys.executable, "-m", "tuneadvise.cli", "lint", str(source), "-a", "sm_90", "--no-cache",
+                           "--format", "json"], capture_output=True, text=True, timeout=120,
+                          preexec_fn=unprivileged_under_6_gib)
+    assert done.returncode in (0, 1), done.stderr
+    assert [k["name"] for k in json.loads(done.stdout)["kernels"]] == ["_Z1kPf"]
+
+
+def test_a_compiler_crashing_under_the_memory_limit_names_the_limit(use, tmp_path):
+    """At 64 MiB cicc dies with 'Segmentation fault' and a positive status: the line did not say
+    that the limit was the likely cause."""
+    source = tmp_path / "k.cu"
+    source.write_text("__global__ void k(float *x) { x[0] = 1; }\n")
+    result = CliRunner().invoke(cli, ["lint", str(source), "-a", "sm_90", "--no-cache", "--compile-memory", "64"])
+    [error] = [line for line in result.stderr.splitlines() if str(source) in line]
+    assert result.exit_code == 2 and error.endswith("(each compiler process may use 64 MiB: --compile-memory)")

@@ -32,7 +32,20 @@ def limited(argv: list[str], memory_mib: int | None) -> list[str]:
     """`argv` started with its address space (and its children's) capped at `memory_mib`."""
     if memory_mib is None or os.name != "posix" or not os.path.exists("/bin/sh"):
         return argv
-    return ["/bin/sh", "-c", 'ulimit -v "$0" && exec "$@"', str(memory_mib * 1024), *argv]
+    return ["/bin/sh", "-c", 'ulimit -v "$0" && exec "$@"', str(_within_hard_limit(memory_mib * 1024)), *argv]
+
+
+def _within_hard_limit(kib: int) -> int:
+    """`kib`, or the hard limit this process runs under when that is lower: only a privileged
+    process may raise it, so asking for more failed every build of everyone else (`ulimit: error
+    setting limit (Operation not permitted)`) wherever the hard limit is below --compile-memory."""
+    try:
+        import resource
+
+        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+    except (ImportError, OSError, ValueError):
+        return kib
+    return kib if hard == resource.RLIM_INFINITY or hard < 0 else min(kib, hard // 1024)
 
 
 class RunningCompilers:

@@ -34,6 +34,8 @@ MAX_ERROR_LINE = 300
 # kernel; nvcc repeats the whole source line in every diagnostic, so a long line with many
 # warnings prints quadratically (a 200 KB line of repeated `volatile`: 22,000 warnings, 5 GB).
 MAX_COMPILER_OUTPUT = 32 << 20
+# How a compiler stage reports an allocation refused under --compile-memory (cicc segfaults on some).
+_MEMORY_SIGNS = ("out of memory", "bad_alloc", "cannot allocate memory", "segmentation fault")
 
 
 class Build(NamedTuple):
@@ -108,7 +110,7 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
                                       f"it began: {_capped(first)}")
     if done.returncode != 0:
         error = error_line(log, done.returncode)
-        if settings.memory_mib is not None and ("out of memory" in log.lower() or done.returncode < 0):
+        if settings.memory_mib is not None and (done.returncode < 0 or any(sign in log.lower() for sign in _MEMORY_SIGNS)):
             error += f" (each compiler process may use {settings.memory_mib} MiB: --compile-memory)"
         return BuildResult(build, log, error)
     if not wrote:  # every compile writes a cubin, a source without kernels too; --dryrun or --version do not
