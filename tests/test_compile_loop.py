@@ -459,3 +459,23 @@ def test_a_compiler_crashing_under_the_memory_limit_names_the_limit(use, tmp_pat
     result = CliRunner().invoke(cli, ["lint", str(source), "-a", "sm_90", "--no-cache", "--compile-memory", "64"])
     [error] = [line for line in result.stderr.splitlines() if str(source) in line]
     assert result.exit_code == 2 and error.endswith("(each compiler process may use 64 MiB: --compile-memory)")
+
+
+def test_a_build_keeps_only_its_resource_report(use, tmp_path, monkeypatch):
+    """A build's log was kept whole, per architecture and cap, and cached: nvcc prints the source
+    line again with each warning, so a 15 KB line of repeated `volatile` that compiles printed 26 MB
+    per build, 388 MB of lint's memory and 204 MB of cache for eight architectures."""
+    from tuneadvise.advisor.toolchain.compile import Build, Compiler
+    from tuneadvise.advisor.toolchain.discovery import find_toolchain
+    from tuneadvise.advisor.toolchain.settings import BuildSettings
+
+    loud = tmp_path / "loud.cu"
+    loud.write_text("__device__ " + "volatile " * 300 + "int g;\n__global__ void k(float *p) { p[0] = g; }\n")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TUNEADVISE_CACHE_DIR", str(cache))
+    [result] = Compiler(find_toolchain(), BuildSettings()).run([Build(str(loud), "sm_90")])
+    assert result.error is None
+    assert all(line.startswith("ptxas") or "bytes stack frame" in line for line in result.log.splitlines())
+    assert len(result.log) < 2000 and sum(entry.stat().st_size for entry in cache.rglob("*.json")) < 4000
+    truth = nvcc.ptxas_report(use, loud, "sm_90")["_Z1kPf"]
+    assert [{f: getattr(u, f) for f in FIGURES} for u in result.usage()] == [truth]

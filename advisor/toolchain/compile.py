@@ -22,7 +22,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
-from tuneadvise.advisor.readers.compiler_output import KernelUsage, parse_ptxas
+from tuneadvise.advisor.readers.compiler_output import MAX_LINE, KernelUsage, parse_ptxas
 from tuneadvise.advisor.toolchain.bounded import RunningCompilers, run_bounded
 from tuneadvise.advisor.toolchain.discovery import Toolchain
 from tuneadvise.advisor.toolchain.settings import BuildSettings
@@ -52,7 +52,7 @@ class Build(NamedTuple):
 
 class BuildResult(NamedTuple):
     build: Build
-    log: str  # ptxas's resource report (and anything else the compiler printed)
+    log: str  # ptxas's resource report: the lines of the compiler's log that parse_ptxas reads
     error: str | None  # one line when the compiler failed
 
     def usage(self) -> list[KernelUsage]:
@@ -112,11 +112,26 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
         error = error_line(log, done.returncode)
         if settings.memory_mib is not None and (done.returncode < 0 or any(sign in log.lower() for sign in _MEMORY_SIGNS)):
             error += f" (each compiler process may use {settings.memory_mib} MiB: --compile-memory)"
-        return BuildResult(build, log, error)
+        return BuildResult(build, "", error)  # the error line is all a failed build is read for
     if not wrote:  # every compile writes a cubin, a source without kernels too; --dryrun or --version do not
-        return BuildResult(build, log, "exited without compiling (no cubin written: a flag such as --dryrun "
-                                       "or --version in the build's flags?)")
-    return BuildResult(build, log, None)
+        return BuildResult(build, "", "exited without compiling (no cubin written: a flag such as --dryrun "
+                                      "or --version in the build's flags?)")
+    return BuildResult(build, report_lines(log), None)
+
+
+def report_lines(log: str) -> str:
+    """The lines of ptxas's resource report in a compiler's log, all that parse_ptxas reads: a
+    build's log is kept (and cached) for its report, and the rest can be megabytes (nvcc prints
+    the source line again with each warning: a 15 KB line of repeated `volatile` that compiles
+    prints 26 MB, which every architecture's build kept, 388 MB for eight)."""
+    kept = []
+    for line in log.splitlines():
+        if len(line) > MAX_LINE:
+            continue  # longer than parse_ptxas reads
+        if line.startswith("ptxas") or ("bytes stack frame" in line and line[:1].isspace()
+                                        and line.lstrip()[:1].isdigit()):
+            kept.append(line)
+    return "\n".join(kept) + "\n" if kept else ""
 
 
 def default_jobs() -> int:
