@@ -479,3 +479,27 @@ def test_a_build_keeps_only_its_resource_report(use, tmp_path, monkeypatch):
     assert len(result.log) < 2000 and sum(entry.stat().st_size for entry in cache.rglob("*.json")) < 4000
     truth = nvcc.ptxas_report(use, loud, "sm_90")["_Z1kPf"]
     assert [{f: getattr(u, f) for f in FIGURES} for u in result.usage()] == [truth]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads the peak memory from /proc")
+def test_compiler_output_is_never_held_as_text_whole(use, tmp_path):
+    """A build's output (up to 32 MiB) was decoded whole and split into lines: with four-byte
+    characters in the source line that nvcc repeats with each warning, two such builds at -j 2
+    (24 MB of output each) took lint to 268 MB; one buffer per build and line-by-line reading, 72 MB."""
+    import subprocess
+    import sys
+
+    sources = []
+    for n in (1, 2):
+        source = tmp_path / f"wide{n}.cu"
+        source.write_text(f"__device__ {'volatile ' * 1250}int g{n}; __device__ const char s{n}[] = \"{chr(0x1F600) * 500}\";\n"
+                          f"__global__ void k{n}(float *p) {{ p[0] = g{n} + s{n}[0]; }}\n", encoding="utf-8")
+        sources.append(str(source))
+    peak = ("import atexit, sys; atexit.register(lambda: print(open('/proc/self/status').read().split('VmHWM:')[1]"
+            ".split()[0], file=sys.stderr)); from tuneadvise.cli.main import main; sys.argv[0] = 'tuneadvise'; main()")
+    done = subprocess.run([sys.executable, "-c", peak, "lint", *sources, "-a", "sm_90", "-j", "2", "--no-cache",
+                           "--format", "json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    assert sorted(k["name"] for k in json.loads(done.stdout)["kernels"]) == ["_Z2k1Pf", "_Z2k2Pf"]
+    peak_kib = int(done.stderr.split()[-1])
+    assert peak_kib < 160 << 10, f"lint peaked at {peak_kib >> 10} MiB"

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 class Finished(NamedTuple):
     returncode: int | None  # None: stopped at the time limit
-    output: bytes  # stdout and stderr together, at most the output limit
+    output: bytearray  # stdout and stderr together, at most the output limit
     overflowed: bool  # printed more than the output limit, and was stopped
 
     @property
@@ -98,7 +98,7 @@ class BoundedOutput(threading.Thread):
     def __init__(self, stream, limit: int, overflow):
         super().__init__(daemon=True)
         self.stream, self.limit, self.overflow = stream, limit, overflow
-        self.chunks: list[bytes] = []
+        self.buffer = bytearray()  # one buffer: chunks joined at the end would hold the output twice
         self.size = 0
 
     @property
@@ -108,13 +108,13 @@ class BoundedOutput(threading.Thread):
     def run(self) -> None:
         while chunk := self.stream.read1(1 << 16):
             if self.size < self.limit:
-                self.chunks.append(chunk[:self.limit - self.size])
+                self.buffer += chunk[:self.limit - self.size]
             was_over, self.size = self.overflowed, self.size + len(chunk)
             if self.overflowed and not was_over:
                 self.overflow()
 
-    def data(self) -> bytes:
-        return b"".join(self.chunks)
+    def data(self) -> bytearray:
+        return self.buffer
 
 
 def run_bounded(argv: list[str], cwd: str | None, *, timeout_s: float, memory_mib: int | None, output_limit: int,

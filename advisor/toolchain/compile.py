@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -30,6 +31,7 @@ from tuneadvise.advisor.toolchain.settings import BuildSettings
 PTX_SUFFIX = ".ptx"
 DEFAULT_SETTINGS = BuildSettings()
 MAX_ERROR_LINE = 300
+MAX_DECODED_LINE = 1 << 16  # bytes of an output line read: past MAX_LINE (parse_ptxas) and MAX_ERROR_LINE
 # What a compiler may print before its build is stopped. ptxas's report is a few hundred bytes a
 # kernel; nvcc repeats the whole source line in every diagnostic, so a long line with many
 # warnings prints quadratically (a 200 KB line of repeated `volatile`: 22,000 warnings, 5 GB).
@@ -75,11 +77,29 @@ def command(toolchain: Toolchain, build: Build, output: str) -> list[str]:
             build.source, "-o", output]
 
 
-def error_line(text: str, returncode: int) -> str:
+def error_line(lines, returncode: int) -> str:
     """The compiler's first error, on one line; else its last line; else the exit status."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    chosen = next((line for line in lines if "error" in line.lower()), lines[-1] if lines else "")
-    return _capped(chosen or f"exited with status {returncode}")
+    first_error = last = ""
+    for line in lines:
+        line = line.strip()
+        if line:
+            last = line
+            if "error" in line.lower():
+                first_error = line
+                break
+    return _capped(first_error or last or f"exited with status {returncode}")
+
+
+def output_lines(data) -> Iterator[str]:
+    """The lines of a compiler's output, decoded one at a time, each at most MAX_DECODED_LINE bytes:
+    the output (up to MAX_COMPILER_OUTPUT) is never text at once, which for output of four-byte
+    characters is four times its size, for each build running."""
+    start, size = 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        end = size if end < 0 else end
+        yield data[start:min(end, start + MAX_DECODED_LINE)].decode("utf-8", errors="replace").rstrip("\r")
+        start = end + 1
 
 
 def _capped(line: str) -> str:
@@ -103,29 +123,30 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
         wrote = os.path.isfile(cubin)
     if done.timed_out:
         return BuildResult(build, "", f"stopped after {settings.timeout_s:g} s (--compile-timeout)")
-    log = done.output.decode("utf-8", errors="replace")
+    output = done.output
     if done.overflowed:
-        first = next((line.strip() for line in log[:1 << 16].splitlines() if line.strip()), "")
+        first = next((line.strip() for line in output_lines(output) if line.strip()), "")
         return BuildResult(build, "", f"printed more than {MAX_COMPILER_OUTPUT >> 20} MiB and was stopped; "
                                       f"it began: {_capped(first)}")
     if done.returncode != 0:
-        error = error_line(log, done.returncode)
-        if settings.memory_mib is not None and (done.returncode < 0 or any(sign in log.lower() for sign in _MEMORY_SIGNS)):
+        error = error_line(output_lines(output), done.returncode)
+        if settings.memory_mib is not None and (done.returncode < 0 or any(
+                sign in line.lower() for line in output_lines(output) for sign in _MEMORY_SIGNS)):
             error += f" (each compiler process may use {settings.memory_mib} MiB: --compile-memory)"
         return BuildResult(build, "", error)  # the error line is all a failed build is read for
     if not wrote:  # every compile writes a cubin, a source without kernels too; --dryrun or --version do not
         return BuildResult(build, "", "exited without compiling (no cubin written: a flag such as --dryrun "
                                       "or --version in the build's flags?)")
-    return BuildResult(build, report_lines(log), None)
+    return BuildResult(build, report_lines(output_lines(output)), None)
 
 
-def report_lines(log: str) -> str:
-    """The lines of ptxas's resource report in a compiler's log, all that parse_ptxas reads: a
-    build's log is kept (and cached) for its report, and the rest can be megabytes (nvcc prints
-    the source line again with each warning: a 15 KB line of repeated `volatile` that compiles
-    prints 26 MB, which every architecture's build kept, 388 MB for eight)."""
+def report_lines(lines) -> str:
+    """The lines of ptxas's resource report among a compiler's output lines, all that parse_ptxas
+    reads: a build's log is kept (and cached) for its report, and the rest can be megabytes (nvcc
+    prints the source line again with each warning: a 15 KB line of repeated `volatile` that
+    compiles prints 26 MB, which every architecture's build kept, 388 MB for eight)."""
     kept = []
-    for line in log.splitlines():
+    for line in lines:
         if len(line) > MAX_LINE:
             continue  # longer than parse_ptxas reads
         if line.startswith("ptxas") or ("bytes stack frame" in line and line[:1].isspace()
