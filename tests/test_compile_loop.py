@@ -503,3 +503,16 @@ def test_compiler_output_is_never_held_as_text_whole(use, tmp_path):
     assert sorted(k["name"] for k in json.loads(done.stdout)["kernels"]) == ["_Z2k1Pf", "_Z2k2Pf"]
     peak_kib = int(done.stderr.split()[-1])
     assert peak_kib < 160 << 10, f"lint peaked at {peak_kib >> 10} MiB"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_compile_commands_entry_that_cannot_be_read_is_not_compiled(use, tmp_path):
+    """An entry whose file is a FIFO was refused as a source but compiled all the same: nvcc opened
+    the FIFO and blocked until --compile-timeout."""
+    os.mkfifo(tmp_path / "k.cu")
+    entry = {"directory": str(tmp_path), "file": "k.cu", "command": "nvcc -arch=sm_90 -c k.cu -o k.o"}
+    (tmp_path / "cc.json").write_text(json.dumps([entry]))
+    result = CliRunner().invoke(cli, ["lint", "--compile-commands", str(tmp_path / "cc.json"), "--no-cache",
+                                      "--compile-timeout", "2"])
+    errors = [line for line in result.stderr.splitlines() if "k.cu" in line]
+    assert result.exit_code == 2 and len(errors) == 1 and "not a regular file" in errors[0], result.stderr

@@ -24,6 +24,9 @@ def read_input(path, limit: int = MAX_DOCUMENT_BYTES) -> bytes:
 
 # The compiler opens the source again after tuneadvise read it: a FIFO then blocks or gives nothing.
 NOT_COMPILABLE = "not a regular file (a FIFO or a device), which the compiler cannot read again; name a file"
+# No C++ source holds one; the host preprocessor warns of each and takes quadratic time on them
+# (40,000 lines holding one: gcc -E 22 s; 500,000: past --compile-timeout).
+HOLDS_NUL = "holds NUL bytes, which no CUDA source does and the compiler's preprocessor takes quadratic time on"
 
 
 def read_source_to_compile(path, limit: int = MAX_SOURCE_BYTES) -> bytes:
@@ -31,4 +34,7 @@ def read_source_to_compile(path, limit: int = MAX_SOURCE_BYTES) -> bytes:
     links), checked before opening it, which for a FIFO with no writer blocks without end."""
     if not stat.S_ISREG(os.stat(path).st_mode):
         raise OSError(errno.EINVAL, NOT_COMPILABLE)
-    return read_input(path, limit)
+    data = read_input(path, limit)
+    if b"\0" in data:
+        raise OSError(errno.EINVAL, HOLDS_NUL)
+    return data
