@@ -169,9 +169,10 @@ def console():
     text, without colour or box-drawing, at the width COLUMNS gives (80 by default)."""
     from rich.console import Console
 
+    # emoji=False: rich turns ':name:' into an emoji, and 'k.cu:100: ...' into 'k.cu💯 ...'.
     if stdout_is_terminal():
-        return Console(no_color=bool(os.environ.get("NO_COLOR")), highlight=False)
-    out = Console(file=_TrimmedLines(sys.stdout), no_color=True, highlight=False)
+        return Console(no_color=bool(os.environ.get("NO_COLOR")), highlight=False, emoji=False)
+    out = Console(file=_TrimmedLines(sys.stdout), no_color=True, highlight=False, emoji=False)
     out.push_render_hook(_PlainTables())
     return out
 

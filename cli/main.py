@@ -5,7 +5,8 @@ The group also owns how every command ends (README, "Exit codes"): errors as
 one line in one style, Ctrl-C as 130, a reader that went away (`| head -1`)
 as 141 without a word, output that cannot be written (stdout full or closed)
 as one line and 74, and a defect of tuneadvise as one line naming it and 70,
-with the traceback only under --debug.
+with the traceback only under --debug. SIGTERM and SIGHUP end it as they
+always would, after stopping the compilers it started (`main`).
 """
 
 from __future__ import annotations
@@ -189,5 +190,32 @@ def cli():
     """
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP arrived: raised in the main thread so that what is running is stopped on the
+    way out (the compilers, each in its own process group, which a signal to tuneadvise or to its
+    group never reaches, and their temporary folders), then the signal ends the process as before."""
+
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum, _frame):
+    raise Terminated(signum)
+
+
 def main():
-    cli(prog_name="tuneadvise")
+    import os
+    import signal
+
+    # Only where the signal would kill the process anyway: `nohup` (SIGHUP ignored) keeps its meaning.
+    caught = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None))
+              if s is not None and signal.getsignal(s) == signal.SIG_DFL]
+    for signum in caught:
+        signal.signal(signum, _terminate)
+    try:
+        cli(prog_name="tuneadvise")
+    except Terminated as exc:
+        signal.signal(exc.signum, signal.SIG_DFL)
+        os.kill(os.getpid(), exc.signum)  # ended by the signal, as the caller sent it (status 128 + signal)
+        raise SystemExit(128 + exc.signum) from None  # where the signal does not end it at once

@@ -44,9 +44,9 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
         from tuneadvise.cli.render import plural
 
         out = console()
-        if findings:  # compiler-style lines, one per finding, never wrapped (editors jump to file:line)
-            out.print("\n".join(f"{f.message} [{f.code} {f.severity}]" for f in findings), markup=False,
-                      soft_wrap=True)
+        if findings:  # compiler-style lines, one per finding, never wrapped (editors jump to file:line),
+            # written as they are: laid out by rich, 125,000 of them (a 1 MB source) took 2.2 s and 322 MB
+            click.echo("\n".join(f"{f.message} [{f.code} {f.severity}]" for f in findings))
         out.print(f"{plural(len(findings), 'finding')} in {plural(len(paths), 'file')} for {arch.sm}")
     worst = max((SEVERITY_RANK[f.severity] for f in findings), default=-1)
     ctx.exit(EXIT_FINDINGS if worst >= SEVERITY_RANK[fail_on] else EXIT_OK)

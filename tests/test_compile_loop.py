@@ -288,7 +288,9 @@ def test_a_launch_bound_met_by_spilling_is_flagged_at_ptxas_own_cap(use, tmp_pat
 
 
 @pytest.mark.parametrize("flags", ["--keep --keep-dir {d}/kept", "-save-temps", "--output-file={d}/written",
-                                   "-optf {d}/opts", "-Xptxas --output-file={d}/written"])
+                                   "-optf {d}/opts", "-Xptxas --output-file={d}/written",
+                                   "--time {d}/timing.csv", "--fdevice-time-trace={d}/trace.json",
+                                   "-Xcompiler -MF,{d}/dep.d,-MD", "-Xcicc -o,{d}/cicc.out"])
 def test_a_compile_commands_entry_cannot_make_the_compiler_write_beside_the_build(use, tmp_path, flags):
     """--keep, --keep-dir and -save-temps in an entry once left the compiler's intermediate files in the
     entry's directory (or any directory it named); only the build's temporary folder is written."""
@@ -302,3 +304,215 @@ def test_a_compile_commands_entry_cannot_make_the_compiler_write_beside_the_buil
     result = CliRunner().invoke(cli, ["lint", "--compile-commands", str(tmp_path / "cc.json"), "--no-cache"])
     assert result.exit_code in (0, 1, 2) and "Traceback" not in result.output, result.output
     assert sorted(p.name for p in tmp_path.rglob("*")) == before
+
+
+@pytest.mark.skipif(os.name != "posix", reason="the address-space limit is POSIX's ulimit")
+def test_the_report_cache_dependency_scan_runs_within_the_compile_bounds(use, tmp_path):
+    """Before compiling, the cache asks `nvcc -M` what the build reads; its preprocessor reads what
+    the source includes, and `#include "/dev/zero"` grew it without end (2.1 GB when the test stopped
+    it, the machine's memory otherwise) while the compile itself was held to --compile-memory."""
+    import resource
+    import subprocess
+    import sys
+
+    source = tmp_path / "zero.cu"
+    source.write_text('#include "/dev/zero"\n__global__ void k(float* x) { x[0] = 1; }\n')
+    env = dict(os.environ, TUNEADVISE_CACHE_DIR=str(tmp_path / "cache"))
+
+    def ceiling():  # what this test lets the run take, whatever tuneadvise does
+        resource.setrlimit(resource.RLIMIT_AS, (3 << 30, 3 << 30))
+
+    # A fresh interpreter runs the command and prints the peak of its processes (RUSAGE_CHILDREN: the
+    # largest of the command and every process it and they waited for).
+    measure = ("import resource, subprocess, sys; code = subprocess.call(sys.argv[1:], stdout=subprocess.DEVNULL); "
+               "print(code, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
+    done = subprocess.run([sys.executable, "-c", measure, sys.executable, "-m", "tuneadvise.cli", "lint", str(source),
+                           "-a", "sm_90", "--compile-memory", "256"], capture_output=True, text=True, env=env,
+                          preexec_fn=ceiling, timeout=120)
+    code, peak_kib = map(int, done.stdout.split())
+    assert code == 2
+    [error] = [line for line in done.stderr.splitlines() if str(source) in line]
+    assert error.endswith("(each compiler process may use 256 MiB: --compile-memory)")
+    assert peak_kib < 512 << 10, f"a process of the run peaked at {peak_kib >> 10} MiB"
+
+
+def test_a_compiler_stopped_at_its_time_leaves_no_files_behind(use, tmp_path, monkeypatch):
+    """nvcc removes its intermediate files (the preprocessed source, cudafe's output) when it ends,
+    but not when it is killed: each build stopped by --compile-timeout left eight in the system's
+    temporary folder. The compiler's temporary folder is now the build's own."""
+    system_tmp = tmp_path / "system-tmp"
+    system_tmp.mkdir()
+    monkeypatch.setenv("TMPDIR", str(system_tmp))
+    monkeypatch.setattr("tempfile.tempdir", str(system_tmp))
+    slow = tmp_path / "slow.cu"  # as in the test above: cicc and ptxas take about 40 s
+    slow.write_text("__global__ void k(float* o, const float* x) {\n  float a = x[threadIdx.x], b = a;\n"
+                    + "".join(f"  a = a * x[{i * 7 % 1024}] + sinf(b); b = b + cosf(a) * {i}.0f;\n" for i in range(600))
+                    + "  o[threadIdx.x] = a + b;\n}\n")
+    result = CliRunner().invoke(cli, ["lint", str(slow), "-a", "sm_90", "--compile-timeout", "1",
+                                      "--no-cache", "--format", "json"])
+    assert result.exit_code == 2 and "stopped after 1 s (--compile-timeout)" in result.stderr
+    assert sorted(p.name for p in system_tmp.iterdir()) == []
+
+
+def _running_with(text: str) -> list[int]:
+    """The live processes (not zombies) whose command line mentions `text`."""
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/cmdline", "rb") as handle:
+                cmdline = handle.read()
+            with open(f"/proc/{entry}/stat", "rb") as handle:
+                state = handle.read().rsplit(b")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if text.encode() in cmdline and state != b"Z":
+            found.append(int(entry))
+    return found
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="lists processes through /proc")
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_a_terminated_run_stops_its_compilers(use, tmp_path, signame):
+    """The compilers run in their own process groups (so that a timeout kills each whole), which a
+    signal to tuneadvise, or to its process group as `timeout` sends, never reaches: after
+    `timeout 4 tuneadvise lint slow.cu` nvcc and cicc went on compiling, orphans, for their 600 s."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    slow = tmp_path / "terminated.cu"  # as above: cicc and ptxas take about 40 s
+    slow.write_text("__global__ void k(float* o, const float* x) {\n  float a = x[threadIdx.x], b = a;\n"
+                    + "".join(f"  a = a * x[{i * 7 % 1024}] + sinf(b); b = b + cosf(a) * {i}.0f;\n" for i in range(600))
+                    + "  o[threadIdx.x] = a + b;\n}\n")
+    process = subprocess.Popen([sys.executable, "-m", "tuneadvise.cli", "lint", str(slow), "-a", "sm_90", "--no-cache"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 30
+        while len(_running_with(str(slow))) < 2 and time.monotonic() < deadline:  # tuneadvise and its nvcc
+            time.sleep(0.05)
+        time.sleep(0.5)
+        process.send_signal(getattr(signal, signame))
+        assert process.wait(timeout=30) == -getattr(signal, signame)
+        deadline = time.monotonic() + 5
+        while _running_with(str(slow)) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        left = _running_with(str(slow))
+    finally:
+        process.kill()
+        for pid in _running_with(str(slow)):  # whatever the run left, not to outlive the test
+            os.kill(pid, signal.SIGKILL)
+    assert left == []
+
+
+@pytest.mark.parametrize("flags", ["--dryrun", "--version", "-Xcompiler -MD", "-Xcompiler=-fPIC,-MD,-MF,k.d"])
+def test_an_entry_flag_that_stops_the_compile_is_dropped_and_a_build_without_a_cubin_fails(use, tmp_path, flags):
+    """An entry's --dryrun or --version made nvcc exit 0 without compiling, and lint passed with no
+    kernels; `-Xcompiler -MD` lost -MD and handed the next flag (-Xptxas) to gcc. The entry's kernel
+    is now reported; a build that writes no cubin (a --nvcc-flag of the user's) fails on one line."""
+    (tmp_path / "k.cu").write_text("__global__ void k(float *x) { x[0] = 1; }\n")
+    entry = {"directory": str(tmp_path), "file": "k.cu", "command": f"nvcc {flags} -arch=sm_90 -c k.cu -o k.o"}
+    (tmp_path / "cc.json").write_text(json.dumps([entry]))
+    result = run("lint", "--compile-commands", tmp_path / "cc.json", "--no-cache", "--format", "json")
+    assert [k["name"] for k in json.loads(result.stdout)["kernels"]] == ["_Z1kPf"]
+    if flags.startswith("--"):
+        given = CliRunner().invoke(cli, ["lint", str(tmp_path / "k.cu"), "-a", "sm_90", "--no-cache", f"--nvcc-flag={flags}"])
+        errors = [line for line in given.stderr.splitlines() if "k.cu" in line]
+        assert given.exit_code == 2 and len(errors) == 1
+        assert errors[0].endswith("the compiler failed: exited without compiling (no cubin written: a flag such as "
+                                  "--dryrun or --version in the build's flags?)")
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="drops a Linux capability")
+def test_the_default_memory_limit_never_asks_above_the_hard_limit(use, tmp_path):
+    """Only a privileged process may raise its hard limit: wherever the hard limit was below
+    --compile-memory (8192 MiB by default; a cluster's login node, a CI runner), every build failed
+    with '8388608: 1: ulimit: error setting limit (Operation not permitted)'."""
+    import ctypes
+    import resource
+    import subprocess
+    import sys
+
+    def unprivileged_under_6_gib():
+        resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30))
+        try:  # as root, give up raising limits (CAP_SYS_RESOURCE) as everyone else lacks it
+            ctypes.CDLL(None, use_errno=True).prctl(24, 24, 0, 0, 0)  # PR_CAPBSET_DROP, CAP_SYS_RESOURCE
+        except (OSError, AttributeError):
+            pass
+
+    source = tmp_path / "k.cu"
+    source.write_text("__global__ void k(float *x) { x[0] = 1; }\n")
+    done = subprocess.run([sys.executable, "-m", "tuneadvise.cli", "lint", str(source), "-a", "sm_90", "--no-cache",
+                           "--format", "json"], capture_output=True, text=True, timeout=120,
+                          preexec_fn=unprivileged_under_6_gib)
+    assert done.returncode in (0, 1), done.stderr
+    assert [k["name"] for k in json.loads(done.stdout)["kernels"]] == ["_Z1kPf"]
+
+
+def test_a_compiler_crashing_under_the_memory_limit_names_the_limit(use, tmp_path):
+    """At 64 MiB cicc dies with 'Segmentation fault' and a positive status: the line did not say
+    that the limit was the likely cause."""
+    source = tmp_path / "k.cu"
+    source.write_text("__global__ void k(float *x) { x[0] = 1; }\n")
+    result = CliRunner().invoke(cli, ["lint", str(source), "-a", "sm_90", "--no-cache", "--compile-memory", "64"])
+    [error] = [line for line in result.stderr.splitlines() if str(source) in line]
+    assert result.exit_code == 2 and error.endswith("(each compiler process may use 64 MiB: --compile-memory)")
+
+
+def test_a_build_keeps_only_its_resource_report(use, tmp_path, monkeypatch):
+    """A build's log was kept whole, per architecture and cap, and cached: nvcc prints the source
+    line again with each warning, so a 15 KB line of repeated `volatile` that compiles printed 26 MB
+    per build, 388 MB of lint's memory and 204 MB of cache for eight architectures."""
+    from tuneadvise.advisor.toolchain.compile import Build, Compiler
+    from tuneadvise.advisor.toolchain.discovery import find_toolchain
+    from tuneadvise.advisor.toolchain.settings import BuildSettings
+
+    loud = tmp_path / "loud.cu"
+    loud.write_text("__device__ " + "volatile " * 300 + "int g;\n__global__ void k(float *p) { p[0] = g; }\n")
+    cache = tmp_path / "cache"
+    monkeypatch.setenv("TUNEADVISE_CACHE_DIR", str(cache))
+    [result] = Compiler(find_toolchain(), BuildSettings()).run([Build(str(loud), "sm_90")])
+    assert result.error is None
+    assert all(line.startswith("ptxas") or "bytes stack frame" in line for line in result.log.splitlines())
+    assert len(result.log) < 2000 and sum(entry.stat().st_size for entry in cache.rglob("*.json")) < 4000
+    truth = nvcc.ptxas_report(use, loud, "sm_90")["_Z1kPf"]
+    assert [{f: getattr(u, f) for f in FIGURES} for u in result.usage()] == [truth]
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc"), reason="reads the peak memory from /proc")
+def test_compiler_output_is_never_held_as_text_whole(use, tmp_path):
+    """A build's output (up to 32 MiB) was decoded whole and split into lines: with four-byte
+    characters in the source line that nvcc repeats with each warning, two such builds at -j 2
+    (24 MB of output each) took lint to 268 MB; one buffer per build and line-by-line reading, 72 MB."""
+    import subprocess
+    import sys
+
+    sources = []
+    for n in (1, 2):
+        source = tmp_path / f"wide{n}.cu"
+        source.write_text(f"__device__ {'volatile ' * 1250}int g{n}; __device__ const char s{n}[] = \"{chr(0x1F600) * 500}\";\n"
+                          f"__global__ void k{n}(float *p) {{ p[0] = g{n} + s{n}[0]; }}\n", encoding="utf-8")
+        sources.append(str(source))
+    peak = ("import atexit, sys; atexit.register(lambda: print(open('/proc/self/status').read().split('VmHWM:')[1]"
+            ".split()[0], file=sys.stderr)); from tuneadvise.cli.main import main; sys.argv[0] = 'tuneadvise'; main()")
+    done = subprocess.run([sys.executable, "-c", peak, "lint", *sources, "-a", "sm_90", "-j", "2", "--no-cache",
+                           "--format", "json"], capture_output=True, text=True, timeout=120)
+    assert done.returncode in (0, 1), done.stderr
+    assert sorted(k["name"] for k in json.loads(done.stdout)["kernels"]) == ["_Z2k1Pf", "_Z2k2Pf"]
+    peak_kib = int(done.stderr.split()[-1])
+    assert peak_kib < 160 << 10, f"lint peaked at {peak_kib >> 10} MiB"
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+def test_a_compile_commands_entry_that_cannot_be_read_is_not_compiled(use, tmp_path):
+    """An entry whose file is a FIFO was refused as a source but compiled all the same: nvcc opened
+    the FIFO and blocked until --compile-timeout."""
+    os.mkfifo(tmp_path / "k.cu")
+    entry = {"directory": str(tmp_path), "file": "k.cu", "command": "nvcc -arch=sm_90 -c k.cu -o k.o"}
+    (tmp_path / "cc.json").write_text(json.dumps([entry]))
+    result = CliRunner().invoke(cli, ["lint", "--compile-commands", str(tmp_path / "cc.json"), "--no-cache",
+                                      "--compile-timeout", "2"])
+    errors = [line for line in result.stderr.splitlines() if "k.cu" in line]
+    assert result.exit_code == 2 and len(errors) == 1 and "not a regular file" in errors[0], result.stderr

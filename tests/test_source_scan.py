@@ -3,6 +3,7 @@
 import json
 import time
 
+import pytest
 from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -80,6 +81,30 @@ def test_the_summary_counts_in_words_and_paths_are_not_markup(tmp_path):
     assert result.exit_code == 0
     assert "[bold]k.cu:1: __mul24" in result.output
     assert result.output.splitlines()[-1] == "1 finding in 1 file for sm_70"
+
+
+@pytest.mark.parametrize("command", [["check-source", "--target", "sm_70"], ["lint", "--arch", "sm_70"]])
+def test_a_location_is_never_turned_into_an_emoji(tmp_path, command):
+    """rich replaces ':name:' with an emoji: a finding on line 100 printed as 'k.cu💯 __shfl ...'
+    (and line 1234 as 'k.cu🔢'), which no editor can jump to."""
+    path = tmp_path / "k.cu"
+    lines = [""] * 1234
+    lines[99] = lines[1233] = "__global__ void k(float* x) { x[0] = __shfl(x[1], 1); }"
+    path.write_text("\n".join(lines) + "\n")
+    log = tmp_path / "build.log"
+    log.write_text("ptxas info    : Compiling entry function 'k' for 'sm_70'\nptxas info    : Used 32 registers\n")
+    inputs = [str(path)] if command[0] == "check-source" else [str(log), str(path)]
+    result = CliRunner().invoke(cli, [command[0], *inputs, *command[1:]])
+    assert f"{path}:100:" in result.output and f"{path}:1234:" in result.output, result.output
+    assert "\U0001f4af" not in result.output and "\U0001f522" not in result.output
+
+
+def test_the_console_prints_colon_names_as_written(capsys):
+    """Every command's rich console, not only check-source's lines: 'k.cu:100:' stays as written."""
+    from tuneadvise.cli.common import console
+
+    console().print("k.cu:100: k.cu:1234: :smile:", markup=False)
+    assert capsys.readouterr().out == "k.cu:100: k.cu:1234: :smile:\n"
 
 
 def test_each_finding_is_one_unwrapped_line_however_many(tmp_path):

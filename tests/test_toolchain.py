@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import threading
+import time
 
 import pytest
 from click.testing import CliRunner
@@ -139,41 +141,36 @@ def test_an_empty_build_option_is_refused_before_compiling(no_compiler, tmp_path
 
 
 @pytest.mark.skipif(os.name != "posix", reason="the address-space cap is POSIX's ulimit -v")
-def test_the_compiler_memory_cap_binds_the_process_and_defers_to_a_lower_inherited_limit():
+def test_the_compiler_memory_cap_binds_the_process():
     import subprocess
     import sys
 
-    from tuneadvise.advisor.toolchain.compile import limited
+    from tuneadvise.advisor.toolchain.bounded import limited
 
     allocate = [sys.executable, "-c", "bytearray(400 << 20)"]
     assert subprocess.run(limited(allocate, 200), capture_output=True).returncode != 0
     assert subprocess.run(limited(allocate, 2048), capture_output=True).returncode == 0
     assert limited(allocate, None) == allocate
-    # Under an inherited hard limit at or below the cap, `ulimit -v` could not raise it: left as it is.
-    probe = ("import resource, sys; from tuneadvise.advisor.toolchain.compile import limited; "
-             "resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30)); "
-             "print(limited(['nvcc'], 2048) == ['nvcc'], limited(['nvcc'], 512)[0])")
-    assert subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True).stdout.split() == \
-        ["True", "/bin/sh"]
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="reads process groups from /proc (Linux)")
 @pytest.mark.parametrize("script, error", [
-    # A stage that outlives the compiler and keeps its output open: the group is killed after a grace.
-    ("(sleep 60; echo late) &\nexit 0\n", None),
+    # A stage that outlives the compiler and keeps its output open: the group is killed after a grace
+    # (and, no cubin written, the build fails).
+    ("(sleep 60; echo late) &\nexit 0\n", "exited without compiling (no cubin written: a flag such as --dryrun or "
+                                         "--version in the build's flags?)"),
     # A compiler that never ends: stopped at the timeout, with every process it started.
     ("sleep 60 &\nsleep 60\n", "stopped after 1 s (--compile-timeout)"),
     # A compiler that prints without end: stopped once its output passes the cap.
     ("yes 'k.cu(1): warning: again'\n", "printed more than 1 MiB and was stopped; it began: k.cu(1): warning: again"),
 ])
 def test_no_process_of_a_compiler_run_outlives_it(tmp_path, monkeypatch, script, error):
-    import time
-
+    from tuneadvise.advisor.toolchain import bounded
     from tuneadvise.advisor.toolchain import compile as compiling
     from tuneadvise.advisor.toolchain.discovery import Toolchain
     from tuneadvise.advisor.toolchain.settings import BuildSettings
 
-    monkeypatch.setattr(compiling, "OUTPUT_GRACE_S", 0.5)
+    monkeypatch.setattr(bounded, "OUTPUT_GRACE_S", 0.5)
     monkeypatch.setattr(compiling, "MAX_COMPILER_OUTPUT", 1 << 20)
     fake = tmp_path / "nvcc"
     fake.write_text("#!/bin/sh\necho $$ > " + str(tmp_path / "pid") + "\n" + script)
@@ -203,3 +200,52 @@ def _live_members(group: int) -> list[int]:
         if int(pgrp) == group and state != "Z":
             members.append(int(stat.parent.name))
     return members
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs")
+@pytest.mark.parametrize("command", [["lint", "k.cu", "-a", "sm_90"], ["frontier", "k.cu", "-a", "sm_90", "-b", "256"]])
+def test_a_fifo_or_device_to_compile_is_refused_without_opening_it(no_compiler, tmp_path, command):
+    """A FIFO named k.cu blocked lint and frontier without end on opening it (no writer), and with a
+    writer the compiler, opening it again, blocked until --compile-timeout; a link to /dev/zero was
+    read to the 32 MiB limit first. Refused before opening, on one line."""
+    fifo = tmp_path / "k.cu"
+    os.mkfifo(fifo)
+    done = threading.Event()
+
+    def writer():  # unblocks a reader that opens the FIFO, so that the test fails instead of hanging
+        deadline = time.monotonic() + 10
+        while not done.is_set() and time.monotonic() < deadline:
+            try:
+                descriptor = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:  # no reader yet
+                time.sleep(0.05)
+                continue
+            os.write(descriptor, b"__global__ void k() {}\n")
+            os.close(descriptor)
+            return
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    try:
+        result = CliRunner().invoke(cli, [str(fifo) if a == "k.cu" else a for a in command])
+    finally:
+        done.set()
+        thread.join()
+    errors = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(errors) == 1
+    assert errors[0].endswith("not a regular file (a FIFO or a device), which the compiler cannot read again; name a file")
+    (tmp_path / "zero.cu").symlink_to(os.devnull if os.name != "posix" else "/dev/zero")
+    device = CliRunner().invoke(cli, [str(tmp_path / "zero.cu") if a == "k.cu" else a for a in command])
+    assert device.exit_code == 2 and "not a regular file" in device.stderr
+
+
+@pytest.mark.parametrize("command", [["lint", "k.cu", "-a", "sm_90"], ["frontier", "k.cu", "-a", "sm_90", "-b", "256"]])
+def test_a_source_holding_nul_bytes_is_refused_before_compiling(no_compiler, tmp_path, command):
+    """The host preprocessor takes quadratic time on NUL bytes: 40,000 lines holding one took gcc -E
+    22 s, and 1 MB of them ran lint past 9 minutes (the dependency scan's 120 s, then the compile)."""
+    (tmp_path / "k.cu").write_bytes(b"__global__ void k() {}\n" + b"\0\n" * 40_000)
+    result = CliRunner().invoke(cli, [str(tmp_path / a) if a == "k.cu" else a for a in command])
+    errors = result.stderr.strip().splitlines()
+    assert result.exit_code == 2 and len(errors) == 1
+    assert errors[0].endswith("holds NUL bytes, which no CUDA source does and the compiler's preprocessor takes "
+                              "quadratic time on")

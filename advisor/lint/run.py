@@ -392,7 +392,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
         if path == "-":
             read_text(stdin, "<stdin>", gathered)
         elif path.lower().endswith(SOURCE_SUFFIXES):
-            _read_source(path, gathered, index, source_texts)
+            _read_source(path, gathered, index, source_texts, compiled=path in compile_sources)
         else:
             one = read_directory(path) if os.path.isdir(path) else read_usage(path)
             gathered.records += one.records
@@ -414,16 +414,19 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     return report
 
 
-def _read_source(path: str, gathered, index: SourceIndex, source_texts: list) -> None:
-    from tuneadvise.advisor.readers.files import MAX_SOURCE_BYTES, read_input
+def _read_source(path: str, gathered, index: SourceIndex, source_texts: list, compiled: bool = False) -> bool:
+    """Read a source into the index; False (and a problem) when it cannot be read, or compiled."""
+    from tuneadvise.advisor.readers.files import MAX_SOURCE_BYTES, read_input, read_source_to_compile
 
     try:
-        text = read_input(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+        read = read_source_to_compile if compiled else read_input
+        text = read(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
         gathered.problems.append(InputProblem(path, None, f"cannot read: {exc.strerror}"))
-        return
+        return False
     index.add_file(path, text)
     source_texts.append((path, text))
+    return True
 
 
 def _shown_path(path: str) -> str:
@@ -450,10 +453,10 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
             raise BuildSetupError(str(exc)) from None
         gathered.problems += [InputProblem(settings.compile_commands, None, p) for p in problems]
         known = {os.path.abspath(path) for path, _ in source_texts}
-        for source in dict.fromkeys(b.source for b in entries):
-            if source not in known:
-                _read_source(_shown_path(source), gathered, index, source_texts)
-        builds += [b._replace(flags=b.flags + settings.flags) for b in entries]
+        unreadable = {source for source in dict.fromkeys(b.source for b in entries)
+                      if source not in known and not _read_source(_shown_path(source), gathered, index, source_texts,
+                                                                  compiled=True)}
+        builds += [b._replace(flags=b.flags + settings.flags) for b in entries if b.source not in unreadable]
     shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
     for result in Compiler(find_toolchain(), settings).run(builds):
         build = result.build

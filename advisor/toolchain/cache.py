@@ -14,7 +14,8 @@ the log's SHA-256. Read back, an entry that does not parse or whose key or diges
 not match is ignored (and rewritten by the next compile): a torn write or a damaged
 disk costs a compile, never a wrong figure. Entries are written atomically (a temporary
 file in the same directory, then a rename). Only successful compiles are stored. Any
-error of the disk or of `nvcc -M` means no caching for that build, never a failure.
+error of the disk or of `nvcc -M` means no caching for that build, never a failure;
+`nvcc -M` runs within the build's time and memory (bounded.py), as the compile does.
 
 Where: TUNEADVISE_CACHE_DIR, else $XDG_CACHE_HOME/tuneadvise/ptxas, else
 ~/.cache/tuneadvise/ptxas; TUNEADVISE_CACHE_DIR=off (or --no-cache) turns it off.
@@ -27,17 +28,19 @@ import json
 import os
 import shutil
 import stat
-import subprocess
 import tempfile
 import threading
 from pathlib import Path
 
+from tuneadvise.advisor.toolchain.bounded import RunningCompilers, run_bounded
 from tuneadvise.advisor.toolchain.discovery import Toolchain
+from tuneadvise.advisor.toolchain.settings import BuildSettings
 
 FORMAT = "tuneadvise-ptxas-cache-1"
 VARIABLE = "TUNEADVISE_CACHE_DIR"
 MAX_ENTRY = 16 << 20  # bytes: a ptxas report is kilobytes; a larger file is not an entry
 DEPENDENCY_TIMEOUT = 120
+MAX_DEPENDENCY_OUTPUT = 16 << 20  # bytes of `nvcc -M`: a translation unit's header list is kilobytes
 
 
 def default_directory() -> Path | None:
@@ -61,8 +64,11 @@ def _identity(path: str | None) -> list:
 
 
 class PtxasCache:
-    def __init__(self, directory: Path, toolchain: Toolchain):
+    def __init__(self, directory: Path, toolchain: Toolchain, settings: BuildSettings | None = None,
+                 running: RunningCompilers | None = None):
         self.directory = Path(directory)
+        self.settings = settings or BuildSettings()  # `nvcc -M` runs within the compiles' time and memory
+        self.running = running or RunningCompilers()  # stopped with the compiles on an interrupt
         self.base = [FORMAT, _identity(toolchain.nvcc), _identity(toolchain.ptxas), toolchain.version,
                      _identity(shutil.which("g++")), os.environ.get("NVCC_PREPEND_FLAGS", ""),
                      os.environ.get("NVCC_APPEND_FLAGS", "")]
@@ -91,7 +97,7 @@ class PtxasCache:
         with self._lock:
             if index in self._inputs:
                 return self._inputs[index]
-        files = _dependencies(self.toolchain, build)
+        files = _dependencies(self.toolchain, build, self.settings, self.running)
         with self._lock:
             self._inputs[index] = files
         return files
@@ -136,17 +142,18 @@ class PtxasCache:
             pass  # a cache that cannot be written is no cache
 
 
-def _dependencies(toolchain: Toolchain, build) -> list | None:
-    """The files `build` reads, from `nvcc -M` with the build's architecture and flags."""
+def _dependencies(toolchain: Toolchain, build, settings: BuildSettings, running: RunningCompilers) -> list | None:
+    """The files `build` reads, from `nvcc -M` with the build's architecture and flags, run within
+    the build's bounds (its preprocessor reads whatever the source includes)."""
     argv = [toolchain.nvcc, "-M", f"-arch={build.arch}", *build.flags, build.source]
     try:
-        done = subprocess.run(argv, capture_output=True, text=True, errors="surrogateescape", cwd=build.cwd,
-                              timeout=DEPENDENCY_TIMEOUT, stdin=subprocess.DEVNULL)
-    except (OSError, subprocess.SubprocessError):
+        done = run_bounded(argv, build.cwd, timeout_s=min(DEPENDENCY_TIMEOUT, settings.timeout_s),
+                           memory_mib=settings.memory_mib, output_limit=MAX_DEPENDENCY_OUTPUT, running=running)
+    except OSError:
         return None
-    if done.returncode != 0:
+    if done.returncode != 0 or done.overflowed:
         return None
-    return make_dependencies(done.stdout, build.cwd)
+    return make_dependencies(done.output.decode("utf-8", errors="surrogateescape"), build.cwd)
 
 
 def make_dependencies(text: str, cwd: str | None) -> list | None:

@@ -11,34 +11,33 @@ A CUDA source (.cu) goes through nvcc, which passes the cap to both of its
 stages (cicc and ptxas), exactly as `nvcc -maxrregcount=N` does; a PTX file goes
 straight to ptxas.
 
-Each compiler run is bounded (BuildSettings.timeout_s and memory_mib): on POSIX
-the compiler starts under `ulimit -v` through /bin/sh, which every process it
-starts inherits; a `preexec_fn` would do the same but is unsafe with the
-thread pool.
+Each compiler run is bounded (BuildSettings.timeout_s and memory_mib, and
+MAX_COMPILER_OUTPUT) by bounded.py, as is the `nvcc -M` the report cache runs.
 """
 
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
 import tempfile
-import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
-from tuneadvise.advisor.readers.compiler_output import KernelUsage, parse_ptxas
+from tuneadvise.advisor.readers.compiler_output import MAX_LINE, KernelUsage, parse_ptxas
+from tuneadvise.advisor.toolchain.bounded import RunningCompilers, run_bounded
 from tuneadvise.advisor.toolchain.discovery import Toolchain
 from tuneadvise.advisor.toolchain.settings import BuildSettings
 
 PTX_SUFFIX = ".ptx"
 DEFAULT_SETTINGS = BuildSettings()
 MAX_ERROR_LINE = 300
+MAX_DECODED_LINE = 1 << 16  # bytes of an output line read: past MAX_LINE (parse_ptxas) and MAX_ERROR_LINE
 # What a compiler may print before its build is stopped. ptxas's report is a few hundred bytes a
 # kernel; nvcc repeats the whole source line in every diagnostic, so a long line with many
 # warnings prints quadratically (a 200 KB line of repeated `volatile`: 22,000 warnings, 5 GB).
 MAX_COMPILER_OUTPUT = 32 << 20
-OUTPUT_GRACE_S = 5  # after the compiler exits, how long its output may take to end
+# How a compiler stage reports an allocation refused under --compile-memory (cicc segfaults on some).
+_MEMORY_SIGNS = ("out of memory", "bad_alloc", "cannot allocate memory", "segmentation fault")
 
 
 class Build(NamedTuple):
@@ -55,7 +54,7 @@ class Build(NamedTuple):
 
 class BuildResult(NamedTuple):
     build: Build
-    log: str  # ptxas's resource report (and anything else the compiler printed)
+    log: str  # ptxas's resource report: the lines of the compiler's log that parse_ptxas reads
     error: str | None  # one line when the compiler failed
 
     def usage(self) -> list[KernelUsage]:
@@ -78,98 +77,33 @@ def command(toolchain: Toolchain, build: Build, output: str) -> list[str]:
             build.source, "-o", output]
 
 
-def error_line(text: str, returncode: int) -> str:
+def error_line(lines, returncode: int) -> str:
     """The compiler's first error, on one line; else its last line; else the exit status."""
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    chosen = next((line for line in lines if "error" in line.lower()), lines[-1] if lines else "")
-    return _capped(chosen or f"exited with status {returncode}")
+    first_error = last = ""
+    for line in lines:
+        line = line.strip()
+        if line:
+            last = line
+            if "error" in line.lower():
+                first_error = line
+                break
+    return _capped(first_error or last or f"exited with status {returncode}")
+
+
+def output_lines(data) -> Iterator[str]:
+    """The lines of a compiler's output, decoded one at a time, each at most MAX_DECODED_LINE bytes:
+    the output (up to MAX_COMPILER_OUTPUT) is never text at once, which for output of four-byte
+    characters is four times its size, for each build running."""
+    start, size = 0, len(data)
+    while start < size:
+        end = data.find(b"\n", start)
+        end = size if end < 0 else end
+        yield data[start:min(end, start + MAX_DECODED_LINE)].decode("utf-8", errors="replace").rstrip("\r")
+        start = end + 1
 
 
 def _capped(line: str) -> str:
     return line if len(line) <= MAX_ERROR_LINE else line[:MAX_ERROR_LINE] + "..."
-
-
-def limited(argv: list[str], memory_mib: int | None) -> list[str]:
-    """`argv` started with its address space (and its children's) capped at `memory_mib`; as it is
-    where there is no /bin/sh, or where this process already has a hard limit at or below the cap
-    (which the compiler inherits, and which `ulimit` could not raise)."""
-    if memory_mib is None or os.name != "posix" or not os.path.exists("/bin/sh"):
-        return argv
-    import resource
-
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
-    if hard != resource.RLIM_INFINITY and hard <= memory_mib << 20:
-        return argv
-    return ["/bin/sh", "-c", 'ulimit -v "$0" && exec "$@"', str(memory_mib * 1024), *argv]
-
-
-class RunningCompilers:
-    """The compiler processes started and not yet finished. Each runs in its own process group
-    (killed whole on a timeout: nvcc's stages, cudafe++, cicc and ptxas, would otherwise outlive
-    nvcc), which Ctrl-C at a terminal no longer reaches, so whoever is interrupted kills them here."""
-
-    def __init__(self):
-        self._lock = threading.Lock()
-        self._processes: set[subprocess.Popen] = set()
-        self._stopped = False
-
-    def start(self, argv: list[str], cwd: str | None) -> subprocess.Popen:
-        process = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                   cwd=cwd, start_new_session=os.name == "posix")
-        with self._lock:
-            self._processes.add(process)
-            stopped = self._stopped
-        if stopped:  # started by a worker as the run was interrupted
-            self.kill(process)
-        return process
-
-    def finished(self, process: subprocess.Popen) -> None:
-        with self._lock:
-            self._processes.discard(process)
-
-    def kill(self, process: subprocess.Popen) -> None:
-        """The process and, on POSIX, every process of its group: a stage can outlive nvcc (killed by
-        its memory cap, say) and hold the output pipe open."""
-        try:
-            if os.name == "posix":
-                os.killpg(process.pid, signal.SIGKILL)
-            elif process.poll() is None:
-                process.kill()
-        except (ProcessLookupError, PermissionError):  # the group has ended
-            pass
-
-    def kill_all(self) -> None:
-        with self._lock:
-            self._stopped = True
-            processes = list(self._processes)
-        for process in processes:
-            self.kill(process)
-
-
-class BoundedOutput(threading.Thread):
-    """Reads a process's output to its end, keeping the first `limit` bytes; past them, calls
-    `overflow` once (which stops the process) and reads on, so the process never blocks on a pipe."""
-
-    def __init__(self, stream, limit: int, overflow):
-        super().__init__(daemon=True)
-        self.stream, self.limit, self.overflow = stream, limit, overflow
-        self.chunks: list[bytes] = []
-        self.size = 0
-
-    @property
-    def overflowed(self) -> bool:
-        return self.size > self.limit
-
-    def run(self) -> None:
-        while chunk := self.stream.read1(1 << 16):
-            if self.size < self.limit:
-                self.chunks.append(chunk[:self.limit - self.size])
-            was_over, self.size = self.overflowed, self.size + len(chunk)
-            if self.overflowed and not was_over:
-                self.overflow()
-
-    def text(self) -> str:
-        return b"".join(self.chunks).decode("utf-8", errors="replace")
 
 
 def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DEFAULT_SETTINGS,
@@ -179,39 +113,46 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
     MAX_COMPILER_OUTPUT printed)."""
     running = running or RunningCompilers()
     with tempfile.TemporaryDirectory(prefix="tuneadvise-") as scratch:
-        argv = command(toolchain, build, os.path.join(scratch, "out.cubin"))
+        cubin = os.path.join(scratch, "out.cubin")
+        argv = command(toolchain, build, cubin)
         try:
-            process = running.start(limited(argv, settings.memory_mib), build.cwd)
+            done = run_bounded(argv, build.cwd, timeout_s=settings.timeout_s, memory_mib=settings.memory_mib,
+                               output_limit=MAX_COMPILER_OUTPUT, running=running)
         except OSError as exc:
             return BuildResult(build, "", f"cannot run {argv[0]}: {exc.strerror or exc}")
-        output = BoundedOutput(process.stdout, MAX_COMPILER_OUTPUT, lambda: running.kill(process))
-        output.start()
-        try:
-            process.wait(timeout=settings.timeout_s)
-        except BaseException as exc:  # the timeout, or an interrupt while waiting
-            running.kill(process)
-            process.wait()
-            if not isinstance(exc, subprocess.TimeoutExpired):
-                raise
-            return BuildResult(build, "", f"stopped after {settings.timeout_s:g} s (--compile-timeout)")
-        finally:
-            output.join(OUTPUT_GRACE_S)
-            if output.is_alive():  # nvcc ended, a stage of it still holds the pipe
-                running.kill(process)
-                output.join()
-            running.finished(process)
-            process.stdout.close()
-    log = output.text()
-    if output.overflowed:
-        first = next((line.strip() for line in log.splitlines() if line.strip()), "")
+        wrote = os.path.isfile(cubin)
+    if done.timed_out:
+        return BuildResult(build, "", f"stopped after {settings.timeout_s:g} s (--compile-timeout)")
+    output = done.output
+    if done.overflowed:
+        first = next((line.strip() for line in output_lines(output) if line.strip()), "")
         return BuildResult(build, "", f"printed more than {MAX_COMPILER_OUTPUT >> 20} MiB and was stopped; "
                                       f"it began: {_capped(first)}")
-    if process.returncode != 0:
-        error = error_line(log, process.returncode)
-        if settings.memory_mib is not None and ("out of memory" in log.lower() or process.returncode < 0):
+    if done.returncode != 0:
+        error = error_line(output_lines(output), done.returncode)
+        if settings.memory_mib is not None and (done.returncode < 0 or any(
+                sign in line.lower() for line in output_lines(output) for sign in _MEMORY_SIGNS)):
             error += f" (each compiler process may use {settings.memory_mib} MiB: --compile-memory)"
-        return BuildResult(build, log, error)
-    return BuildResult(build, log, None)
+        return BuildResult(build, "", error)  # the error line is all a failed build is read for
+    if not wrote:  # every compile writes a cubin, a source without kernels too; --dryrun or --version do not
+        return BuildResult(build, "", "exited without compiling (no cubin written: a flag such as --dryrun "
+                                      "or --version in the build's flags?)")
+    return BuildResult(build, report_lines(output_lines(output)), None)
+
+
+def report_lines(lines) -> str:
+    """The lines of ptxas's resource report among a compiler's output lines, all that parse_ptxas
+    reads: a build's log is kept (and cached) for its report, and the rest can be megabytes (nvcc
+    prints the source line again with each warning: a 15 KB line of repeated `volatile` that
+    compiles prints 26 MB, which every architecture's build kept, 388 MB for eight)."""
+    kept = []
+    for line in lines:
+        if len(line) > MAX_LINE:
+            continue  # longer than parse_ptxas reads
+        if line.startswith("ptxas") or ("bytes stack frame" in line and line[:1].isspace()
+                                        and line.lstrip()[:1].isdigit()):
+            kept.append(line)
+    return "\n".join(kept) + "\n" if kept else ""
 
 
 def default_jobs() -> int:
@@ -233,9 +174,9 @@ class Compiler:
         self.settings = settings
         self.jobs = max(1, settings.jobs or default_jobs())
         directory = default_directory() if settings.cache else None
-        self.cache = PtxasCache(directory, toolchain) if directory is not None else None
-        self.results: dict[Build, BuildResult] = {}  # this compiler's builds, by value
         self.running = RunningCompilers()
+        self.cache = PtxasCache(directory, toolchain, settings, self.running) if directory is not None else None
+        self.results: dict[Build, BuildResult] = {}  # this compiler's builds, by value
 
     def _one(self, build: Build) -> BuildResult:
         key = self.cache.key(build) if self.cache is not None else None

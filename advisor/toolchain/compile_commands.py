@@ -5,7 +5,9 @@ Each `.cu` entry keeps its flags (include paths, macros, language standard, exte
 lambdas...) and its directory; what only decides what the build writes or targets is
 dropped: the compiler itself, the source, `-c`, `-o FILE`, dependency files
 (`-MD`, `-MF FILE`...), flags that write files beside the build or run what it
-builds (`--keep`, `--keep-dir DIR`, `-save-temps`, `--run`), options files (`-optf FILE`:
+builds (`--keep`, `--keep-dir DIR`, `-save-temps`, `--run`, `--time FILE`,
+`--fdevice-time-trace FILE`, `-Xcicc`; in a `-Xcompiler` list `-M...`, `-save-temps`
+and `-o`), flags that stop it compiling (`--dryrun`, `--version`...), options files (`-optf FILE`:
 their flags would escape these checks), and the architecture flags (`-arch`, `-gencode`,
 `--generate-code`, `-code`), because the resource report is asked for one
 architecture at a time. The architectures are --arch's, or else the ones the entry
@@ -28,11 +30,19 @@ from tuneadvise.advisor.toolchain.compile import Build
 
 _WITH_VALUE = {"-o", "-MF", "-MT", "-MQ", "-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code",
                "--gpu-code", "-odir", "--output-directory", "--dependency-output", "-ccbin", "--compiler-bindir",
-               "--output-file", "-keep-dir", "--keep-dir", "-optf", "--options-file", "-run-args", "--run-args"}
+               "--output-file", "-keep-dir", "--keep-dir", "-optf", "--options-file", "-run-args", "--run-args",
+               "-time", "--time", "-fdevice-time-trace", "--fdevice-time-trace", "-Xcicc"}
 _KEEP_WITH_VALUE = {"-ccbin", "--compiler-bindir"}  # the host compiler stays; its value follows
 _ALONE = {"-c", "-dc", "--compile", "--device-c", "-MD", "-MMD", "-M", "-MM", "-E", "-ptx", "-cubin", "-fatbin",
           "--generate-dependencies-with-compile", "--generate-nonsystem-dependencies-with-compile", "-MP",
-          "-keep", "--keep", "-save-temps", "--save-temps", "-run", "--run"}
+          "-keep", "--keep", "-save-temps", "--save-temps", "-run", "--run",
+          "-dryrun", "--dryrun", "-V", "--version", "-h", "--help", "-arch-ls", "--list-gpu-arch",
+          "-code-ls", "--list-gpu-code"}
+_HOST_OPTIONS = ("-Xcompiler", "--compiler-options")  # a comma-separated list for the host compiler
+# What the host compiler would write (dependency files, its temporaries, another output): dropped
+# from its list, with the value that follows those taking one.
+_HOST_WRITES = ("-M", "-save-temps", "-o", "--output")
+_HOST_WRITES_WITH_VALUE = {"-MF", "-MT", "-MQ", "-o", "--output"}
 _ARCH_OPTIONS = ("-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code", "--gpu-code")
 _SM = re.compile(r"sm_(\d+[a-z]?)")
 _COMPUTE = re.compile(r"compute_(\d+[a-z]?)")
@@ -83,6 +93,12 @@ def flags_of(entry: dict) -> tuple[list[str], list[str]]:
                 i += 1
             i += 1
             continue
+        if name in _HOST_OPTIONS:
+            value = value if has_equals else (args[i + 1] if i + 1 < len(args) else "")
+            host = _host_flags(value)
+            kept += [f"{name}={host}"] if host else []
+            i += 1 if has_equals else 2
+            continue
         if arg in _WITH_VALUE:
             if arg in _KEEP_WITH_VALUE and i + 1 < len(args):
                 kept += [arg, args[i + 1]]
@@ -95,6 +111,24 @@ def flags_of(entry: dict) -> tuple[list[str], list[str]]:
         kept.append(arg)
         i += 1
     return kept, _archs(arch_values)
+
+
+def _host_flags(value: str) -> str:
+    """A -Xcompiler list without what would make the host compiler write files.
+
+    >>> _host_flags("-fPIC,-MD,-MF,k.d,-Wall,-save-temps=obj,-o,x.ii")
+    '-fPIC,-Wall'
+    """
+    items, kept, i = value.split(","), [], 0
+    while i < len(items):
+        item = items[i]
+        if item in _HOST_WRITES_WITH_VALUE:
+            i += 2
+            continue
+        if not item.startswith(_HOST_WRITES):
+            kept.append(item)
+        i += 1
+    return ",".join(kept)
 
 
 def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[str]]:

@@ -146,10 +146,10 @@ def frontier(source: str, archs, block_size: int, kernel_glob: str | None = None
         raise BuildSetupError(f"FILE: {source} is neither a CUDA source (.cu) nor PTX (.ptx)")
     index = SourceIndex()
     if not source.lower().endswith(".ptx"):
-        from tuneadvise.advisor.readers.files import MAX_SOURCE_BYTES, read_input
+        from tuneadvise.advisor.readers.files import read_source_to_compile
 
         try:
-            index.add_file(source, read_input(source, MAX_SOURCE_BYTES).decode("utf-8", errors="replace"))
+            index.add_file(source, read_source_to_compile(source).decode("utf-8", errors="replace"))
         except OSError as exc:
             raise BuildSetupError(f"FILE: cannot read {source}: {exc.strerror}") from None
     elif not os.path.isfile(source):
