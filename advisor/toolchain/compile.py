@@ -108,9 +108,9 @@ def _capped(line: str) -> str:
 
 def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DEFAULT_SETTINGS,
                 running: RunningCompilers | None = None) -> BuildResult:
-    """One build: the compiler's report (its stdout and stderr as one log), or one line saying why
-    it failed (an error, past --compile-timeout or --compile-memory, or more than
-    MAX_COMPILER_OUTPUT printed)."""
+    """One build: ptxas's report lines from the compiler's output (stdout and stderr as one), or one
+    line saying why it failed (an error, past --compile-timeout or --compile-memory, more than
+    MAX_COMPILER_OUTPUT printed, or no cubin written)."""
     running = running or RunningCompilers()
     with tempfile.TemporaryDirectory(prefix="tuneadvise-") as scratch:
         cubin = os.path.join(scratch, "out.cubin")
