@@ -38,6 +38,7 @@ from tuneadvise.advisor.launch import BY_KEY as LAUNCH_FIELDS
 from tuneadvise.advisor.launch import MAX_CLUSTER_SIZE, MAX_LOCAL_BYTES
 from tuneadvise.advisor.lint.settings import normalise_archs
 from tuneadvise.advisor.readers.files import read_input
+from tuneadvise.advisor.rules.wording import clipped
 
 Severity = Literal["error", "warning", "info"]
 Bytes = int | str  # 12288 or "12K"; normalised to int by the validators
@@ -60,7 +61,7 @@ def shown(value, limit: int = 40) -> str:
         text = repr(value)
     else:
         text = f"a {type(value).__name__}"
-    return text if len(text) <= limit else text[:limit] + "..."
+    return clipped(text, limit)
 
 
 def _via_inputs(parse, value, field: str):

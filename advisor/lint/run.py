@@ -48,6 +48,7 @@ from tuneadvise.advisor.rules import (
     finding_order,
     lint_findings,
 )
+from tuneadvise.advisor.rules.wording import clipped
 from tuneadvise.advisor.toolchain.settings import BuildSettings, BuildSetupError, maxrregcount_of
 from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
 
@@ -173,15 +174,11 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
         report.skipped.append(f"{count} kernel(s) for {arch}, which no shipped spec describes")
     for index, entry in enumerate(config.kernels):
         if index not in linter.matched and entry.registers is None:
-            report.warnings.append(f"[[kernels]] entry {index + 1} (name = '{_clip(entry.name)}') matches no "
+            report.warnings.append(f"[[kernels]] entry {index + 1} (name = '{clipped(entry.name, 80)}') matches no "
                                    "kernel: check the glob against the mangled, demangled or bare names")
     ranked.sort()
     report.kernels = side_by_side([entry[-1] for entry in ranked])
     return report
-
-
-def _clip(text: str, limit: int = 80) -> str:
-    return text if len(text) <= limit else text[:limit] + "..."
 
 
 @lru_cache(maxsize=256)

@@ -1,4 +1,5 @@
-"""Words the rule messages share: percentages and counted nouns ("1 block/SM", "2 blocks/SM")."""
+"""Words the messages share: percentages, counted nouns ("1 block/SM", "2 blocks/SM"), and
+text from outside (a name, a compiler's line) clipped to a length."""
 
 from __future__ import annotations
 
@@ -16,3 +17,8 @@ def count(n: int, noun: str, plural: str | None = None) -> str:
 def per_sm(n: int) -> str:
     """'1 block/SM', '4 blocks/SM'."""
     return count(n, "block") + "/SM"
+
+
+def clipped(text: str, limit: int) -> str:
+    """`text`, or its first `limit` characters and "...": outside text quoted in a message stays short."""
+    return text if len(text) <= limit else text[:limit] + "..."

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 from tuneadvise.advisor.readers.compiler_output import MAX_LINE, KernelUsage, parse_ptxas
+from tuneadvise.advisor.rules.wording import clipped
 from tuneadvise.advisor.toolchain.bounded import RunningCompilers, run_bounded
 from tuneadvise.advisor.toolchain.discovery import Toolchain
 from tuneadvise.advisor.toolchain.settings import BuildSettings
@@ -87,7 +88,7 @@ def error_line(lines, returncode: int) -> str:
             if "error" in line.lower():
                 first_error = line
                 break
-    return _capped(first_error or last or f"exited with status {returncode}")
+    return clipped(first_error or last or f"exited with status {returncode}", MAX_ERROR_LINE)
 
 
 def output_lines(data) -> Iterator[str]:
@@ -100,10 +101,6 @@ def output_lines(data) -> Iterator[str]:
         end = size if end < 0 else end
         yield data[start:min(end, start + MAX_DECODED_LINE)].decode("utf-8", errors="replace").rstrip("\r")
         start = end + 1
-
-
-def _capped(line: str) -> str:
-    return line if len(line) <= MAX_ERROR_LINE else line[:MAX_ERROR_LINE] + "..."
 
 
 def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DEFAULT_SETTINGS,
@@ -127,7 +124,7 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
     if done.overflowed:
         first = next((line.strip() for line in output_lines(output) if line.strip()), "")
         return BuildResult(build, "", f"printed more than {MAX_COMPILER_OUTPUT >> 20} MiB and was stopped; "
-                                      f"it began: {_capped(first)}")
+                                      f"it began: {clipped(first, MAX_ERROR_LINE)}")
     if done.returncode != 0:
         error = error_line(output_lines(output), done.returncode)
         if settings.memory_mib is not None and (done.returncode < 0 or any(
