@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from tuneadvise.advisor.report import SCHEMA_VERSION
-from tuneadvise.cli.common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, console, emit_json
+from tuneadvise.cli.common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, emit_json
 
 
 @click.command("check-source")
@@ -41,12 +41,14 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
     if choose_format(fmt) == "json":
         emit_json({"schema_version": SCHEMA_VERSION, "target": arch.sm, "findings": [f.to_dict() for f in findings]})
     else:
+        from tuneadvise.advisor.lint.formats import terminal_text
         from tuneadvise.cli.render import plural
 
-        out = console()
-        if findings:  # compiler-style lines, one per finding, never wrapped (editors jump to file:line),
-            # written as they are: laid out by rich, 125,000 of them (a 1 MB source) took 2.2 s and 322 MB
-            click.echo("\n".join(f"{f.message} [{f.code} {f.severity}]" for f in findings))
-        out.print(f"{plural(len(findings), 'finding')} in {plural(len(paths), 'file')} for {arch.sm}")
+        # Compiler-style lines, one per finding, never wrapped (editors jump to file:line), written
+        # as they are (laid out by rich, 125,000 of them took 2.2 s and 322 MB), control characters
+        # of a path escaped as in every human output.
+        lines = [terminal_text(f"{f.message} [{f.code} {f.severity}]") for f in findings]
+        lines.append(f"{plural(len(findings), 'finding')} in {plural(len(paths), 'file')} for {arch.sm}")
+        click.echo("\n".join(lines), color=False)
     worst = max((SEVERITY_RANK[f.severity] for f in findings), default=-1)
     ctx.exit(EXIT_FINDINGS if worst >= SEVERITY_RANK[fail_on] else EXIT_OK)

@@ -119,3 +119,13 @@ def test_each_finding_is_one_unwrapped_line_however_many(tmp_path):
     assert len(lines) == 142_858 + 1 and lines[-1] == "142,858 findings in 1 file for sm_70"
     assert set(lines[:-1]) == {f"{path}:1: __shfl assumes lock-step warps; use __shfl_sync with a lane mask "
                                "[TA801 error]"}
+
+
+def test_a_control_character_in_a_path_is_escaped_not_sent_to_the_terminal(tmp_path):
+    """A file named with ESC [31m recoloured the user's terminal (rich and click passed it through
+    on a terminal); human output escapes control characters, as lint's does."""
+    path = tmp_path / "e\x1b[31mvil.cu"
+    path.write_text("int v = __shfl(x, 1);\n")
+    result = CliRunner().invoke(cli, ["check-source", str(path), "--target", "sm_70"], color=True)
+    assert "\x1b" not in result.output
+    assert result.output.splitlines()[0].startswith(str(tmp_path / "e\\x1b[31mvil.cu") + ":1: __shfl")
