@@ -10,9 +10,9 @@ Everything here works without a GPU and without the command line.
 
 from __future__ import annotations
 
-from tuneadvise.advisor.engine.occupancy import DynamicSharedMemBudget, LaunchError, Occupancy, occupancy
-from tuneadvise.advisor.inputs import InputError
-from tuneadvise.advisor.launch import LaunchConfig
+from .engine.occupancy import DynamicSharedMemBudget, LaunchError, Occupancy, occupancy
+from .inputs import InputError
+from .launch import LaunchConfig
 
 MAX_BLOCKS_ASKED = 1024  # blocks per SM a budget may ask for: far above any architecture's (32)
 
@@ -21,8 +21,8 @@ __all__ = ["DynamicSharedMemBudget", "LaunchConfig", "LaunchError", "Occupancy",
 
 
 def _arch(arch, cuda: str | None):
-    from tuneadvise.specs.catalog import shipped_catalog
-    from tuneadvise.specs.releases import under_release
+    from ..specs.catalog import shipped_catalog
+    from ..specs.releases import under_release
 
     resolved = arch if hasattr(arch, "max_warps_per_sm") else shipped_catalog().resolve(arch).arch
     return under_release(resolved, cuda)
@@ -43,8 +43,8 @@ def max_dynamic_smem(arch, blocks_per_sm: int, cuda: str | None = None, **values
         >>> budget.max_dynamic_shared_mem, budget.limiter
         (115712, 'shared_memory')
     """
-    from tuneadvise.advisor.engine.occupancy import max_dynamic_shared_mem
-    from tuneadvise.advisor.inputs import parse_int
+    from .engine.occupancy import max_dynamic_shared_mem
+    from .inputs import parse_int
 
     blocks = parse_int(blocks_per_sm, "blocks_per_sm", 1, MAX_BLOCKS_ASKED)
     return max_dynamic_shared_mem(_arch(arch, cuda), LaunchConfig.from_mapping(values), blocks)

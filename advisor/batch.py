@@ -15,12 +15,12 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from tuneadvise.advisor.engine.occupancy import occupancy
-from tuneadvise.advisor.inputs import InputError
-from tuneadvise.advisor.launch import KEYS, LaunchConfig
-from tuneadvise.advisor.report import error_document, findings_of, resolved_document, to_line
-from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
-from tuneadvise.specs.releases import UnknownReleaseError, resolved_under
+from ..specs.catalog import UnknownArchError, shipped_catalog
+from ..specs.releases import UnknownReleaseError, resolved_under
+from .engine.occupancy import occupancy
+from .inputs import InputError
+from .launch import KEYS, LaunchConfig
+from .report import error_document, findings_of, resolved_document, to_line
 
 BATCH_KEYS = KEYS | {"arch"}
 # Result lines kept for reuse: a line is a pure function of its architecture's name and its

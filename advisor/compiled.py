@@ -32,8 +32,8 @@ from __future__ import annotations
 import os
 from typing import NamedTuple
 
-from tuneadvise.advisor.engine.occupancy import Occupancy
-from tuneadvise.advisor.inputs import InputError
+from .engine.occupancy import Occupancy
+from .inputs import InputError
 
 DEFAULT_DYNAMIC_LIMIT = 49152  # dynamic shared memory a block may have before cudaFuncSetAttribute opts in
 TRITON_OPT_IN_ABOVE = 49152  # Triton's launcher opts in above this (its driver.c)
@@ -61,7 +61,7 @@ def analyze_compiled(obj, arch=None, block_size=None, dynamic_shared_mem=None, *
     `tuneadvise.advisor.analyze` computes it. `kernel` picks a kernel of a cubin by name; `opt_in`
     says whether cudaFuncAttributeMaxDynamicSharedMemorySize was raised (default: what the object
     says, or for Triton what its launcher does for this amount of dynamic shared memory)."""
-    from tuneadvise.advisor import analyze
+    from . import analyze
 
     found = resources_of(obj, kernel)
     arch = arch if arch is not None else (current_device_arch() or found.arch)
@@ -87,7 +87,7 @@ def analyze_compiled(obj, arch=None, block_size=None, dynamic_shared_mem=None, *
 
 
 def _parse_dynamic(value) -> int:
-    from tuneadvise.advisor.inputs import parse_size
+    from .inputs import parse_size
 
     return parse_size(value, "dynamic_shared_mem")
 
@@ -127,7 +127,7 @@ def _whole(value, what: str, low: int = 0, high: int = 1 << 31) -> int:
 
 
 def _one_kernel(data: bytes, kernel: str | None, where: str):
-    from tuneadvise.advisor.readers.cubin import CubinError, read_cubin
+    from .readers.cubin import CubinError, read_cubin
 
     try:
         kernels = read_cubin(data)
@@ -142,7 +142,7 @@ def _one_kernel(data: bytes, kernel: str | None, where: str):
 
 
 def _cubin_resources(obj, kernel: str | None) -> Resources:
-    from tuneadvise.advisor.lint.caches import _DIGESTS, _digest_size
+    from .lint.caches import _DIGESTS, _digest_size
 
     where = "the cubin"
     if isinstance(obj, (str, os.PathLike)):
@@ -164,7 +164,7 @@ def _cubin_resources(obj, kernel: str | None) -> Resources:
 
 
 def _triton_resources(metadata, asm) -> Resources:
-    from tuneadvise.advisor.lint.caches import MetadataError, triton_entry
+    from .lint.caches import MetadataError, triton_entry
 
     try:
         fields = metadata if isinstance(metadata, dict) else (metadata._asdict() if hasattr(metadata, "_asdict")

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 
-from tuneadvise.advisor.engine.occupancy import CARVEOUT_DEFAULT, CARVEOUT_NAMES
+from .engine.occupancy import CARVEOUT_DEFAULT, CARVEOUT_NAMES
 
 MAX_REGISTERS = 255  # no architecture encodes more registers per thread
 MAX_THREADS = 1024  # no architecture allows larger blocks

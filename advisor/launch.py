@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
-from tuneadvise.advisor.engine.occupancy import CARVEOUT_DEFAULT
-from tuneadvise.advisor.inputs import (
+from .engine.occupancy import CARVEOUT_DEFAULT
+from .inputs import (
     MAX_BARRIERS,
     MAX_REGISTERS,
     MAX_SHARED_MEM,
@@ -213,7 +213,7 @@ def unknown_key(key, allowed) -> InputError:
 
 def _plain(values: Mapping) -> bool:
     """Whether every value is an in-range int (or absent) on a resource key: the common batch
-    line, which needs none of the general parsers. tests/test_launch.py holds the fast path
+    line, which needs none of the general parsers. tests/advisor/test_launch.py holds the fast path
     equal to the parsers on values of every JSON type."""
     get = values.get
     registers, block = get("registers"), get("block_size")

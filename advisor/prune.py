@@ -26,10 +26,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
-from tuneadvise.advisor.engine.cache import shape_limits, shared_mem_limits
-from tuneadvise.advisor.engine.occupancy import block_limits, cluster_errors
-from tuneadvise.advisor.inputs import InputError
-from tuneadvise.advisor.launch import CARVEOUT_DEFAULT, LaunchConfig
+from .engine.cache import shape_limits, shared_mem_limits
+from .engine.occupancy import block_limits, cluster_errors
+from .inputs import InputError
+from .launch import CARVEOUT_DEFAULT, LaunchConfig
 
 WARP = 32
 _KEYS = frozenset({"registers", "block_size", "num_warps", "shared_mem", "dynamic_shared_mem", "opt_in",
@@ -51,7 +51,7 @@ def prune(configs: Iterable, arch, resources: Callable[[object], Mapping], *, mi
           cuda: str | None = None) -> list[Pruned]:
     """The configurations that can launch on `arch` (any name `analyze` accepts, or an Arch), in
     their given order, each with its occupancy; with `min_occupancy`, only those reaching it."""
-    from tuneadvise.advisor import _arch
+    from . import _arch
 
     if not callable(resources):
         raise InputError("resources", f"must be a function of one configuration, not a {type(resources).__name__}")
@@ -160,7 +160,7 @@ def triton_early_config_prune(resources: Callable, arch=None, *, min_occupancy: 
     If none can launch, the configs are returned unchanged, so that Triton reports its own error."""
 
     def early_config_prune(configs, named_args, **kwargs):
-        from tuneadvise.advisor.compiled import current_device_arch
+        from .compiled import current_device_arch
 
         target = arch or current_device_arch()
         if target is None:

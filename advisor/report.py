@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from tuneadvise.advisor.engine.occupancy import CARVEOUT_NAMES, Occupancy
+from .engine.occupancy import CARVEOUT_NAMES, Occupancy
 
 SCHEMA_VERSION = 1
 _CARVEOUT_LABEL = {v: k for k, v in CARVEOUT_NAMES.items()}
@@ -119,7 +119,7 @@ def resolved_document(resolved, result: Occupancy, findings: list | None = None)
     product = resolved.product.name if resolved.product else None
     document = occupancy_document(result, result.kernel.dims, resolved.note, product, findings)
     if result.kernel.cluster_size is not None:  # single queries and batch lines alike
-        from tuneadvise.advisor.engine.clusters import cluster_document
+        from .engine.clusters import cluster_document
 
         document["clusters"] = cluster_document(resolved.product, result.active_blocks_per_sm,
                                                 result.kernel.cluster_size) if result.launchable else None
@@ -128,7 +128,7 @@ def resolved_document(resolved, result: Occupancy, findings: list | None = None)
 
 def findings_of(resolved, result: Occupancy, selection=None) -> list[dict]:
     """The findings of the selected rules on `result`, as the document lists them."""
-    from tuneadvise.advisor.rules import check_occupancy
+    from .rules import check_occupancy
 
     return [finding.to_dict() for finding in check_occupancy(resolved, result, selection)]
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from tuneadvise.advisor.inputs import shown
-from tuneadvise.probes.results import ABOVE_PEAK_TOLERANCE
+from ..probes.results import ABOVE_PEAK_TOLERANCE
+from .inputs import shown
 
 PRECISIONS = {"fp64": "fp64_tflops", "fp32": "fp32_tflops", "fp16": "fp16_tflops"}
 PROBE_FOR = {"fp64": "fp64_fma", "fp32": "fp32_fma", "fp16": "fp16x2_fma"}

@@ -1,5 +1,5 @@
 """`python -m tuneadvise.cli`: the same as the `tuneadvise` command."""
 
-from tuneadvise.cli.main import main
+from .main import main
 
 main()

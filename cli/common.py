@@ -97,7 +97,7 @@ def resolve_arch(arch: str, spec_file: str | None = None, cuda: str | None = Non
     resolved = _resolve_arch(arch, spec_file, clusters)
     if cuda is None:
         return resolved
-    from tuneadvise.specs.releases import UnknownReleaseError, resolved_under
+    from ..specs.releases import UnknownReleaseError, resolved_under
 
     try:
         return resolved_under(resolved, cuda)
@@ -106,10 +106,10 @@ def resolve_arch(arch: str, spec_file: str | None = None, cuda: str | None = Non
 
 
 def _resolve_arch(arch: str, spec_file: str | None = None, clusters: bool = False):
-    from tuneadvise.specs.catalog import UnknownArchError, load_user_spec, shipped_catalog
+    from ..specs.catalog import UnknownArchError, load_user_spec, shipped_catalog
 
     if spec_file:
-        from tuneadvise.specs.models import SpecFileError
+        from ..specs.models import SpecFileError
 
         try:
             catalog, added = load_user_spec(spec_file)
@@ -132,8 +132,8 @@ def _resolve_arch(arch: str, spec_file: str | None = None, clusters: bool = Fals
 def native_arch(clusters: bool = False):
     """--arch native: the limits the local GPU's driver reports (exit 3 without one); with
     `clusters`, its GPC layout measured (a harvested chip's differs from the product's nominal one)."""
-    from tuneadvise.probes.gpu import GpuUnavailable, device_info, load_cupy
-    from tuneadvise.probes.native import native_catalog
+    from ..probes.gpu import GpuUnavailable, device_info, load_cupy
+    from ..probes.native import native_catalog
 
     try:
         cupy = load_cupy("--arch native")
@@ -142,8 +142,8 @@ def native_arch(clusters: bool = False):
     info = device_info(cupy, cupy.cuda.runtime.getDevice())
     extras = None
     if clusters:
-        from tuneadvise.probes.clusters import device_layout
-        from tuneadvise.probes.native import LAYOUT_HOW
+        from ..probes.clusters import device_layout
+        from ..probes.native import LAYOUT_HOW
 
         layout = device_layout(cupy, info)
         extras = {"gpc_sms": (layout, LAYOUT_HOW)} if layout else None

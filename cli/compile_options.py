@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import click
 
-from tuneadvise.advisor.toolchain.settings import COMPILE_MEMORY_MIB, COMPILE_TIMEOUT_S
-from tuneadvise.cli.common import BadInput
+from ..advisor.toolchain.settings import COMPILE_MEMORY_MIB, COMPILE_TIMEOUT_S
+from .common import BadInput
 
 
 def build_options(command=None, *, compile_commands: bool = True):
@@ -43,7 +43,7 @@ def build_options(command=None, *, compile_commands: bool = True):
 
 def build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache=False,
                    compile_timeout=COMPILE_TIMEOUT_S, compile_memory=COMPILE_MEMORY_MIB):
-    from tuneadvise.advisor.toolchain.settings import BuildSettings, source_flags
+    from ..advisor.toolchain.settings import BuildSettings, source_flags
 
     # An empty -I would glue nothing to the flag: nvcc then takes the next argument as the
     # directory, and the build silently loses its resource report.
@@ -61,9 +61,9 @@ def build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no
 def compiling(function, *args, **kwargs):
     """Run a library call that may compile: no compiler is exit 3 with one sentence; a build that
     cannot be set up is bad input."""
-    from tuneadvise.advisor.toolchain.discovery import ToolchainMissing
-    from tuneadvise.advisor.toolchain.settings import BuildSetupError
-    from tuneadvise.cli.common import fail_unavailable
+    from ..advisor.toolchain.discovery import ToolchainMissing
+    from ..advisor.toolchain.settings import BuildSetupError
+    from .common import fail_unavailable
 
     try:
         return function(*args, **kwargs)

@@ -10,7 +10,7 @@ import bisect
 
 from rich.text import Text
 
-from tuneadvise.cli.charts import Axis, Canvas
+from .charts import Axis, Canvas
 
 CURRENT_STYLE = "bold magenta"
 CURVE_STYLE = "cyan"

@@ -16,7 +16,7 @@ OUTPUT_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 def output_error(exc: OSError, option: str, path) -> Exception:
     """What a failed write to `path` (given by `option`) raises: the OSError itself, named, for
     the main loop's exit 74 when the device is full or failing; else a one-line bad input."""
-    from tuneadvise.cli.common import BadInput
+    from .common import BadInput
 
     if exc.errno in OUTPUT_FAILURES:
         return OSError(exc.errno, f"{exc.strerror} ({option})", str(path))

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import click
 
-from tuneadvise.cli.common import EXIT_BAD_INPUT, EXIT_OK, BadInput, choose_format, emit_json
-from tuneadvise.cli.compile_options import build_options, build_settings, compiling
+from .common import EXIT_BAD_INPUT, EXIT_OK, BadInput, choose_format, emit_json
+from .compile_options import build_options, build_settings, compiling
 
 
 @click.command()
@@ -33,9 +33,9 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
     Exit codes: 0 done; 2 bad input, or the compiler rejected a build (the
     others are still reported); 3 no CUDA compiler.
     """
-    from tuneadvise.advisor.inputs import InputError, parse_block
-    from tuneadvise.advisor.lint.settings import normalise_archs
-    from tuneadvise.advisor.toolchain.frontier import frontier as compute
+    from ..advisor.inputs import InputError, parse_block
+    from ..advisor.lint.settings import normalise_archs
+    from ..advisor.toolchain.frontier import frontier as compute
 
     try:
         archs = tuple(dict.fromkeys(normalise_archs(arch)))
@@ -84,7 +84,7 @@ def render(report) -> str:
     no spills (where a cap gains any), 'spills begin' the first point that spills."""
     import textwrap
 
-    from tuneadvise.advisor.lint.formats import utf8_text
+    from ..advisor.lint.formats import utf8_text
 
     out = []
     for kernel in report.kernels:

@@ -8,7 +8,7 @@ import sys
 
 import click
 
-from tuneadvise.cli.common import (
+from .common import (
     EXIT_BAD_INPUT,
     EXIT_FINDINGS,
     EXIT_OK,
@@ -17,14 +17,14 @@ from tuneadvise.cli.common import (
     cycle_collection_paused,
     stdout_is_terminal,
 )
-from tuneadvise.cli.compile_options import build_options, build_settings, compiling
+from .compile_options import build_options, build_settings, compiling
 
 LINT_FORMATS = ("table", "json", "sarif", "github", "junit", "csv", "markdown")
 
 
 def _load_config(explicit: str | None, paths: list[str]):
     """The config: --config, a config file among the inputs, or the project's (tuneadvise.toml, pyproject.toml)."""
-    from tuneadvise.advisor.lint.settings import NO_CONFIG, find_project_config, is_config_path
+    from ..advisor.lint.settings import NO_CONFIG, find_project_config, is_config_path
 
     named = [p for p in paths if p != "-" and is_config_path(p)]
     if explicit and named or len(named) > 1:
@@ -32,7 +32,7 @@ def _load_config(explicit: str | None, paths: list[str]):
     path = explicit or (named[0] if named else None) or find_project_config()
     if path is None:
         return NO_CONFIG, "", [p for p in paths if p not in named]
-    from tuneadvise.advisor.lint.config import ConfigError, load_config  # pydantic: only for a config file
+    from ..advisor.lint.config import ConfigError, load_config  # pydantic: only for a config file
 
     try:
         return load_config(path), str(path), [p for p in paths if p not in named]
@@ -41,10 +41,10 @@ def _load_config(explicit: str | None, paths: list[str]):
 
 
 def _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy):
-    from tuneadvise.advisor.inputs import InputError, parse_block
-    from tuneadvise.advisor.lint.run import LintOptions
-    from tuneadvise.advisor.lint.settings import normalise_archs
-    from tuneadvise.advisor.rules import RuleSelection
+    from ..advisor.inputs import InputError, parse_block
+    from ..advisor.lint.run import LintOptions
+    from ..advisor.lint.settings import normalise_archs
+    from ..advisor.rules import RuleSelection
 
     try:
         archs = tuple(dict.fromkeys(normalise_archs(arch)))
@@ -77,7 +77,7 @@ def _write(text, output: str | None) -> None:
             binary.write(chunk)
         binary.flush()
         return
-    from tuneadvise.cli.fileio import output_error, write_atomically
+    from .fileio import output_error, write_atomically
 
     try:
         write_atomically(output, chunks)
@@ -149,7 +149,7 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
 
 
 def _terminal_text(text: str) -> str:
-    from tuneadvise.advisor.lint.formats import terminal_text
+    from ..advisor.lint.formats import terminal_text
 
     return terminal_text(text)
 
@@ -164,14 +164,14 @@ def _stdin_text():
 
 
 def _lint_or_compile(inputs, options, build):
-    from tuneadvise.advisor.lint.run import lint_paths
+    from ..advisor.lint.run import lint_paths
 
     return compiling(lint_paths, inputs, options, stdin=_stdin_text(), build=build)
 
 
 def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update_baseline):
-    from tuneadvise.advisor.lint import baseline as ratchet
-    from tuneadvise.advisor.lint.document import lint_document
+    from ..advisor.lint import baseline as ratchet
+    from ..advisor.lint.document import lint_document
 
     recorded = None
     if baseline and not update_baseline:
@@ -195,11 +195,11 @@ def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update
     if statistics:
         _write(_statistics(doc, fmt), output)
     elif fmt == "table":
-        from tuneadvise.cli.lint_render import render_lint
+        from .lint_render import render_lint
 
         _write(render_lint(doc, terminal=False if output else None), output)
     else:
-        from tuneadvise.advisor.lint.formats import SERIALIZERS
+        from ..advisor.lint.formats import SERIALIZERS
 
         _write(SERIALIZERS[fmt](doc), output)
     if report.problems:
@@ -208,7 +208,7 @@ def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update
 
 
 def _statistics(doc: dict, fmt: str) -> str:
-    from tuneadvise.advisor.rules import registry
+    from ..advisor.rules import registry
 
     rows = [(code, count, registry()[code].severity, registry()[code].name)
             for code, count in sorted(doc.summary["by_code"].items(), key=lambda kv: (-kv[1], kv[0]))]
@@ -221,7 +221,7 @@ def _statistics(doc: dict, fmt: str) -> str:
 
 
 def _version() -> str:
-    from tuneadvise.cli.version import __version__
+    from .version import __version__
 
     return __version__
 
@@ -241,8 +241,8 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
 
     Exit codes: 0 no regression; 1 regressions; 2 bad input.
     """
-    from tuneadvise.advisor.lint.baseline import diff_reports
-    from tuneadvise.advisor.lint.run import lint_paths
+    from ..advisor.lint.baseline import diff_reports
+    from ..advisor.lint.run import lint_paths
 
     if old == new == "-":
         raise BadInput("OLD and NEW: at most one of them may be '-' (standard input is read once)")
@@ -268,7 +268,7 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
 
 def _diff_text(doc: dict, markdown: bool) -> str:
     rows = [r for r in doc["kernels"] if r["status"] != "unchanged"]
-    from tuneadvise.advisor.lint.formats import markdown_text, terminal_text
+    from ..advisor.lint.formats import markdown_text, terminal_text
 
     if markdown:
         out = ["| kernel | arch | status | changes |", "| --- | --- | --- | --- |"]
@@ -288,9 +288,9 @@ def _diff_text(doc: dict, markdown: bool) -> str:
 def schema(what):
     """Print a JSON Schema: of the lint config file (default), or of `lint --format json`."""
     if what == "config":
-        from tuneadvise.advisor.lint.config import json_schema
+        from ..advisor.lint.config import json_schema
 
         document = json_schema()
     else:
-        from tuneadvise.advisor.lint.schema import LINT_OUTPUT_SCHEMA as document
+        from ..advisor.lint.schema import LINT_OUTPUT_SCHEMA as document
     sys.stdout.write(json.dumps(document, indent=2 if stdout_is_terminal() else None) + "\n")

@@ -13,7 +13,7 @@ import shutil
 import sys
 from collections.abc import Iterator
 
-from tuneadvise.cli.common import stdout_is_terminal
+from .common import stdout_is_terminal
 
 DEFAULT_WIDTH = 80
 _STYLE = {"error": "\x1b[1;31m", "warning": "\x1b[33m", "info": "\x1b[36m", "bold": "\x1b[1m", "dim": "\x1b[2m",
@@ -47,7 +47,7 @@ def _width(terminal: bool) -> int:
 
 def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
     """The report as text chunks. `terminal`: style for a terminal (default: whether stdout is one)."""
-    from tuneadvise.advisor.lint.formats import terminal_text
+    from ..advisor.lint.formats import terminal_text
 
     if terminal is None:
         terminal = stdout_is_terminal() and sys.stdout is sys.__stdout__

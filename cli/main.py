@@ -16,8 +16,8 @@ import sys
 
 import click
 
-from tuneadvise.cli.version import __version__
-from tuneadvise.specs.releases import DEFAULT_RELEASE
+from ..specs.releases import DEFAULT_RELEASE
+from .version import __version__
 
 # command name -> "module:function" under tuneadvise.cli
 COMMANDS = {
@@ -54,7 +54,7 @@ class LazyGroup(click.Group):
         try:
             return super().invoke(ctx)
         except BrokenPipeError:  # here, before click's main would make it a plain exit 1
-            from tuneadvise.cli.common import EXIT_BROKEN_PIPE
+            from .common import EXIT_BROKEN_PIPE
 
             _silence_stdout()
             raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
@@ -113,7 +113,7 @@ _OUTPUT_ERRORS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO, 
 
 def _run(command, debug: bool) -> int:
     """Run the command and turn how it ended into the exit code (cli/common's EXIT_*)."""
-    from tuneadvise.cli import common
+    from . import common
 
     if sys.stdin is None:
         sys.stdin = _Closed("stdin")
@@ -163,7 +163,7 @@ def _silence_stdout() -> None:
 
 
 def _internal(exc: BaseException, debug: bool) -> int:
-    from tuneadvise.cli import common
+    from . import common
 
     if debug:
         import traceback

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import click
 
-from tuneadvise.advisor import MAX_BLOCKS_ASKED
-from tuneadvise.cli.common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, console, emit_json, resolve_arch
-from tuneadvise.cli.options import arch_option, cuda_option, format_option, launch_config, launch_options
+from ..advisor import MAX_BLOCKS_ASKED
+from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, console, emit_json, resolve_arch
+from .options import arch_option, cuda_option, format_option, launch_config, launch_options
 
 BUDGET_KEYS = ("registers", "block_size", "shared_mem", "carveout", "opt_in", "barriers", "virtual_resources",
                "max_threads_per_block")
@@ -40,9 +40,9 @@ def max_dynamic_smem(ctx, arch, blocks_per_sm, spec_file, cuda, fmt, **launch):
     \b
     Exit codes: 0 answered; 1 N blocks cannot reside even without dynamic shared memory; 2 bad input.
     """
-    from tuneadvise.advisor.engine.occupancy import max_dynamic_shared_mem
-    from tuneadvise.advisor.inputs import InputError, parse_int
-    from tuneadvise.advisor.report import budget_document
+    from ..advisor.engine.occupancy import max_dynamic_shared_mem
+    from ..advisor.inputs import InputError, parse_int
+    from ..advisor.report import budget_document
 
     missing = [name for name, value in (("--arch", arch), ("--registers", launch["registers"]),
                                         ("--block-size", launch["block_size"]), ("--blocks-per-sm", blocks_per_sm))
@@ -66,7 +66,7 @@ def max_dynamic_smem(ctx, arch, blocks_per_sm, spec_file, cuda, fmt, **launch):
 def _render(resolved, budget) -> None:
     from rich.markup import escape
 
-    from tuneadvise.cli.render import plural
+    from .render import plural
 
     out = console()
     arch, kernel = budget.arch, budget.kernel

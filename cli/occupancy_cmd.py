@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import click
 
-from tuneadvise.advisor.launch import KEYS
-from tuneadvise.cli.common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, emit_json, resolve_arch
-from tuneadvise.cli.options import (
+from ..advisor.launch import KEYS
+from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, emit_json, resolve_arch
+from .options import (
     arch_option,
     cuda_option,
     format_option,
@@ -60,8 +60,8 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
     Exit codes: 0 launchable; 1 cannot launch on that architecture;
     2 bad input (in a batch: the worst line decides); 3 --plot without matplotlib.
     """
-    from tuneadvise.advisor.engine.occupancy import occupancy as compute
-    from tuneadvise.advisor.report import resolved_document
+    from ..advisor.engine.occupancy import occupancy as compute
+    from ..advisor.report import resolved_document
 
     selection = _selection(select, ignore)
     if batch is not None:
@@ -71,7 +71,7 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
             raise BadInput("--graphs/--plot: draw one configuration at a time, not a batch")
         import sys
 
-        from tuneadvise.advisor.batch import lines_of, run_batch
+        from ..advisor.batch import lines_of, run_batch
 
         if cuda is not None:
             resolve_arch("sm_90", None, cuda)  # an unknown release is bad input before any line
@@ -83,7 +83,7 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
     if missing:
         raise BadInput(f"{', '.join(missing)}: required (see 'tuneadvise occupancy --help')")
     if plot:
-        from tuneadvise.cli.plots import plot_format
+        from .plots import plot_format
 
         plot_format(plot)  # a bad path fails before any work
     resolved = resolve_arch(arch, spec_file, cuda, clusters=launch.get("cluster_size") is not None)
@@ -92,20 +92,20 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
     findings = _findings(resolved, result, selection)
     curves = None
     if graphs or plot:
-        from tuneadvise.advisor.engine.curves import occupancy_curves
+        from ..advisor.engine.curves import occupancy_curves
 
         curves = occupancy_curves(result)
-    from tuneadvise.advisor.engine.clusters import cluster_document
+    from ..advisor.engine.clusters import cluster_document
 
     clusters = cluster_document(resolved.product, result.active_blocks_per_sm, config.cluster_size) \
         if result.launchable else None
     memory = None
     if bytes_in_flight is not None and result.launchable:
-        from tuneadvise.advisor.memory_parallelism import advice
+        from ..advisor.memory_parallelism import advice
 
         memory = advice(resolved.product, result.active_warps_per_sm, bytes_in_flight)
     if choose_format(fmt, FORMATS) == "table":
-        from tuneadvise.cli.render import render_occupancy
+        from .render import render_occupancy
 
         render_occupancy(resolved, result, config.dims, findings, curves if graphs else None)
         if clusters is not None:
@@ -117,20 +117,20 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
         if bytes_in_flight is not None:
             document["memory_parallelism"] = memory
         if graphs:
-            from tuneadvise.advisor.engine.curves import curves_document
+            from ..advisor.engine.curves import curves_document
 
             document["curves"] = curves_document(curves)
         emit_json(document)
     if plot:
-        from tuneadvise.cli.plots import occupancy_figure, save
+        from .plots import occupancy_figure, save
 
         save(occupancy_figure(curves, _plot_title(resolved, result, config.dims)), plot)
     ctx.exit(EXIT_OK if result.launchable else EXIT_FINDINGS)
 
 
 def _render_memory(memory: dict | None, warps: int, bytes_in_flight: float) -> None:
-    from tuneadvise.advisor.memory_parallelism import sentence
-    from tuneadvise.cli.common import console
+    from ..advisor.memory_parallelism import sentence
+    from .common import console
 
     if memory is None:
         console().print("Memory parallelism: this --arch carries no DRAM latency or measured curve "
@@ -140,7 +140,7 @@ def _render_memory(memory: dict | None, warps: int, bytes_in_flight: float) -> N
 
 
 def _render_clusters(clusters: dict) -> None:
-    from tuneadvise.cli.common import console
+    from .common import console
 
     out = console()
     if clusters["max_active_clusters"] is None:
@@ -153,7 +153,7 @@ def _render_clusters(clusters: dict) -> None:
 
 
 def _plot_title(resolved, result, dims) -> str:
-    from tuneadvise.advisor.report import percent
+    from ..advisor.report import percent
 
     kernel = result.kernel
     where = resolved.product.title if resolved.product else f"{result.arch.sm} ({result.arch.family})"
@@ -164,7 +164,7 @@ def _plot_title(resolved, result, dims) -> str:
 
 
 def _selection(select, ignore):
-    from tuneadvise.advisor.rules import RuleSelection
+    from ..advisor.rules import RuleSelection
 
     try:
         return RuleSelection.parse(select, ignore)
@@ -173,6 +173,6 @@ def _selection(select, ignore):
 
 
 def _findings(resolved, result, selection) -> list[dict]:
-    from tuneadvise.advisor.report import findings_of
+    from ..advisor.report import findings_of
 
     return findings_of(resolved, result, selection)

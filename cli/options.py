@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import click
 
-from tuneadvise.advisor.launch import BY_KEY, FIELDS
-from tuneadvise.cli.common import BadInput
+from ..advisor.launch import BY_KEY, FIELDS
+from .common import BadInput
 
 # Short forms the options have always had.
 SHORT = {"registers": "-r", "block_size": "-b", "shared_mem": "-s", "dynamic_shared_mem": "-d"}
@@ -84,8 +84,8 @@ def launch_values(options: dict) -> dict:
 def launch_config(options: dict, **fixed):
     """LaunchConfig.from_mapping of the command's launch values (and `fixed` ones), or BadInput
     naming the option."""
-    from tuneadvise.advisor.inputs import InputError
-    from tuneadvise.advisor.launch import LaunchConfig
+    from ..advisor.inputs import InputError
+    from ..advisor.launch import LaunchConfig
 
     try:
         return LaunchConfig.from_mapping({**launch_values(options), **fixed})
@@ -100,11 +100,11 @@ def launch_config(options: dict, **fixed):
 def arch_names(catalog=None) -> list[str]:
     """Every name --arch accepts from the catalog: sm_XX, compute capabilities, families, chips, products."""
     if catalog is None:
-        from tuneadvise.specs.catalog import shipped_catalog
+        from ..specs.catalog import shipped_catalog
 
         catalog = shipped_catalog()
     names = set(catalog.family_default)
-    from tuneadvise.specs.names import former_spellings
+    from ..specs.names import former_spellings
 
     for arch in catalog.archs.values():
         names.update((arch.sm, arch.cc, *arch.names))
@@ -120,7 +120,7 @@ def complete_arch(ctx, param, incomplete: str) -> list[str]:
 
 
 def rule_codes() -> list[str]:
-    from tuneadvise.advisor.rules import registry
+    from ..advisor.rules import registry
 
     return sorted(registry())
 
@@ -134,7 +134,7 @@ def complete_rule_codes(ctx, param, incomplete: str) -> list[str]:
 
 def complete_rule(ctx, param, incomplete: str) -> list[str]:
     """A rule code or name (`explain`)."""
-    from tuneadvise.advisor.rules import registry
+    from ..advisor.rules import registry
 
     text = incomplete.lower()
     return sorted(code for code in registry() if code.lower().startswith(text)) + \
@@ -151,7 +151,7 @@ def arch_option(help: str = ARCH_HELP, **settings):
 
 def cuda_option(**settings):
     """--cuda: the cuda_occupancy.h release the engine follows (default: the newest it is exact to)."""
-    from tuneadvise.specs.releases import DEFAULT_RELEASE
+    from ..specs.releases import DEFAULT_RELEASE
 
     return click.option("--cuda", metavar="RELEASE", help=(
         f"Answer as cuda_occupancy.h of this CUDA release does (default {DEFAULT_RELEASE}; "

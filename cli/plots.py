@@ -13,7 +13,7 @@ from pathlib import Path
 
 import click
 
-from tuneadvise.cli.common import BadInput, fail_unavailable
+from .common import BadInput, fail_unavailable
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
 _CURRENT = "#b5179e"
@@ -41,7 +41,7 @@ def _figure_class():
 def save(figure, path: str) -> None:
     from matplotlib import rc_context
 
-    from tuneadvise.cli.fileio import output_error, write_atomically
+    from .fileio import output_error, write_atomically
 
     buffer = io.BytesIO()
     # SVG text stays text (searchable, selectable) instead of glyph outlines.
@@ -203,7 +203,7 @@ def roofline_figure(machine, kernels, title: str):
     The window holds every kernel's point whole; a pyramid band's label goes where
     it crosses no roof, band or other label, and is left out (the table lists every
     band) where there is no such place."""
-    from tuneadvise.advisor.roofline import chart_range, pyramid
+    from ..advisor.roofline import chart_range, pyramid
 
     figure = _figure_class()(figsize=(8.5, 6), layout="constrained")
     axes = figure.subplots()

@@ -7,11 +7,11 @@ import sys
 
 import click
 
-from tuneadvise.cli.common import EXIT_FINDINGS, BadInput, choose_format, console, emit_json, fail_unavailable
+from .common import EXIT_FINDINGS, BadInput, choose_format, console, emit_json, fail_unavailable
 
 
 def _cupy_or_exit(what: str):
-    from tuneadvise.probes.gpu import GpuUnavailable, load_cupy
+    from ..probes.gpu import GpuUnavailable, load_cupy
 
     try:
         return load_cupy(what)
@@ -20,7 +20,7 @@ def _cupy_or_exit(what: str):
 
 
 def _parse_only(only: str | None) -> list[str]:
-    from tuneadvise.probes.suite import PROBES
+    from ..probes.suite import PROBES
 
     if not only:
         return list(PROBES)
@@ -63,12 +63,12 @@ def probe(only, quick, device, fmt, save, tiny):
     Exit codes: 0 all probes ran; 1 a probe failed (the others still report);
     2 bad input; 3 no CuPy or no GPU.
     """
-    from tuneadvise.probes.results import differs_most
+    from ..probes.results import differs_most
 
     names = _parse_only(only)
     fmt = choose_format(fmt)
     cupy = _cupy_or_exit("probe")
-    from tuneadvise.probes.gpu import device_count
+    from ..probes.gpu import device_count
 
     devices = _parse_devices(device, device_count(cupy))
     documents = [_probe_one(cupy, index, names, quick, fmt, tiny) for index in devices]
@@ -93,10 +93,10 @@ def _print_differences(rows: list[dict]) -> None:
 
 
 def _probe_one(cupy, index: int, names: list[str], quick: bool, fmt: str, tiny: bool = False) -> dict:
-    from tuneadvise.probes.gpu import device_info
-    from tuneadvise.probes.results import apply_peaks, document, match_product
-    from tuneadvise.probes.suite import ProbeContext
-    from tuneadvise.specs.catalog import shipped_catalog
+    from ..probes.gpu import device_info
+    from ..probes.results import apply_peaks, document, match_product
+    from ..probes.suite import ProbeContext
+    from ..specs.catalog import shipped_catalog
 
     with cupy.cuda.Device(index):
         info = device_info(cupy, index)
@@ -107,14 +107,14 @@ def _probe_one(cupy, index: int, names: list[str], quick: bool, fmt: str, tiny: 
     apply_peaks(results, product, info.sm_count, info.attributes["warp_size"], clock)
     doc = document(info.as_dict(), product, clock, results, quick)
     if fmt == "table":
-        from tuneadvise.cli.probe_render import render_probe
+        from .probe_render import render_probe
 
         render_probe(console(), doc, product)
     return doc
 
 
 def _run_with_progress(ctx, names: list[str], fmt: str):
-    from tuneadvise.probes.suite import run_probes
+    from ..probes.suite import run_probes
 
     if fmt != "table" or not sys.stderr.isatty():
         return run_probes(ctx, names)
@@ -127,9 +127,9 @@ def _run_with_progress(ctx, names: list[str], fmt: str):
 
 
 def _save_spec(path: str, doc: dict) -> None:
-    from tuneadvise.cli.fileio import output_error, write_atomically
-    from tuneadvise.probes.native import extras_from_results, native_document, to_toml
-    from tuneadvise.specs.catalog import shipped_catalog
+    from ..probes.native import extras_from_results, native_document, to_toml
+    from ..specs.catalog import shipped_catalog
+    from .fileio import output_error, write_atomically
 
     catalog = shipped_catalog()
     medians = {r["name"]: r["value"] for r in doc["results"] if r["value"] is not None and not r["above_peak"]
@@ -159,10 +159,10 @@ def verify(path, device, fmt):
 
     fmt = choose_format(fmt)
     cupy = _cupy_or_exit("verify")
-    from tuneadvise.advisor.readers.cubin import CubinError
-    from tuneadvise.probes.gpu import device_info
-    from tuneadvise.probes.verify import entry_points, verify_module
-    from tuneadvise.specs.catalog import shipped_catalog
+    from ..advisor.readers.cubin import CubinError
+    from ..probes.gpu import device_info
+    from ..probes.verify import entry_points, verify_module
+    from ..specs.catalog import shipped_catalog
 
     try:
         kernels = entry_points(Path(path))
@@ -176,14 +176,14 @@ def verify(path, device, fmt):
         arch = shipped_catalog().archs.get(info.cc)
         if arch is None:
             raise BadInput(f"no spec for this device's compute capability {info.cc}")
-        from tuneadvise.probes.clusters import device_layout
+        from ..probes.clusters import device_layout
 
         gpc_sms = device_layout(cupy, info)
         try:
             verdicts = verify_module(cupy, Path(path), arch, kernels, gpc_sms)
         except cupy.cuda.driver.CUDADriverError as exc:
             raise BadInput(f"{path}: the driver could not load it ({exc})") from None
-    from tuneadvise.advisor.report import SCHEMA_VERSION
+    from ..advisor.report import SCHEMA_VERSION
 
     doc = {
         "schema_version": SCHEMA_VERSION,

@@ -9,8 +9,8 @@ and numbers are right-aligned.
 
 from __future__ import annotations
 
-from tuneadvise.advisor.report import percent
-from tuneadvise.cli.common import console
+from ..advisor.report import percent
+from .common import console
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
 
@@ -39,7 +39,7 @@ def dynamic_budget(result):
     """max_dynamic_shared_mem at the result's own blocks per SM (None when it cannot launch)."""
     if not result.launchable or not result.active_blocks_per_sm:
         return None
-    from tuneadvise.advisor.engine.occupancy import max_dynamic_shared_mem
+    from ..advisor.engine.occupancy import max_dynamic_shared_mem
 
     return max_dynamic_shared_mem(result.arch, result.kernel, result.active_blocks_per_sm)
 
@@ -101,6 +101,6 @@ def render_occupancy(resolved, result, dims, findings, curves=None) -> None:
         out.print(f"[dim]note: {escape(note)}[/]")
     render_findings(out, findings)
     if curves:
-        from tuneadvise.cli.curves_render import render_curves
+        from .curves_render import render_curves
 
         render_curves(out, curves)

@@ -7,14 +7,14 @@ import json
 
 import click
 
-from tuneadvise.cli.common import BadInput, choose_format, console, emit_json, resolve_arch
+from .common import BadInput, choose_format, console, emit_json, resolve_arch
 
 
 def _number(value, option: str) -> float | None:
     """'1.5e12', '1.5T', '900G' -> float; BadInput naming the option otherwise."""
     if value is None:
         return None
-    from tuneadvise.advisor.inputs import InputError, parse_quantity
+    from ..advisor.inputs import InputError, parse_quantity
 
     try:
         return parse_quantity(value, option.removeprefix("--"))
@@ -26,7 +26,7 @@ def _load_kernels(path: str | None) -> list:
     """[[kernels]] entries with a roofline table, from a lint config (TOML, YAML or JSON)."""
     if path is None:
         return []
-    from tuneadvise.advisor.lint.config import ConfigError, load_config
+    from ..advisor.lint.config import ConfigError, load_config
 
     try:
         config = load_config(path)
@@ -42,7 +42,7 @@ def _load_kernels(path: str | None) -> list:
 def _load_probe(path: str | None) -> dict | None:
     if path is None:
         return None
-    from tuneadvise.advisor.readers.files import read_input
+    from ..advisor.readers.files import read_input
 
     try:
         doc = json.loads(read_input(path))
@@ -83,12 +83,12 @@ def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, s
     missing or malformed number, a figure outside 1e-100 to 1e100, a malformed
     probe document); 3 --plot without matplotlib.
     """
-    from tuneadvise.advisor.inputs import shown
-    from tuneadvise.advisor.report import SCHEMA_VERSION
-    from tuneadvise.advisor.roofline import RooflineError, document, machine_from_product, place
+    from ..advisor.inputs import shown
+    from ..advisor.report import SCHEMA_VERSION
+    from ..advisor.roofline import RooflineError, document, machine_from_product, place
 
     if plot:
-        from tuneadvise.cli.plots import plot_format
+        from .plots import plot_format
 
         plot_format(plot)  # a bad path fails before any work
     resolved = resolve_arch(arch, spec_file)
@@ -122,11 +122,11 @@ def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, s
     if choose_format(fmt) == "json":
         emit_json(doc)
     else:
-        from tuneadvise.cli.roofline_render import render_roofline
+        from .roofline_render import render_roofline
 
         render_roofline(console(), machine, charted, doc)
     if plot:
-        from tuneadvise.cli.plots import roofline_figure, save
+        from .plots import roofline_figure, save
 
         title = f"Roofline: {resolved.product.title}, {precision}"
         save(roofline_figure(machine, charted, title), plot)

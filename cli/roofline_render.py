@@ -6,7 +6,7 @@ import string
 
 from rich.text import Text
 
-from tuneadvise.cli.charts import Axis, Canvas
+from .charts import Axis, Canvas
 
 # Kernel marks on the chart: 'o' for a lone kernel, else 1-9 then a-z.
 _MARKS = string.digits[1:] + string.ascii_lowercase
@@ -29,7 +29,7 @@ def chart(machine, kernels, width: int = 64, height: int = 14) -> list[Text]:
     """Log-log roofline: x = FLOP/byte, y = FLOP/s; '/' the memory roof, '-' the
     compute roof, '|' the ridge point, and each kernel's mark at its intensity
     and achieved FLOP/s (its ceiling where none was given)."""
-    from tuneadvise.advisor.roofline import chart_range
+    from ..advisor.roofline import chart_range
 
     ridge = machine.ridge
     window = chart_range(machine, [placement for _, placement in kernels])

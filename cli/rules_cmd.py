@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from tuneadvise.advisor.report import SCHEMA_VERSION
-from tuneadvise.cli.common import BadInput, choose_format, console, emit_json
+from ..advisor.report import SCHEMA_VERSION
+from .common import BadInput, choose_format, console, emit_json
 
 
 @click.command()
@@ -14,7 +14,7 @@ from tuneadvise.cli.common import BadInput, choose_format, console, emit_json
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]))
 def rules(severity, select, fmt):
     """List the rules: code, name, severity, summary and source."""
-    from tuneadvise.advisor.rules import RuleSelection, registry
+    from ..advisor.rules import RuleSelection, registry
 
     try:
         selection = RuleSelection.parse(select, None)
@@ -64,7 +64,7 @@ def _command(line: str, width: int) -> str:
 
 
 def _example(example: dict, width: int) -> str:
-    from tuneadvise.advisor.rules.markdown import _example as render
+    from ..advisor.rules.markdown import _example as render
 
     lines = []
     for line in render(example).splitlines():
@@ -77,8 +77,8 @@ def _example(example: dict, width: int) -> str:
 def explain(code):
     """The full explanation of one rule, by code (TA106) or name, with an example that triggers it
     and one that does not."""
-    from tuneadvise.advisor.rules import lookup
-    from tuneadvise.specs.catalog import describe_source
+    from ..advisor.rules import lookup
+    from ..specs.catalog import describe_source
 
     rule = lookup(code)
     if rule is None:

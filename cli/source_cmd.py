@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from tuneadvise.advisor.report import SCHEMA_VERSION
-from tuneadvise.cli.common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, emit_json
+from ..advisor.report import SCHEMA_VERSION
+from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, emit_json
 
 
 @click.command("check-source")
@@ -21,10 +21,10 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
 
     Exit codes: 0 clean; 1 findings at or above --fail-on; 2 bad input.
     """
-    from tuneadvise.advisor.readers.files import MAX_SOURCE_BYTES, read_input
-    from tuneadvise.advisor.rules import SEVERITY_RANK, RuleSelection
-    from tuneadvise.advisor.rules.source_scan import scan_source
-    from tuneadvise.cli.common import resolve_arch
+    from ..advisor.readers.files import MAX_SOURCE_BYTES, read_input
+    from ..advisor.rules import SEVERITY_RANK, RuleSelection
+    from ..advisor.rules.source_scan import scan_source
+    from .common import resolve_arch
 
     arch = resolve_arch(target).arch
     try:
@@ -41,8 +41,8 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
     if choose_format(fmt) == "json":
         emit_json({"schema_version": SCHEMA_VERSION, "target": arch.sm, "findings": [f.to_dict() for f in findings]})
     else:
-        from tuneadvise.advisor.lint.formats import terminal_text
-        from tuneadvise.cli.render import plural
+        from ..advisor.lint.formats import terminal_text
+        from .render import plural
 
         # Compiler-style lines, one per finding, never wrapped (editors jump to file:line), written
         # as they are (laid out by rich, 125,000 of them took 2.2 s and 322 MB), control characters

@@ -6,15 +6,15 @@ import re
 
 import click
 
-from tuneadvise.advisor.report import SCHEMA_VERSION
-from tuneadvise.cli.common import BadInput, choose_format, console, emit_json, resolve_arch
+from ..advisor.report import SCHEMA_VERSION
+from .common import BadInput, choose_format, console, emit_json, resolve_arch
 
 
 def _arch_document(arch, differences: list) -> dict:
     """`differences`: how the releases' headers differ for this architecture (releases.differences_of
     of the default release's Arch, whichever release `arch` follows)."""
-    from tuneadvise.specs.catalog import ARCH_BEHAVIOUR_FIELDS, ARCH_INT_FIELDS, ARCH_OPTIONAL_INT_FIELDS, describe_source
-    from tuneadvise.specs.releases import release
+    from ..specs.catalog import ARCH_BEHAVIOUR_FIELDS, ARCH_INT_FIELDS, ARCH_OPTIONAL_INT_FIELDS, describe_source
+    from ..specs.releases import release
 
     values = {}
     for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS + ("shared_mem_configs",) + ARCH_BEHAVIOUR_FIELDS:
@@ -63,12 +63,12 @@ def specs(ctx, fmt):
     """List architectures and products; `specs show ARCH` prints one with sources."""
     if ctx.invoked_subcommand is not None:
         return
-    from tuneadvise.specs.catalog import shipped_catalog
+    from ..specs.catalog import shipped_catalog
 
     catalog = shipped_catalog()
     archs = catalog.sorted_archs()
     if choose_format(fmt) == "json":
-        from tuneadvise.specs.releases import DEFAULT_RELEASE
+        from ..specs.releases import DEFAULT_RELEASE
 
         emit_json({
             "schema_version": SCHEMA_VERSION,
@@ -113,12 +113,12 @@ def specs(ctx, fmt):
 def show(arch, spec_file, cuda, fmt):
     """One architecture: every value with its source (unconfirmed ones marked), where sources
     disagree, the cuda_occupancy.h release the engine is exact to and how other releases differ."""
-    from tuneadvise.specs.releases import differences_of
+    from ..specs.releases import differences_of
 
     resolved = resolve_arch(arch, spec_file, cuda)
     document = _arch_document(resolved.arch, differences_of(resolve_arch(arch, spec_file).arch))
     if resolved.product:
-        from tuneadvise.specs.catalog import describe_source
+        from ..specs.catalog import describe_source
 
         p = resolved.product
         document["product"] = {"name": p.name, "title": p.title,
@@ -153,7 +153,7 @@ def show(arch, spec_file, cuda, fmt):
     for old in document["formerly"]:
         out.print(f"Formerly compute capability {old}: CUDA 13 renamed it to {document['compute_capability']}; "
                   f"sm_{old.replace('.', '')} is accepted as a name.")
-    from tuneadvise.specs.releases import DEFAULT_RELEASE
+    from ..specs.releases import DEFAULT_RELEASE
 
     out.print(f"Exact to {document['exact_to']}.")
     for d in document["release_differences"]:
@@ -193,7 +193,7 @@ def validate(path):
     """Validate a spec file (TOML or JSON); exit 2 with the first problem if it is invalid."""
     from pathlib import Path
 
-    from tuneadvise.specs.models import SpecFileError, validate_family_document
+    from ..specs.models import SpecFileError, validate_family_document
 
     try:
         doc = validate_family_document(Path(path))

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import click
 
-from tuneadvise.advisor.report import SCHEMA_VERSION
-from tuneadvise.cli.common import EXIT_FINDINGS, BadInput, choose_format, console, emit_json, resolve_arch
-from tuneadvise.cli.options import arch_option, cuda_option, format_option, launch_config, launch_options
+from ..advisor.report import SCHEMA_VERSION
+from .common import EXIT_FINDINGS, BadInput, choose_format, console, emit_json, resolve_arch
+from .options import arch_option, cuda_option, format_option, launch_config, launch_options
 
 SUGGEST_KEYS = ("registers", "shared_mem", "dynamic_shared_mem", "carveout", "opt_in", "barriers", "virtual_resources",
                 "max_threads_per_block", "grid_size", "sm_count")
@@ -42,11 +42,11 @@ def suggest(ctx, arch, dynamic_shared_mem_per_thread, dynamic_shared_mem_base, s
     \b
     Exit codes: 0 a block size launches; 1 none can; 2 bad input.
     """
-    from tuneadvise.advisor.engine.occupancy import occupancy
-    from tuneadvise.advisor.engine.optimizer import LinearSharedMem, kernel_errors, max_potential_block_size
-    from tuneadvise.advisor.inputs import InputError, parse_size
-    from tuneadvise.advisor.report import percent
-    from tuneadvise.advisor.rules.families.ta7_grid import waves
+    from ..advisor.engine.occupancy import occupancy
+    from ..advisor.engine.optimizer import LinearSharedMem, kernel_errors, max_potential_block_size
+    from ..advisor.inputs import InputError, parse_size
+    from ..advisor.report import percent
+    from ..advisor.rules.families.ta7_grid import waves
 
     if arch is None and not spec_file:
         raise BadInput("--arch: required (see 'tuneadvise suggest --help')")
@@ -95,7 +95,7 @@ def suggest(ctx, arch, dynamic_shared_mem_per_thread, dynamic_shared_mem_base, s
     if choose_format(fmt) == "json":
         emit_json(document)
     else:
-        from tuneadvise.cli.render import plural
+        from .render import plural
 
         out = console()
         if errors or not choice.block_size:

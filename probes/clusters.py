@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import ctypes
 
-from tuneadvise.probes import driver
+from . import driver
 
 CLUSTER_SIZES = tuple(range(1, 17))
 LAYOUT_SIZES = (2, 4, 8, 16)
@@ -161,7 +161,7 @@ def device_layout(cupy, info) -> list[int] | None:
     (no clusters)."""
     if int(info.cc.split(".")[0]) < 9:
         return None
-    from tuneadvise.probes.gpu import load_module
+    from .gpu import load_module
 
     optin = info.attributes["shared_mem_per_block_optin"]
     kernel = prepared_kernel(load_module(cupy, "cluster"), optin)

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import ctypes
 
-from tuneadvise.advisor.engine.occupancy import CARVEOUT_DEFAULT
-from tuneadvise.advisor.launch import LaunchConfig
+from ..advisor.engine.occupancy import CARVEOUT_DEFAULT
+from ..advisor.launch import LaunchConfig
 
 # CUfunction_attribute numbers (cuda.h)
 ATTR_MAX_DYNAMIC_SHARED = 8

@@ -128,8 +128,8 @@ def native_catalog(device: dict, measured_extras: dict | None = None):
     limits; the product's figures from the shipped product it is (same compute capability and SM
     count, its name in the device's), with their sources; `measured_extras` (a GPC layout measured
     for clusters) over them. A device that matches no product has no product entry."""
-    from tuneadvise.probes.results import match_product
-    from tuneadvise.specs.catalog import catalog_with, shipped_catalog
+    from ..specs.catalog import catalog_with, shipped_catalog
+    from .results import match_product
 
     shipped = shipped_catalog()
     cc = device["compute_capability"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from tuneadvise.advisor.report import SCHEMA_VERSION
+from ..advisor.report import SCHEMA_VERSION
 
 # A result more than this far above its theoretical peak is flagged, not reported as fact.
 ABOVE_PEAK_TOLERANCE = 0.03
@@ -205,8 +205,8 @@ def judge_residency(arch, config: dict) -> dict:
     the blocks measured resident). The probe always opts in to the maximum, so
     the engine is told opt_in=True. Where nothing was launched, the engine and
     the driver must both say 0."""
-    from tuneadvise.advisor.engine.occupancy import occupancy
-    from tuneadvise.probes.driver import engine_kernel
+    from ..advisor.engine.occupancy import occupancy
+    from .driver import engine_kernel
 
     # The residency kernel has no static shared memory and no __launch_bounds__; runs recorded
     # before the rows carried these attributes did not store them.
@@ -223,9 +223,9 @@ def judge_clusters(arch, record: dict) -> dict:
     """Today's cluster model over a recorded cluster probe: for every block shape
     and cluster size, the model's clusters (from the measured GPC layout and the
     engine's blocks per SM) against the driver's cuOccupancyMaxActiveClusters."""
-    from tuneadvise.advisor.engine.clusters import cluster_occupancy
-    from tuneadvise.advisor.engine.occupancy import occupancy
-    from tuneadvise.probes.driver import engine_kernel
+    from ..advisor.engine.clusters import cluster_occupancy
+    from ..advisor.engine.occupancy import occupancy
+    from .driver import engine_kernel
 
     gpcs = record["gpc_sizes"]
     total, mismatches = 0, []

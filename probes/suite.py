@@ -11,8 +11,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 
-from tuneadvise.probes.gpu import DeviceInfo, load_module, time_launches
-from tuneadvise.probes.results import Measurement
+from .gpu import DeviceInfo, load_module, time_launches
+from .results import Measurement
 
 MEMORY_SHARE = 0.4  # the most of the free device memory any probe allocates
 MiB = 1 << 20
@@ -151,7 +151,7 @@ ONE_PASS = "once"  # gpu-stream's shape: one double per thread, blocks retire an
 def _dynamic_for(cupy, kernel, block: int, per_sm: int, optin: int) -> int | None:
     """Least dynamic shared memory that leaves at most `per_sm` blocks per SM
     (the driver's answer), as gpu-benches' gpu-stream limits occupancy."""
-    from tuneadvise.probes import driver
+    from . import driver
 
     if driver.active_blocks(cupy, kernel, block, 0) <= per_sm:
         return 0
@@ -170,7 +170,7 @@ def _dynamic_for(cupy, kernel, block: int, per_sm: int, optin: int) -> int | Non
 def bandwidth_vs_occupancy(ctx: ProbeContext) -> list[Measurement]:
     """DRAM read bandwidth against resident warps per SM and loads in flight
     per thread: one wave of blocks, residency capped with dynamic shared memory."""
-    from tuneadvise.probes import driver
+    from . import driver
 
     cp = ctx.cupy
     max_warps = ctx.device.attributes["max_threads_per_sm"] // ctx.device.attributes["warp_size"]
@@ -465,10 +465,10 @@ def residency_configs(quick: bool, opt_in_max: int) -> list[tuple]:
 
 
 def empirical_occupancy(ctx: ProbeContext) -> list[Measurement]:
-    from tuneadvise.advisor.engine.occupancy import occupancy
-    from tuneadvise.probes import driver
-    from tuneadvise.probes.residency import max_resident_per_sm, summarize
-    from tuneadvise.specs.catalog import shipped_catalog
+    from ..advisor.engine.occupancy import occupancy
+    from ..specs.catalog import shipped_catalog
+    from . import driver
+    from .residency import max_resident_per_sm, summarize
 
     cp = ctx.cupy
     arch = shipped_catalog().archs.get(ctx.device.cc)
@@ -512,9 +512,9 @@ def cluster_occupancy(ctx: ProbeContext) -> list[Measurement]:
     """The driver's cuOccupancyMaxActiveClusters over cluster sizes 1..16 at
     several block shapes and the measured GPC layout, judged against the
     offline model fed with the measured layout and the engine's blocks per SM."""
-    from tuneadvise.probes.clusters import measure
-    from tuneadvise.probes.results import judge_clusters
-    from tuneadvise.specs.catalog import shipped_catalog
+    from ..specs.catalog import shipped_catalog
+    from .clusters import measure
+    from .results import judge_clusters
 
     if int(ctx.device.cc.split(".")[0]) < 9:
         raise RuntimeError(f"thread-block clusters need compute capability 9.0 or later, not {ctx.device.cc}")

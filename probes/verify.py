@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tuneadvise.advisor.engine.occupancy import occupancy
+from ..advisor.engine.occupancy import occupancy
 
 BLOCK_SIZES = tuple(range(32, 1025, 32))
 CARVEOUTS = (-1, 0, 25, 50, 100)
@@ -29,7 +29,7 @@ def entry_points(path: Path) -> dict[str, int]:
     (PTX) or zero, the engine is given the one barrier the occupancy API assumes."""
     data = path.read_bytes()
     if data[:4] == b"\x7fELF":
-        from tuneadvise.advisor.readers.cubin import read_cubin
+        from ..advisor.readers.cubin import read_cubin
 
         return {k.name: k.barriers or 1 for k in read_cubin(data)}
     text = data.decode("utf-8", errors="replace")
@@ -43,7 +43,7 @@ CLUSTER_DYNAMIC = (0, 48 * 1024, 100 * 1024)
 def verify_module(cupy, path: Path, arch, kernels: dict[str, int], gpc_sms: list[int] | None = None) -> list[KernelVerdict]:
     """kernels: entry_points(path); gpc_sms: the device's measured GPC layout, which
     adds cuOccupancyMaxActiveClusters over cluster sizes 1..16 against the model."""
-    from tuneadvise.probes import driver
+    from . import driver
 
     module = cupy.RawModule(path=str(path))
     verdicts = []
@@ -72,8 +72,8 @@ def verify_module(cupy, path: Path, arch, kernels: dict[str, int], gpc_sms: list
 
 
 def _check_clusters(kernel, attrs: dict, barriers: int, arch, gpc_sms: list[int], verdict: KernelVerdict) -> None:
-    from tuneadvise.advisor.engine.clusters import MAX_CLUSTER_SIZE, cluster_occupancy
-    from tuneadvise.probes import clusters, driver
+    from ..advisor.engine.clusters import MAX_CLUSTER_SIZE, cluster_occupancy
+    from . import clusters, driver
 
     driver.set_launch_attributes(kernel, arch.shared_mem_per_block_optin - attrs["static_shared_mem"], -1)
     clusters.allow_non_portable(kernel)

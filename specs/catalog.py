@@ -15,7 +15,7 @@ import os
 import sys
 from functools import lru_cache
 
-from tuneadvise.specs.names import (
+from .names import (
     UnknownArchError,
     arch_aliases,
     normalize,
@@ -23,7 +23,7 @@ from tuneadvise.specs.names import (
     product_aliases,
     suggest,
 )
-from tuneadvise.specs.records import (
+from .records import (
     ARCH_BEHAVIOUR_FIELDS,
     ARCH_INT_FIELDS,
     ARCH_OPTIONAL_INT_FIELDS,
@@ -189,7 +189,7 @@ def load_user_spec(path: str | os.PathLike) -> tuple[Catalog, list[Arch]]:
     """Validate a user's spec file with the pydantic models and add it to a catalog copy."""
     from pathlib import Path
 
-    from tuneadvise.specs.models import SpecFileError, validate_family_document  # pydantic: only on this path
+    from .models import SpecFileError, validate_family_document  # pydantic: only on this path
 
     path = Path(path)
     try:

@@ -12,7 +12,7 @@ from typing import Annotated, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from tuneadvise.specs.catalog import (
+from .catalog import (
     ARCH_BEHAVIOUR_FIELDS,
     ARCH_INT_FIELDS,
     ARCH_OPTIONAL_INT_FIELDS,
@@ -251,6 +251,6 @@ def validate_family_document(path: Path) -> dict:
 def _read_json(path: Path) -> dict:
     import json
 
-    from tuneadvise.specs.catalog import read_bytes_bounded
+    from .catalog import read_bytes_bounded
 
     return json.loads(read_bytes_bounded(path))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from tuneadvise.specs.records import Arch, Product
+from .records import Arch, Product
 
 
 class UnknownArchError(ValueError):

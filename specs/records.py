@@ -226,7 +226,7 @@ def build_arch(family: str, defaults: dict, entry: dict, origin: str = "shipped"
             kwargs[key] = getattr(base, key)
             sources[key] = base.source_of(key)
     disagreements = _disagreements(entry.get("disagreement", []), kwargs)
-    from tuneadvise.specs.releases import DEFAULT_RELEASE  # the release the shipped data follows
+    from .releases import DEFAULT_RELEASE  # the release the shipped data follows
 
     return Arch(
         cc=entry["cc"],

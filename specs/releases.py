@@ -13,7 +13,7 @@ import os
 from functools import lru_cache
 from typing import NamedTuple
 
-DEFAULT_RELEASE = "13.5"  # the first release of releases.toml; tests/test_specs.py holds them equal
+DEFAULT_RELEASE = "13.5"  # the first release of releases.toml; tests/specs/test_specs.py holds them equal
 RELEASES_FILE = "releases.toml"
 
 
@@ -42,7 +42,7 @@ class Release(NamedTuple):
 @lru_cache(maxsize=1)
 def releases() -> dict[str, Release]:
     """Every release, the default first."""
-    from tuneadvise.specs.catalog import DATA_DIR, read_toml
+    from .catalog import DATA_DIR, read_toml
 
     doc = read_toml(os.path.join(DATA_DIR, RELEASES_FILE))
     out = {}
@@ -78,7 +78,7 @@ def under_release(arch, cuda: str | None):
         if arch.cc in difference.ccs:
             changes[difference.field] = difference.value
             sources[difference.field] = f"{chosen.source}#{difference.function}"
-    from tuneadvise.specs.records import FrozenMap
+    from .records import FrozenMap
 
     return arch._replace(cuda_release=chosen.cuda, sources=FrozenMap(sources), **changes)
 

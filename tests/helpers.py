@@ -1,6 +1,12 @@
-"""Assertions shared by the CLI tests."""
+"""Paths and assertions shared by the test modules."""
+
+from pathlib import Path
 
 from hypothesis import strategies as st
+
+# The suite's folder and the repository root, for fixtures and documents, from any test folder.
+TESTS = Path(__file__).resolve().parent
+ROOT = TESTS.parent
 
 
 def assert_one_line_error(result, *fragments: str, exit_code: int = 2) -> None:

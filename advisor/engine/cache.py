@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from functools import lru_cache
 
-from tuneadvise.advisor.engine.limits import _registers_limit, _shared_mem_limit, _warps_limit
-from tuneadvise.specs.records import Arch
+from ...specs.records import Arch
+from .limits import _registers_limit, _shared_mem_limit, _warps_limit
 
 _CACHE_ENTRIES = 1 << 16
 

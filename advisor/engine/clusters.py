@@ -6,7 +6,7 @@ not only on the SM count. The model: a GPC with S SMs, each holding B blocks
 of the kernel (the occupancy engine's answer, at most CLUSTER_BLOCKS_PER_SM),
 holds floor(S x B / C) clusters of C blocks when it has at least C SMs, none
 otherwise; the device holds the sum over its GPCs. This is what
-cuOccupancyMaxActiveClusters answers: tests/test_clusters.py replays the
+cuOccupancyMaxActiveClusters answers: tests/engine/test_clusters.py replays the
 driver's answers recorded on an H100 over cluster sizes 1..16 at several
 block shapes.
 

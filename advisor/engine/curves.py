@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tuneadvise.advisor.engine.occupancy import Occupancy, shared_mem_ceiling
-from tuneadvise.advisor.engine.whatif import Step, block_size_table, step_at, with_total_shared_mem
+from .occupancy import Occupancy, shared_mem_ceiling
+from .whatif import Step, block_size_table, step_at, with_total_shared_mem
 
 
 @dataclass(frozen=True)

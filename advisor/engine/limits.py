@@ -6,7 +6,7 @@ memory counts per block) is read from the Arch, which has it from the spec."""
 
 from __future__ import annotations
 
-from tuneadvise.specs.records import Arch
+from ...specs.records import Arch
 
 INT_MAX = 2**31 - 1  # the header's "unlimited"
 

@@ -7,7 +7,7 @@ small function per limit, each named after the header's;
 header's; the constants the header hard-codes per compute capability come from
 the spec (`tuneadvise.specs`), so Fermi, which the header does not cover, runs
 through the same code with its own allocation units. The differential test in
-tests/test_reference_header.py holds the two equal over a seeded sweep.
+tests/crosscutting/test_reference_header.py holds the two equal over a seeded sweep.
 
 What the engine adds on top of the header: it names each launch failure (the
 header returns a silent 0), and it enforces limits the header leaves to the
@@ -19,8 +19,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, NamedTuple
 
-from tuneadvise.advisor.engine.cache import register_limits, shape_limits, shared_mem_limits
-from tuneadvise.advisor.engine.limits import (
+from ...specs.records import Arch
+from .cache import register_limits, shape_limits, shared_mem_limits
+from .limits import (
     CARVEOUT_DEFAULT,
     CARVEOUT_MAX_L1,
     CARVEOUT_MAX_SHARED,
@@ -37,10 +38,9 @@ from tuneadvise.advisor.engine.limits import (
     shared_mem_ceiling,
     shared_mem_preference,
 )
-from tuneadvise.specs.records import Arch
 
 if TYPE_CHECKING:  # the engine reads a LaunchConfig's resource fields by name and imports nothing of it
-    from tuneadvise.advisor.launch import LaunchConfig
+    from ..launch import LaunchConfig
 
 # Names the rest of the project imports from here.
 __all__ = [

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tuneadvise.advisor.engine.occupancy import block_limits, launch_errors
-from tuneadvise.advisor.launch import LaunchConfig
-from tuneadvise.specs.catalog import Arch
+from ...specs.catalog import Arch
+from ..launch import LaunchConfig
+from .occupancy import block_limits, launch_errors
 
 
 @dataclass(frozen=True)

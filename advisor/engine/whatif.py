@@ -8,7 +8,7 @@ launch fails. Varying one resource changes only that resource's limit and its
 own launch errors, so each probe asks the engine for that one limit (cached
 by value) and takes the minimum with the current result's other
 limits. That is the engine's own arithmetic, granularity, carveout rounding and
-the reserved kilobyte included; tests/test_whatif.py holds every cliff equal to
+the reserved kilobyte included; tests/engine/test_whatif.py holds every cliff equal to
 a scan of full `occupancy()` calls.
 
 Resident blocks never increase when registers or shared memory grow, and never
@@ -23,7 +23,8 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import NamedTuple
 
-from tuneadvise.advisor.engine.occupancy import (
+from ..launch import LaunchConfig
+from .occupancy import (
     RESOURCE_ERRORS,
     Occupancy,
     block_limits,
@@ -33,7 +34,6 @@ from tuneadvise.advisor.engine.occupancy import (
     shared_mem_limits,
     shared_mem_preference,
 )
-from tuneadvise.advisor.launch import LaunchConfig
 
 
 # NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,

@@ -17,8 +17,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from tuneadvise.advisor.readers.files import read_input
-from tuneadvise.advisor.report import SCHEMA_VERSION
+from ..readers.files import read_input
+from ..report import SCHEMA_VERSION
 
 # figure -> True when a larger value is worse
 FIGURES = {"registers": True, "shared_mem": True, "spill_stores": True, "spill_loads": True, "stack_frame": True,

@@ -29,9 +29,9 @@ import os
 import stat
 from pathlib import Path
 
-from tuneadvise.advisor.readers.compiler_output import KernelUsage
-from tuneadvise.advisor.readers.cubin import ELF_MAGIC, CubinError, read_cubin
-from tuneadvise.advisor.readers.usage import NO_CUDA_CODE, InputProblem, ReadResult, from_cubin_kernel, read_usage
+from ..readers.compiler_output import KernelUsage
+from ..readers.cubin import ELF_MAGIC, CubinError, read_cubin
+from ..readers.usage import NO_CUDA_CODE, InputProblem, ReadResult, from_cubin_kernel, read_usage
 
 MAX_FILES = 100_000  # files looked at in one directory tree
 MAX_METADATA_BYTES = 1 << 20  # a Triton .json is a few KB

@@ -33,12 +33,12 @@ from pydantic import (
     model_validator,
 )
 
-from tuneadvise.advisor import inputs
-from tuneadvise.advisor.launch import BY_KEY as LAUNCH_FIELDS
-from tuneadvise.advisor.launch import MAX_CLUSTER_SIZE, MAX_LOCAL_BYTES
-from tuneadvise.advisor.lint.settings import normalise_archs
-from tuneadvise.advisor.readers.files import read_input
-from tuneadvise.advisor.rules.wording import clipped
+from .. import inputs
+from ..launch import BY_KEY as LAUNCH_FIELDS
+from ..launch import MAX_CLUSTER_SIZE, MAX_LOCAL_BYTES
+from ..readers.files import read_input
+from ..rules.wording import clipped
+from .settings import normalise_archs
 
 Severity = Literal["error", "warning", "info"]
 Bytes = int | str  # 12288 or "12K"; normalised to int by the validators
@@ -292,7 +292,7 @@ class Budget(_Matched):
 
 
 def _rule_codes(v):
-    from tuneadvise.advisor.rules import registry
+    from ..rules import registry
 
     if v is not None and not isinstance(v, (str, list, tuple)):
         raise ValueError(f"expected rule codes such as TA301 (a string or a list of them), got {shown(v)}")

@@ -18,10 +18,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-from tuneadvise.advisor.engine.occupancy import CARVEOUT_NAMES
-from tuneadvise.advisor.lint.baseline import kernel_key
-from tuneadvise.advisor.report import occupancy_document
-from tuneadvise.advisor.rules import SEVERITIES, SEVERITY_RANK
+from ..engine.occupancy import CARVEOUT_NAMES
+from ..report import occupancy_document
+from ..rules import SEVERITIES, SEVERITY_RANK
+from .baseline import kernel_key
 
 # 2: spill_bytes (stores plus loads) replaced by spill_stores and spill_loads, in kernels and
 # their sources; summary gains config, warnings and failing_kernels.

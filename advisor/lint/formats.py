@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterator
 from xml.sax.saxutils import escape, quoteattr
 
-from tuneadvise.advisor.rules import SEVERITY_RANK, registry
+from ..rules import SEVERITY_RANK, registry
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}

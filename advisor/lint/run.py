@@ -26,17 +26,16 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from tuneadvise.advisor.engine.occupancy import Occupancy, occupancy
-from tuneadvise.advisor.engine.whatif import bounds_register_cap
-from tuneadvise.advisor.inputs import InputError
-from tuneadvise.advisor.launch import LaunchConfig
-from tuneadvise.advisor.lint.caches import side_by_side, usage_launch
-from tuneadvise.advisor.lint.settings import NO_CONFIG
-from tuneadvise.advisor.readers import demangle as names
-from tuneadvise.advisor.readers.compiler_output import KernelUsage, cuobjdump_reserved
-from tuneadvise.advisor.readers.source_index import SourceIndex
-from tuneadvise.advisor.readers.usage import InputProblem
-from tuneadvise.advisor.rules import (
+from ...specs.catalog import UnknownArchError, shipped_catalog
+from ..engine.occupancy import Occupancy, occupancy
+from ..engine.whatif import bounds_register_cap
+from ..inputs import InputError
+from ..launch import LaunchConfig
+from ..readers import demangle as names
+from ..readers.compiler_output import KernelUsage, cuobjdump_reserved
+from ..readers.source_index import SourceIndex
+from ..readers.usage import InputProblem
+from ..rules import (
     ASSUMPTION_KEYS,
     SEVERITY_RANK,
     Budget,
@@ -48,13 +47,14 @@ from tuneadvise.advisor.rules import (
     finding_order,
     lint_findings,
 )
-from tuneadvise.advisor.rules.wording import clipped
-from tuneadvise.advisor.toolchain.settings import BuildSettings, BuildSetupError, maxrregcount_of
-from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
+from ..rules.wording import clipped
+from ..toolchain.settings import BuildSettings, BuildSetupError, maxrregcount_of
+from .caches import side_by_side, usage_launch
+from .settings import NO_CONFIG
 
 if TYPE_CHECKING:  # the config model imports pydantic; a lint without a config file never does
-    from tuneadvise.advisor.lint.config import KernelEntry, LintConfig
-    from tuneadvise.advisor.lint.settings import NoConfig
+    from .config import KernelEntry, LintConfig
+    from .settings import NoConfig
 
 DEFAULT_BLOCK = 256
 COMPILED_SUFFIXES = (".cu", ".cuda")  # sources lint compiles when no build output is given (.cuh: included only)
@@ -373,9 +373,9 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     a source the compiler rejects is one problem, and the rest are still linted. Raises
     toolchain.discovery.ToolchainMissing when there is something to compile and no compiler,
     BuildSetupError when no architecture is named."""
-    from tuneadvise.advisor.lint.caches import read_directory
-    from tuneadvise.advisor.readers.usage import SOURCE_SUFFIXES, ReadResult, read_text, read_usage
-    from tuneadvise.advisor.rules.source_scan import scan_source
+    from ..readers.usage import SOURCE_SUFFIXES, ReadResult, read_text, read_usage
+    from ..rules.source_scan import scan_source
+    from .caches import read_directory
 
     paths = [str(path) for path in paths]
     build_output = any(path == "-" or not path.lower().endswith(SOURCE_SUFFIXES) for path in paths)
@@ -413,7 +413,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
 
 def _read_source(path: str, gathered, index: SourceIndex, source_texts: list, compiled: bool = False) -> bool:
     """Read a source into the index; False (and a problem) when it cannot be read, or compiled."""
-    from tuneadvise.advisor.readers.files import MAX_SOURCE_BYTES, read_input, read_source_to_compile
+    from ..readers.files import MAX_SOURCE_BYTES, read_input, read_source_to_compile
 
     try:
         read = read_source_to_compile if compiled else read_input
@@ -435,9 +435,9 @@ def _shown_path(path: str) -> str:
 def _compile_into(sources, options: LintOptions, settings: BuildSettings, gathered, index, source_texts) -> None:
     """Compile `sources` (and the compile commands' entries) for each architecture; add what ptxas
     reports to `gathered`, and each compile-commands source to the index."""
-    from tuneadvise.advisor.toolchain.compile import Build, Compiler
-    from tuneadvise.advisor.toolchain.compile_commands import CompileCommandsError, load_builds
-    from tuneadvise.advisor.toolchain.discovery import find_toolchain
+    from ..toolchain.compile import Build, Compiler
+    from ..toolchain.compile_commands import CompileCommandsError, load_builds
+    from ..toolchain.discovery import find_toolchain
 
     archs = tuple(options.archs or options.config.arch)
     builds = []

@@ -6,8 +6,8 @@ replaced by `spill_stores` and `spill_loads`, beside `stack_frame`; the
 summary adds `failing_kernels`, `config` (the config file used) and `warnings`
 (config entries that matched nothing)."""
 
-from tuneadvise.advisor.engine.limits import LIMITERS
-from tuneadvise.advisor.lint.document import SCHEMA_VERSION
+from ..engine.limits import LIMITERS
+from .document import SCHEMA_VERSION
 
 _NULLABLE_INT = {"type": ["integer", "null"]}
 _FINDING = {

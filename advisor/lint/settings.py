@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
+from ...specs.catalog import UnknownArchError, shipped_catalog
 
 CONFIG_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
 
@@ -36,7 +36,7 @@ def find_project_config(start: Path | None = None) -> Path | None:
 
 
 def _mentions_tool_table(pyproject: Path) -> bool:
-    from tuneadvise.advisor.readers.files import read_input
+    from ..readers.files import read_input
 
     try:
         return b"[tool.tuneadvise" in read_input(pyproject)
@@ -62,7 +62,7 @@ def normalise_archs(value) -> list[str]:
 
 class NoConfig(NamedTuple):
     """The settings with no config file: LintConfig's defaults, field for field
-    (tests/test_lint.py holds the two equal), as an immutable tuple."""
+    (tests/lint/test_lint.py holds the two equal), as an immutable tuple."""
 
     schema_version: None = None
     arch: tuple = ()

@@ -161,7 +161,7 @@ def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None,
 def spec_reserved_shared_mem(arch: str | None) -> int:
     """The spec's reserved shared memory per block for a target such as 'sm_90'
     (0 for a target the spec does not know, so nothing is subtracted)."""
-    from tuneadvise.specs.catalog import UnknownArchError, shipped_catalog
+    from ...specs.catalog import UnknownArchError, shipped_catalog
 
     if not arch:
         return 0

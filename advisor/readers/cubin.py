@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from tuneadvise.advisor.readers.compiler_output import spec_reserved_shared_mem
+from .compiler_output import spec_reserved_shared_mem
 
 ELF_MAGIC = b"\x7fELF"
 STT_FUNC = 2

@@ -11,9 +11,9 @@ import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from tuneadvise.advisor.readers.compiler_output import KernelUsage, parse_cuobjdump, parse_ptxas
-from tuneadvise.advisor.readers.cubin import ELF_MAGIC, CubinError, CubinKernel, read_cubin
-from tuneadvise.advisor.readers.fatbin import FATBIN_MAGIC, KIND_ELF, FatbinError, scan_fatbins
+from .compiler_output import KernelUsage, parse_cuobjdump, parse_ptxas
+from .cubin import ELF_MAGIC, CubinError, CubinKernel, read_cubin
+from .fatbin import FATBIN_MAGIC, KIND_ELF, FatbinError, scan_fatbins
 
 SOURCE_SUFFIXES = (".cu", ".cuh", ".cuda")
 EM_CUDA = 190

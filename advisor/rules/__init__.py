@@ -51,7 +51,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple, get_type_hints
 
 if TYPE_CHECKING:
-    from tuneadvise.advisor.engine.occupancy import Occupancy
+    from ..engine.occupancy import Occupancy
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {name: rank for rank, name in enumerate(reversed(SEVERITIES))}  # info 0 < warning 1 < error 2
@@ -159,7 +159,7 @@ class SourceLine(NamedTuple):
 
 
 def _kind_of(context: type) -> str:
-    from tuneadvise.advisor.engine.occupancy import Occupancy
+    from ..engine.occupancy import Occupancy
 
     kinds = {Occupancy: "config", LaunchContext: "config", LintContext: "lint", SourceLine: "source"}
     if context not in kinds:
@@ -190,7 +190,7 @@ def rule(*, code: str, name: str, severity: str, summary: str, explanation: str,
 @lru_cache(maxsize=1)
 def registry() -> dict[str, Rule]:
     """Every rule by code, in code order: the Rule objects of the modules in families/."""
-    from tuneadvise.advisor.rules import families
+    from . import families
 
     found: dict[str, Rule] = {}
     for module in pkgutil.iter_modules(families.__path__):
@@ -278,7 +278,7 @@ def check_occupancy(resolved, result: Occupancy, selection: RuleSelection | None
 
 def config_findings(resolved, result: Occupancy, selection: RuleSelection) -> list[Finding]:
     """check_occupancy's findings in no particular order, for a caller that adds its own and sorts once."""
-    from tuneadvise.advisor.engine.occupancy import Occupancy
+    from ..engine.occupancy import Occupancy
 
     findings, launch, arch = [], None, result.arch.sm
     for rule in selected(selection, "config"):

@@ -5,8 +5,8 @@
 
 from __future__ import annotations
 
-from tuneadvise.advisor.rules import registry
-from tuneadvise.specs.catalog import describe_source
+from ...specs.catalog import describe_source
+from . import registry
 
 
 def _toml_value(value) -> str:

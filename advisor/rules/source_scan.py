@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from tuneadvise.advisor.rules import Finding, RuleSelection, SourceLine, source_rules
+from . import Finding, RuleSelection, SourceLine, source_rules
 
 # What starts a comment or a literal: the only places the code/text split can change.
 _OPENERS = re.compile(r'//|/\*|R"([^()\\\s"]{0,16})\(|"|\'')

@@ -32,9 +32,9 @@ import tempfile
 import threading
 from pathlib import Path
 
-from tuneadvise.advisor.toolchain.bounded import RunningCompilers, run_bounded
-from tuneadvise.advisor.toolchain.discovery import Toolchain
-from tuneadvise.advisor.toolchain.settings import BuildSettings
+from .bounded import RunningCompilers, run_bounded
+from .discovery import Toolchain
+from .settings import BuildSettings
 
 FORMAT = "tuneadvise-ptxas-cache-1"
 VARIABLE = "TUNEADVISE_CACHE_DIR"

@@ -23,11 +23,11 @@ from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
-from tuneadvise.advisor.readers.compiler_output import MAX_LINE, KernelUsage, parse_ptxas
-from tuneadvise.advisor.rules.wording import clipped
-from tuneadvise.advisor.toolchain.bounded import RunningCompilers, run_bounded
-from tuneadvise.advisor.toolchain.discovery import Toolchain
-from tuneadvise.advisor.toolchain.settings import BuildSettings
+from ..readers.compiler_output import MAX_LINE, KernelUsage, parse_ptxas
+from ..rules.wording import clipped
+from .bounded import RunningCompilers, run_bounded
+from .discovery import Toolchain
+from .settings import BuildSettings
 
 PTX_SUFFIX = ".ptx"
 DEFAULT_SETTINGS = BuildSettings()
@@ -165,7 +165,7 @@ class Compiler:
     of unchanged builds come from the disk cache (cache.py)."""
 
     def __init__(self, toolchain: Toolchain, settings: BuildSettings = DEFAULT_SETTINGS):
-        from tuneadvise.advisor.toolchain.cache import PtxasCache, default_directory
+        from .cache import PtxasCache, default_directory
 
         self.toolchain = toolchain
         self.settings = settings

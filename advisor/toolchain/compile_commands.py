@@ -26,7 +26,7 @@ import os
 import re
 import shlex
 
-from tuneadvise.advisor.toolchain.compile import Build
+from .compile import Build
 
 _WITH_VALUE = {"-o", "-MF", "-MT", "-MQ", "-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code",
                "--gpu-code", "-odir", "--output-directory", "--dependency-output", "-ccbin", "--compiler-bindir",

@@ -4,8 +4,8 @@ an explanation."""
 
 from __future__ import annotations
 
-from tuneadvise.advisor.engine.occupancy import Occupancy
-from tuneadvise.advisor.rules import rule
+from ...engine.occupancy import Occupancy
+from .. import rule
 
 
 def _engine_error(error_code: str):

@@ -1,13 +1,13 @@
 """TA3xx: theoretical occupancy, what limits it and the change that lifts it.
 Every number of advice here is the engine's (`occupancy`, `whatif`), held to
-brute force in tests/test_rules.py and tests/test_whatif.py."""
+brute force in tests/rules/test_rules.py and tests/engine/test_whatif.py."""
 
 from __future__ import annotations
 
-from tuneadvise.advisor.engine import whatif
-from tuneadvise.advisor.engine.occupancy import Occupancy, occupancy
-from tuneadvise.advisor.rules import rule
-from tuneadvise.advisor.rules.wording import count, pct, per_sm
+from ...engine import whatif
+from ...engine.occupancy import Occupancy, occupancy
+from .. import rule
+from ..wording import count, pct, per_sm
 
 
 def _step(resource: str, step) -> dict:

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from tuneadvise.advisor.engine import whatif
-from tuneadvise.advisor.engine.occupancy import (
+from ...engine import whatif
+from ...engine.occupancy import (
     CARVEOUT_DEFAULT,
     CARVEOUT_MAX_SHARED,
     Occupancy,
     align_up_shared_mem,
     occupancy,
 )
-from tuneadvise.advisor.rules import rule
-from tuneadvise.advisor.rules.wording import pct, per_sm
+from .. import rule
+from ..wording import pct, per_sm
 
 
 @rule(

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from tuneadvise.advisor.engine.occupancy import Occupancy
-from tuneadvise.advisor.rules import rule
+from ...engine.occupancy import Occupancy
+from .. import rule
 
 
 @rule(

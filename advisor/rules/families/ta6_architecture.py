@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from tuneadvise.advisor.engine.occupancy import Occupancy
-from tuneadvise.advisor.rules import rule
-from tuneadvise.advisor.rules.wording import pct
+from ...engine.occupancy import Occupancy
+from .. import rule
+from ..wording import pct
 
 
 @rule(

@@ -3,9 +3,9 @@ the SM count (the launch's, else the product's), so they take a LaunchContext.""
 
 from __future__ import annotations
 
-from tuneadvise.advisor.engine.occupancy import Occupancy
-from tuneadvise.advisor.rules import LaunchContext, rule
-from tuneadvise.advisor.rules.wording import count, pct, per_sm
+from ...engine.occupancy import Occupancy
+from .. import LaunchContext, rule
+from ..wording import count, pct, per_sm
 
 
 @rule(

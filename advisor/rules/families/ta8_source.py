@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import re
 
-from tuneadvise.advisor.rules import SourceLine, rule
+from .. import SourceLine, rule
 
 _LEGACY = re.compile(r"\b(__shfl|__shfl_up|__shfl_down|__shfl_xor|__any|__all|__ballot)\s*\(")
 _VOLATILE = re.compile(r"\bvolatile\b")

@@ -9,7 +9,7 @@ suite lints them."""
 
 from __future__ import annotations
 
-from tuneadvise.advisor.rules import LintContext, rule
+from .. import LintContext, rule
 
 _ENTRY = "ptxas info    : Compiling entry function '{}' for 'sm_90'\n"
 _SAXPY = _ENTRY.format("_Z5saxpyfPKfPfi") + "ptxas info    : Used 40 registers, used 0 barriers"
@@ -179,7 +179,7 @@ def cap_forces_spills(kernel: LintContext, params: dict):
            "previous_registers": 64},
 )
 def registers_lost_a_block(kernel: LintContext, params: dict):
-    from tuneadvise.advisor.engine.occupancy import occupancy
+    from ...engine.occupancy import occupancy
 
     result, previous = kernel.result, kernel.previous_registers
     if previous is None or previous == result.kernel.registers or not result.launchable:

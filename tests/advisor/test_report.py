@@ -1,0 +1,74 @@
+"""The occupancy document: one layout (docs/json-schema.md), one serialization."""
+
+import json
+import re
+
+import pytest
+
+from tuneadvise.advisor.engine.occupancy import occupancy
+from tuneadvise.advisor.launch import LaunchConfig
+from tuneadvise.advisor.report import occupancy_document, percent, resolved_document, to_line
+from tuneadvise.specs.catalog import shipped_catalog
+
+from ..helpers import ROOT, TESTS
+
+CATALOG = shipped_catalog()
+SCHEMA_PAGE = ROOT / "docs" / "json-schema.md"
+
+
+def documented_keys() -> list[str]:
+    """The keys of the `occupancy --format json` table in docs/json-schema.md, in order."""
+    section = SCHEMA_PAGE.read_text().split("## `occupancy --format json`", 1)[1].split("\n## ", 1)[0]
+    return re.findall(r"^\| `(\w+)` \|", section, re.M)
+
+
+def test_the_document_has_the_documented_keys_in_order():
+    result = occupancy(CATALOG.resolve("volta").arch, LaunchConfig(registers=64, block_size=256))
+    keys = list(occupancy_document(result))
+    # only on request: curves (--graphs), clusters (--cluster-size), memory_parallelism (--bytes-in-flight)
+    assert keys == [key for key in documented_keys() if key not in ("curves", "clusters", "memory_parallelism")]
+
+
+@pytest.mark.parametrize("arch, cluster, error", [("sm_90", 32, "exceeds sm_90's maximum of 16"),
+                                                  ("sm_80", 2, "need compute capability 9.0 or later"),
+                                                  ("sm_90", 16, None), ("sm_80", 1, None)])
+def test_a_cluster_the_hardware_refuses_is_a_launch_error(arch, cluster, error):
+    resolved = CATALOG.resolve(arch)
+    result = occupancy(resolved.arch, LaunchConfig(registers=32, block_size=256, cluster_size=cluster))
+    document = resolved_document(resolved, result)
+    if error is None:
+        assert document["launchable"] and document["errors"] == []
+    else:
+        assert document["launchable"] is False and document["active_blocks_per_sm"] == 0
+        [entry] = document["errors"]
+        assert entry["code"] == "cluster-size" and entry["field"] == "cluster_size" and error in entry["message"]
+
+
+def test_the_line_is_json_dumps_of_the_document():
+    resolved = CATALOG.resolve("h100-sxm")
+    result = occupancy(resolved.arch, LaunchConfig(registers=40, block_size=96, block_dims=(32, 3)))
+    document = resolved_document(resolved, result)
+    assert to_line(document) == json.dumps(document, separators=(",", ":"))
+    assert document["input"]["block_dims"] == [32, 3] and document["product"] == "h100-sxm"
+
+
+@pytest.mark.parametrize("fraction, text", [(0.625, "62.5%"), (0.75, "75%"), (0.5, "50%"), (1.0, "100%"),
+                                            (0.0, "0%"), (1 / 3, "33.3%")])
+def test_occupancy_is_printed_one_way(fraction, text):
+    assert percent(fraction) == text
+
+
+def test_provenance_names_the_driver_when_the_driver_gave_the_value():
+    # Issue 15 item 14: with --arch native (or a spec saved by probe --save) the per-SM warp
+    # limit came from the driver, yet the document said "spec".
+
+    from tuneadvise.advisor.report import occupancy_document
+    from tuneadvise.specs.catalog import load_user_spec
+
+    native = TESTS / "fixtures" / "h100" / "native.toml"
+    _, [arch] = load_user_spec(native)
+    assert arch.sources["max_warps_per_sm"].startswith("driver#")
+    doc = occupancy_document(occupancy(arch, LaunchConfig(registers=32, block_size=256)))
+    assert doc["provenance"]["max_warps_per_sm"] == "driver"
+    shipped = occupancy_document(occupancy(shipped_catalog().resolve("sm_90").arch, LaunchConfig(registers=32, block_size=256)))
+    assert shipped["provenance"]["max_warps_per_sm"] == "spec"

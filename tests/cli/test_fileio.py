@@ -1,0 +1,129 @@
+"""Output paths (issue 20 item 1): a report, plot or saved spec replaces only a
+regular file (or creates a new one), atomically; devices, FIFOs and `-` are
+written directly; a symlink's target is written and the link kept; the
+temporary file cannot be redirected by a link planted at its name."""
+
+import os
+import stat
+import threading
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tuneadvise.cli.fileio import write_atomically
+from tuneadvise.cli.main import cli
+
+from ..helpers import TESTS
+
+FIXTURES = TESTS / "fixtures" / "lint"
+LOG = FIXTURES / "ptxas_sm_90.log"
+
+
+def test_a_new_file_and_a_replaced_one(tmp_path):
+    target = tmp_path / "report.json"
+    write_atomically(target, b"one")
+    assert target.read_bytes() == b"one"
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE(target.stat().st_mode) == 0o666 & ~umask  # as open() would make it, not mkstemp's 0600
+    target.chmod(0o640)
+    write_atomically(target, iter([b"tw", b"o"]))
+    assert target.read_bytes() == b"two" and stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+def test_a_failed_write_leaves_the_old_file_and_no_temporary(tmp_path):
+    target = tmp_path / "report.json"
+    target.write_bytes(b"old")
+
+    def chunks():
+        yield b"partial"
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(OSError):
+        write_atomically(target, chunks())
+    assert target.read_bytes() == b"old" and [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+def test_a_fifo_is_written_not_replaced(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    write_atomically(fifo, b"through the pipe")
+    reader.join(5)
+    assert received == [b"through the pipe"]
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and [p.name for p in tmp_path.iterdir()] == ["pipe"]
+
+
+def test_dev_null_stays_a_device():
+    # As root (the usual CI container) the old writer renamed a regular file over /dev/null.
+    before = os.stat("/dev/null")
+    write_atomically("/dev/null", b"discarded")
+    after = os.stat("/dev/null")
+    assert stat.S_ISCHR(after.st_mode) and (after.st_ino, after.st_rdev) == (before.st_ino, before.st_rdev)
+
+
+def test_lint_to_dev_null_through_the_cli():
+    result = CliRunner().invoke(cli, ["lint", str(LOG), "--format", "json", "-o", "/dev/null"])
+    assert result.exit_code in (0, 1), result.output
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_dash_is_stdout(capfdbinary):
+    write_atomically("-", b"to stdout\n")
+    assert capfdbinary.readouterr().out == b"to stdout\n"
+    assert not Path("-").exists()
+
+
+def test_a_symlink_is_followed_and_kept(tmp_path):
+    real = tmp_path / "real.json"
+    real.write_bytes(b"old")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    write_atomically(link, b"new")
+    assert link.is_symlink() and os.readlink(link) == str(real)
+    assert real.read_bytes() == b"new"
+    dangling = tmp_path / "dangling.json"
+    dangling.symlink_to(tmp_path / "made.json")
+    write_atomically(dangling, b"made")  # like a shell's `>`: the target is created
+    assert dangling.is_symlink() and (tmp_path / "made.json").read_bytes() == b"made"
+
+
+def test_planted_links_at_predictable_temporary_names_redirect_nothing(tmp_path, monkeypatch):
+    # The old writer opened `.<name>.<pid>.tmp` following links: a link planted there
+    # sent the report to the link's target (and then replaced the output with it).
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    target = tmp_path / "out.json"
+    for pid in (os.getpid(), 12345):
+        (tmp_path / f".out.json.{pid}.tmp").symlink_to(victim)
+    monkeypatch.setattr(os, "getpid", lambda: 12345)
+    write_atomically(target, b"report")
+    assert victim.read_bytes() == b"precious" and target.read_bytes() == b"report"
+    assert not target.is_symlink()
+
+
+def test_the_temporary_file_is_created_exclusively(tmp_path, monkeypatch):
+    # Even a link planted at the very name chosen is refused (O_EXCL | O_NOFOLLOW), and
+    # another name is tried.
+    import secrets
+
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    names = iter(["aaaa", "aaaa", "bbbb"])
+    monkeypatch.setattr(secrets, "token_hex", lambda n: next(names))
+    (tmp_path / ".out.json.aaaa.tmp").symlink_to(victim)
+    write_atomically(tmp_path / "out.json", b"report")
+    assert victim.read_bytes() == b"precious" and (tmp_path / "out.json").read_bytes() == b"report"
+    assert (tmp_path / ".out.json.aaaa.tmp").is_symlink()  # left as it was found
+
+
+def test_a_directory_is_an_error_and_left_alone(tmp_path):
+    folder = tmp_path / "dir"
+    folder.mkdir()
+    with pytest.raises(OSError):
+        write_atomically(folder, b"x")
+    assert folder.is_dir() and not list(folder.iterdir())

@@ -1,0 +1,77 @@
+"""Fatbins in real objects and libraries (CUDA 13.0, tests/fixtures/lint):
+uncompressed, Zstandard-compressed (-Xfatbin -compress-all and
+--compress-mode=size) and inside a shared library all yield the same kernels
+as the per-architecture cubins, and agree with cuobjdump's listings of them."""
+
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tuneadvise.advisor.readers.compiler_output import parse_cuobjdump
+from tuneadvise.advisor.readers.cubin import read_cubin
+from tuneadvise.advisor.readers.fatbin import FatbinError, lz4_block_decompress, read_fatbin, scan_fatbins
+from tuneadvise.advisor.readers.usage import read_usage
+
+from ..helpers import TESTS
+
+FIXTURES = TESTS / "fixtures" / "lint"
+BINARIES = ("lint_multi.o", "lint_lz4.o", "lint_zstd.o", "liblint.so")
+
+
+def figures(records):
+    return {(r.name, r.arch, r.registers, r.shared_mem, r.stack_frame) for r in records}
+
+
+@pytest.mark.parametrize("name", BINARIES)
+def test_every_container_yields_the_cubins_kernels(name):
+    result = read_usage(FIXTURES / name)
+    assert not result.problems
+    expected = set()
+    for sm in (80, 90, 120):
+        expected |= figures(read_usage(FIXTURES / f"lint_sm_{sm}.cubin").records)
+    assert figures(result.records) == expected
+
+
+@pytest.mark.parametrize("name", ("lint_lz4.o", "lint_zstd.o", "liblint.so"))
+def test_agrees_with_cuobjdump_of_the_same_file(name):
+    with open(FIXTURES / f"cuobjdump_{name}.txt") as handle:
+        listed = figures(parse_cuobjdump(handle))
+    assert listed == figures(read_usage(FIXTURES / name).records)
+
+
+def test_compressed_entries_are_zstandard_and_ptx_is_recognised():
+    entries = list(scan_fatbins(FIXTURES / "lint_lz4.o"))
+    assert all(e.compressed for e in entries)
+    assert [(e.arch, e.kind) for e in entries] == [("sm_80", 2), ("sm_90", 2), ("sm_90", 1), ("sm_120", 2)]
+    ptx = next(e for e in entries if e.kind == 1)
+    assert b".target sm_90" in ptx.payload
+    for entry in entries:
+        if entry.kind == 2:
+            assert read_cubin(entry.payload)
+
+
+def test_truncated_fatbin_is_an_error():
+    data = (FIXTURES / "lint_multi.o").read_bytes()
+    start = data.find(b"\x50\xed\x55\xba")
+    with pytest.raises(FatbinError):
+        read_fatbin(data[:start + 5000], start)
+
+
+lz4 = pytest.importorskip("lz4.block")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=3000), st.integers(1, 40))
+def test_lz4_block_decoder_matches_the_reference_encoder(data, repeat):
+    text = data * (repeat % 4 + 1) + bytes(repeat)  # repetitive input exercises long and overlapping matches
+    assert lz4_block_decompress(lz4.compress(text, store_size=False), len(text)) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.binary(max_size=200), st.integers(0, 500))
+def test_lz4_block_decoder_rejects_garbage_cleanly(blob, size):
+    try:
+        lz4_block_decompress(blob, size)
+    except FatbinError:
+        pass
