@@ -160,7 +160,7 @@ def triton_early_config_prune(resources: Callable, arch=None, *, min_occupancy: 
     If none can launch, the configs are returned unchanged, so that Triton reports its own error."""
 
     def early_config_prune(configs, named_args, **kwargs):
-        from .compiled import current_device_arch
+        from ..probes.driver import current_device_arch
 
         target = arch or current_device_arch()
         if target is None:

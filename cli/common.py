@@ -4,18 +4,19 @@ Output: human text unless a machine format is asked for (`--format json`, or
 the TUNEADVISE_FORMAT environment default); rich tables with colour on a
 terminal, plain columns without colour or box-drawing otherwise, and never
 colour under NO_COLOR. Errors: one line, `tuneadvise: error: WHAT: what is
-wrong`, with echoed input bounded (see `bounded`).
+wrong`, with echoed input clipped (advisor/text.py's `clip`).
 """
 
 from __future__ import annotations
 
 import gc
-import json
 import os
 import sys
 from contextlib import contextmanager
 
 import click
+
+from ..advisor.text import clip
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # cannot launch, or findings at or above --fail-on
@@ -27,8 +28,6 @@ EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
 EXIT_BROKEN_PIPE = 141  # the reader went away (| head -1): 128 + SIGPIPE, as a shell reports it
 
 FORMAT_VARIABLE = "TUNEADVISE_FORMAT"  # the default --format where a command offers that format
-MAX_ECHO = 80  # characters of a user's input an error message repeats
-MAX_ERROR = 400  # characters of one error line
 
 
 @contextmanager
@@ -49,19 +48,9 @@ def cycle_collection_paused():
             gc.enable()
 
 
-def bounded(text: str, limit: int = MAX_ERROR) -> str:
-    """`text` on one line and at most `limit` characters: line breaks and other control
-    characters escaped, the middle of an overlong text elided."""
-    one_line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
-    if len(one_line) <= limit:
-        return one_line
-    keep = (limit - 3) // 2
-    return f"{one_line[:keep]}...{one_line[-keep:]}"
-
-
 def error_line(message: str) -> str:
     """The one error style of every command."""
-    return f"tuneadvise: error: {bounded(message)}"
+    return f"tuneadvise: error: {clip(message)}"
 
 
 class BadInput(click.UsageError):
@@ -214,10 +203,6 @@ class _PlainTables:
                 renderable.title_justify = "left"
                 renderable.pad_edge = False
         return renderables
-
-
-def emit_json(document: dict) -> None:
-    sys.stdout.write(json.dumps(document, separators=(",", ":")) + "\n")
 
 
 def choose_format(requested: str | None, offered: tuple[str, ...] = ("table", "json")) -> str:

@@ -251,6 +251,6 @@ def validate_family_document(path: Path) -> dict:
 def _read_json(path: Path) -> dict:
     import json
 
-    from .catalog import read_bytes_bounded
+    from .files import read_bounded
 
-    return json.loads(read_bytes_bounded(path))
+    return json.loads(read_bounded(path, what="spec file"))

@@ -36,10 +36,10 @@ def find_project_config(start: Path | None = None) -> Path | None:
 
 
 def _mentions_tool_table(pyproject: Path) -> bool:
-    from ..readers.files import read_input
+    from ...specs.files import read_bounded
 
     try:
-        return b"[tool.tuneadvise" in read_input(pyproject)
+        return b"[tool.tuneadvise" in read_bounded(pyproject)
     except OSError:  # unreadable or larger than any pyproject: not this tool's
         return False
 

@@ -146,7 +146,7 @@ def frontier(source: str, archs, block_size: int, kernel_glob: str | None = None
         raise BuildSetupError(f"FILE: {source} is neither a CUDA source (.cu) nor PTX (.ptx)")
     index = SourceIndex()
     if not source.lower().endswith(".ptx"):
-        from ..readers.files import read_source_to_compile
+        from ...specs.files import read_source_to_compile
 
         try:
             index.add_file(source, read_source_to_compile(source).decode("utf-8", errors="replace"))
