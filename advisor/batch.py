@@ -15,8 +15,9 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from ..specs.catalog import UnknownArchError, shipped_catalog
-from ..specs.releases import UnknownReleaseError, resolved_under
+from ..specs.names import UnknownArchError
+from ..specs.releases import UnknownReleaseError
+from ..specs.resolve import resolve
 from .engine.occupancy import occupancy
 from .inputs import InputError
 from .launch import KEYS, LaunchConfig
@@ -50,12 +51,10 @@ def run_batch(lines, out, default=None, selection=None, cuda: str | None = None)
     """`default`: the Resolved arch for lines without an "arch" key (from --arch / --spec-file);
     `selection`: the RuleSelection of --select/--ignore; `cuda`: the cuda_occupancy.h release
     (--cuda; None: the default)."""
-    catalog = shipped_catalog()
-
     @lru_cache(maxsize=LINES_KEPT)
     def result_line(arch_name: str | None, config: LaunchConfig) -> tuple[str, bool]:
         """(the line's text, whether it launches); arch_name None means `default`."""
-        resolved = default if arch_name is None else resolved_under(catalog.resolve(arch_name), cuda)
+        resolved = default if arch_name is None else resolve(arch_name, cuda=cuda)
         result = occupancy(resolved.arch, config)
         document = resolved_document(resolved, result, findings_of(resolved, result, selection))
         return json_line(document) + "\n", result.launchable
@@ -101,7 +100,9 @@ def run_batch(lines, out, default=None, selection=None, cuda: str | None = None)
             code, message = "bad-json", f"not JSON: {exc.msg}"
         except RecursionError:
             code, message = "bad-json", "not JSON: nested too deeply"
-        except (InputError, UnknownArchError, UnknownReleaseError) as exc:
+        except (UnknownArchError, UnknownReleaseError) as exc:  # as --arch and --cuda name them
+            code, message = "bad-input", exc.as_option()
+        except InputError as exc:
             code, message = "bad-input", str(exc)
         else:
             write(text)

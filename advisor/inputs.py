@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import re
 
+from ..specs.errors import InputError
 from .engine.occupancy import CARVEOUT_DEFAULT, CARVEOUT_NAMES
 from .text import quoted
 
@@ -28,17 +29,6 @@ _UNITS = {None: 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1 << 20, "mb
 
 _QUANTITY = r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([kKmMgGtTpP]?)\s*"
 _SI = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}
-
-
-class InputError(ValueError):
-    def __init__(self, field: str, message: str):
-        self.field = field
-        self.detail = message
-        super().__init__(f"{field}: {message}")
-
-    def as_option(self) -> str:
-        """The message with the field spelled as a command-line option."""
-        return f"--{self.field.replace('_', '-')}: {self.detail}"
 
 
 def parse_size(value, field: str) -> int:

@@ -81,62 +81,26 @@ def usage_error_text(exc: click.UsageError) -> str:
 
 
 def resolve_arch(arch: str, spec_file: str | None = None, cuda: str | None = None, clusters: bool = False):
-    """--arch (and --spec-file, --cuda) -> Resolved, or BadInput. `clusters`: the caller models
-    clusters, so `--arch native` measures the device's GPC layout (on 9.0 and later)."""
-    resolved = _resolve_arch(arch, spec_file, clusters)
-    if cuda is None:
-        return resolved
-    from ..specs.releases import UnknownReleaseError, resolved_under
+    """--arch (and --spec-file, --cuda) -> Resolved (specs/resolve.py), or BadInput naming the option.
+    `clusters`: the caller models clusters, so `--arch native` measures the device's GPC layout."""
+    from ..specs.errors import InputError
+    from ..specs.resolve import resolve
 
     try:
-        return resolved_under(resolved, cuda)
-    except UnknownReleaseError as exc:
-        raise BadInput(str(exc)) from None
+        return resolve(arch, spec_file, cuda, native=lambda: _native(clusters))
+    except InputError as exc:
+        raise BadInput(exc.as_option()) from None
 
 
-def _resolve_arch(arch: str, spec_file: str | None = None, clusters: bool = False):
-    from ..specs.catalog import UnknownArchError, load_user_spec, shipped_catalog
-
-    if spec_file:
-        from ..specs.models import SpecFileError
-
-        try:
-            catalog, added = load_user_spec(spec_file)
-        except SpecFileError as exc:
-            raise BadInput(str(exc)) from None
-        if arch is None and len(added) == 1:
-            arch = added[0].cc
-    elif arch is not None and arch.strip().lower() == "native":
-        return native_arch(clusters)
-    else:
-        catalog = shipped_catalog()
-    if arch is None:
-        raise BadInput("--arch: missing; give a family (volta), sm_XX, X.Y or a product (h100-sxm)")
-    try:
-        return catalog.resolve(arch)
-    except UnknownArchError as exc:
-        raise BadInput(str(exc)) from None
-
-
-def native_arch(clusters: bool = False):
-    """--arch native: the limits the local GPU's driver reports (exit 3 without one); with
-    `clusters`, its GPC layout measured (a harvested chip's differs from the product's nominal one)."""
-    from ..probes.gpu import GpuUnavailable, device_info, load_cupy
-    from ..probes.native import native_catalog
+def _native(clusters: bool):
+    """--arch native through probes/ (exit 3 without a GPU)."""
+    from ..probes.gpu import GpuUnavailable
+    from ..probes.native import native_resolved
 
     try:
-        cupy = load_cupy("--arch native")
+        return native_resolved("--arch native", clusters)
     except GpuUnavailable as exc:
         fail_unavailable(str(exc))
-    info = device_info(cupy, cupy.cuda.runtime.getDevice())
-    extras = None
-    if clusters:
-        from ..probes.clusters import device_layout
-        from ..probes.native import LAYOUT_HOW
-
-        layout = device_layout(cupy, info)
-        extras = {"gpc_sms": (layout, LAYOUT_HOW)} if layout else None
-    return native_catalog(info.as_dict(), extras).resolve("native")
 
 
 def fail_unavailable(sentence: str):

@@ -199,5 +199,5 @@ def validate(path):
     try:
         doc = validate_family_document(Path(path))
     except SpecFileError as exc:
-        raise BadInput(str(exc)) from None
+        raise BadInput(exc.as_option()) from None
     click.echo(f"{path}: valid ({len(doc.get('arch', []))} architecture(s), {len(doc.get('product', []))} product(s))")

@@ -185,7 +185,7 @@ def load_user_spec(path: str | os.PathLike) -> tuple[Catalog, list[Arch]]:
     except SpecFileError:
         raise  # already names the file (and is a ValueError itself)
     except ValueError as exc:  # a behaviour field left out for a compute capability nothing ships
-        raise SpecFileError(f"--spec-file: {path}: {exc}") from None
+        raise SpecFileError(f"{path}: {exc}") from None
 
 
 def catalog_with(doc: dict, origin: str) -> tuple[Catalog, list[Arch]]:

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from ...specs.catalog import UnknownArchError, shipped_catalog
+from ...specs.names import UnknownArchError
+from ...specs.resolve import resolve
 from ..engine.occupancy import Occupancy, occupancy
 from ..engine.whatif import bounds_register_cap
 from ..inputs import InputError
@@ -159,7 +160,7 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
     unknown: dict[str, int] = {}
     for (name, arch, variant), evidence in grouped.items():
         try:
-            resolved = _resolve(arch)
+            resolved = resolve(arch)
         except UnknownArchError:
             unknown[arch] = unknown.get(arch, 0) + 1
             continue
@@ -179,11 +180,6 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
     ranked.sort()
     report.kernels = side_by_side([entry[-1] for entry in ranked])
     return report
-
-
-@lru_cache(maxsize=256)
-def _resolve(arch: str):
-    return shipped_catalog().resolve(arch)
 
 
 def _config_usage(entry: KernelEntry, arch: str, file: str) -> KernelUsage:
@@ -404,7 +400,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     report.ptx_only = gathered.ptx_only
     if source_texts:
         majors = [k.result.arch.major for k in report.kernels] or \
-            [_resolve(a).arch.major for a in (options.archs or options.config.arch)]
+            [resolve(a).arch.major for a in (options.archs or options.config.arch)]
         if majors:
             for path, text in source_texts:
                 report.source_findings += scan_source(text, path, min(majors), options.selection)
