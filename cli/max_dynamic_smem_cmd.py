@@ -65,23 +65,21 @@ def max_dynamic_smem(ctx, arch, blocks_per_sm, spec_file, cuda, fmt, **launch):
 
 
 def _render(resolved, budget) -> None:
-    from rich.markup import escape
-
-    from ..advisor.text import plural
+    from ..advisor.text import markup_text, plural
 
     out = console()
     arch, kernel = budget.arch, budget.kernel
     if resolved.note:
-        out.print(f"[dim]{escape(resolved.note)}[/]")
+        out.print(f"[dim]{markup_text(resolved.note)}[/]")
     where = resolved.product.title if resolved.product else f"{arch.sm} (compute capability {arch.cc}, {arch.family})"
-    out.print(f"{escape(where)}, as cuda_occupancy.h of CUDA {arch.cuda_release} computes it")
+    out.print(f"{markup_text(where)}, as cuda_occupancy.h of CUDA {arch.cuda_release} computes it")
     out.print(f"Input: {plural(kernel.registers, 'register')}/thread, {plural(kernel.block_size, 'thread')}/block, "
               f"{kernel.static_shared_mem:,} B static shared memory{', opt-in' if kernel.opt_in else ''}")
     wanted = plural(budget.blocks_per_sm, "block")
     if budget.max_dynamic_shared_mem is None:
         reason = budget.errors[0].message if budget.errors else (
             f"{budget.limiter} allow only {plural(budget.blocks_without_dynamic, 'block')}/SM")
-        out.print(f"[bold red]{wanted}/SM cannot reside[/] even without dynamic shared memory: {escape(reason)}")
+        out.print(f"[bold red]{wanted}/SM cannot reside[/] even without dynamic shared memory: {markup_text(reason)}")
         return
     out.print(f"[bold]Up to {budget.max_dynamic_shared_mem:,} B of dynamic shared memory per block keep {wanted}/SM[/] "
               f"(bound by {LIMITER_WORDS[budget.limiter]})")

@@ -39,8 +39,9 @@ def dynamic_budget(result):
 
 
 def render_findings(out, findings: list) -> None:
-    from rich.markup import escape
     from rich.table import Table
+
+    from ..advisor.text import markup_text
 
     if not findings:
         return
@@ -49,13 +50,14 @@ def render_findings(out, findings: list) -> None:
     table.add_column("Severity", no_wrap=True)
     table.add_column("Message", overflow="fold")  # wraps between words; a word longer than the column folds
     for f in findings:
-        table.add_row(f["code"], f"[{SEVERITY_STYLE[f['severity']]}]{f['severity']}[/]", escape(f["message"]))
+        table.add_row(f["code"], f"[{SEVERITY_STYLE[f['severity']]}]{f['severity']}[/]", markup_text(f["message"]))
     out.print(table)
 
 
 def render_occupancy(resolved, result, dims, findings, curves=None) -> None:
-    from rich.markup import escape
     from rich.table import Table
+
+    from ..advisor.text import markup_text
 
     out = console()
     arch, kernel = result.arch, result.kernel
@@ -63,8 +65,8 @@ def render_occupancy(resolved, result, dims, findings, curves=None) -> None:
     if resolved.product:
         title += f" - {resolved.product.title}"
     if resolved.note:
-        out.print(f"[dim]{escape(resolved.note)}[/]")
-    table = Table(title=escape(title), title_justify="left")
+        out.print(f"[dim]{markup_text(resolved.note)}[/]")
+    table = Table(title=markup_text(title), title_justify="left")
     table.add_column("Resource", overflow="fold")
     table.add_column("Per block", justify="right")
     table.add_column("Per SM", justify="right")
@@ -90,9 +92,9 @@ def render_occupancy(resolved, result, dims, findings, curves=None) -> None:
             out.print(f"What if: up to {budget.max_dynamic_shared_mem:,} B of dynamic shared memory keep "
                       f"{plural(budget.blocks_per_sm, 'block')}/SM [dim](cudaOccAvailableDynamicSMemPerBlock)[/]")
     for error in result.errors:
-        out.print(f"[bold red]cannot launch:[/] {escape(error.message)}")
+        out.print(f"[bold red]cannot launch:[/] {markup_text(error.message)}")
     for note in result.notes:
-        out.print(f"[dim]note: {escape(note)}[/]")
+        out.print(f"[dim]note: {markup_text(note)}[/]")
     render_findings(out, findings)
     if curves:
         from .curves_render import render_curves

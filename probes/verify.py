@@ -92,3 +92,27 @@ def _check_clusters(kernel, attrs: dict, barriers: int, arch, gpc_sms: list[int]
                     verdict.disagreements.append({"block_size": block, "dynamic_shared_mem": dynamic, "carveout": -1,
                                                   "cluster_size": size, "engine": ours, "driver": theirs})
 
+
+
+class VerifyError(ValueError):
+    """A module or device `verify` cannot check: no spec for the device, or a module the driver refuses."""
+
+
+def verify_on_device(cupy, path: Path, device: int, kernels: dict[str, int]):
+    """(DeviceInfo, the shipped Arch, the measured GPC layout, the verdicts) of `path`'s kernels
+    on `device`; VerifyError where the device has no spec or the driver cannot load the module."""
+    from ..specs.catalog import shipped_catalog
+    from .clusters import device_layout
+    from .gpu import device_info
+
+    with cupy.cuda.Device(device):
+        info = device_info(cupy, device)
+        arch = shipped_catalog().archs.get(info.cc)
+        if arch is None:
+            raise VerifyError(f"no spec for this device's compute capability {info.cc}")
+        gpc_sms = device_layout(cupy, info)
+        try:
+            verdicts = verify_module(cupy, path, arch, kernels, gpc_sms)
+        except cupy.cuda.driver.CUDADriverError as exc:
+            raise VerifyError(f"{path}: the driver could not load it ({exc})") from None
+    return info, arch, gpc_sms, verdicts
