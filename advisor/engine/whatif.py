@@ -21,9 +21,8 @@ run's thousands of distinct kernels share a few hundred cliffs.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from ..launch import LaunchConfig
 from .occupancy import (
     RESOURCE_ERRORS,
     Occupancy,
@@ -34,6 +33,9 @@ from .occupancy import (
     shared_mem_limits,
     shared_mem_preference,
 )
+
+if TYPE_CHECKING:  # the engine reads a LaunchConfig's fields by name and imports nothing of it
+    from ..launch import LaunchConfig
 
 
 # NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,

@@ -421,7 +421,7 @@ def saved_with_measured_extras(tmp_path):
 
 
 def test_save_keeps_the_curve_the_latency_and_the_gpc_layout(tmp_path):
-    from tuneadvise.specs.catalog import load_user_spec
+    from tuneadvise.specs.models import load_user_spec
 
     path, doc = saved_with_measured_extras(tmp_path)
     _, added = load_user_spec(str(path))
