@@ -144,7 +144,7 @@ def _one_kernel(data: bytes, kernel: str | None, where: str):
 
 def _cubin_resources(obj, kernel: str | None) -> Resources:
     from ..specs.files import read_bounded
-    from .lint.caches import MAX_CUBIN_BYTES, without_cupy_header
+    from .lint.kernel_caches import MAX_CUBIN_BYTES, without_cupy_header
 
     where = "the cubin"
     if isinstance(obj, (str, os.PathLike)):
@@ -163,7 +163,7 @@ def _cubin_resources(obj, kernel: str | None) -> Resources:
 
 
 def _triton_resources(metadata, asm) -> Resources:
-    from .lint.caches import MetadataError, triton_entry
+    from .lint.kernel_caches import MetadataError, triton_entry
 
     try:
         fields = metadata if isinstance(metadata, dict) else (metadata._asdict() if hasattr(metadata, "_asdict")

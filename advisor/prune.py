@@ -14,7 +14,7 @@
 than the default 48 KB, as Triton's launcher does; pass False for CUDA code that never calls
 cudaFuncSetAttribute), `cluster_size`, `max_threads_per_block` (__launch_bounds__). The
 answer is the engine's (`tuneadvise.advisor.analyze`): each resource's limit comes from its
-cached table (advisor/engine/cache.py), so thousands of configurations cost milliseconds;
+cached table (advisor/engine/cached_limits.py), so thousands of configurations cost milliseconds;
 benchmarks/prune.py measures it. Configurations with the same resources share one answer.
 
 What it cannot know: before compiling, registers and spills are the caller's estimate, and a
@@ -26,7 +26,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
-from .engine.cache import shape_limits, shared_mem_limits
+from .engine.cached_limits import shape_limits, shared_mem_limits
 from .engine.occupancy import block_limits, cluster_errors
 from .inputs import InputError
 from .launch import CARVEOUT_DEFAULT, LaunchConfig

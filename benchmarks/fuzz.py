@@ -460,6 +460,7 @@ def library_input(rng, sandbox: Sandbox):
     from tuneadvise.advisor.readers.usage import read_usage
     from tuneadvise.advisor.rules.source_scan import scan_source
     from tuneadvise.specs.models import SpecFileError, load_user_spec
+    from tuneadvise.specs.resolve import resolve_arch
 
     kind = rng.choice(["read_usage", "ptxas", "cuobjdump", "cubin", "launch", "config", "spec", "batch", "source",
                        "demangle"])
@@ -498,7 +499,8 @@ def library_input(rng, sandbox: Sandbox):
         return "run_batch", lambda: run_batch(data.splitlines(keepends=True), io.StringIO()), ()
     if kind == "source":
         text = cuda_source(rng).decode()
-        return "scan_source", lambda: scan_source(text, "k.cu", rng.choice([2, 6, 7, 9])), ()
+        target = resolve_arch(rng.choice(["sm_20", "sm_60", "sm_70", "sm_90"]))
+        return "scan_source", lambda: scan_source(text, "k.cu", target), ()
     names = ["_Z" + "".join(rng.choice("SITE_0123456789vifPKNZJRLD") for _ in range(rng.randint(0, 60)))
              for _ in range(rng.randint(1, 20))]
     return "demangle_many", lambda: demangle_many(names), ()

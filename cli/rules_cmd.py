@@ -65,7 +65,7 @@ def _command(line: str, width: int) -> str:
 
 
 def _example(example: dict, width: int) -> str:
-    from ..advisor.rules.markdown import _example as render
+    from ..advisor.rules.markdown import example_command as render
 
     lines = []
     for line in render(example).splitlines():

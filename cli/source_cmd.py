@@ -38,7 +38,7 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
             text = read_bounded(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
         except OSError as exc:
             raise BadInput(f"PATHS: cannot read {path}: {exc.strerror}") from None
-        findings += scan_source(text, path, arch.major, selection)
+        findings += scan_source(text, path, arch, selection)
     if choose_format(fmt) == "json":
         write_json_line({"schema_version": SCHEMA_VERSION, "target": arch.sm, "findings": [f.to_dict() for f in findings]})
     else:

@@ -158,6 +158,16 @@ class Arch(NamedTuple):
     def max_threads_per_sm(self) -> int:
         return self.max_warps_per_sm * self.warp_size
 
+    @property
+    def independent_thread_scheduling(self) -> bool:
+        """Threads of a warp are scheduled independently, so lock-step code is invalid (volta-guide#4.1.2: 7.0 on)."""
+        return self.major >= 7
+
+    @property
+    def emulates_mul24(self) -> bool:
+        """32-bit integer multiply is native and __[u]mul24 emulated (fermi-guide, 32-Bit Integer Multiplication: 2.0 on)."""
+        return self.major >= 2
+
     def source_of(self, field: str) -> str:
         """The source reference of one value ('user' where a user's file gave none)."""
         return self.sources.get(field, "user")

@@ -22,12 +22,12 @@ CARVEOUT_MAX_SHARED = 100
 CARVEOUT_NAMES = {"default": CARVEOUT_DEFAULT, "max-l1": CARVEOUT_MAX_L1, "max-shared": CARVEOUT_MAX_SHARED}
 
 
-def _div_round_up(x: int, y: int) -> int:
+def div_round_up(x: int, y: int) -> int:
     return (x + (y - 1)) // y
 
 
 def _round_up(x: int, y: int) -> int:
-    return y * _div_round_up(x, y)
+    return y * div_round_up(x, y)
 
 
 def _header_max_regs_per_thread(arch: Arch) -> int:
@@ -66,24 +66,24 @@ def shared_mem_ceiling(arch: Arch, opt_in: bool) -> int:
     return arch.shared_mem_per_block_optin if (opt_in and arch.shared_mem_opt_in) else arch.shared_mem_per_block
 
 
-def _warps_limit(arch: Arch, block_size: int) -> int:
+def warps_limit(arch: Arch, block_size: int) -> int:
     """cudaOccMaxBlocksPerSMWarpsLimit (partitioned global caching off)."""
     if block_size > arch.max_threads_per_block:
         return 0
-    return arch.max_warps_per_sm // _div_round_up(block_size, arch.warp_size)
+    return arch.max_warps_per_sm // div_round_up(block_size, arch.warp_size)
 
 
-def _register_allocation(arch: Arch, registers: int, block_size: int, granularity: int) -> tuple[int, int, int, int]:
+def register_allocation(arch: Arch, registers: int, block_size: int, granularity: int) -> tuple[int, int, int, int]:
     """(warps, registers per warp, per block, per block as the hardware's launch check assumes it)."""
-    warps = _div_round_up(block_size, arch.warp_size)
+    warps = div_round_up(block_size, arch.warp_size)
     per_warp = _round_up(registers * arch.warp_size, arch.register_allocation_unit)
     # The hardware's launch check assumes registers go to all sub-partitions at once.
     return warps, per_warp, per_warp * warps, per_warp * _round_up(warps, granularity)
 
 
-def _registers_limit(arch: Arch, registers: int, block_size: int, granularity: int) -> tuple[int, int]:
+def registers_limit(arch: Arch, registers: int, block_size: int, granularity: int) -> tuple[int, int]:
     """cudaOccMaxBlocksPerSMRegsLimit: (blocks, registers allocated per block)."""
-    warps, per_warp, per_block, assumed_per_block = _register_allocation(arch, registers, block_size, granularity)
+    warps, per_warp, per_block, assumed_per_block = register_allocation(arch, registers, block_size, granularity)
     if (arch.registers_per_block < assumed_per_block
             or arch.registers_per_block < per_block
             or registers > _header_max_regs_per_thread(arch)):
@@ -94,7 +94,7 @@ def _registers_limit(arch: Arch, registers: int, block_size: int, granularity: i
     return (warps_per_partition * granularity) // warps, per_block
 
 
-def _shared_mem_limit(arch: Arch, static_shared_mem: int, dynamic_shared_mem: int, carveout: int,
+def shared_mem_limit(arch: Arch, static_shared_mem: int, dynamic_shared_mem: int, carveout: int,
                       opt_in: bool) -> tuple[int, int, int | None]:
     """cudaOccMaxBlocksPerSMSmemLimit: (blocks, bytes allocated per block, per-SM config)."""
     unit = arch.shared_mem_allocation_unit
@@ -127,13 +127,13 @@ def _shared_mem_limit(arch: Arch, static_shared_mem: int, dynamic_shared_mem: in
     return blocks, allocated, config
 
 
-def _barriers_limit(arch: Arch, barriers: int) -> int:
+def barriers_limit(arch: Arch, barriers: int) -> int:
     """cudaOccMaxBlocksPerSMBlockBarrierLimit (9.0 and later)."""
     available = arch.max_blocks_per_sm * arch.barriers_per_block_slot
     return available // barriers if barriers else INT_MAX
 
 
-def _virtual_resources_limit(arch: Arch, count: int) -> int:
+def virtual_resources_limit(arch: Arch, count: int) -> int:
     """cudaOccMaxBlocksPerSMVirtualResource (CUDA 13): the SM's virtual resources over the kernel's
     count; a count of 0, or an architecture without them, does not limit."""
     per_sm = arch.virtual_resources_per_sm or 0
@@ -142,7 +142,7 @@ def _virtual_resources_limit(arch: Arch, count: int) -> int:
     return per_sm // count
 
 
-def _available_dynamic_shared_mem(arch: Arch, static_shared_mem: int, carveout: int, opt_in: bool,
+def available_dynamic_shared_mem(arch: Arch, static_shared_mem: int, carveout: int, opt_in: bool,
                                   blocks: int) -> tuple[int, str]:
     """cudaOccAvailableDynamicSMemPerBlock once the occupancy check passed: (bytes, what bounds them).
 

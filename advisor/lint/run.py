@@ -50,7 +50,7 @@ from ..rules import (
 )
 from ..text import clip
 from ..toolchain.settings import BuildSettings, BuildSetupError, maxrregcount_of
-from .caches import side_by_side, usage_launch
+from .kernel_caches import side_by_side, usage_launch
 from .settings import NO_CONFIG
 
 if TYPE_CHECKING:  # the config model imports pydantic; a lint without a config file never does
@@ -371,7 +371,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     BuildSetupError when no architecture is named."""
     from ..readers.usage import SOURCE_SUFFIXES, ReadResult, read_text, read_usage
     from ..rules.source_scan import scan_source
-    from .caches import read_directory
+    from .kernel_caches import read_directory
 
     paths = [str(path) for path in paths]
     build_output = any(path == "-" or not path.lower().endswith(SOURCE_SUFFIXES) for path in paths)
@@ -399,11 +399,11 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     report.problems = gathered.problems + report.problems
     report.ptx_only = gathered.ptx_only
     if source_texts:
-        majors = [k.result.arch.major for k in report.kernels] or \
-            [resolve(a).arch.major for a in (options.archs or options.config.arch)]
-        if majors:
+        archs = [k.result.arch for k in report.kernels] or [resolve(a).arch for a in (options.archs or options.config.arch)]
+        if archs:
+            oldest = min(archs, key=lambda arch: (arch.major, arch.minor))
             for path, text in source_texts:
-                report.source_findings += scan_source(text, path, min(majors), options.selection)
+                report.source_findings += scan_source(text, path, oldest, options.selection)
     return report
 
 

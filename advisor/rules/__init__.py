@@ -51,6 +51,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple, get_type_hints
 
 if TYPE_CHECKING:
+    from ...specs.records import Arch
     from ..engine.occupancy import Occupancy
 
 SEVERITIES = ("error", "warning", "info")
@@ -154,7 +155,7 @@ class SourceLine(NamedTuple):
     """One line of CUDA source, comments and string/character literals blanked."""
 
     code: str
-    target_major: int  # the oldest compute capability's major the file is built for
+    target: Arch  # the oldest architecture the file is built for
     file_has_syncwarp: bool  # the file calls __syncwarp somewhere
 
 

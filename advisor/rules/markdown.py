@@ -19,7 +19,7 @@ def _toml_value(value) -> str:
     return f'"{value}"' if isinstance(value, str) else str(value)
 
 
-def _example(config: dict) -> str:
+def example_command(config: dict) -> str:
     if "log" in config:
         settings = "\n".join(f"{k} = {_toml_value(v)}" for k, v in config["config"].items())
         source = f"# file.cu\n{config['source'].rstrip()}\n" if "source" in config else ""
@@ -53,8 +53,8 @@ def render() -> str:
                   rule.explanation, "", f"Source: {describe_source(rule.source)}.", ""]
         if rule.params:
             lines += ["Parameters: " + ", ".join(f"`{k}` = {v}" for k, v in rule.params.items()) + ".", ""]
-        lines += ["Triggers:", "", "```", _example(rule.trigger), "```", "", "Does not trigger:", "", "```",
-                  _example(rule.clean), "```"]
+        lines += ["Triggers:", "", "```", example_command(rule.trigger), "```", "", "Does not trigger:", "", "```",
+                  example_command(rule.clean), "```"]
     return "\n".join(lines) + "\n"
 
 

@@ -11,8 +11,12 @@ then patterns without nested repetition over each line.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from . import Finding, RuleSelection, SourceLine, source_rules
+
+if TYPE_CHECKING:
+    from ...specs.records import Arch
 
 # What starts a comment or a literal: the only places the code/text split can change.
 _OPENERS = re.compile(r'//|/\*|R"([^()\\\s"]{0,16})\(|"|\'')
@@ -68,17 +72,18 @@ def strip_comments(text: str) -> list[tuple[str, str]]:
     return [(source, comments.get(number, "")) for number, source in enumerate(lines, 1)]
 
 
-def scan_source(text: str, path: str, target_major: int, selection: RuleSelection | None = None) -> list[Finding]:
-    """The selected source rules' findings (TA8xx, in families/ta8_source.py), line by line, with
-    `path:line: ` before each message and file and line in its details."""
+def scan_source(text: str, path: str, target: Arch, selection: RuleSelection | None = None) -> list[Finding]:
+    """The selected source rules' findings (TA8xx, in families/ta8_source.py) for a file built for
+    `target` (the oldest architecture), line by line, with `path:line: ` before each message and
+    file and line in its details."""
     rules = source_rules(selection)
     if not rules:
         return []
     has_syncwarp = "__syncwarp" in text
-    arch = f"sm_{target_major}x"
+    arch = f"sm_{target.major}x"
     findings = []
     for number, (code, comment) in enumerate(strip_comments(text), 1):
-        line = SourceLine(code=code, target_major=target_major, file_has_syncwarp=has_syncwarp)
+        line = SourceLine(code=code, target=target, file_has_syncwarp=has_syncwarp)
         suppressed = SUPPRESS.search(comment) if comment else None
         ignored = suppressed.group(1).replace(" ", "").split(",") if suppressed else ()
         for rule in rules:

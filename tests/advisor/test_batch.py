@@ -96,7 +96,7 @@ def test_the_engine_caches_never_change_an_answer():
                 assert engine.shape_limits(twin, registers, block) == engine.shape_limits.__wrapped__(arch, registers, block)
         for static, dynamic, carveout, opt_in in ((0, 0, -1, False), (40000, 70000, 50, True), (1, 2, 0, False)):
             assert engine.shared_mem_limits(arch, static, dynamic, carveout, opt_in) == \
-                engine._shared_mem_limit(arch, static, dynamic, carveout, opt_in)
+                engine.shared_mem_limit(arch, static, dynamic, carveout, opt_in)
 
 
 # --------------------------------------------------------------------------

@@ -10,10 +10,11 @@ from hypothesis import strategies as st
 
 from tuneadvise.advisor.rules.source_scan import scan_source, strip_comments
 from tuneadvise.cli.main import cli
+from tuneadvise.specs.resolve import resolve_arch
 
 
-def codes(text: str, major: int = 7) -> list[tuple[str, int]]:
-    return [(f.code, f.details["line"]) for f in scan_source(text, "k.cu", major)]
+def codes(text: str, target: str = "sm_70") -> list[tuple[str, int]]:
+    return [(f.code, f.details["line"]) for f in scan_source(text, "k.cu", resolve_arch(target))]
 
 
 def test_code_inside_string_and_character_literals_is_not_flagged():
@@ -48,7 +49,7 @@ def _seconds(text: str) -> float:
     best = float("inf")
     for _ in range(3):
         start = time.perf_counter()
-        scan_source(text, "k.cu", 7)
+        scan_source(text, "k.cu", resolve_arch("sm_70"))
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -68,7 +69,7 @@ def test_any_text_scans_without_error_in_bounded_time_and_keeps_its_lines(text):
     lines = strip_comments(text)
     assert len(lines) == text.count("\n") + (not text.endswith("\n") and text != "")
     start = time.perf_counter()
-    for finding in scan_source(text, "k.cu", 7):
+    for finding in scan_source(text, "k.cu", resolve_arch("sm_70")):
         assert 1 <= finding.details["line"] <= len(lines)
     # Up to ~20 KB of hostile text: linear scanning takes milliseconds; backtracking took minutes.
     assert time.perf_counter() - start < 1.0

@@ -27,7 +27,7 @@ _MUL24 = re.compile(r"\b(__u?mul24)\s*\(")
     clean={"target": "sm_70", "source": "float v = __shfl_down_sync(0xffffffff, x, 16);"},
 )
 def legacy_warp_intrinsic(line: SourceLine, params: dict):
-    if line.target_major >= 7:
+    if line.target.independent_thread_scheduling:
         for match in _LEGACY.finditer(line.code):
             yield f"{match.group(1)} assumes lock-step warps; use {match.group(1)}_sync with a lane mask", {}
 
@@ -55,7 +55,7 @@ def _volatile_pointer_or_shared(code: str) -> bool:
     clean={"target": "sm_80", "source": "volatile float* v = sdata; v[tid] += v[tid + 16]; __syncwarp();"},
 )
 def implicit_warp_synchronous(line: SourceLine, params: dict):
-    if line.target_major >= 7 and not line.file_has_syncwarp and _volatile_pointer_or_shared(line.code):
+    if line.target.independent_thread_scheduling and not line.file_has_syncwarp and _volatile_pointer_or_shared(line.code):
         yield ("volatile warp-synchronous access without __syncwarp() in this file; add __syncwarp() between "
                "steps or use __shfl_*_sync"), {}
 
@@ -69,6 +69,6 @@ def implicit_warp_synchronous(line: SourceLine, params: dict):
     clean={"target": "sm_20", "source": "int i = blockIdx.x * blockDim.x + threadIdx.x;"},
 )
 def mul24(line: SourceLine, params: dict):
-    if line.target_major >= 2:
+    if line.target.emulates_mul24:
         for match in _MUL24.finditer(line.code):
             yield f"{match.group(1)} is emulated from 2.0 on; use *", {}
