@@ -98,7 +98,7 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
         curves = occupancy_curves(result)
     from ..advisor.engine.clusters import cluster_document
 
-    clusters = cluster_document(resolved.product, result.active_blocks_per_sm, config.cluster_size) \
+    clusters = cluster_document(resolved, result.active_blocks_per_sm, config.cluster_size) \
         if result.launchable else None
     memory = None
     if bytes_in_flight is not None and result.launchable:

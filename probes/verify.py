@@ -72,7 +72,7 @@ def verify_module(cupy, path: Path, arch, kernels: dict[str, int], gpc_sms: list
 
 
 def _check_clusters(kernel, attrs: dict, barriers: int, arch, gpc_sms: list[int], verdict: KernelVerdict) -> None:
-    from ..advisor.engine.clusters import MAX_CLUSTER_SIZE, cluster_occupancy
+    from ..advisor.engine.clusters import cluster_occupancy
     from . import clusters, driver
 
     driver.set_launch_attributes(kernel, arch.shared_mem_per_block_optin - attrs["static_shared_mem"], -1)
@@ -84,9 +84,9 @@ def _check_clusters(kernel, attrs: dict, barriers: int, arch, gpc_sms: list[int]
             if dynamic + attrs["static_shared_mem"] > arch.shared_mem_per_block_optin:
                 continue
             blocks = occupancy(arch, driver.engine_kernel(attrs, block, dynamic, -1, True, barriers)).active_blocks_per_sm
-            for size in range(1, MAX_CLUSTER_SIZE + 1):
+            for size in range(1, arch.max_cluster_size + 1):
                 theirs, _ = clusters.max_active_clusters(kernel, block, dynamic, size)
-                ours = cluster_occupancy(gpc_sms, blocks, size).clusters if blocks else 0
+                ours = cluster_occupancy(arch, gpc_sms, blocks, size).clusters if blocks else 0
                 verdict.clusters_checked += 1
                 if ours != theirs:
                     verdict.disagreements.append({"block_size": block, "dynamic_shared_mem": dynamic, "carveout": -1,

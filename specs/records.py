@@ -159,9 +159,21 @@ class Arch(NamedTuple):
         return self.max_warps_per_sm * self.warp_size
 
     @property
+    def max_cluster_size(self) -> int | None:
+        """The most blocks a thread-block cluster may hold (the non-portable limit where there is one);
+        None before clusters (9.0)."""
+        return self.max_cluster_size_nonportable or self.max_cluster_size_portable
+
+    @property
     def independent_thread_scheduling(self) -> bool:
         """Threads of a warp are scheduled independently, so lock-step code is invalid (volta-guide#4.1.2: 7.0 on)."""
         return self.major >= 7
+
+    @property
+    def cuobjdump_shared_includes_reserved(self) -> bool:
+        """cuobjdump's SHARED figure adds the reserved shared memory per block (recorded with CUDA 13
+        on sm_90, sm_100 and sm_120; on sm_75 to sm_89 it does not)."""
+        return self.major >= 9
 
     @property
     def emulates_mul24(self) -> bool:

@@ -157,11 +157,11 @@ def launch_errors(arch: Arch, kernel: LaunchConfig, limits: dict) -> list[Launch
 
 def cluster_errors(arch: Arch, kernel: LaunchConfig) -> list[LaunchError]:
     """A thread-block cluster the hardware refuses: any cluster (more than one block) before 9.0,
-    or more blocks than the architecture's non-portable maximum. Rule TA603 words the same limit."""
+    or more blocks than the architecture's non-portable maximum. Rule TA603 reports these errors."""
     size = kernel.cluster_size
     if size is None or size <= 1:
         return []
-    largest = arch.max_cluster_size_nonportable or arch.max_cluster_size_portable
+    largest = arch.max_cluster_size
     if largest is None:
         return [LaunchError("cluster-size", "cluster_size",
                             f"thread-block clusters need compute capability 9.0 or later; {arch.sm} has none")]

@@ -173,6 +173,15 @@ def spec_reserved_shared_mem(arch: str | None) -> int:
 
 
 def cuobjdump_reserved(arch: str | None) -> int:
-    """What cuobjdump's SHARED figure adds to the static shared memory on `arch`."""
-    digits = re.sub(r"\D", "", arch or "")
-    return spec_reserved_shared_mem(arch) if digits and int(digits) >= 90 else 0
+    """What cuobjdump's SHARED figure adds to the static shared memory on `arch` (0 for a target
+    the spec does not know)."""
+    from ...specs.names import UnknownArchError
+    from ...specs.resolve import resolve_arch
+
+    if not arch:
+        return 0
+    try:
+        target = resolve_arch(arch)
+    except UnknownArchError:
+        return 0
+    return target.reserved_shared_mem_per_block if target.cuobjdump_shared_includes_reserved else 0

@@ -33,6 +33,7 @@ import struct
 import sys
 import threading
 import time
+from fnmatch import fnmatchcase
 from functools import lru_cache
 
 # The runtimes' usual sonames (glibc Linux, LLVM's libc++, macOS), tried before
@@ -286,3 +287,36 @@ def base_name(demangled: str) -> str:
             depth -= 1
     head = head[:cut] if cut < len(head) else head
     return head.rsplit(" ", 1)[-1]
+
+
+def signature(demangled: str) -> str:
+    """`void saxpy<float, 4>(float, ...)` -> `saxpy<float, 4>(float, ...)`: the demangled name
+    without its return type, which a glob such as `saxpy<float*` means."""
+    depth = 0
+    start = 0
+    for i, ch in enumerate(demangled):
+        if ch in "<(":
+            if ch == "(" and depth == 0:
+                break
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == " " and depth == 0:
+            start = i + 1
+    return demangled[start:]
+
+
+@lru_cache(maxsize=65536)
+def kernel_names(name: str, demangled: str | None = None) -> tuple[str, ...]:
+    """(as written, demangled, base name, signature without the return type): what config globs
+    match (docs/lint.md) and what source definitions are looked up by (the base name).
+    `demangled`: the name already demangled (demangle_many), else it is demangled here."""
+    if demangled is None:
+        demangled = demangle(name)
+    return name, demangled, base_name(demangled), signature(demangled)
+
+
+def name_matches(name: str, glob: str, demangled: str | None = None) -> bool:
+    """Whether `glob` matches any of the kernel's names (kernel_names): the mangled name, the
+    demangled one, the base name or the signature, as --kernel and config entries match."""
+    return any(fnmatchcase(n, glob) for n in kernel_names(name, demangled))
