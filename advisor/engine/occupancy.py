@@ -225,9 +225,6 @@ class DynamicSharedMemBudget(NamedTuple):
         return self.blocks_at_max is not None and self.blocks_at_max >= self.blocks_per_sm
 
 
-BUDGET_LIMITERS = ("shared_memory", "shared_mem_per_block", "max_dynamic")
-
-
 def max_dynamic_shared_mem(arch: Arch, kernel: LaunchConfig, blocks_per_sm: int) -> DynamicSharedMemBudget:
     """cudaOccAvailableDynamicSMemPerBlock: the dynamic shared memory per block available when
     `blocks_per_sm` blocks of `kernel` reside on one SM.

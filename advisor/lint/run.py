@@ -39,7 +39,7 @@ from ..readers.usage import InputProblem
 from ..rules import (
     ASSUMPTION_KEYS,
     SEVERITY_RANK,
-    Budget,
+    BudgetLimits,
     Finding,
     LintContext,
     RegisterCap,
@@ -292,7 +292,7 @@ class _Linter:
     def _analyse(self, resolved, launch, usage, disagreements, entry, budget, suppressed, cap, previous) -> _Analysis:
         result = occupancy(resolved.arch, launch)
         findings = config_findings(resolved, result, self.options.selection)
-        context = LintContext(result=result, budget=Budget.of(budget) if budget is not None else None,
+        context = LintContext(result=result, budget=BudgetLimits.of(budget) if budget is not None else None,
                               minimum=_minimum(budget, entry, self.options), disagreements=disagreements,
                               launch_given=entry is not None or usage.source == "config" or bool(usage.launch), register_cap=cap,
                               previous_registers=previous, assumed_blocks=_assumed_blocks(entry))
