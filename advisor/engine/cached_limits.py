@@ -28,13 +28,6 @@ def shape_limits(arch: Arch, registers: int, block_size: int) -> tuple[int, int,
     return warps_limit(arch, block_size), regs, allocated
 
 
-@lru_cache(maxsize=4096)
-def register_limits(arch: Arch, block_size: int) -> tuple[int, ...]:
-    """Blocks the registers allow for each count from 0 to the architecture's maximum per
-    thread, at this block size: a what-if search reads a register staircase from it."""
-    return tuple(shape_limits(arch, registers, block_size)[1] for registers in range(arch.max_registers_per_thread + 1))
-
-
 @lru_cache(maxsize=_CACHE_ENTRIES)
 def shared_mem_limits(arch: Arch, static: int, dynamic: int, carveout: int, opt_in: bool) -> tuple[int, int, int | None]:
     """cudaOccMaxBlocksPerSMSmemLimit: (blocks, bytes allocated per block, per-SM config)."""

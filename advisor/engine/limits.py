@@ -94,6 +94,29 @@ def registers_limit(arch: Arch, registers: int, block_size: int, granularity: in
     return (warps_per_partition * granularity) // warps, per_block
 
 
+def most_registers_for(arch: Arch, block_size: int, blocks: int) -> int:
+    """The most registers per thread with which `blocks` (>= 1) blocks of `block_size` threads
+    are resident as far as registers go: registers_limit (and the launch check at
+    register_launch_check_granularity, where the architecture has one) inverted in closed form.
+    0 registers are never refused, so the answer is at least 0.
+
+    registers_limit gives floor(floor(registers_per_sm / G / per_warp) * G / warps) blocks, G the
+    warp allocation granularity: at least `blocks` exactly when per_warp <= (registers_per_sm // G)
+    // ceil(blocks * warps / G); the per-block checks bound per_warp by registers_per_block over
+    the warps rounded up to G; and per_warp, registers * warp_size rounded up to the allocation
+    unit, stays within a bound M exactly when registers <= (M // unit * unit) // warp_size."""
+    warps = div_round_up(block_size, arch.warp_size)
+    granularity = arch.warp_allocation_granularity
+    per_warp = min((arch.registers_per_sm // granularity) // div_round_up(blocks * warps, granularity),
+                   arch.registers_per_block // _round_up(warps, granularity))
+    check = arch.register_launch_check_granularity
+    if check:  # one block must pass the launch check too (see cached_limits.shape_limits)
+        per_warp = min(per_warp, (arch.registers_per_sm // check) // div_round_up(warps, check),
+                       arch.registers_per_block // _round_up(warps, check))
+    unit = arch.register_allocation_unit
+    return min(per_warp // unit * unit // arch.warp_size, _header_max_regs_per_thread(arch))
+
+
 def shared_mem_limit(arch: Arch, static_shared_mem: int, dynamic_shared_mem: int, carveout: int,
                       opt_in: bool) -> tuple[int, int, int | None]:
     """cudaOccMaxBlocksPerSMSmemLimit: (blocks, bytes allocated per block, per-SM config)."""

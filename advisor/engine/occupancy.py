@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from ...specs.records import Arch
-from .cached_limits import register_limits, shape_limits, shared_mem_limits
+from .cached_limits import shape_limits, shared_mem_limits
 from .limits import (
     CARVEOUT_DEFAULT,
     CARVEOUT_MAX_L1,
@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # the engine reads a LaunchConfig's resource fields by name a
 __all__ = [
     "CARVEOUT_DEFAULT", "CARVEOUT_MAX_L1", "CARVEOUT_MAX_SHARED", "CARVEOUT_NAMES", "INT_MAX", "LIMITERS",
     "RESOURCE_ERRORS", "DynamicSharedMemBudget", "LaunchError", "Occupancy", "align_up_shared_mem", "block_limits", "cluster_errors",
-    "launch_errors", "max_dynamic_shared_mem", "notes_on", "occupancy", "occupancy_from", "register_limits", "shape_limits",
+    "launch_errors", "max_dynamic_shared_mem", "notes_on", "occupancy", "occupancy_from", "shape_limits",
     "shared_mem_ceiling", "shared_mem_limits", "shared_mem_preference",
 ]
 
