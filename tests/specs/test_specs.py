@@ -78,7 +78,7 @@ def test_unknown_arch_suggestions():
 
 
 @pytest.mark.parametrize("typed, meant, never", [
-    ("l40x", [], ["l4", "l40s"]),  # another number: another product (l40x would be L40 or L40S, not L4)
+    ("l40x", ["l40s"], ["l4"]),  # another number is another product: L40S, never L4
     ("rtx4080", [], ["rtx4090", "rtx-4090"]),
     ("sm_91", [], ["sm_90"]),
     ("a1000", [], ["a100"]),
