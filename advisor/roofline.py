@@ -108,8 +108,8 @@ class Machine:
 
     @property
     def shared_name(self) -> str:
-        """What the pyramid's bandwidth is of: 'shared memory + L1' (one array) or 'shared memory'."""
-        return "shared memory + L1" if self.shared_l1_unified else "shared memory"
+        """What the pyramid's bandwidth is of: 'shared + L1' (one array) or 'shared memory' alone."""
+        return "shared + L1" if self.shared_l1_unified else "shared memory"
 
     @property
     def ridge(self) -> float:
@@ -147,9 +147,9 @@ def machine_from_product(product, warp_size: int, precision: str, probe: dict | 
     clock, sms = product.get(clock_field), product.get("sm_count")
     shared = None
     if clock and sms:
-        what = "shared memory + L1 (one array)" if shared_l1_unified else "shared memory alone (L1 is a separate cache)"
+        what = "" if shared_l1_unified else "shared memory alone (L1 is a separate cache): "
         shared = Ceiling(sms * warp_size * 4 * clock * 1e6,
-                         f"{what}: {sms} SMs ({product.sources.get('sm_count')}) x {warp_size} lanes x 4 B x {clock} MHz "
+                         f"{what}{sms} SMs ({product.sources.get('sm_count')}) x {warp_size} lanes x 4 B x {clock} MHz "
                          f"{clock_field.split('_')[0]} clock ({product.sources.get(clock_field)})")
     return Machine(product.name, precision, peak, memory, theoretical, shared, shared_l1_unified)
 

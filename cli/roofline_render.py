@@ -134,7 +134,7 @@ def render_roofline(out, machine, kernels, doc: dict) -> None:
     table.add_row("ridge point", f"{machine.ridge:.3g} FLOP/byte", "peak / memory bandwidth")
     for band in doc["pyramid"]:
         table.add_row(f"pyramid {band['shared_bytes_per_flop']:g} B/FLOP", _si(band["attainable_flop_per_s"], "FLOP/s"),
-                      f"min(peak, {machine.shared_name} bandwidth / bytes per FLOP)")
+                      f"min(peak, {'shared+L1' if machine.shared_l1_unified else 'shared-memory'} bandwidth / bytes per FLOP)")
     out.print(table)
     marks = marks_for(kernels)
     if len(kernels) > 1:

@@ -86,7 +86,7 @@ def test_the_pyramid_of_the_notes_v100_is_shared_memory_and_l1():
     machine = machine_from_product(v100.product, v100.arch.warp_size, "fp64",
                                    shared_l1_unified=v100.arch.shared_l1_unified)
     assert machine.shared_l1.value == pytest.approx(80 * 32 * 4 * 1.245e9)
-    assert machine.shared_name == "shared memory + L1" and machine.shared_l1.basis.startswith("shared memory + L1")
+    assert machine.shared_name == "shared + L1" and machine.shared_l1.basis.startswith("80 SMs")
     assert place(machine, 20, 6).bound == "shared-memory/L1"
 
 
