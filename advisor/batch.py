@@ -47,6 +47,38 @@ def lines_of(handle):
         yield line
 
 
+class _NotText(ValueError):
+    """A line that is not a configuration's text at all (too long, not UTF-8): a bad-json error line."""
+
+
+def _text_of(number: int, line) -> str:
+    """The line as text: bytes from a file or stdin decoded line by line, so one bad byte costs
+    one line; a byte-order mark on line 1 (as Windows editors write) dropped."""
+    if len(line) > MAX_LINE_BYTES:
+        raise _NotText(f"longer than {MAX_LINE_BYTES} bytes, more than any configuration")
+    if type(line) is bytes:
+        try:
+            return line.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise _NotText(f"not UTF-8 text (byte 0x{line[exc.start]:02x} at column {exc.start + 1})") from None
+    return line.removeprefix("\ufeff") if number == 1 else line
+
+
+def _request(text: str, has_default: bool) -> tuple[str | None, LaunchConfig]:
+    """(the line's architecture name, None for the default; its LaunchConfig) from its JSON."""
+    try:
+        item = json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # valid JSON that Python will not read: an integer of over 4,300 digits
+        raise json.JSONDecodeError(str(exc).split(";")[0], text, 0) from None
+    if type(item) is not dict:
+        raise InputError("line", "expected a JSON object")
+    if "arch" not in item and not has_default:
+        raise InputError("arch", "missing")
+    return (str(item["arch"]) if "arch" in item else None), LaunchConfig.from_mapping(item, keys=BATCH_KEYS)
+
+
 def run_batch(lines, out, default=None, selection=None, cuda: str | None = None) -> int:
     """`default`: the Resolved arch for lines without an "arch" key (from --arch / --spec-file);
     `selection`: the RuleSelection of --select/--ignore; `cuda`: the cuda_occupancy.h release
@@ -62,40 +94,13 @@ def run_batch(lines, out, default=None, selection=None, cuda: str | None = None)
     worst = 0
     write = out.write
     for number, line in enumerate(lines, 1):
-        if len(line) > MAX_LINE_BYTES:
-            write(json_line(error_document("bad-json", f"line {number}: longer than {MAX_LINE_BYTES} bytes, "
-                                                        "more than any configuration")) + "\n")
-            worst = 2
-            continue
-        if type(line) is bytes:  # from a file or stdin: decoded line by line, so one bad byte costs one line
-            try:
-                line = line.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                write(json_line(error_document("bad-json", f"line {number}: not UTF-8 text (byte "
-                                                            f"0x{line[exc.start]:02x} at column {exc.start + 1})"))
-                      + "\n")
-                worst = 2
-                continue
-        elif number == 1:
-            line = line.removeprefix("\ufeff")  # a byte-order mark, as Windows editors write
-        if not line.strip():
-            continue
         try:
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError:
-                raise
-            except ValueError as exc:  # valid JSON that Python will not read: an integer of over 4,300 digits
-                raise json.JSONDecodeError(str(exc).split(";")[0], line, 0) from None
-            if type(item) is not dict:
-                raise InputError("line", "expected a JSON object")
-            if "arch" in item:
-                arch_name = str(item["arch"])
-            elif default is not None:
-                arch_name = None
-            else:
-                raise InputError("arch", "missing")
-            text, launches = result_line(arch_name, LaunchConfig.from_mapping(item, keys=BATCH_KEYS))
+            text = _text_of(number, line)
+            if not text.strip():
+                continue
+            answer, launches = result_line(*_request(text, default is not None))
+        except _NotText as exc:
+            code, message = "bad-json", str(exc)
         except json.JSONDecodeError as exc:
             code, message = "bad-json", f"not JSON: {exc.msg}"
         except RecursionError:
@@ -105,7 +110,7 @@ def run_batch(lines, out, default=None, selection=None, cuda: str | None = None)
         except InputError as exc:
             code, message = "bad-input", str(exc)
         else:
-            write(text)
+            write(answer)
             if not launches and worst < 1:
                 worst = 1
             continue
