@@ -93,13 +93,17 @@ class LaunchConfig(NamedTuple):
         if not allowed.issuperset(values):
             raise unknown_key(next(key for key in values if key not in allowed), allowed)
         parsed = {}
-        for field in FIELDS:
+        for field in REQUIRED_FIELDS:  # first, as FIELDS orders them: their errors come first
             raw = values.get(field.key)
             if raw is None:
-                if field.required:
-                    raise InputError(field.key, "missing")
-                continue
+                raise InputError(field.key, "missing")
             parsed[field.attribute] = field.parse(raw, field.key)
+        # Only the keys given are parsed, in FIELDS' order, so the first bad one is named.
+        for key in sorted((key for key in values if key in OPTIONAL_ORDER), key=OPTIONAL_ORDER.__getitem__):
+            raw = values[key]
+            if raw is not None:
+                field = BY_KEY[key]
+                parsed[field.attribute] = field.parse(raw, key)
         dims = parsed.pop("block_dims")
         threads = 1
         for d in dims:
@@ -188,6 +192,8 @@ KEYS = frozenset(field.key for field in FIELDS)
 RESOURCE_KEYS = frozenset(field.key for field in FIELDS if field.engine)
 CONTEXT_KEYS = KEYS - RESOURCE_KEYS
 BY_KEY = {field.key: field for field in FIELDS}
+REQUIRED_FIELDS = tuple(field for field in FIELDS if field.required)
+OPTIONAL_ORDER = {field.key: index for index, field in enumerate(FIELDS) if not field.required}
 
 
 def unknown_key(key, allowed) -> InputError:

@@ -310,8 +310,9 @@ def test_prune_min_occupancy_and_bad_resources():
     configs = [{"registers": r, "num_warps": 4} for r in (32, 64, 128, 255)]
     assert [p.config["registers"] for p in prune(configs, ARCH, dict, min_occupancy=0.5)] == [32, 64]
     for bad, field in (({"num_warps": 4}, "registers"), ({"registers": 32}, "block_size"),
-                       ({"registers": -1, "num_warps": 4}, "registers"), ({"registers": 32, "num_warps": 4, "x": 1}, "resources"),
-                       ({"registers": 32, "block_size": 128, "opt_in": "yes"}, "opt_in")):
+                       ({"registers": -1, "num_warps": 4}, "registers"), ({"registers": 32, "num_warps": 4, "x": 1}, "x"),
+                       ({"registers": 32, "block_size": 128, "opt_in": "maybe"}, "opt_in"),
+                       ({"registers": 32, "num_warps": "four"}, "num_warps")):
         with pytest.raises(InputError) as caught:
             prune([bad], ARCH, dict)
         assert caught.value.field == field and "config 0" in str(caught.value)
