@@ -98,12 +98,11 @@ class LaunchConfig(NamedTuple):
             if raw is None:
                 raise InputError(field.key, "missing")
             parsed[field.attribute] = field.parse(raw, field.key)
-        # Only the keys given are parsed, in FIELDS' order, so the first bad one is named.
-        for key in sorted((key for key in values if key in OPTIONAL_ORDER), key=OPTIONAL_ORDER.__getitem__):
-            raw = values[key]
+        get = values.get
+        for field in OPTIONAL_FIELDS:  # in FIELDS' order, so the first bad key is the one named
+            raw = get(field.key)
             if raw is not None:
-                field = BY_KEY[key]
-                parsed[field.attribute] = field.parse(raw, key)
+                parsed[field.attribute] = field.parse(raw, field.key)
         dims = parsed.pop("block_dims")
         threads = 1
         for d in dims:
@@ -193,7 +192,7 @@ RESOURCE_KEYS = frozenset(field.key for field in FIELDS if field.engine)
 CONTEXT_KEYS = KEYS - RESOURCE_KEYS
 BY_KEY = {field.key: field for field in FIELDS}
 REQUIRED_FIELDS = tuple(field for field in FIELDS if field.required)
-OPTIONAL_ORDER = {field.key: index for index, field in enumerate(FIELDS) if not field.required}
+OPTIONAL_FIELDS = tuple(field for field in FIELDS if not field.required)
 
 
 def unknown_key(key, allowed) -> InputError:
