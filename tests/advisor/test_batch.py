@@ -218,3 +218,16 @@ def _gives_a_line(line: bytes, number: int) -> bool:
         return bool(line.decode("utf-8-sig" if number == 1 else "utf-8").strip())
     except UnicodeDecodeError:
         return True  # an error line
+
+
+def test_error_lines_are_compact_json_lines_like_results():
+    """One JSON-line writer: an error line is written as a result line is (no spaces after separators)."""
+    import io
+
+    from tuneadvise.advisor.batch import run_batch
+
+    out = io.StringIO()
+    assert run_batch(["not json\n", '{"arch": "sm_90", "registers": 32, "block_size": 128}\n'], out) == 2
+    error, result = out.getvalue().splitlines()
+    assert error.startswith('{"schema_version":1,"error":{"code":"bad-json","message":"line 1: not JSON')
+    assert result.startswith('{"schema_version":1,') and ", " not in error.split('"message"')[0]
