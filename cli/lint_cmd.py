@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from ..advisor.launch import MAX_SM_COUNT
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_FINDINGS,
@@ -40,14 +41,15 @@ def _load_config(explicit: str | None, paths: list[str]):
         raise BadInput(str(exc)) from None
 
 
-def _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy):
+def _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy, sm_count=None):
     from ..advisor.inputs import InputError, parse_block
     from ..advisor.lint.run import LintOptions
-    from ..advisor.lint.settings import normalise_archs
+    from ..advisor.lint.settings import normalise_archs, product_sm_counts
     from ..advisor.rules import RuleSelection
 
     try:
         archs = tuple(dict.fromkeys(normalise_archs(arch)))
+        products = product_sm_counts(arch)
     except ValueError as exc:
         raise BadInput(f"--arch: {exc}") from None
     try:
@@ -60,7 +62,8 @@ def _options(config, config_path, arch, block_size, select, ignore, fail_on, min
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     return LintOptions(config=config, archs=archs, block_size=dims, selection=selection,
-                       fail_on=fail_on or config.fail_on, min_occupancy=min_occupancy, config_path=config_path)
+                       fail_on=fail_on or config.fail_on, min_occupancy=min_occupancy, config_path=config_path,
+                       sm_count=sm_count, product_sm_counts=products)
 
 
 def _write(text, output: str | None) -> None:
@@ -95,17 +98,21 @@ def _write(text, output: str | None) -> None:
 @click.option("--ignore", help="Drop these finding codes or prefixes (comma-separated).")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), help="Exit 1 at or above this severity (default error).")
 @click.option("--min-occupancy", type=click.FloatRange(0, 1), help="Every kernel's theoretical occupancy at least (0-1).")
+@click.option("--sm-count", type=click.IntRange(1, MAX_SM_COUNT),
+              help="SMs on the device, for the grid rules with a kernel's grid_size (default: the product's).")
 @click.option("--format", "fmt", type=click.Choice(LINT_FORMATS),
               help="Default: table (human text), or TUNEADVISE_FORMAT; json with --output.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here (atomically) instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Count findings per code instead of listing them.")
 @click.option("--baseline", type=click.Path(dir_okay=False), help="Accept the findings recorded in this file; fail on new or worse ones.")
 @click.option("--update-baseline", is_flag=True, help="Write today's findings to --baseline and exit 0.")
+@click.option("--allow-regressions", is_flag=True,
+              help="With --baseline: a kernel below the baseline's occupancy fails only through --fail-on.")
 @build_options
 @click.pass_context
-def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min_occupancy, fmt, output, statistics,
-         baseline, update_baseline, include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache,
-         compile_timeout, compile_memory):
+def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min_occupancy, sm_count, fmt, output,
+         statistics, baseline, update_baseline, allow_regressions, include_dirs, defines, nvcc_flags, compile_commands,
+         jobs, no_cache, compile_timeout, compile_memory):
     """Lint kernels from build output: ptxas -v logs, cuobjdump listings,
     cubins and fatbins (.o, .so, executables), with launch settings and
     budgets from a config, and CUDA sources for locations and suppressions.
@@ -143,7 +150,8 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
         inputs = [str(base / p) for p in config.inputs]
     if update_baseline and not baseline:
         raise BadInput("--update-baseline: needs --baseline FILE")
-    options = _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy)
+    options = _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy, sm_count)
+    options.allow_regressions = allow_regressions
     with cycle_collection_paused():
         _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update_baseline)
 
@@ -186,7 +194,7 @@ def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update
         click.echo(f"tuneadvise: wrote {len(report.kernels)} kernel(s) to {baseline}", err=True)
         ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
     comparison = ratchet.compare(report, recorded) if recorded is not None else None
-    doc = lint_document(report, options.fail_on, comparison, _version())
+    doc = lint_document(report, options.fail_on, comparison, _version(), options.allow_regressions)
     fmt = choose_format(fmt, LINT_FORMATS) if output is None else (fmt or "json")
     for problem in report.problems:
         click.echo(f"tuneadvise: bad input: {_terminal_text(str(problem))}", err=True)
@@ -204,7 +212,7 @@ def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update
         _write(SERIALIZERS[fmt](doc), output)
     if report.problems:
         ctx.exit(EXIT_BAD_INPUT)
-    ctx.exit(EXIT_FINDINGS if doc.summary["failing_findings"] else EXIT_OK)
+    ctx.exit(EXIT_OK if doc.summary["passed"] else EXIT_FINDINGS)
 
 
 def _statistics(doc: dict, fmt: str) -> str:
@@ -255,6 +263,8 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
     problems = reports[0].problems + reports[1].problems
     for problem in problems:
         click.echo(f"tuneadvise: bad input: {_terminal_text(str(problem))}", err=True)
+    if problems:  # a comparison with a side missing kernels would report them as added or removed
+        ctx.exit(EXIT_BAD_INPUT)
     doc = diff_reports(*reports)
     fmt = choose_format(fmt)
     if fmt == "json":

@@ -8,6 +8,11 @@ finding codes accepted today. Against it a finding is:
   spill stores or loads or stack frame, or reaches lower occupancy than recorded, so it counts again;
 - `new`: not in the baseline; counts.
 
+A kernel that reaches less theoretical occupancy than recorded (it lost a
+resident block: more registers or shared memory) is a regression, which fails
+the run whatever its findings' severities, unless regressions are allowed
+(`lint --allow-regressions`).
+
 Findings and kernels that improved on the baseline are reported so the
 baseline can be tightened (`--update-baseline` rewrites it).
 """
@@ -93,6 +98,9 @@ class Comparison:
     status: dict = field(default_factory=dict)  # (kernel key, code) -> "new" | "baselined" | "worse"
     worse: dict = field(default_factory=dict)  # kernel key -> ["registers 32 -> 40", ...]
     improved: list = field(default_factory=list)  # sentences
+    # Kernel key -> "occupancy 1.0 -> 0.75": a kernel that reaches less occupancy than recorded (a lost
+    # block, TA908 among them). A regression fails the run unless the caller allows regressions.
+    lost_occupancy: dict = field(default_factory=dict)
 
     def counts(self, kernel, finding) -> bool:
         """Whether a finding counts toward failure (source findings always do)."""
@@ -113,6 +121,7 @@ def compare(report, baseline: dict) -> Comparison:
         worse, better = _changes(recorded, current) if recorded else ([], [])
         if worse:
             comparison.worse[key] = worse
+            comparison.lost_occupancy.update((key, w) for w in worse if w.startswith("occupancy "))
         accepted = set(recorded.get("findings", [])) if recorded else set()
         codes = {f.code for f in kernel.findings}
         for code in codes:

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -44,9 +44,12 @@ from ..rules import (
     RegisterCap,
     RuleSelection,
     config_findings,
+    finding_of,
     finding_order,
     lint_findings,
+    registry,
 )
+from ..rules.families.ta9_lint import no_launch_settings_message
 from ..rules.wording import clipped
 from ..toolchain.settings import BuildSettings, BuildSetupError, maxrregcount_of
 from .caches import side_by_side, usage_launch
@@ -74,6 +77,14 @@ class LintOptions:
     config_path: str = ""  # where the config came from: named in the report
     # Registers per thread in an earlier build, by (name as written, arch): a baseline's or diff's old side (TA908).
     previous_registers: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    allow_regressions: bool = False  # with a baseline: a kernel below its recorded occupancy does not fail the run
+    sm_count: int | None = None  # --sm-count; else config's; else the product's that --arch names
+    product_sm_counts: Mapping[str, int] | None = None  # sm_XX -> SMs of the products --arch names
+
+    def sm_count_for(self, arch: str) -> int | None:
+        """The SM count the grid rules (TA7xx) use on `arch`; None when nothing says."""
+        products = self.product_sm_counts if self.archs else self.config.product_sm_counts()
+        return self.sm_count or self.config.sm_count or (products or {}).get(arch)
 
 
 class LintedKernel(NamedTuple):
@@ -122,6 +133,22 @@ class _Analysis(NamedTuple):
     result: Occupancy
     findings: tuple[Finding, ...]
     rank: tuple  # the report's order: worst first, then lowest occupancy
+    unconfigured: bool  # TA906 applies: said once for the run (run_findings), not on the kernel
+
+
+NO_LAUNCH_SETTINGS = "TA906"  # said once per run, not on each kernel
+
+
+def run_findings(unconfigured: dict[tuple[int, ...], int]) -> list[Finding]:
+    """The findings about the run as a whole: TA906 once, counting the kernels (by the block size
+    assumed for them) that no [[kernels]] entry configures."""
+    if not unconfigured:
+        return []
+    rule = registry()[NO_LAUNCH_SETTINGS]
+    assumed = sorted(unconfigured)
+    message = no_launch_settings_message(assumed, sum(unconfigured.values()))
+    return [finding_of(rule, message, "", {"kernels": sum(unconfigured.values()),
+                                           "block_dims": [list(dims) for dims in assumed]})]
 
 
 def lint_records(records, options: LintOptions, sources: SourceIndex | None = None) -> LintReport:
@@ -135,9 +162,7 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
             if len(archs) != 1:
                 no_arch[record.file or record.source] = no_arch.get(record.file or record.source, 0) + 1
                 continue
-            record.arch = next(iter(archs))
-            if record.source == "cuobjdump":  # its SHARED could not be corrected without the arch
-                record.shared_mem = max(0, record.shared_mem - cuobjdump_reserved(record.arch))
+            record = _with_arch(record, next(iter(archs)))
         if archs and record.arch not in archs:
             continue
         grouped.setdefault((record.name, record.arch, record.variant), []).append(record)
@@ -176,9 +201,26 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
         if index not in linter.matched and entry.registers is None:
             report.warnings.append(f"[[kernels]] entry {index + 1} (name = '{clipped(entry.name, 80)}') matches no "
                                    "kernel: check the glob against the mangled, demangled or bare names")
+    report.source_findings += run_findings(linter.unconfigured)
+    if linter.grid_without_sm_count:
+        report.warnings.append(grid_rules_skipped(sorted(linter.grid_without_sm_count)))
     ranked.sort()
     report.kernels = side_by_side([entry[-1] for entry in ranked])
     return report
+
+
+def _with_arch(record: KernelUsage, arch: str) -> KernelUsage:
+    """A record of a listing that named no architecture, on the one architecture linted."""
+    shared = record.shared_mem
+    if record.source == "cuobjdump":  # its SHARED could not be corrected without the arch
+        shared = max(0, shared - cuobjdump_reserved(arch))
+    return replace(record, arch=arch, shared_mem=shared)
+
+
+def grid_rules_skipped(archs: list[str]) -> str:
+    """Why the grid rules did not run, said once per run."""
+    return (f"grid_size is set but the SM count of {', '.join(archs)} is unknown, so the grid rules (TA7xx) did "
+            "not run: name a product (--arch h100-sxm), or give --sm-count or sm_count in the config")
 
 
 @lru_cache(maxsize=256)
@@ -198,17 +240,10 @@ def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, tuple[str, ...
         return evidence[0], ()  # one source: its own figures, nothing to disagree with (the usual ptxas log)
     ordered = sorted(evidence, key=lambda r: SOURCE_PRIORITY.get(r.source, 9))
     chosen = ordered[0]
-    spills = next((r for r in ordered if r.spill_stores is not None), None)
-    barriers = next((r.barriers for r in ordered if r.barriers is not None), None)
-    stack = next((r.stack_frame for r in ordered if r.stack_frame is not None), None)
-    bounds = next((r.max_threads for r in ordered if r.max_threads is not None), None)
-    cap = next((r.max_registers for r in ordered if r.max_registers is not None), None)
-    usage = KernelUsage(name=chosen.name, arch=chosen.arch, registers=chosen.registers, shared_mem=chosen.shared_mem,
-                        barriers=barriers, stack_frame=stack,
-                        spill_stores=spills.spill_stores if spills else None,
-                        spill_loads=spills.spill_loads if spills else None,
-                        source=chosen.source, line=chosen.line, file=chosen.file, max_threads=bounds,
-                        max_registers=cap)
+    spills = next((r for r in ordered if r.spill_stores is not None), chosen)  # stores and loads: one source's
+    missing = {name: next((v for v in (getattr(r, name) for r in ordered) if v is not None), None)
+               for name in _FILLED if getattr(chosen, name) is None}
+    usage = replace(chosen, spill_stores=spills.spill_stores, spill_loads=spills.spill_loads, **missing)
     disagreements = []
     for label, attribute in (("registers", "registers"), ("static shared memory", "shared_mem"),
                              ("stack frame", "stack_frame")):
@@ -217,6 +252,12 @@ def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, tuple[str, ...
             figures = ", ".join(f"{r.source} {value} ({_where(r)})" for r, value in seen)
             disagreements.append(f"{label}: {figures}; using {seen[0][0].source}'s")
     return usage, tuple(disagreements)
+
+
+# What the winning source may lack and another give: every optional field (a reader's own too)
+# but the spills, which come as a pair, and where the winning record stands.
+_FILLED = tuple(f.name for f in fields(KernelUsage) if f.default is None
+                and f.name not in ("spill_stores", "spill_loads", "line"))
 
 
 def _where(record: KernelUsage) -> str:
@@ -265,6 +306,8 @@ class _Linter:
         self.configs: dict[tuple, LaunchConfig] = {}
         self.matched: set[int] = set()  # indexes of the [[kernels]] entries that matched a kernel
         self.demangled: dict[str, str] = {}  # name -> demangled name, for the names known up front
+        self.unconfigured: dict[tuple[int, ...], int] = {}  # block assumed -> kernels no entry configures (TA906)
+        self.grid_without_sm_count: set[str] = set()  # architectures of kernels whose grid rules could not run
         config = options.config
         self.default_dims = options.block_size or (tuple(config.block_size) if config.block_size else None)
 
@@ -294,6 +337,8 @@ class _Linter:
             budget = config.budgets[budget_index] if budget_index is not None else None
             analysis = self.analyses[key] = self._analyse(resolved, launch, usage, disagreements, entry, budget,
                                                           suppressed, cap, previous)
+        if analysis.unconfigured:
+            self.unconfigured[launch.dims] = self.unconfigured.get(launch.dims, 0) + 1
         kernel = LintedKernel(name=name, demangled=keys[1], arch=arch, usage=usage, evidence=tuple(evidence),
                               launch=launch, configured_by=entry.name if entry else None, result=analysis.result,
                               findings=analysis.findings, location=location)
@@ -301,8 +346,8 @@ class _Linter:
 
     def _launch_config(self, usage: KernelUsage, bound, entry_index, entry) -> LaunchConfig:
         """The figures from the build output and the launch from the config, through the one parser."""
-        figures = (usage.registers, usage.shared_mem, usage.barriers, usage.spill_stores, usage.spill_loads,
-                   usage.stack_frame, bound, entry_index, usage.launch)
+        figures = (usage.arch, usage.registers, usage.shared_mem, usage.barriers, usage.spill_stores,
+                   usage.spill_loads, usage.stack_frame, bound, entry_index, usage.launch)
         launch = self.configs.get(figures)
         if launch is None:
             values = usage_launch(usage)  # how a cache's framework launches it; the config may say otherwise
@@ -311,6 +356,10 @@ class _Linter:
                           spill_stores=usage.spill_stores, spill_loads=usage.spill_loads,
                           stack_frame=usage.stack_frame)
             values.setdefault("max_threads_per_block", bound)
+            if values.get("grid_size") is not None and values.get("sm_count") is None:
+                values["sm_count"] = self.options.sm_count_for(usage.arch)
+                if values["sm_count"] is None:
+                    self.grid_without_sm_count.add(usage.arch)
             if values.get("block_size") is None:
                 if self.default_dims is not None:
                     values["block_size"] = list(self.default_dims)
@@ -330,9 +379,10 @@ class _Linter:
         findings += lint_findings(context, self.options.selection)
         ignored = tuple(entry.ignore) if entry else ()
         findings = [f for f in findings if f.code not in suppressed and not f.code.startswith(ignored)]  # () matches nothing
-        findings.sort(key=finding_order)
-        return _Analysis(result, tuple(findings),
-                         (-worst_severity(findings), result.occupancy if result.launchable else -1))
+        kept = [f for f in findings if f.code != NO_LAUNCH_SETTINGS]
+        kept.sort(key=finding_order)
+        return _Analysis(result, tuple(kept), (-worst_severity(kept), result.occupancy if result.launchable else -1),
+                         len(kept) != len(findings))
 
 
 def _minimum(budget, entry, options: LintOptions) -> float | None:
@@ -462,6 +512,4 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
             gathered.problems.append(InputProblem(where, None, f"{build.arch}: the compiler failed: {result.error}"))
             continue
         cap = maxrregcount_of(build.flags)
-        for record in result.usage():
-            record.file, record.max_registers = where, cap
-            gathered.records.append(record)
+        gathered.records += [replace(record, max_registers=cap) for record in result.usage(where)]
