@@ -19,9 +19,9 @@ from __future__ import annotations
 
 import os
 import tempfile
-from dataclasses import replace
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import NamedTuple
 
 from ..readers.compiler_output import MAX_LINE, KernelUsage, parse_ptxas
