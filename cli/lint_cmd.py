@@ -249,35 +249,25 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
 
     Exit codes: 0 no regression; 1 regressions; 2 bad input.
     """
-    from ..advisor.lint.baseline import diff_reports
-    from ..advisor.lint.run import lint_paths
+    from ..advisor.lint.diff import diff_paths
+    from ..advisor.lint.formats import diff_json_chunks
 
     if old == new == "-":
         raise BadInput("OLD and NEW: at most one of them may be '-' (standard input is read once)")
     config, config_path, _ = _load_config(config_file, [])
     options = _options(config, config_path, arch, block_size, None, None, None, None)
-    before = compiling(lint_paths, [old], options, stdin=_stdin_text())
-    # The new build is linted against the old one's registers: TA908 names a change that loses a block.
-    options.previous_registers = {(k.name, k.arch): k.launch.registers for k in before.kernels}
-    reports = [before, compiling(lint_paths, [new], options, stdin=_stdin_text())]
-    problems = reports[0].problems + reports[1].problems
-    for problem in problems:
+    doc = compiling(diff_paths, old, new, options, stdin=_stdin_text())
+    for problem in doc.problems:
         click.echo(f"tuneadvise: bad input: {_terminal_text(str(problem))}", err=True)
-    if problems:  # a comparison with a side missing kernels would report them as added or removed
+    if doc.problems:  # no report: a side missing kernels would show them as added or removed
         ctx.exit(EXIT_BAD_INPUT)
-    doc = diff_reports(*reports)
     fmt = choose_format(fmt)
-    if fmt == "json":
-        sys.stdout.write(json.dumps(doc, separators=(",", ":")) + "\n")
-    else:
-        sys.stdout.write(_diff_text(doc, markdown=fmt == "markdown"))
-    if problems:
-        ctx.exit(EXIT_BAD_INPUT)
-    ctx.exit(EXIT_FINDINGS if doc["summary"]["regressed"] else EXIT_OK)
+    _write(diff_json_chunks(doc) if fmt == "json" else _diff_text(doc, markdown=fmt == "markdown"), None)
+    ctx.exit(EXIT_FINDINGS if doc.summary["regressed"] else EXIT_OK)
 
 
-def _diff_text(doc: dict, markdown: bool) -> str:
-    rows = [r for r in doc["kernels"] if r["status"] != "unchanged"]
+def _diff_text(doc, markdown: bool) -> str:
+    rows = [r for r in doc.kernels() if r["status"] != "unchanged"]
     from ..advisor.lint.formats import markdown_text, terminal_text
 
     if markdown:
@@ -287,7 +277,7 @@ def _diff_text(doc: dict, markdown: bool) -> str:
     else:
         out = [f"{r['status']:<10} {terminal_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}"
                for r in rows]
-    s = doc["summary"]
+    s = doc.summary
     out.append(f"{s['regressed']} regressed, {s['improved']} improved, {s['added']} added, {s['removed']} removed, "
                f"{s['unchanged']} unchanged")
     return "\n".join(out) + "\n"

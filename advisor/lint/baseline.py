@@ -82,7 +82,7 @@ def recorded_registers(baseline: dict) -> dict[tuple[str, str], int]:
     return out
 
 
-def _changes(recorded: dict, current: dict) -> tuple[list[str], list[str]]:
+def changes(recorded: dict, current: dict) -> tuple[list[str], list[str]]:
     """("registers 32 -> 40", ...) sentences: (worse, better). A figure unknown on either side is not compared."""
     worse, better = [], []
     for figure, larger_is_worse in FIGURES.items():
@@ -118,7 +118,7 @@ def compare(report, baseline: dict) -> Comparison:
         seen.add(key)
         recorded = recorded_kernels.get(key)
         current = figures_of(kernel)
-        worse, better = _changes(recorded, current) if recorded else ([], [])
+        worse, better = changes(recorded, current) if recorded else ([], [])
         if worse:
             comparison.worse[key] = worse
             comparison.lost_occupancy.update((key, w) for w in worse if w.startswith("occupancy "))
@@ -135,28 +135,3 @@ def compare(report, baseline: dict) -> Comparison:
     for key in sorted(set(recorded_kernels) - seen):
         comparison.improved.append(f"{key}: not in this run (removed, or its build output not given)")
     return comparison
-
-
-def diff_reports(old_report, new_report) -> dict:
-    """Kernel-by-kernel comparison of two builds: `tuneadvise diff`'s document."""
-    old = {kernel_key(k.name, k.arch, k.usage.variant): k for k in old_report.kernels}
-    new = {kernel_key(k.name, k.arch, k.usage.variant): k for k in new_report.kernels}
-    rows = []
-    for key in list(old) + [k for k in new if k not in old]:
-        before, after = old.get(key), new.get(key)
-        kernel = after or before
-        row = {"name": kernel.name, "demangled": kernel.demangled, "arch": kernel.arch,
-               "old": figures_of(before) if before else None, "new": figures_of(after) if after else None}
-        if before is None or after is None:
-            row["status"], row["changes"] = ("added" if before is None else "removed"), []
-        else:
-            worse, better = _changes(row["old"], row["new"])
-            # A register change that costs resident blocks, named by its rule (lint --baseline reports it too).
-            worse += [f"{f.code} {f.message}" for f in after.findings if f.code == LOST_BLOCK]
-            row["status"] = "regressed" if worse else ("improved" if better else "unchanged")
-            row["changes"] = worse + better
-        rows.append(row)
-    order = {"regressed": 0, "added": 1, "removed": 2, "improved": 3, "unchanged": 4}
-    rows.sort(key=lambda r: (order[r["status"]], r["name"], r["arch"]))
-    summary = {status: sum(1 for r in rows if r["status"] == status) for status in order}
-    return {"schema_version": SCHEMA_VERSION, "kernels": rows, "summary": summary}

@@ -34,7 +34,7 @@ from ..launch import LaunchConfig
 from ..readers import demangle as names
 from ..readers.compiler_output import KernelUsage, cuobjdump_reserved
 from ..readers.source_index import SourceIndex
-from ..readers.usage import InputProblem
+from ..readers.usage import SOURCE_SUFFIXES, InputProblem, ReadResult, read_text, read_usage
 from ..rules import (
     ASSUMPTION_KEYS,
     SEVERITY_RANK,
@@ -152,10 +152,28 @@ def run_findings(unconfigured: dict[tuple[int, ...], int]) -> list[Finding]:
 
 
 def lint_records(records, options: LintOptions, sources: SourceIndex | None = None) -> LintReport:
+    """Every kernel of `records` linted, in the report's order (worst first)."""
     report = LintReport(config_path=options.config_path)
-    config = options.config
-    archs = set(options.archs or config.arch)
-    grouped: dict[tuple[str, str, str | None], list[KernelUsage]] = {}  # variants (caches.py) stay apart
+    grouped = group_records(records, options, report)
+    ranked = sorted(lint_stream(grouped, options, sources, report))
+    report.kernels = side_by_side([entry[-1] for entry in ranked])
+    return report
+
+
+# (name, arch, variant) -> one kernel's records from every source: the record itself when there is
+# one (most kernels: a list each would be a third of a large log's records again), else a list.
+Grouped = dict
+
+
+def _evidence(grouped_value) -> list[KernelUsage]:
+    return grouped_value if isinstance(grouped_value, list) else [grouped_value]
+
+
+def group_records(records, options: LintOptions, report: LintReport) -> Grouped:
+    """The records of each kernel on each architecture linted (variants of a cache's kernel stay
+    apart), and the kernels the config describes on its own; what cannot be linted goes to `report`."""
+    archs = set(options.archs or options.config.arch)
+    grouped: Grouped = {}
     no_arch: dict[str, int] = {}
     for record in records:
         if record.arch == NO_ARCH:
@@ -165,48 +183,75 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
             record = _with_arch(record, next(iter(archs)))
         if archs and record.arch not in archs:
             continue
-        grouped.setdefault((record.name, record.arch, record.variant), []).append(record)
+        key = (record.name, record.arch, record.variant)
+        known = grouped.get(key)
+        if known is None:
+            grouped[key] = record
+        elif isinstance(known, list):
+            known.append(record)
+        else:
+            grouped[key] = [known, record]
     for file, count in no_arch.items():
         report.problems.append(InputProblem(file, None, f"{count} kernel(s) in a cuobjdump listing that names no "
                                                         "architecture (a lone cubin's): give exactly one --arch"))
+    config = options.config
     for entry in config.kernels:  # kernels the config describes on its own
         if entry.registers is None:
             continue
         for arch in entry.arch or sorted(archs):
             if (entry.name, arch, None) not in grouped:
-                grouped[(entry.name, arch, None)] = [_config_usage(entry, arch, options.config_path)]
+                grouped[(entry.name, arch, None)] = _config_usage(entry, arch, options.config_path)
     if any(e.registers is not None and not (e.arch or archs) for e in config.kernels):
         report.skipped.append("config kernels with registers but no architecture: give arch in the entry, "
                               "the config or --arch")
+    return grouped
+
+
+DEMANGLED_AT_ONCE = 8192  # names demangled per batch: one bounded worker each, never every name of a log
+
+
+def lint_stream(grouped: Grouped, options: LintOptions, sources: SourceIndex | None, report: LintReport,
+                consume: bool = False):
+    """(rank, name, arch, variant, LintedKernel) for each kernel of `grouped`, in its order, as
+    each is linted; `consume`: each kernel's records are taken out of `grouped` once linted, so
+    a caller that keeps less than the records holds less as the stream goes. The run's own
+    problems, notes and findings are in `report` once the stream is exhausted."""
     linter = _Linter(options, sources)
-    linter.demangled = names.demangle_many(name for name, _, _ in grouped)  # all at once: one bounded worker
-    ranked = []  # (rank, name, arch, variant, LintedKernel): unique before the kernel, which is never compared
     unknown: dict[str, int] = {}
-    for (name, arch, variant), evidence in grouped.items():
-        try:
-            resolved = _resolve(arch)
-        except UnknownArchError:
-            unknown[arch] = unknown.get(arch, 0) + 1
-            continue
-        try:
-            kernel, rank = linter.lint(name, arch, resolved, evidence)
-            ranked.append((rank, name, arch, variant or "", kernel))
-        except InputError as exc:  # figures no architecture allows (a corrupt or hand-edited log)
-            record = evidence[0]
-            report.problems.append(InputProblem(record.file or record.source, record.line,
-                                                f"{name} on {arch}: {exc}"))
+    keys = list(grouped)
+    for start in range(0, len(keys), DEMANGLED_AT_ONCE):
+        batch = keys[start:start + DEMANGLED_AT_ONCE]
+        linter.demangled = names.demangle_many(name for name, _, _ in batch)
+        for key in batch:
+            evidence = _evidence(grouped.pop(key) if consume else grouped[key])
+            name, arch, variant = key
+            try:
+                resolved = _resolve(arch)
+            except UnknownArchError:
+                unknown[arch] = unknown.get(arch, 0) + 1
+                continue
+            try:
+                kernel, rank = linter.lint(name, arch, resolved, evidence)
+            except InputError as exc:  # figures no architecture allows (a corrupt or hand-edited log)
+                record = evidence[0]
+                report.problems.append(InputProblem(record.file or record.source, record.line,
+                                                    f"{name} on {arch}: {exc}"))
+                continue
+            yield rank, name, arch, variant or "", kernel  # unique before the kernel, which is never compared
     for arch, count in sorted(unknown.items()):
         report.skipped.append(f"{count} kernel(s) for {arch}, which no shipped spec describes")
-    for index, entry in enumerate(config.kernels):
+    _run_notes(linter, options, report)
+
+
+def _run_notes(linter: _Linter, options: LintOptions, report: LintReport) -> None:
+    """What the run as a whole says: config entries that matched nothing, TA906 once, grid rules skipped."""
+    for index, entry in enumerate(options.config.kernels):
         if index not in linter.matched and entry.registers is None:
             report.warnings.append(f"[[kernels]] entry {index + 1} (name = '{clipped(entry.name, 80)}') matches no "
                                    "kernel: check the glob against the mangled, demangled or bare names")
     report.source_findings += run_findings(linter.unconfigured)
     if linter.grid_without_sm_count:
         report.warnings.append(grid_rules_skipped(sorted(linter.grid_without_sm_count)))
-    ranked.sort()
-    report.kernels = side_by_side([entry[-1] for entry in ranked])
-    return report
 
 
 def _with_arch(record: KernelUsage, arch: str) -> KernelUsage:
@@ -281,7 +326,6 @@ def signature(demangled: str) -> str:
     return demangled[start:]
 
 
-@lru_cache(maxsize=65536)
 def kernel_names(name: str, demangled: str | None = None) -> tuple[str, ...]:
     """(as written, demangled, base name, signature without the return type): what config globs
     match (docs/lint.md) and what source definitions are looked up by (the base name).
@@ -423,8 +467,34 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     a source the compiler rejects is one problem, and the rest are still linted. Raises
     toolchain.discovery.ToolchainMissing when there is something to compile and no compiler,
     BuildSetupError when no architecture is named."""
-    from ..readers.usage import SOURCE_SUFFIXES, ReadResult, read_text, read_usage
-    from ..rules.source_scan import scan_source
+    from ..rules.source_scan import scan_lines
+
+    gathered = gather(paths, options, stdin, build)
+    report = lint_records(gathered.read.records, options, gathered.index)
+    report.problems = gathered.read.problems + report.problems
+    report.ptx_only = gathered.read.ptx_only
+    if gathered.sources:
+        majors = [k.result.arch.major for k in report.kernels] or \
+            [_resolve(a).arch.major for a in (options.archs or options.config.arch)]
+        if majors:
+            for source in gathered.sources:
+                report.source_findings += scan_lines(source.lines, source.has_syncwarp, source.path, min(majors),
+                                                     options.selection)
+    return report
+
+
+class Gathered(NamedTuple):
+    """What lint reads from its inputs: the kernel records (and the inputs' problems), the source
+    index and the CUDA sources read."""
+
+    read: ReadResult
+    index: SourceIndex
+    sources: list[SourceText]
+
+
+def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None = None) -> Gathered:
+    """Read (and, for CUDA sources with no build output, compile) lint's inputs: lint_paths's
+    first half, for a caller that lints the records its own way (diff)."""
     from .caches import read_directory
 
     paths = [str(path) for path in paths]
@@ -432,38 +502,29 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     compile_sources = [] if build_output else [p for p in paths if p.lower().endswith(COMPILED_SUFFIXES)]
     if compile_sources and not (options.archs or options.config.arch):  # before reading anything
         raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
-    gathered = ReadResult()
-    index = SourceIndex()
-    source_texts = []
+    gathered = Gathered(ReadResult(), SourceIndex(), [])
+    read = gathered.read
     for path in paths:
         if path == "-":
-            read_text(stdin, "<stdin>", gathered)
+            read_text(stdin, "<stdin>", read)
         elif path.lower().endswith(SOURCE_SUFFIXES):
-            _read_source(path, gathered, index, source_texts, compiled=path in compile_sources)
+            _read_source(path, read, gathered.index, gathered.sources, compiled=path in compile_sources)
         else:
             one = read_directory(path) if os.path.isdir(path) else read_usage(path)
-            gathered.records += one.records
-            gathered.problems += one.problems
-            gathered.ptx_only += [f"{path}: {arch}" for arch in one.ptx_only]
-    readable = {path for path, _ in source_texts}
+            read.records += one.records
+            read.problems += one.problems
+            read.ptx_only += [f"{path}: {arch}" for arch in one.ptx_only]
+    readable = {source.path for source in gathered.sources}
     compile_sources = [path for path in compile_sources if path in readable]
     if compile_sources or (build is not None and build.compile_commands):
-        _compile_into(compile_sources, options, build or BuildSettings(), gathered, index, source_texts)
-    report = lint_records(gathered.records, options, index)
-    report.problems = gathered.problems + report.problems
-    report.ptx_only = gathered.ptx_only
-    if source_texts:
-        majors = [k.result.arch.major for k in report.kernels] or \
-            [_resolve(a).arch.major for a in (options.archs or options.config.arch)]
-        if majors:
-            for path, text in source_texts:
-                report.source_findings += scan_source(text, path, min(majors), options.selection)
-    return report
+        _compile_into(compile_sources, options, build or BuildSettings(), read, gathered.index, gathered.sources)
+    return gathered
 
 
 def _read_source(path: str, gathered, index: SourceIndex, source_texts: list, compiled: bool = False) -> bool:
     """Read a source into the index; False (and a problem) when it cannot be read, or compiled."""
     from ..readers.files import MAX_SOURCE_BYTES, read_input, read_source_to_compile
+    from ..rules.source_scan import strip_comments
 
     try:
         read = read_source_to_compile if compiled else read_input
@@ -471,9 +532,19 @@ def _read_source(path: str, gathered, index: SourceIndex, source_texts: list, co
     except OSError as exc:
         gathered.problems.append(InputProblem(path, None, f"cannot read: {exc.strerror}"))
         return False
-    index.add_file(path, text)
-    source_texts.append((path, text))
+    source = SourceText(path, strip_comments(text), "__syncwarp" in text)  # tokenized once: index and source rules
+    index.add_lines(path, source.lines)
+    source_texts.append(source)
     return True
+
+
+class SourceText(NamedTuple):
+    """A CUDA source read for lint: its lines as strip_comments gives them, read by the source
+    index and the source rules alike."""
+
+    path: str
+    lines: list[tuple[str, str]]
+    has_syncwarp: bool
 
 
 def _shown_path(path: str) -> str:
@@ -499,7 +570,7 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
         except CompileCommandsError as exc:
             raise BuildSetupError(str(exc)) from None
         gathered.problems += [InputProblem(settings.compile_commands, None, p) for p in problems]
-        known = {os.path.abspath(path) for path, _ in source_texts}
+        known = {os.path.abspath(source.path) for source in source_texts}
         unreadable = {source for source in dict.fromkeys(b.source for b in entries)
                       if source not in known and not _read_source(_shown_path(source), gathered, index, source_texts,
                                                                   compiled=True)}

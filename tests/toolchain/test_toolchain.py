@@ -96,7 +96,7 @@ POINTS = st.lists(st.tuples(st.integers(0, 64), st.integers(1, 32), st.integers(
 def test_frontier_marks_read_the_points(rows):
     """best: the most occupancy with no spills, only where it beats the uncapped build (ties: the
     larger cap); spills begin: the first point that spills; the advice names best's cap."""
-    from tuneadvise.advisor.toolchain.frontier import Point, _marks
+    from tuneadvise.advisor.frontier import Point, _marks
     from tuneadvise.specs.catalog import shipped_catalog
 
     arch = shipped_catalog().resolve("sm_90").arch

@@ -20,15 +20,15 @@ import os
 from fnmatch import fnmatchcase
 from typing import NamedTuple
 
-from ..engine.occupancy import occupancy
-from ..engine.whatif import bounds_register_cap, register_caps
-from ..launch import LaunchConfig
-from ..lint.run import kernel_names
-from ..readers.compiler_output import KernelUsage
-from ..readers.source_index import SourceIndex
-from .compile import Build, Compiler
-from .discovery import find_toolchain
-from .settings import BuildSettings, BuildSetupError
+from .engine.occupancy import occupancy
+from .engine.whatif import bounds_register_cap, register_caps
+from .launch import LaunchConfig
+from .lint.run import kernel_names
+from .readers.compiler_output import KernelUsage
+from .readers.source_index import SourceIndex
+from .toolchain.compile import Build, Compiler
+from .toolchain.discovery import find_toolchain
+from .toolchain.settings import BuildSettings, BuildSetupError
 
 SCHEMA_VERSION = 1
 FRONTIER_SUFFIXES = (".cu", ".cuda", ".ptx")
@@ -135,7 +135,7 @@ def frontier(source: str, archs, block_size: int, kernel_glob: str | None = None
     """The frontier of every kernel of `source` (.cu or .ptx) matching `kernel_glob`, on each of
     `archs` (sm_XX), at `block_size` threads per block. Raises ToolchainMissing without a
     compiler, BuildSetupError for a source that cannot be read or an architecture no spec knows."""
-    from ...specs.catalog import UnknownArchError, shipped_catalog
+    from ..specs.catalog import UnknownArchError, shipped_catalog
 
     settings = settings or BuildSettings()
     try:
@@ -146,7 +146,7 @@ def frontier(source: str, archs, block_size: int, kernel_glob: str | None = None
         raise BuildSetupError(f"FILE: {source} is neither a CUDA source (.cu) nor PTX (.ptx)")
     index = SourceIndex()
     if not source.lower().endswith(".ptx"):
-        from ..readers.files import read_source_to_compile
+        from .readers.files import read_source_to_compile
 
         try:
             index.add_file(source, read_source_to_compile(source).decode("utf-8", errors="replace"))
