@@ -23,10 +23,10 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
-from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from ...specs.catalog import UnknownArchError, shipped_catalog
+from ...specs.names import UnknownArchError
+from ...specs.resolve import resolve
 from ..engine.occupancy import Occupancy, occupancy
 from ..engine.whatif import bounds_register_cap
 from ..inputs import InputError
@@ -50,7 +50,7 @@ from ..rules import (
     registry,
 )
 from ..rules.families.ta9_lint import no_launch_settings_message
-from ..rules.wording import clipped
+from ..text import clip
 from ..toolchain.settings import BuildSettings, BuildSetupError, maxrregcount_of
 from .caches import side_by_side, usage_launch
 from .settings import NO_CONFIG
@@ -226,7 +226,7 @@ def lint_stream(grouped: Grouped, options: LintOptions, sources: SourceIndex | N
             evidence = _evidence(grouped.pop(key) if consume else grouped[key])
             name, arch, variant = key
             try:
-                resolved = _resolve(arch)
+                resolved = resolve(arch)
             except UnknownArchError:
                 unknown[arch] = unknown.get(arch, 0) + 1
                 continue
@@ -247,7 +247,7 @@ def _run_notes(linter: _Linter, options: LintOptions, report: LintReport) -> Non
     """What the run as a whole says: config entries that matched nothing, TA906 once, grid rules skipped."""
     for index, entry in enumerate(options.config.kernels):
         if index not in linter.matched and entry.registers is None:
-            report.warnings.append(f"[[kernels]] entry {index + 1} (name = '{clipped(entry.name, 80)}') matches no "
+            report.warnings.append(f"[[kernels]] entry {index + 1} (name = '{clip(entry.name, 80)}') matches no "
                                    "kernel: check the glob against the mangled, demangled or bare names")
     report.source_findings += run_findings(linter.unconfigured)
     if linter.grid_without_sm_count:
@@ -266,11 +266,6 @@ def grid_rules_skipped(archs: list[str]) -> str:
     """Why the grid rules did not run, said once per run."""
     return (f"grid_size is set but the SM count of {', '.join(archs)} is unknown, so the grid rules (TA7xx) did "
             "not run: name a product (--arch h100-sxm), or give --sm-count or sm_count in the config")
-
-
-@lru_cache(maxsize=256)
-def _resolve(arch: str):
-    return shipped_catalog().resolve(arch)
 
 
 def _config_usage(entry: KernelEntry, arch: str, file: str) -> KernelUsage:
@@ -475,7 +470,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     report.ptx_only = gathered.read.ptx_only
     if gathered.sources:
         majors = [k.result.arch.major for k in report.kernels] or \
-            [_resolve(a).arch.major for a in (options.archs or options.config.arch)]
+            [resolve(a).arch.major for a in (options.archs or options.config.arch)]
         if majors:
             for source in gathered.sources:
                 report.source_findings += scan_lines(source.lines, source.has_syncwarp, source.path, min(majors),
@@ -523,11 +518,11 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
 
 def _read_source(path: str, gathered, index: SourceIndex, source_texts: list, compiled: bool = False) -> bool:
     """Read a source into the index; False (and a problem) when it cannot be read, or compiled."""
-    from ..readers.files import MAX_SOURCE_BYTES, read_input, read_source_to_compile
+    from ...specs.files import MAX_SOURCE_BYTES, read_bounded, read_source_to_compile
     from ..rules.source_scan import strip_comments
 
     try:
-        read = read_source_to_compile if compiled else read_input
+        read = read_source_to_compile if compiled else read_bounded
         text = read(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
         gathered.problems.append(InputProblem(path, None, f"cannot read: {exc.strerror}"))

@@ -9,8 +9,8 @@ suite lints them."""
 
 from __future__ import annotations
 
+from ...text import plural
 from .. import LintContext, rule
-from ..wording import count
 
 _ENTRY = "ptxas info    : Compiling entry function '{}' for 'sm_90'\n"
 _SAXPY = _ENTRY.format("_Z5saxpyfPKfPfi") + "ptxas info    : Used 40 registers, used 0 barriers"
@@ -141,7 +141,7 @@ def no_launch_settings_message(assumed: list[tuple[int, ...]], kernels: int | No
     """TA906's message: for one kernel, or (`kernels`) once for every kernel of a run no entry
     configures, with each block size assumed."""
     blocks = " or ".join("x".join(map(str, dims)) for dims in assumed)
-    matches = "matches" if kernels is None else f"matches {count(kernels, 'kernel')}"
+    matches = "matches" if kernels is None else f"matches {plural(kernels, 'kernel')}"
     return f"no [[kernels]] entry {matches}; assumed block {blocks}, no dynamic shared memory"
 
 
