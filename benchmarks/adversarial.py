@@ -45,8 +45,14 @@ CHILD = textwrap.dedent("""
     except BaseException as exc:
         code = type(exc).__name__
     seconds = time.perf_counter() - start
-    peak = max(resource.getrusage(who).ru_maxrss  # KiB on Linux; children: the demangler's worker
-               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
+    # This process's own high-water mark: ru_maxrss also counts the benchmark's memory, which a
+    # vfork-and-exec child inherits as its starting maximum (hundreds of MB after a large input).
+    try:
+        with open("/proc/self/status") as status:
+            own = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = max(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024  # KiB; children: the demangler
     sys.stderr.write("\\n" + json.dumps({"seconds": seconds, "peak_mb": peak, "code": code}) + "\\n")
 """)
 

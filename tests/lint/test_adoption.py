@@ -119,3 +119,17 @@ def test_a_kernel_record_is_immutable_and_born_with_its_file(tmp_path):
     with pytest.raises(dataclasses.FrozenInstanceError):
         record.registers = 40
     assert isinstance(record, KernelUsage)
+
+
+@pytest.mark.parametrize("fixture", ["ptxas_multi.log", "lint_multi.o", "cuobjdump_multi.txt"])
+def test_diff_reads_each_kernel_as_lint_does(fixture):
+    """diff indexes each build a kernel at a time; its figures are lint's, kernel for kernel."""
+    from ..helpers import TESTS
+
+    path = TESTS / "fixtures" / "lint" / fixture
+    linted = json.loads(run("lint", path, "--format", "json").stdout)
+    figures = {(k["name"], k["arch"]): (k["registers"], k["occupancy"]["occupancy"]) for k in linted["kernels"]}
+    result = run("diff", path, path, "--format", "json")
+    rows = json.loads(result.stdout)["kernels"]
+    assert result.exit_code == 0 and {r["status"] for r in rows} == {"unchanged"}
+    assert {(r["name"], r["arch"]): (r["new"]["registers"], r["new"]["occupancy"]) for r in rows} == figures
