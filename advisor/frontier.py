@@ -148,7 +148,7 @@ def frontier(source: str, archs, block_size: int, kernel_glob: str | None = None
     path = os.path.abspath(source)
     problems: list[str] = []
     wanted = []  # (arch, usage, its source definition, caps)
-    for result in compiler.run([Build(path, arch, settings.flags) for arch in resolved]):
+    for result in compiler.run([Build(path, arch, settings.flags, settings.max_registers) for arch in resolved]):
         if result.error is not None:
             problems.append(f"{source}: {result.build.arch}: the compiler failed: {result.error}")
             continue

@@ -51,7 +51,7 @@ from ..rules import (
 )
 from ..rules.families.ta9_lint import no_launch_settings_message
 from ..text import clip
-from ..toolchain.settings import BuildSettings, BuildSetupError, maxrregcount_of
+from ..toolchain.settings import BuildSettings, BuildSetupError
 from .caches import side_by_side, usage_launch
 from .settings import NO_CONFIG
 
@@ -558,7 +558,8 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
     archs = tuple(options.archs or options.config.arch)
     builds = []
     if sources:
-        builds += [Build(os.path.abspath(path), arch, settings.flags) for path in sources for arch in archs]
+        builds += [Build(os.path.abspath(path), arch, settings.flags, settings.max_registers)
+                   for path in sources for arch in archs]
     if settings.compile_commands:
         try:
             entries, problems = load_builds(settings.compile_commands, archs)
@@ -569,7 +570,10 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
         unreadable = {source for source in dict.fromkeys(b.source for b in entries)
                       if source not in known and not _read_source(_shown_path(source), gathered, index, source_texts,
                                                                   compiled=True)}
-        builds += [b._replace(flags=b.flags + settings.flags) for b in entries if b.source not in unreadable]
+        # The command line's flags come after the entry's: its -maxrregcount, like theirs, wins.
+        builds += [b._replace(flags=b.flags + settings.flags,
+                              max_registers=b.max_registers if settings.max_registers is None else settings.max_registers)
+                   for b in entries if b.source not in unreadable]
     shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
     for result in Compiler(find_toolchain(), settings).run(builds):
         build = result.build
@@ -577,5 +581,4 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
         if result.error is not None:
             gathered.problems.append(InputProblem(where, None, f"{build.arch}: the compiler failed: {result.error}"))
             continue
-        cap = maxrregcount_of(build.flags)
-        gathered.records += [replace(record, max_registers=cap) for record in result.usage(where)]
+        gathered.records += result.usage(where)  # each record carries its build's -maxrregcount

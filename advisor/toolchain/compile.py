@@ -46,7 +46,7 @@ class Build(NamedTuple):
     source: str  # a .cu (through nvcc) or .ptx (through ptxas) file
     arch: str  # "sm_90"
     flags: tuple[str, ...] = ()  # -I, -D and free nvcc flags
-    max_registers: int | None = None  # -maxrregcount; None: uncapped
+    max_registers: int | None = None  # -maxrregcount (the flags' own, split_maxrregcount, or a frontier cap); None: uncapped
     cwd: str | None = None  # where relative paths in the flags start (compile_commands' directory)
 
     @property
