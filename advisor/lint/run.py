@@ -370,7 +370,9 @@ class _Linter:
         launch = self._launch_config(usage, bound, entry_index, entry)
         cap = register_cap(resolved.arch, definition, usage.max_registers)
         previous = self.options.previous_registers.get((name, arch))
-        key = (arch, launch, entry_index, budget_index, disagreements, suppressed, usage.source == "config", cap, previous)
+        extras = usage.reader_figures()
+        key = (arch, launch, entry_index, budget_index, disagreements, suppressed, usage.source == "config", cap, previous,
+               extras)
         analysis = self.analyses.get(key)
         if analysis is None:
             budget = config.budgets[budget_index] if budget_index is not None else None
@@ -414,7 +416,8 @@ class _Linter:
         context = LintContext(result=result, budget=Budget.of(budget) if budget is not None else None,
                               minimum=_minimum(budget, entry, self.options), disagreements=disagreements,
                               launch_given=entry is not None or usage.source == "config" or bool(usage.launch), register_cap=cap,
-                              previous_registers=previous, assumed_blocks=_assumed_blocks(entry))
+                              previous_registers=previous, assumed_blocks=_assumed_blocks(entry),
+                              reader_figures=usage.reader_figures())
         findings += lint_findings(context, self.options.selection)
         ignored = tuple(entry.ignore) if entry else ()
         findings = [f for f in findings if f.code not in suppressed and not f.code.startswith(ignored)]  # () matches nothing

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 # Linear-time patterns: a number is matched from its first digit only ((?<!\d)) and has at
 # most _DIGITS digits, a field name from its first letter only, so no pattern retries inside a
@@ -35,9 +35,10 @@ class KernelUsage:
     """One kernel on one architecture, as a compiler tool reported it: immutable from the reader
     to the report (a layer that learns more makes a new record with dataclasses.replace).
 
-    A reader that knows more of a kernel (disassembly, measurements) adds an optional field
-    defaulting to None; lint's reconciliation carries every field through, taking a field the
-    winning source lacks from the next source that has it."""
+    A reader that knows more of a kernel (disassembly, measurements) adds an optional field here,
+    defaulting to None, and nothing else: lint's reconciliation carries every field through (a
+    field the winning source lacks comes from the next source that has it), its rules read the
+    field in LintContext.reader_figures, and kernels share an analysis only when those agree."""
 
     name: str  # as written (mangled for C++)
     arch: str  # "sm_90"
@@ -57,12 +58,23 @@ class KernelUsage:
     variant: str | None = None
     launch: tuple[tuple[str, object], ...] | None = None
 
+    def reader_figures(self) -> tuple[tuple[str, object], ...]:
+        """(field, value) of each optional field a reader added beyond BUILD_FIELDS and set:
+        what lint hands its rules (LintContext.reader_figures) and keys its shared analyses by."""
+        return tuple((name, getattr(self, name)) for name in _READER_FIELDS if getattr(self, name) is not None)
+
     @property
     def spill_bytes(self) -> int | None:
         if self.spill_stores is None:
             return None
         return self.spill_stores + (self.spill_loads or 0)
 
+
+# The fields every reader of build output fills or leaves None: lint turns them into the kernel's
+# LaunchConfig, location and variant. A field added after them is a reader's own (reader_figures).
+BUILD_FIELDS = ("name", "arch", "registers", "shared_mem", "barriers", "stack_frame", "spill_stores", "spill_loads",
+                "source", "line", "file", "max_threads", "max_registers", "variant", "launch")
+_READER_FIELDS = tuple(f.name for f in fields(KernelUsage) if f.name not in BUILD_FIELDS)
 
 _PTXAS_USED_LINE = re.compile(r"ptxas\s+info\s*:\s*Used\b")
 
