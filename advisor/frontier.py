@@ -32,8 +32,6 @@ from .toolchain.settings import BuildSettings, BuildSetupError
 
 SCHEMA_VERSION = 1
 FRONTIER_SUFFIXES = (".cu", ".cuda", ".ptx")
-POINT_KEYS = ("max_registers", "registers", "spill_stores", "spill_loads", "stack_frame", "active_blocks_per_sm",
-              "occupancy")
 
 
 class Point(NamedTuple):
