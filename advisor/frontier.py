@@ -23,8 +23,8 @@ from typing import NamedTuple
 from .engine.occupancy import occupancy
 from .engine.whatif import bounds_register_cap, register_caps
 from .launch import LaunchConfig
-from .lint.run import kernel_names
 from .readers.compiler_output import KernelUsage
+from .readers.demangle import kernel_names
 from .readers.source_index import SourceIndex
 from .toolchain.compile import Build, Compiler
 from .toolchain.discovery import find_toolchain
