@@ -191,7 +191,7 @@ def test_the_default_arch_serves_lines_without_one():
 
 
 def test_an_undecodable_line_is_one_error_line_and_the_batch_goes_on(tmp_path):
-    """Issue 20 item 6: the first invalid UTF-8 byte stopped the batch (even earlier lines were lost)."""
+    """A line that is not UTF-8 is that line's error: the lines before and after it are answered."""
     good = json.dumps({"arch": "sm_90", "registers": 32, "block_size": 256}).encode() + b"\n"
     data = b"\xef\xbb\xbf" + good + b'{"arch": "sm_90\xff"}\n' + b"\xc3\x28\n" + good
     path = tmp_path / "lines.jsonl"
