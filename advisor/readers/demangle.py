@@ -306,7 +306,6 @@ def signature(demangled: str) -> str:
     return demangled[start:]
 
 
-@lru_cache(maxsize=65536)
 def kernel_names(name: str, demangled: str | None = None) -> tuple[str, ...]:
     """(as written, demangled, base name, signature without the return type): what config globs
     match (docs/lint.md) and what source definitions are looked up by (the base name).
