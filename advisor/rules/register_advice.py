@@ -1,0 +1,67 @@
+"""How to put a register cap on a kernel so that the compiler obeys it.
+
+ptxas ignores -maxrregcount for a kernel with `__launch_bounds__` (or `__maxnreg__`):
+the bounds set its cap, the registers with which minBlocks blocks of maxThreads
+threads are resident. So a kernel known to have bounds is capped by changing their
+second argument, to the fewest blocks whose cap is at or below the wanted count; a
+kernel without them by adding `__launch_bounds__(block, N)` or, where none are in the
+source, -maxrregcount. Whether the kernel has bounds is known from its LaunchConfig's
+`max_threads_per_block` (the source's or the binary's); a plain ptxas log does not say,
+so the flag is then offered only for a kernel without launch bounds.
+
+A cap is a candidate to measure, not a promise of speed: it buys occupancy and may cost
+spills, and more resident warps can run slower (cache thrashing, lost instruction-level
+parallelism).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..engine.whatif import bounds_register_cap
+
+
+class CapChange(NamedTuple):
+    """The source or build change that caps a kernel at `registers` per thread or fewer."""
+
+    threads: int  # __launch_bounds__'s first argument
+    min_blocks: int  # its second
+    registers: int  # the cap ptxas derives from the bounds
+    maxrregcount: int | None  # the flag, where the kernel may be without bounds; None where it has them
+
+    @property
+    def bounds(self) -> str:
+        return f"__launch_bounds__({self.threads}, {self.min_blocks})"
+
+    def text(self) -> str:
+        if self.maxrregcount is None:
+            return f"{self.bounds}; -maxrregcount is ignored for a kernel with __launch_bounds__"
+        return f"{self.bounds}, or -maxrregcount={self.maxrregcount} for a kernel without __launch_bounds__"
+
+    def to_dict(self) -> dict:
+        return {"launch_bounds": [self.threads, self.min_blocks], "register_cap": self.registers,
+                "maxrregcount": self.maxrregcount}
+
+
+def cap_change(arch, kernel, registers: int) -> CapChange | None:
+    """The bounds whose cap is the largest at or below `registers` (fewest minBlocks), at the
+    kernel's own bounds' maxThreads where it has them, else at its block size. None when no
+    minBlocks the architecture allows gets there."""
+    threads = kernel.max_threads_per_block or kernel.block_size
+    for blocks in range(1, arch.max_blocks_per_sm + 1):
+        cap = bounds_register_cap(arch, threads, blocks)
+        if cap <= registers:
+            if cap == 0:
+                return None
+            flag = None if kernel.max_threads_per_block is not None else registers
+            return CapChange(threads, blocks, min(cap, arch.max_registers_per_thread), flag)
+    return None
+
+
+def pin_change(arch, kernel, highest: int) -> CapChange | None:
+    """The bounds that keep the count at `highest` or below without forcing it under the kernel's
+    present count: the cap that pins a kernel below an occupancy cliff. None when no bounds do."""
+    change = cap_change(arch, kernel, highest)
+    if change is None or change.registers < kernel.registers:
+        return None
+    return change
