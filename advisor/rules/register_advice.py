@@ -1,9 +1,10 @@
 """How to put a register cap on a kernel so that the compiler obeys it.
 
-ptxas ignores -maxrregcount for a kernel with `__launch_bounds__` (or `__maxnreg__`):
+ptxas ignores -maxrregcount for a kernel with `__launch_bounds__` or `__maxnreg__`:
 the bounds set its cap, the registers with which minBlocks blocks of maxThreads
-threads are resident. So a kernel known to have bounds is capped by changing their
-second argument, to the fewest blocks whose cap is at or below the wanted count; a
+threads are resident, and `__maxnreg__(N)` sets N (nvcc refuses both on one kernel).
+So a kernel with `__maxnreg__` is capped by changing N; one known to have bounds by
+changing their second argument, to the fewest blocks whose cap is at or below the wanted count; a
 kernel without them by adding `__launch_bounds__(block, N)` or, where none are in the
 source, -maxrregcount. Whether the kernel has bounds is known from its LaunchConfig's
 `max_threads_per_block` (the source's or the binary's); a plain ptxas log does not say,
@@ -24,29 +25,36 @@ from ..engine.whatif import bounds_register_cap
 class CapChange(NamedTuple):
     """The source or build change that caps a kernel at `registers` per thread or fewer."""
 
-    threads: int  # __launch_bounds__'s first argument
-    min_blocks: int  # its second
-    registers: int  # the cap ptxas derives from the bounds
-    maxrregcount: int | None  # the flag, where the kernel may be without bounds; None where it has them
+    threads: int | None  # __launch_bounds__'s first argument; None: the kernel's __maxnreg__ is changed instead
+    min_blocks: int | None  # its second
+    registers: int  # the cap ptxas derives from the bounds, or __maxnreg__'s
+    maxrregcount: int | None  # the flag, where the kernel may be without either attribute; else None
 
     @property
     def bounds(self) -> str:
+        if self.threads is None:
+            return f"__maxnreg__({self.registers})"
         return f"__launch_bounds__({self.threads}, {self.min_blocks})"
 
     def text(self) -> str:
+        if self.threads is None:
+            return f"{self.bounds}; -maxrregcount is ignored for a kernel with __maxnreg__"
         if self.maxrregcount is None:
             return f"{self.bounds}; -maxrregcount is ignored for a kernel with __launch_bounds__"
         return f"{self.bounds}, or -maxrregcount={self.maxrregcount} for a kernel without __launch_bounds__"
 
     def to_dict(self) -> dict:
-        return {"launch_bounds": [self.threads, self.min_blocks], "register_cap": self.registers,
-                "maxrregcount": self.maxrregcount}
+        bounds = [self.threads, self.min_blocks] if self.threads is not None else None
+        return {"launch_bounds": bounds, "maxnreg": self.registers if bounds is None else None,
+                "register_cap": self.registers, "maxrregcount": self.maxrregcount}
 
 
 def cap_change(arch, kernel, registers: int) -> CapChange | None:
     """The bounds whose cap is the largest at or below `registers` (fewest minBlocks), at the
     kernel's own bounds' maxThreads where it has them, else at its block size. None when no
     minBlocks the architecture allows gets there."""
+    if kernel.maxnreg is not None:
+        return CapChange(None, None, registers, None)
     threads = kernel.max_threads_per_block or kernel.block_size
     for blocks in range(1, arch.max_blocks_per_sm + 1):
         cap = bounds_register_cap(arch, threads, blocks)
