@@ -20,7 +20,10 @@ from tuneadvise.specs.resolve import resolve_arch
 
 from ..helpers import ROOT
 from ..reference import nvcc
-from .test_compile_loop import fixture_truth, required_toolchain, run, use  # noqa: F401 (use: a fixture)
+from . import test_compile_loop
+from .test_compile_loop import fixture_truth, required_toolchain, run
+
+use = test_compile_loop.use  # the fixture that points tuneadvise's discovery at the test's toolchain
 
 pytestmark = pytest.mark.reference
 
