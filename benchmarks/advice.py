@@ -87,7 +87,7 @@ def cases():
                                                         _i(4096))),
         (PRESSURE, "pressure", (256,), (1 << 14,), lambda: (_f(1 << 22), _f(1 << 22), _i(1 << 22))),
         (BOUNDED, "heavy_fma", (256,), (1 << 13,), lambda: (_f(24 << 21), _f(1 << 21), _i(1 << 21))),
-        (BOUNDED, "bounded_dgemv", (128,), (256,), lambda: (_d(32768 * 1024), _d(1024), _d(32768), _i(1024))),
+        (BOUNDED, "bounded_dgemv", (128,), (256,), lambda: (_d(32768 * 1020), _d(1020), _d(32768), _i(1020))),
         (OWN, "softmax_1024_wide", (1024,), (8192,), lambda: (_f(8192 * 24576), _f(8192 * 24576), _i(24576))),
         (OWN, "smem_matmul_64", (16, 16), (64, 64), lambda: (_f(4096 * 4096), _f(4096 * 4096), _f(4096 * 4096),
                                                              _i(4096))),
@@ -226,25 +226,37 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def one_case(index: int, arch: str) -> None:
+    """Measure case `index` and print its row as JSON (run in a process of its own, so that a
+    kernel fault cannot poison the CUDA context of the others)."""
+    with tempfile.TemporaryDirectory() as scratch:
+        print(json.dumps(measure(cases()[index], arch, Path(scratch))))
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--arch", help="sm_XX (default: the GPU's)")
     parser.add_argument("--json", help="also write the rows as JSON here")
+    parser.add_argument("--case", type=int, help=argparse.SUPPRESS)
     options = parser.parse_args()
     import cupy as cp
 
     major, minor = cp.cuda.Device().compute_capability[:-1], cp.cuda.Device().compute_capability[-1]
     arch = options.arch or f"sm_{major}{minor}"
+    if options.case is not None:
+        one_case(options.case, arch)
+        return 0
     print(f"{cp.cuda.runtime.getDeviceProperties(0)['name'].decode()} ({arch})", flush=True)
     rows = []
-    with tempfile.TemporaryDirectory() as scratch:
-        for case in cases():
-            try:
-                rows.append(measure(case, arch, Path(scratch)))
-            except Exception as exc:  # one kernel's failure is one row, the rest still run
-                rows.append({"kernel": case[1], "block": "x".join(map(str, case[2])), "outcome": f"failed: {exc}"})
-            print(rows[-1]["kernel"], rows[-1]["outcome"], flush=True)
-            cp.get_default_memory_pool().free_all_blocks()
+    for index, case in enumerate(cases()):
+        proc = subprocess.run([sys.executable, __file__, "--arch", arch, "--case", str(index)],
+                              capture_output=True, text=True, timeout=600)
+        try:
+            rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+        except (IndexError, ValueError):  # one kernel's failure is one row, the rest still run
+            error = (proc.stderr.strip().splitlines() or ["no output"])[-1]
+            rows.append({"kernel": case[1], "block": "x".join(map(str, case[2])), "outcome": f"failed: {error}"})
+        print(rows[-1]["kernel"], rows[-1]["outcome"], flush=True)
     print(table(rows))
     if options.json:
         Path(options.json).write_text(json.dumps(rows, indent=1))
