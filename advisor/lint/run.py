@@ -318,13 +318,21 @@ class _Linter:
             launch = self.configs[figures] = LaunchConfig.from_mapping(values)
         return launch
 
+    def _block_origin(self, launch: LaunchConfig) -> str:
+        """Where the assumed block came from when no launch was given (see _launch_config)."""
+        if self.default_dims is not None:
+            return "option"
+        bound = launch.max_threads_per_block
+        return "launch_bounds" if bound is not None and bound <= DEFAULT_BLOCK else "default"
+
     def _analyse(self, resolved, launch, usage, disagreements, entry, budget, suppressed, cap, previous) -> _Analysis:
         result = occupancy(resolved.arch, launch)
         findings = config_findings(resolved, result, self.options.selection)
         context = LintContext(result=result, budget=Budget.of(budget) if budget is not None else None,
                               minimum=_minimum(budget, entry, self.options), disagreements=disagreements,
                               launch_given=entry is not None or usage.source == "config" or bool(usage.launch), register_cap=cap,
-                              previous_registers=previous, assumed_blocks=_assumed_blocks(entry))
+                              previous_registers=previous, assumed_blocks=_assumed_blocks(entry),
+                              block_origin=self._block_origin(launch))
         findings += lint_findings(context, self.options.selection)
         ignored = tuple(entry.ignore) if entry else ()
         findings = [f for f in findings if f.code not in suppressed and not f.code.startswith(ignored)]  # () matches nothing
@@ -395,9 +403,15 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
             gathered.ptx_only += [f"{path}: {arch}" for arch in one.ptx_only]
     readable = {path for path, _ in source_texts}
     compile_sources = [path for path in compile_sources if path in readable]
+    compiled = None
     if compile_sources or (build is not None and build.compile_commands):
-        _compile_into(compile_sources, options, build or BuildSettings(), gathered, index, source_texts)
+        compiled = _compile_into(compile_sources, options, build or BuildSettings(), gathered, index, source_texts)
     report = lint_records(gathered.records, options, index)
+    if compiled is not None:  # the suggested register caps, built
+        from ..toolchain.cap_check import check_caps
+
+        texts = {os.path.abspath(path): text for path, text in source_texts}
+        report.kernels = check_caps(report.kernels, compiled[1], texts, compiled[0])
     report.problems = gathered.problems + report.problems
     report.ptx_only = gathered.ptx_only
     if source_texts:
@@ -430,9 +444,10 @@ def _shown_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def _compile_into(sources, options: LintOptions, settings: BuildSettings, gathered, index, source_texts) -> None:
+def _compile_into(sources, options: LintOptions, settings: BuildSettings, gathered, index, source_texts):
     """Compile `sources` (and the compile commands' entries) for each architecture; add what ptxas
-    reports to `gathered`, and each compile-commands source to the index."""
+    reports to `gathered`, and each compile-commands source to the index. Returns the compiler and
+    {(source as shown, arch): its Build} of the builds that succeeded."""
     from ..toolchain.compile import Build, Compiler
     from ..toolchain.compile_commands import CompileCommandsError, load_builds
     from ..toolchain.discovery import find_toolchain
@@ -453,13 +468,16 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
                                                                   compiled=True)}
         builds += [b._replace(flags=b.flags + settings.flags) for b in entries if b.source not in unreadable]
     shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
-    for result in Compiler(find_toolchain(), settings).run(builds):
+    compiler, built = Compiler(find_toolchain(), settings), {}
+    for result in compiler.run(builds):
         build = result.build
         where = shown.get(build.source) or _shown_path(build.source)
         if result.error is not None:
             gathered.problems.append(InputProblem(where, None, f"{build.arch}: the compiler failed: {result.error}"))
             continue
+        built[(where, build.arch)] = build
         cap = maxrregcount_of(build.flags)
         for record in result.usage():
             record.file, record.max_registers = where, cap
             gathered.records.append(record)
+    return compiler, built

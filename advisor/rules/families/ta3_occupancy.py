@@ -28,8 +28,7 @@ def _registers_advice(result: Occupancy, details: dict) -> str:
         details["register_change"] = change.to_dict()
     how = f" ({change.text()})" if change is not None else ""
     return (f"registers: {cliff.current} -> {step.value} gives {per_sm(step.blocks_per_sm)}, "
-            f"{percent(result.occupancy)} -> {percent(step.occupancy)}{how}, a candidate to time: "
-            "fewer registers may spill, and more resident warps may run slower")
+            f"{percent(result.occupancy)} -> {percent(step.occupancy)}{how}: a candidate to time, not a sure gain")
 
 
 def _shared_mem_advice(result: Occupancy, details: dict) -> list[str]:

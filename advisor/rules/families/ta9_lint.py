@@ -125,16 +125,26 @@ def sources_disagree(kernel: LintContext, params: dict):
     summary="No [[kernels]] entry gives this kernel's launch settings",
     explanation="""Compiler output records registers and static shared memory, never the block size, the
     dynamic shared memory or the carveout a launch uses. Without a matching [[kernels]] entry the lint assumes
-    the default block size (--block-size, 256) and no dynamic shared memory, so the occupancy it reports may not
-    be the one the program gets. Add an entry: name = "kernel*", block_size = ..., dynamic_shared_mem = ...""",
+    the default block size (--block-size, 256; a kernel's __launch_bounds__ maximum where that is smaller, and
+    the finding says so) and no dynamic shared memory, so the occupancy it reports may not be the one the
+    program gets. Add an entry: name = "kernel*", block_size = ..., dynamic_shared_mem = ...""",
     trigger={"config": {}, "log": _k("Used 32 registers, used 0 barriers")},
     clean={"config": {"kernels": [{"name": "k", "block_size": 128}]}, "log": _k("Used 32 registers, used 0 barriers")},
 )
 def no_launch_settings(kernel: LintContext, params: dict):
     if not kernel.launch_given:
-        dims = kernel.result.kernel.dims
-        yield (f"no [[kernels]] entry matches; assumed block {'x'.join(map(str, dims))}, no dynamic shared memory",
-               {"block_dims": list(dims)})
+        launch = kernel.result.kernel
+        block, bound = "x".join(map(str, launch.dims)), launch.max_threads_per_block
+        if kernel.block_origin == "launch_bounds":
+            assumed = f"block {block} from the kernel's __launch_bounds__({bound})"
+        elif kernel.block_origin == "option":
+            assumed = f"block {block} (--block-size)"
+        elif bound is not None:
+            assumed = f"block {block} (the default; its __launch_bounds__ allow up to {bound})"
+        else:
+            assumed = f"block {block}"
+        yield (f"no [[kernels]] entry matches; assumed {assumed}, no dynamic shared memory",
+               {"block_dims": list(launch.dims), "block_from": kernel.block_origin})
 
 
 _SPILLING_AT_CAP = (_ENTRY.format("_Z4stepPf") + "ptxas info    : Function properties for _Z4stepPf\n"
