@@ -143,3 +143,37 @@ def test_lint_of_a_source_with_bounds_offers_no_maxrregcount(use):
     messages = [f["message"] for k in kernels for f in k["findings"]]
     assert any("__launch_bounds__(" in m for m in messages)
     assert not any("maxrregcount" in m and "ignored" not in m for m in messages)
+    said = {k["demangled"].split("(")[0].split()[-1]: f["message"] for k in kernels for f in k["findings"]
+            if f["code"] == "TA906" and k["arch"] == "sm_90"}
+    assert "assumed block 128 from the kernel's __launch_bounds__(128)" in said["bounded_dgemv"]
+    assert "assumed block 256 (the default; its __launch_bounds__ allow up to 1024)" in said["softmax_1024"]
+
+
+@pytest.mark.parametrize("source", [LAUNCH_BOUNDS, SOURCES[1]], ids=["bounds", "flag"])
+def test_lint_builds_the_suggested_cap_and_reports_what_ptxas_gave(use, source, tmp_path):
+    """Each TA301/TA304 register change lint suggests for a compiled source carries ptxas's figures at
+    that cap (the edited bounds, or -maxrregcount for a kernel without), and says so when they spill."""
+    result = run("lint", source, "--arch", "sm_90", "--format", "json")
+    index = SourceIndex()
+    index.add_file(str(source), source.read_text())
+    checked = 0
+    for kernel in json.loads(result.output)["kernels"]:
+        for finding in kernel["findings"]:
+            change = finding["details"].get("register_change")
+            if finding["code"] not in ("TA301", "TA304") or change is None:
+                continue
+            if change["maxrregcount"] is not None:
+                truth = nvcc.ptxas_report(use, source, "sm_90", f"-maxrregcount={change['maxrregcount']}")
+            else:
+                copy = tmp_path / f"{checked}_{source.name}"
+                copy.write_text(with_bounds(source.read_text(), kernel["location"]["line"], change))
+                truth = nvcc.ptxas_report(use, copy, "sm_90")
+            figures = truth[kernel["name"]]
+            at_cap = finding["details"]["at_cap"]
+            assert {k: at_cap[k] for k in ("registers", "spill_stores", "spill_loads", "stack_frame")} == \
+                {k: figures[k] for k in ("registers", "spill_stores", "spill_loads", "stack_frame")}
+            spills = figures["spill_stores"] or figures["spill_loads"]
+            assert ("B spill stores" in finding["message"]) == bool(spills)
+            assert ("no spills" in finding["message"]) == (not spills)
+            checked += 1
+    assert checked >= 2
