@@ -79,9 +79,10 @@ def _fewer_advice(result: Occupancy, field: str, label: str) -> str | None:
     fits one more block. The register step names the change the compiler obeys: for a kernel with
     __launch_bounds__(T), the bounds' second argument (ptxas ignores -maxrregcount there); for one without,
     __launch_bounds__(B, N) or -maxrregcount. Where the source is compiled (lint FILE.cu, --compile-commands),
-    the step is built and its spills reported. A step is a candidate to time, never a promise of speed: on an
-    H100 the measured caps were as often slower as faster (docs/from-source.md); more resident warps can thrash
-    caches or lose instruction-level parallelism.""",
+    the step is built and its registers and spills reported. A step is a candidate to time, never a promise of
+    speed: of 13 such caps timed on an H200 (benchmarks/advice.py, docs/from-source.md), 3 ran faster (by up
+    to 1.49x), 3 the same and 7 slower (by up to 3.6x, worst where the cap spilled hundreds of bytes); more
+    resident warps can also thrash caches or lose instruction-level parallelism.""",
     trigger={"arch": "volta", "registers": 64, "block_size": 256},
     clean={"arch": "volta", "registers": 32, "block_size": 256},
 )

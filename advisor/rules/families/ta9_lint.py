@@ -159,8 +159,9 @@ _BOUNDED_SOURCE = "__global__ void __launch_bounds__(256, 4) step(float* out) { 
     explanation="""The kernel sits at the register cap its build imposes (__maxnreg__, __launch_bounds__(T, M)
     through the registers M blocks of T threads leave each thread, or -maxrregcount for a kernel with neither)
     and ptxas spilled to meet it. The occupancy the cap buys is paid for in local-memory traffic: time the kernel
-    with the cap relaxed (a smaller minBlocks, a larger __maxnreg__ or -maxrregcount), and see `tuneadvise
-    frontier` for the spills at every cap where occupancy changes.""",
+    with the cap relaxed (a smaller minBlocks, a larger __maxnreg__, or a larger -maxrregcount, which applies
+    only to a kernel with neither attribute), and see `tuneadvise frontier` for the spills at every cap where
+    occupancy changes.""",
     trigger={"config": {}, "log": _SPILLING_AT_CAP.format(stack=24, spills=24), "source": _BOUNDED_SOURCE},
     clean={"config": {}, "log": _SPILLING_AT_CAP.format(stack=0, spills=0), "source": _BOUNDED_SOURCE},
 )
