@@ -172,6 +172,7 @@ def _read_triton(meta_path: str, cubin_path: str, result: ReadResult) -> None:
     record.arch = entry["arch"] or record.arch
     record.variant = entry["variant"]
     record.launch = entry["launch"]
+    record.framework = "triton"
     result.records.append(record)
 
 

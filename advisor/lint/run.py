@@ -282,8 +282,10 @@ class _Linter:
             self.matched.add(entry_index)
             entry = config.kernels[entry_index]
         launch = self._launch_config(usage, bound, entry_index, entry)
-        if definition is not None and definition.max_registers is not None:
-            launch = launch._replace(maxnreg=definition.max_registers)  # what the register advice must change
+        if definition is not None and definition.max_registers is not None:  # what the register advice changes
+            launch = launch._replace(register_control="__maxnreg__")
+        elif usage.framework == "triton":
+            launch = launch._replace(register_control="triton")
         cap = register_cap(resolved.arch, definition, usage.max_registers)
         previous = self.options.previous_registers.get((name, arch))
         key = (arch, launch, entry_index, budget_index, disagreements, suppressed, usage.source == "config", cap, previous)

@@ -3,7 +3,8 @@
 ptxas ignores -maxrregcount for a kernel with `__launch_bounds__` or `__maxnreg__`:
 the bounds set its cap, the registers with which minBlocks blocks of maxThreads
 threads are resident, and `__maxnreg__(N)` sets N (nvcc refuses both on one kernel).
-So a kernel with `__maxnreg__` is capped by changing N; one known to have bounds by
+So a kernel with `__maxnreg__` is capped by changing N, a Triton kernel through
+triton.Config's `maxnreg`, and one known to have bounds by
 changing their second argument, to the fewest blocks whose cap is at or below the wanted count; a
 kernel without them by adding `__launch_bounds__(block, N)` or, where none are in the
 source, -maxrregcount. Whether the kernel has bounds is known from its LaunchConfig's
@@ -25,27 +26,32 @@ from ..engine.whatif import bounds_register_cap
 class CapChange(NamedTuple):
     """The source or build change that caps a kernel at `registers` per thread or fewer."""
 
-    threads: int | None  # __launch_bounds__'s first argument; None: the kernel's __maxnreg__ is changed instead
+    via: str  # "launch_bounds", "__maxnreg__" or "triton" (LaunchConfig.register_control)
+    threads: int | None  # __launch_bounds__'s first argument (via launch_bounds)
     min_blocks: int | None  # its second
-    registers: int  # the cap ptxas derives from the bounds, or __maxnreg__'s
+    registers: int  # the cap: ptxas's from the bounds, or the one written
     maxrregcount: int | None  # the flag, where the kernel may be without either attribute; else None
 
     @property
     def bounds(self) -> str:
-        if self.threads is None:
+        if self.via == "__maxnreg__":
             return f"__maxnreg__({self.registers})"
+        if self.via == "triton":
+            return f"maxnreg={self.registers} in its triton.Config"
         return f"__launch_bounds__({self.threads}, {self.min_blocks})"
 
     def text(self) -> str:
-        if self.threads is None:
+        if self.via == "__maxnreg__":
             return f"{self.bounds}; -maxrregcount is ignored for a kernel with __maxnreg__"
+        if self.via == "triton":
+            return self.bounds
         if self.maxrregcount is None:
             return f"{self.bounds}; -maxrregcount is ignored for a kernel with __launch_bounds__"
         return f"{self.bounds}, or -maxrregcount={self.maxrregcount} for a kernel without __launch_bounds__"
 
     def to_dict(self) -> dict:
-        bounds = [self.threads, self.min_blocks] if self.threads is not None else None
-        return {"launch_bounds": bounds, "maxnreg": self.registers if bounds is None else None,
+        bounds = [self.threads, self.min_blocks] if self.via == "launch_bounds" else None
+        return {"via": self.via, "launch_bounds": bounds, "maxnreg": None if bounds else self.registers,
                 "register_cap": self.registers, "maxrregcount": self.maxrregcount}
 
 
@@ -53,8 +59,8 @@ def cap_change(arch, kernel, registers: int) -> CapChange | None:
     """The bounds whose cap is the largest at or below `registers` (fewest minBlocks), at the
     kernel's own bounds' maxThreads where it has them, else at its block size. None when no
     minBlocks the architecture allows gets there."""
-    if kernel.maxnreg is not None:
-        return CapChange(None, None, registers, None)
+    if kernel.register_control is not None:
+        return CapChange(kernel.register_control, None, None, registers, None)
     threads = kernel.max_threads_per_block or kernel.block_size
     for blocks in range(1, arch.max_blocks_per_sm + 1):
         cap = bounds_register_cap(arch, threads, blocks)
@@ -62,7 +68,7 @@ def cap_change(arch, kernel, registers: int) -> CapChange | None:
             if cap == 0:
                 return None
             flag = None if kernel.max_threads_per_block is not None else registers
-            return CapChange(threads, blocks, min(cap, arch.max_registers_per_thread), flag)
+            return CapChange("launch_bounds", threads, blocks, min(cap, arch.max_registers_per_thread), flag)
     return None
 
 

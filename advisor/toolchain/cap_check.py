@@ -30,7 +30,7 @@ def edited_source(text: str, line: int, change: dict) -> str | None:
     if not 0 < line <= len(lines):
         return None
     here = lines[line - 1]
-    if change.get("maxnreg") is not None:
+    if change.get("via") == "__maxnreg__":
         if not _MAXNREG.search(here):
             return None
         lines[line - 1] = _MAXNREG.sub(f"__maxnreg__({change['maxnreg']})", here, count=1)
@@ -57,7 +57,7 @@ def _wanted(kernel, builds: dict) -> list[tuple[int, dict, Build]]:
             if maxrregcount_of(source.flags) is not None:
                 continue  # the build names its own cap: a second one would conflict
             wanted.append((i, change, source._replace(max_registers=change["maxrregcount"])))
-        elif change is not None:
+        elif change is not None and change.get("via") != "triton":
             wanted.append((i, change, None))  # an edited copy: made below, where the definition is known
     return wanted
 

@@ -85,8 +85,23 @@ def test_a_kernel_with_launch_bounds_is_told_to_change_their_second_argument_nev
                                         "max_threads_per_block": 256})
     [finding] = [f for f in check_occupancy(resolved, result) if f.code == "TA301"]
     assert "__launch_bounds__(256, 6); -maxrregcount is ignored for a kernel with __launch_bounds__" in finding.message
-    assert finding.details["register_change"] == {"launch_bounds": [256, 6], "maxnreg": None, "register_cap": 40,
-                                                  "maxrregcount": None}
+    assert finding.details["register_change"] == {"via": "launch_bounds", "launch_bounds": [256, 6], "maxnreg": None,
+                                                  "register_cap": 40, "maxrregcount": None}
+
+
+@pytest.mark.parametrize(("control", "said"), [
+    ("__maxnreg__", "(__maxnreg__(40); -maxrregcount is ignored for a kernel with __maxnreg__)"),
+    ("triton", "(maxnreg=40 in its triton.Config)"),
+])
+def test_a_kernel_capped_another_way_is_told_that_way(control, said):
+    """nvcc refuses __launch_bounds__ beside __maxnreg__, and a Triton kernel has neither: each is capped its own way."""
+    from tuneadvise.advisor.rules.families.ta3_occupancy import occupancy_limiter
+
+    resolved, _ = analyze_example({"arch": "hopper", "registers": 48, "block_size": 256})
+    result = occupancy(resolved.arch, LaunchConfig(registers=48, block_size=256, register_control=control))
+    [(message, details)] = list(occupancy_limiter.check(result, dict(occupancy_limiter.params)))
+    assert said in message and "-maxrregcount=" not in message
+    assert details["register_change"]["maxnreg"] == 40
 
 
 def test_bounds_above_the_block_are_changed_at_their_own_thread_count():

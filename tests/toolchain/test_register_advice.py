@@ -56,7 +56,7 @@ def suggestions(chain, source: Path, arch: str):
         launch = LaunchConfig(registers=figures["registers"], block_size=min(DEFAULT_BLOCK, bound or DEFAULT_BLOCK),
                               static_shared_mem=figures["shared_mem"], max_threads_per_block=bound)
         if definition is not None and definition.max_registers is not None:
-            launch = launch._replace(maxnreg=definition.max_registers)  # as lint reads the source
+            launch = launch._replace(register_control="__maxnreg__")  # as lint reads the source
         result = occupancy(resolved, launch)
         for rule in (occupancy_limiter, near_cliff):
             for finding in rule.check(result, dict(rule.params)):
