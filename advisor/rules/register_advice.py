@@ -55,27 +55,31 @@ class CapChange(NamedTuple):
                 "register_cap": self.registers, "maxrregcount": self.maxrregcount}
 
 
-def cap_change(arch, kernel, registers: int) -> CapChange | None:
-    """The bounds whose cap is the largest at or below `registers` (fewest minBlocks), at the
-    kernel's own bounds' maxThreads where it has them, else at its block size. None when no
-    minBlocks the architecture allows gets there."""
+def cap_change(arch, kernel, registers: int, blocks: int | None = None) -> CapChange | None:
+    """The bounds whose cap is the largest at or below `registers`, at the kernel's own bounds'
+    maxThreads where it has them, else at its block size: minBlocks `blocks` (the resident
+    blocks the cap is for) where the bounds count the launch's block and it gets there, else the
+    fewest that do. None when no minBlocks the architecture allows gets there."""
     if kernel.register_control is not None:
         return CapChange(kernel.register_control, None, None, registers, None)
     threads = kernel.max_threads_per_block or kernel.block_size
-    for blocks in range(1, arch.max_blocks_per_sm + 1):
-        cap = bounds_register_cap(arch, threads, blocks)
-        if cap <= registers:
-            if cap == 0:
-                return None
-            flag = None if kernel.max_threads_per_block is not None else registers
-            return CapChange("launch_bounds", threads, blocks, min(cap, arch.max_registers_per_thread), flag)
+    flag = None if kernel.max_threads_per_block is not None else registers
+    candidates = range(1, arch.max_blocks_per_sm + 1)
+    if blocks is not None and threads == kernel.block_size:
+        candidates = [blocks, *candidates]  # the figure the finding names, where it is exact
+    for n in candidates:
+        cap = bounds_register_cap(arch, threads, n)
+        if 0 < cap <= registers:
+            return CapChange("launch_bounds", threads, n, min(cap, arch.max_registers_per_thread), flag)
+        if cap == 0:
+            return None
     return None
 
 
-def pin_change(arch, kernel, highest: int) -> CapChange | None:
+def pin_change(arch, kernel, highest: int, blocks: int | None = None) -> CapChange | None:
     """The bounds that keep the count at `highest` or below without forcing it under the kernel's
     present count: the cap that pins a kernel below an occupancy cliff. None when no bounds do."""
-    change = cap_change(arch, kernel, highest)
+    change = cap_change(arch, kernel, highest, blocks)
     if change is None or change.registers < kernel.registers:
         return None
     return change

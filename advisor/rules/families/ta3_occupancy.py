@@ -23,7 +23,7 @@ def _registers_advice(result: Occupancy, details: dict) -> str:
     if not cliff.down:
         return f"registers limit {per_sm(result.active_blocks_per_sm)}; fewer registers alone cannot add one"
     step = cliff.down[0]
-    change = cap_change(result.arch, result.kernel, step.value)
+    change = cap_change(result.arch, result.kernel, step.value, step.blocks_per_sm)
     if change is not None:
         details["register_change"] = change.to_dict()
     how = f" ({change.text()})" if change is not None else ""
@@ -172,7 +172,7 @@ def near_cliff(result: Occupancy, params: dict):
     if regs.headroom is not None and regs.headroom < params["register_margin"]:
         drops_at = kernel.registers + regs.headroom + 1  # the first count that loses a block
         after = occupancy(result.arch, kernel.replace(registers=drops_at)).active_blocks_per_sm
-        pin = pin_change(result.arch, kernel, drops_at - 1)
+        pin = pin_change(result.arch, kernel, drops_at - 1, blocks)
         how = f"; pin the count with {pin.bounds}" if pin is not None else ""
         found = {"resource": "registers", "headroom": regs.headroom, "drops_at": drops_at, "blocks_after": after}
         if pin is not None:
