@@ -16,7 +16,6 @@ import re
 import tempfile
 
 from .compile import Build
-from .settings import maxrregcount_of
 
 CHECKED = ("TA301", "TA304")
 _BOUNDS = re.compile(r"__launch_bounds__\s*\([^)]*\)")
@@ -54,16 +53,23 @@ def _wanted(kernel, builds: dict) -> list[tuple[int, dict, Build]]:
     for i, finding in enumerate(kernel.findings):
         change = finding.details.get("register_change") if finding.code in CHECKED else None
         if change is not None and change.get("maxrregcount") is not None:
-            if maxrregcount_of(source.flags) is not None:
-                continue  # the build names its own cap: a second one would conflict
             wanted.append((i, change, source._replace(max_registers=change["maxrregcount"])))
         elif change is not None and change.get("via") != "triton":
             wanted.append((i, change, None))  # an edited copy: made below, where the definition is known
     return wanted
 
 
-def _copy_build(kernel, change: dict, source: Build, texts: dict, scratch: str) -> Build | None:
-    text = texts.get(source.source)
+def _text(path: str) -> str | None:
+    from ...specs.files import MAX_SOURCE_BYTES, read_source_to_compile
+
+    try:
+        return read_source_to_compile(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+    except OSError:
+        return None
+
+
+def _copy_build(kernel, change: dict, source: Build, scratch: str) -> Build | None:
+    text = _text(source.source)
     file, line = kernel.location
     if file != kernel.usage.file:
         return None  # defined in another file (a header) than the one built
@@ -85,10 +91,9 @@ def _said(usage) -> str:
     return f"; built: {usage.registers} registers, no spills"
 
 
-def check_caps(kernels: list, builds: dict, texts: dict, compiler) -> list:
+def check_caps(kernels: list, builds: dict, compiler) -> list:
     """`kernels` (LintedKernel) with each TA301/TA304 register change built and its figures in
-    the finding. `builds`: {(file as reported, arch): the Build that compiled it}; `texts`: {the
-    build's source path: its text}."""
+    the finding. `builds`: {(file as reported, arch): the Build that compiled it}."""
     todo = [(k, _wanted(k, builds)) for k in kernels]
     if not any(wanted for _, wanted in todo):
         return kernels
@@ -97,7 +102,7 @@ def check_caps(kernels: list, builds: dict, texts: dict, compiler) -> list:
         for kernel, wanted in todo:
             source = builds.get((kernel.usage.file, kernel.arch))
             planned.append((kernel, [(i, change, build if build is not None else
-                                      _copy_build(kernel, change, source, texts, scratch))
+                                      _copy_build(kernel, change, source, scratch))
                                      for i, change, build in wanted]))
         results = compiler.run(dict.fromkeys(b for _, wanted in planned for _, _, b in wanted if b is not None))
         by_build = {r.build: {u.name: u for u in r.usage()} for r in results}

@@ -9,6 +9,7 @@ suite lints them."""
 
 from __future__ import annotations
 
+from ...text import plural
 from .. import LintContext, rule
 
 _ENTRY = "ptxas info    : Compiling entry function '{}' for 'sm_90'\n"
@@ -133,18 +134,21 @@ def sources_disagree(kernel: LintContext, params: dict):
 )
 def no_launch_settings(kernel: LintContext, params: dict):
     if not kernel.launch_given:
-        launch = kernel.result.kernel
-        block, bound = "x".join(map(str, launch.dims)), launch.max_threads_per_block
-        if kernel.block_origin == "launch_bounds":
-            assumed = f"block {block} from the kernel's __launch_bounds__({bound})"
-        elif kernel.block_origin == "option":
-            assumed = f"block {block} (--block-size)"
-        elif bound is not None:
-            assumed = f"block {block} (the default; its __launch_bounds__ allow up to {bound})"
-        else:
-            assumed = f"block {block}"
-        yield (f"no [[kernels]] entry matches; assumed {assumed}, no dynamic shared memory",
-               {"block_dims": list(launch.dims), "block_from": kernel.block_origin})
+        dims = kernel.result.kernel.dims
+        yield no_launch_settings_message([(dims, kernel.block_origin)]), \
+            {"block_dims": list(dims), "block_from": kernel.block_origin}
+
+
+def no_launch_settings_message(assumed: list[tuple[tuple[int, ...], str]], kernels: int | None = None) -> str:
+    """TA906's message: for one kernel, or (`kernels`) once for every kernel of a run no entry
+    configures, with each block size assumed and where it came from ("default", "option" for
+    --block-size, "launch_bounds" for a kernel's own __launch_bounds__ maximum)."""
+    blocks = " or ".join("x".join(map(str, dims)) + _FROM.get(origin, "") for dims, origin in assumed)
+    matches = "matches" if kernels is None else f"matches {plural(kernels, 'kernel')}"
+    return f"no [[kernels]] entry {matches}; assumed block {blocks}, no dynamic shared memory"
+
+
+_FROM = {"launch_bounds": " (from __launch_bounds__)", "option": " (--block-size)"}
 
 
 _SPILLING_AT_CAP = (_ENTRY.format("_Z4stepPf") + "ptxas info    : Function properties for _Z4stepPf\n"
