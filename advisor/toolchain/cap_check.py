@@ -15,7 +15,7 @@ import os
 import re
 import tempfile
 
-from .compile import Build
+from .compile import Build, Compiler
 
 CHECKED = ("TA301", "TA304")
 _BOUNDS = re.compile(r"__launch_bounds__\s*\([^)]*\)")
@@ -104,7 +104,14 @@ def check_caps(kernels: list, builds: dict, compiler) -> list:
             planned.append((kernel, [(i, change, build if build is not None else
                                       _copy_build(kernel, change, source, scratch))
                                      for i, change, build in wanted]))
-        results = compiler.run(dict.fromkeys(b for _, wanted in planned for _, _, b in wanted if b is not None))
+        wanted_builds = dict.fromkeys(b for _, wanted in planned for _, _, b in wanted if b is not None)
+        # A copy lives in a directory made for this run: its report could never be served again,
+        # so copies are built without the disk cache; the flag builds share it, as frontier's do.
+        copies = [b for b in wanted_builds if b.source.startswith(scratch)]
+        results = compiler.run(b for b in wanted_builds if not b.source.startswith(scratch))
+        if copies:
+            uncached = Compiler(compiler.toolchain, compiler.settings._replace(cache=False))
+            results += uncached.run(copies)
         by_build = {r.build: {u.name: u for u in r.usage()} for r in results}
     checked = []
     for kernel, wanted in planned:
