@@ -1,0 +1,165 @@
+"""Profiled launches beside the engine: for each launch of an Nsight Compute
+export, the engine recomputes the theoretical occupancy and every block limit
+from the launch's own figures (registers, static/dynamic/driver shared memory,
+the shared-memory configuration the driver chose, block, grid, cluster, the
+compute capability and SM count), each disagreement with the report named;
+the achieved occupancy and waves per SM go beside it, and the gap between
+theoretical and achieved is explained with numbers where the launch's shape
+explains it (advisor/rules/families/ta0_measured.py words the findings)."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from ..specs.catalog import UnknownArchError, shipped_catalog
+from ..specs.records import Arch
+from .engine.limits import shared_mem_preference
+from .engine.occupancy import Occupancy, occupancy
+from .engine.shared_config import SharedMemConfig, predict_shared_mem_config
+from .launch import LaunchConfig
+from .readers.ncu import ProfiledLaunch
+
+# Report figure -> engine block-limit name (cudaOccLimitingFactor order).
+BLOCK_LIMITS = {
+    "block_limit_warps": "warps", "block_limit_registers": "registers",
+    "block_limit_shared_mem": "shared_memory", "block_limit_sm": "blocks", "block_limit_barriers": "barriers",
+}
+REPORT_BLOCK_LIMITS = {name: key for key, name in BLOCK_LIMITS.items()}
+PERCENT_PRINTED = 0.005  # ncu prints percentages and waves to two decimals
+REQUIRED = ("registers", "static_shared_mem", "dynamic_shared_mem", "shared_mem_config_size", "sm_count",
+            "theoretical_occupancy", "achieved_occupancy")
+
+
+class Disagreement(NamedTuple):
+    figure: str  # the report's metric key
+    report: float
+    engine: float
+
+
+class Measured(NamedTuple):
+    """One profiled launch: the engine's figures from its launch, and the report's."""
+    launch: ProfiledLaunch
+    arch: Arch
+    config: LaunchConfig
+    result: Occupancy  # the engine's, under the configuration the driver chose
+    waves_per_sm: float | None  # the engine's: grid / (resident blocks x SMs)
+    barriers: int | None  # barriers per block, taken from the report's barrier limit (the export lacks the count)
+    predicted_config: SharedMemConfig | None  # the driver's choice as predicted with no carveout preference
+    disagreements: tuple[Disagreement, ...]
+
+    @property
+    def report(self) -> dict:
+        return self.launch.metrics
+
+
+class MeasuredError(ValueError):
+    """A launch the engine cannot take: a figure missing, or an unknown compute capability."""
+
+
+def arch_of(launch: ProfiledLaunch) -> Arch:
+    try:
+        return shipped_catalog().resolve(launch.compute_capability).arch
+    except UnknownArchError:
+        raise MeasuredError(f"compute capability {launch.compute_capability[:8]!r} of {launch.kernel[:60]} "
+                            "is not one the specs know") from None
+
+
+def carveout_for_config(arch: Arch, config: float) -> int | None:
+    """The smallest carveout percentage under which the engine configures `config` bytes (the
+    report's size, printed possibly rounded to 10 bytes), or None if none does."""
+    for percent in range(101):
+        if abs(shared_mem_preference(arch, percent) - config) <= 10:
+            return percent
+    return None
+
+
+def barriers_for_limit(arch: Arch, limit: float | None) -> int | None:
+    """The barrier count per block that gives the report's barrier limit (the smallest, or None)."""
+    if limit is None or not arch.barriers_per_block_slot:
+        return None
+    available = arch.max_blocks_per_sm * arch.barriers_per_block_slot
+    return next((n for n in range(1, 17) if available // n == limit), None)
+
+
+def launch_config(launch: ProfiledLaunch, arch: Arch, carveout: int, barriers: int | None) -> LaunchConfig:
+    m = launch.metrics
+    static, dynamic = int(round(m["static_shared_mem"])), int(round(m["dynamic_shared_mem"]))
+    cluster = int(m.get("cluster_size", 0)) or None
+    return LaunchConfig(registers=int(m["registers"]), block_size=math.prod(launch.block), block_dims=launch.block,
+                        static_shared_mem=static, dynamic_shared_mem=dynamic, carveout=carveout,
+                        opt_in=static + dynamic > arch.shared_mem_per_block, barriers=barriers or 1,
+                        grid_size=math.prod(launch.grid), sm_count=int(m["sm_count"]), cluster_size=cluster)
+
+
+def measure(launch: ProfiledLaunch) -> Measured:
+    """The engine beside one profiled launch."""
+    missing = [key for key in REQUIRED if key not in launch.metrics]
+    if missing:
+        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}) lacks {', '.join(missing)}: "
+                            "profile with --section Occupancy --section LaunchStats")
+    arch = arch_of(launch)
+    carveout = carveout_for_config(arch, launch.metrics["shared_mem_config_size"])
+    if carveout is None:
+        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}): shared memory configuration "
+                            f"{launch.metrics['shared_mem_config_size']:.0f} bytes is none of {arch.sm}'s")
+    barriers = barriers_for_limit(arch, launch.metrics.get("block_limit_barriers"))
+    config = launch_config(launch, arch, carveout, barriers)
+    result = occupancy(arch, config)
+    within = [result] + [occupancy(arch, c) for c in _rounded_ends(launch, config)]
+    return Measured(launch, arch, config, result, _waves(result, config), barriers,
+                    _prediction(arch, result), tuple(_disagreements(launch, arch, within, config)))
+
+
+def _rounded_ends(launch: ProfiledLaunch, config: LaunchConfig) -> list[LaunchConfig]:
+    """Where the export rounded the shared memory sizes (a scaled unit: 4.10 Kbyte), the launch at
+    both ends of what the printed figures allow: a report figure between theirs agrees."""
+    static = launch.rounding.get("static_shared_mem", 0)
+    dynamic = launch.rounding.get("dynamic_shared_mem", 0)
+    if not static and not dynamic:
+        return []
+    ends = []
+    for sign in (-1, 1):
+        ends.append(config._replace(static_shared_mem=max(0, math.ceil(config.static_shared_mem + sign * static)),
+                                    dynamic_shared_mem=max(0, math.ceil(config.dynamic_shared_mem + sign * dynamic))))
+    return ends
+
+
+def _waves(result: Occupancy, config: LaunchConfig) -> float | None:
+    if not result.active_blocks_per_sm or not config.sm_count or config.grid_size is None:
+        return None
+    return config.grid_size / (result.active_blocks_per_sm * config.sm_count)
+
+
+def _prediction(arch: Arch, result: Occupancy) -> SharedMemConfig | None:
+    """The configuration the driver picks with no carveout preference set."""
+    others = [v for k, v in result.block_limits.items() if k != "shared_memory" and v is not None]
+    kernel = result.kernel
+    return predict_shared_mem_config(arch, min(others), result.allocated_shared_mem_per_block,
+                                     kernel.static_shared_mem + kernel.dynamic_shared_mem, -1)
+
+
+def _engine_figures(arch: Arch, result: Occupancy, config: LaunchConfig) -> dict[str, tuple[float, float]]:
+    """The engine's value of each report figure, with the tolerance the report's printing allows."""
+    figures = {key: (result.block_limits[name], 0) for key, name in BLOCK_LIMITS.items()
+               if result.block_limits.get(name) is not None}
+    figures["theoretical_warps"] = (result.active_warps_per_sm, 0)
+    figures["theoretical_occupancy"] = (100 * result.occupancy, PERCENT_PRINTED)
+    figures["driver_shared_mem"] = (arch.reserved_shared_mem_per_block, 10)
+    waves = _waves(result, config)
+    if waves is not None:
+        figures["waves_per_sm"] = (waves, PERCENT_PRINTED)
+    return figures
+
+
+def _disagreements(launch: ProfiledLaunch, arch: Arch, within: list[Occupancy], config: LaunchConfig):
+    """Report figures the engine does not reproduce: outside the engine's values at every end."""
+    m = launch.metrics
+    ends = [_engine_figures(arch, result, config) for result in within]
+    for key, (engine, tolerance) in ends[0].items():
+        if key not in m:
+            continue
+        values = [end[key][0] for end in ends if key in end]
+        low, high = min(values) - tolerance - 1e-9, max(values) + tolerance + 1e-9
+        if not low <= m[key] <= high:
+            yield Disagreement(key, m[key], engine)
