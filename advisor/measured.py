@@ -27,8 +27,7 @@ BLOCK_LIMITS = {
 }
 REPORT_BLOCK_LIMITS = {name: key for key, name in BLOCK_LIMITS.items()}
 PERCENT_PRINTED = 0.005  # ncu prints percentages and waves to two decimals
-REQUIRED = ("registers", "static_shared_mem", "dynamic_shared_mem", "shared_mem_config_size", "sm_count",
-            "theoretical_occupancy", "achieved_occupancy")
+REQUIRED = ("registers", "static_shared_mem", "dynamic_shared_mem", "shared_mem_config_size", "sm_count")
 
 
 class Disagreement(NamedTuple):
@@ -163,3 +162,51 @@ def _disagreements(launch: ProfiledLaunch, arch: Arch, within: list[Occupancy], 
         low, high = min(values) - tolerance - 1e-9, max(values) + tolerance + 1e-9
         if not low <= m[key] <= high:
             yield Disagreement(key, m[key], engine)
+
+
+class LaunchShape(NamedTuple):
+    """How a launch's grid lays out over the SMs, and the occupancy that layout allows, assuming
+    blocks of equal duration: on the SMs that hold blocks (the SMs Nsight Compute's achieved
+    figure averages over) and over the whole GPU for the launch's duration."""
+    grid: int
+    slots: int  # resident blocks per SM x SMs: blocks in one full wave
+    sm_count: int
+    full_waves: int
+    last_wave_blocks: int  # blocks of the last, partial wave (0: none)
+    last_wave_sms: int  # SMs the last wave keeps busy
+    busy_sm_bound: float  # percent: occupancy at most, on the SMs holding blocks
+    gpu_bound: float  # percent: occupancy at most, over every SM for the whole launch
+
+    @property
+    def waves(self) -> float:
+        return self.grid / self.slots
+
+
+def launch_shape(measured: Measured) -> LaunchShape | None:
+    """The layout of the launch's grid over the SMs; None when the engine says nothing fits."""
+    result, config = measured.result, measured.config
+    blocks, sms, grid = result.active_blocks_per_sm, config.sm_count, config.grid_size
+    if not blocks or not sms or not grid:
+        return None
+    slots = blocks * sms
+    full, rest = divmod(grid, slots)
+    warps = result.warps_per_block / result.max_warps_per_sm * 100
+    rest_sms = min(rest, sms)
+    if full == 0:  # one partial wave: the grid spread over the SMs it reaches
+        busy = grid / rest_sms * warps
+    else:  # each wave lasts one block's time; the last one keeps rest_sms SMs busy
+        busy = grid * warps / (full * sms + rest_sms)
+    gpu = grid * warps / ((full + (1 if rest else 0)) * sms)
+    theoretical = 100 * result.occupancy
+    return LaunchShape(grid, slots, sms, full, rest, rest_sms, min(busy, theoretical), min(gpu, theoretical))
+
+
+def findings_of(measured: Measured, selection=None, minimum: float | None = None) -> list:
+    """The TA0xx findings on one profiled launch, worst first (and the config rules' are not here:
+    lint adds them from the engine's result)."""
+    from .rules import MeasuredContext, RuleSelection, finding_order, measured_findings
+
+    context = MeasuredContext(measured, launch_shape(measured), minimum)
+    findings = measured_findings(context, selection or RuleSelection())
+    findings.sort(key=finding_order)
+    return findings

@@ -225,7 +225,7 @@ class _Assembler:
 def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
     """Launches from the lines of an export (a file's, or ncu's output)."""
     result = NcuReadResult()
-    numbered = _csv_lines(lines)
+    numbered = _CsvLines(lines)
     reader = csv.reader(line for _, line in numbered)
     assembler: _Assembler | None = None
     width = 0
@@ -262,7 +262,7 @@ def _header(row: list[str], name: str, result: NcuReadResult, number: int):
     return _Assembler(name, columns, result), max(columns[t] for t in REQUIRED_COLUMNS) + 1
 
 
-class _csv_lines:
+class _CsvLines:
     """Lines that may be CSV rows, each with its line number: ncu's own ==PROF==/==WARNING==
     lines and the profiled program's output (which never start with a quote) are left out."""
 
@@ -271,9 +271,10 @@ class _csv_lines:
         self.number = 0
 
     def __iter__(self):
-        for self.number, line in enumerate(self.lines, 1):
+        for number, line in enumerate(self.lines, 1):
+            self.number = number
             if line.startswith('"'):
-                yield self.number, line
+                yield number, line
 
 
 def _dims(text: str) -> tuple[int, ...] | None:
