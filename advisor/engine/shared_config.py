@@ -51,14 +51,18 @@ def predict_shared_mem_config(arch: Arch, blocks_without_shared: int, allocated_
     if one_block is None:
         return None
     if carveout != CARVEOUT_DEFAULT:
-        asked = align_up_shared_mem(arch, carveout * arch.shared_mem_per_sm // 100) or arch.shared_mem_per_sm
+        asked = align_up_shared_mem(arch, carveout * arch.shared_mem_per_sm // 100)
+        if asked is None:
+            asked = arch.shared_mem_per_sm
         size = max(asked, one_block)
         if used_shared_mem == 0 and size < SMALLEST_UNSHARED:
             return _config(arch, None, size, "unknown: no shared memory used and a carveout under 32 KB")
         return _config(arch, size, size, "carveout")
     blocks = min(blocks_without_shared, arch.shared_mem_per_sm // allocated_per_block) if allocated_per_block else 0
     need = blocks * allocated_per_block if blocks and blocks < INT_MAX else allocated_per_block
-    smallest = align_up_shared_mem(arch, need) or arch.shared_mem_per_sm
+    smallest = align_up_shared_mem(arch, need)
+    if smallest is None:
+        smallest = arch.shared_mem_per_sm
     if need > KNOWN_ABOVE:
         return _config(arch, smallest, smallest, "default")
     return _config(arch, None, smallest, "unknown: the most resident blocks need 64 KB or less")
