@@ -14,9 +14,9 @@ from typing import NamedTuple
 
 from ..specs.catalog import UnknownArchError, shipped_catalog
 from ..specs.records import Arch
-from .engine.limits import shared_mem_preference
+from .engine.limits import CARVEOUT_DEFAULT, shared_mem_preference
 from .engine.occupancy import Occupancy, occupancy
-from .engine.shared_config import SharedMemConfig, predict_shared_mem_config
+from .engine.shared_config import SharedMemConfig, predicted_config_of
 from .launch import LaunchConfig
 from .readers.ncu import ProfiledLaunch
 
@@ -131,11 +131,9 @@ def _waves(result: Occupancy, config: LaunchConfig) -> float | None:
 
 
 def _prediction(arch: Arch, result: Occupancy) -> SharedMemConfig | None:
-    """The configuration the driver picks with no carveout preference set."""
-    others = [v for k, v in result.block_limits.items() if k != "shared_memory" and v is not None]
-    kernel = result.kernel
-    return predict_shared_mem_config(arch, min(others), result.allocated_shared_mem_per_block,
-                                     kernel.static_shared_mem + kernel.dynamic_shared_mem, -1)
+    """The configuration the driver picks with no carveout preference set (the export does not
+    say which preference the program set)."""
+    return predicted_config_of(result._replace(kernel=result.kernel._replace(carveout=CARVEOUT_DEFAULT)))
 
 
 def _engine_figures(arch: Arch, result: Occupancy, config: LaunchConfig) -> dict[str, tuple[float, float]]:

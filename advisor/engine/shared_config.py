@@ -18,7 +18,9 @@ asks for, or the largest one; the driver often picks a smaller one:
   configuration as a lower bound, never seen violated.
 
 Only architectures whose shared memory is a carveout of the L1 (7.0 and later)
-have configurations; elsewhere there is nothing to predict."""
+have configurations; elsewhere there is nothing to predict. On the carveout
+architectures not recorded the size is unknown, at least the configuration
+that holds one block."""
 
 from __future__ import annotations
 
@@ -27,6 +29,7 @@ from typing import NamedTuple
 from ...specs.records import Arch
 from .limits import CARVEOUT_DEFAULT, INT_MAX, align_up_shared_mem
 
+RECORDED_ON = frozenset({"9.0"})  # compute capabilities the rule was recorded on
 KNOWN_ABOVE = 64 * 1024  # default preference: the rule holds on every recording whose need is larger
 SMALLEST_UNSHARED = 32 * 1024  # a kernel using no shared memory never got less (carveout 0 asked for 0)
 
@@ -50,6 +53,8 @@ def predict_shared_mem_config(arch: Arch, blocks_without_shared: int, allocated_
     one_block = align_up_shared_mem(arch, allocated_per_block)
     if one_block is None:
         return None
+    if arch.cc not in RECORDED_ON:
+        return _config(arch, None, one_block, f"unknown: recorded on {', '.join(sorted(RECORDED_ON))} only")
     if carveout != CARVEOUT_DEFAULT:
         asked = align_up_shared_mem(arch, carveout * arch.shared_mem_per_sm // 100)
         if asked is None:
@@ -72,3 +77,14 @@ def _config(arch: Arch, size: int | None, at_least: int, rule: str) -> SharedMem
     capacity = arch.l1_shared_total  # the unified L1/shared memory per SM, from the spec
     l1 = capacity - size if (capacity and size is not None) else None
     return SharedMemConfig(size, at_least, rule, l1)
+
+
+def predicted_config_of(result) -> SharedMemConfig | None:
+    """predict_shared_mem_config for an occupancy result (its kernel's carveout preference);
+    None where the architecture has no carveout or nothing launches."""
+    if result.errors:
+        return None
+    others = [v for k, v in result.block_limits.items() if k != "shared_memory" and v is not None]
+    kernel = result.kernel
+    return predict_shared_mem_config(result.arch, min(others), result.allocated_shared_mem_per_block,
+                                     kernel.static_shared_mem + kernel.dynamic_shared_mem, kernel.carveout)

@@ -3,7 +3,7 @@ once per test session, and each launch's carveout preference from the program's 
 
 import gzip
 import io
-from functools import lru_cache
+from functools import cache
 
 from tuneadvise.advisor.readers.ncu import read_lines
 
@@ -21,7 +21,7 @@ def text(name: str) -> str:
         return handle.read()
 
 
-@lru_cache(maxsize=None)
+@cache
 def launches(name: str) -> tuple:
     result = read_lines(io.StringIO(text(name)), f"{name}.csv")
     assert not result.problems, result.problems

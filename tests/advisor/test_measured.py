@@ -6,8 +6,7 @@ import math
 
 import pytest
 
-from tuneadvise.advisor.measured import launch_shape, measure
-from tuneadvise.advisor.measured import findings_of
+from tuneadvise.advisor.measured import findings_of, launch_shape, measure
 
 from ..probes.test_probes import engine_one_block_fewer
 from .ncu_fixtures import EXPORTS, PROGRAMS, launches
