@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from ..specs.catalog import UnknownArchError, shipped_catalog
+from ..specs.errors import UnknownArchError
+from ..specs.resolve import resolve_arch
 from ..specs.records import Arch
 from .engine.limits import CARVEOUT_DEFAULT, shared_mem_preference
 from .engine.occupancy import Occupancy, occupancy
@@ -58,7 +59,7 @@ class MeasuredError(ValueError):
 
 def arch_of(launch: ProfiledLaunch) -> Arch:
     try:
-        return shipped_catalog().resolve(launch.compute_capability).arch
+        return resolve_arch(launch.compute_capability)
     except UnknownArchError:
         raise MeasuredError(f"compute capability {launch.compute_capability[:8]!r} of {launch.kernel[:60]} "
                             "is not one the specs know") from None
