@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from ..specs.errors import UnknownArchError
+from ..specs.names import UnknownArchError
 from ..specs.resolve import resolve_arch
 from ..specs.records import Arch
 from .engine.limits import CARVEOUT_DEFAULT, shared_mem_preference
