@@ -90,6 +90,7 @@ class LintedKernel(NamedTuple):
     result: Occupancy
     findings: tuple[Finding, ...]  # worst first
     location: tuple[str, int | None]
+    measured: dict | None = None  # a profiled launch's report figures (advisor/lint/profiled.py)
 
     @property
     def worst(self) -> int:
@@ -378,12 +379,19 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     compile_sources = [] if build_output else [p for p in paths if p.lower().endswith(COMPILED_SUFFIXES)]
     if compile_sources and not (options.archs or options.config.arch):  # before reading anything
         raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
+    from .profiled import lint_profile, profile_path
+
     gathered = ReadResult()
     index = SourceIndex()
     source_texts = []
+    profiled = []  # kernel entries of profiled launches, each analysed from its own figures
     for path in paths:
         if path == "-":
             read_text(stdin, "<stdin>", gathered)
+        elif profile_path(path):
+            kernels, problems = lint_profile(path, options)
+            profiled += kernels
+            gathered.problems += problems
         elif path.lower().endswith(SOURCE_SUFFIXES):
             _read_source(path, gathered, index, source_texts, compiled=path in compile_sources)
         else:
@@ -396,6 +404,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     if compile_sources or (build is not None and build.compile_commands):
         _compile_into(compile_sources, options, build or BuildSettings(), gathered, index, source_texts)
     report = lint_records(gathered.records, options, index)
+    report.kernels += profiled
     report.problems = gathered.problems + report.problems
     report.ptx_only = gathered.ptx_only
     if source_texts:

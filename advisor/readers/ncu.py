@@ -100,7 +100,11 @@ class NcuReadResult:
 
 
 class NcuConversionError(Exception):
-    """A .ncu-rep that cannot be converted here (no ncu on PATH, or ncu failed): exit 3."""
+    """A .ncu-rep that ncu could not convert."""
+
+
+class NcuMissing(NcuConversionError):
+    """A .ncu-rep and no ncu on PATH to convert it: the one sentence on how to export the CSV."""
 
 
 def is_ncu_export(head: bytes) -> bool:
@@ -134,7 +138,7 @@ def read_ncu(path: str | Path) -> NcuReadResult:
 def _converted_lines(path: Path) -> Iterator[str]:
     ncu = shutil.which("ncu")
     if ncu is None:
-        raise NcuConversionError(EXPORT_HINT.format(name=path.name))
+        raise NcuMissing(EXPORT_HINT.format(name=path.name))
     try:
         done = subprocess.run([ncu, "--import", str(path), "--csv"], capture_output=True, text=True,
                               errors="replace", timeout=CONVERT_TIMEOUT_S, check=False)
