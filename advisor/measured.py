@@ -13,8 +13,8 @@ import math
 from typing import NamedTuple
 
 from ..specs.names import UnknownArchError
-from ..specs.resolve import resolve_arch
 from ..specs.records import Arch
+from ..specs.resolve import resolve_arch
 from .engine.limits import CARVEOUT_DEFAULT, shared_mem_preference
 from .engine.occupancy import Occupancy, occupancy
 from .engine.shared_config import SharedMemConfig, predicted_config_of
