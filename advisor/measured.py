@@ -84,12 +84,24 @@ def barriers_for_limit(arch: Arch, limit: float | None) -> int | None:
 
 def launch_config(launch: ProfiledLaunch, arch: Arch, carveout: int, barriers: int | None) -> LaunchConfig:
     m = launch.metrics
-    static, dynamic = int(round(m["static_shared_mem"])), int(round(m["dynamic_shared_mem"]))
+    static = _likely_size(m["static_shared_mem"], launch.rounding.get("static_shared_mem", 0))
+    dynamic = _likely_size(m["dynamic_shared_mem"], launch.rounding.get("dynamic_shared_mem", 0))
     cluster = int(m.get("cluster_size", 0)) or None
     return LaunchConfig(registers=int(m["registers"]), block_size=math.prod(launch.block), block_dims=launch.block,
                         static_shared_mem=static, dynamic_shared_mem=dynamic, carveout=carveout,
                         opt_in=static + dynamic > arch.shared_mem_per_block, barriers=barriers or 1,
                         grid_size=math.prod(launch.grid), sm_count=int(m["sm_count"]), cluster_size=cluster)
+
+
+def _likely_size(printed: float, rounding: float) -> int:
+    """A byte count ncu printed in a scaled unit (4.10 Kbyte: 4095..4105 bytes): the multiple of
+    16 bytes within the rounding where there is one, as shared memory sizes almost always are;
+    the figures at both ends of the rounding are still checked (_rounded_ends)."""
+    if rounding:
+        nearest = int(round(printed / 16)) * 16
+        if abs(nearest - printed) <= rounding:
+            return nearest
+    return int(round(printed))
 
 
 def measure(launch: ProfiledLaunch) -> Measured:
