@@ -4,9 +4,11 @@ launch. Read as a stream, one launch held at a time: rows of a launch are
 consecutive, keyed by (Process ID, ID). Only the Launch Statistics, Occupancy
 and Speed Of Light figures the occupancy analysis reads are kept; values are
 converted from ncu's units (SI prefixes, thousands separators) to bytes,
-nanoseconds, percent or plain counts. Lines that are not CSV rows (ncu's
-==PROF== lines, the program's own output) are skipped; a row that does not
-parse is reported as (file, line, what was expected) and the rest is read."""
+nanoseconds, percent or plain counts. Lines that are not rows of the export
+(ncu's ==PROF== lines, the program's own output) are skipped; a row that does
+not parse is reported as (file, line, what was expected) and the rest is read.
+A line longer than MAX_LINE is dropped unread, and csv's field limit bounds a
+quoted field that never closes."""
 
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from pathlib import Path
 NCU_REP_MAGIC = b"NVR\0"  # a saved .ncu-rep report
 HEADER_START = '"ID","Process ID"'
 MAX_LINE = 1 << 20  # no real row is near this: a kernel name of kilobytes, a rule's paragraph
+CHUNK = 1 << 20
 MAX_LAUNCHES = 1_000_000  # a 100 MB export holds about 15,000
 MAX_PROBLEMS = 100
 CONVERT_TIMEOUT_S = 300
@@ -151,19 +154,22 @@ def _converted_lines(path: Path) -> Iterator[str]:
 
 
 def _bounded_lines(handle) -> Iterator[str]:
-    """The file's lines, each cut at MAX_LINE characters (the rest of an overlong line is dropped)."""
+    """The file's lines (without their newline), read a chunk at a time; a line longer than
+    MAX_LINE is dropped whole, never held."""
+    tail, skipping = "", False
     while True:
-        line = handle.readline(MAX_LINE)
-        if not line:
+        chunk = handle.read(CHUNK)
+        if not chunk:
+            if tail and not skipping:
+                yield tail
             return
-        if len(line) == MAX_LINE and not line.endswith("\n"):
-            while True:  # skip to the end of the overlong line
-                rest = handle.readline(MAX_LINE)
-                if not rest or rest.endswith("\n"):
-                    break
-            yield "\0overlong\n"
-            continue
-        yield line
+        lines = (tail + chunk).split("\n")
+        tail = lines.pop()
+        if skipping and lines:  # the rest of an overlong line ends at the first newline
+            lines[0], skipping = "\0overlong", False
+        if len(tail) > MAX_LINE:
+            tail, skipping = "", True
+        yield from lines
 
 
 class _Assembler:
@@ -171,8 +177,10 @@ class _Assembler:
 
     def __init__(self, name: str, columns: dict[str, int], result: NcuReadResult):
         self.name, self.columns, self.result = name, columns, result
+        self.process, self.launch = columns["Process ID"], columns["ID"]
+        self.metric, self.unit, self.value = columns["Metric Name"], columns["Metric Unit"], columns["Metric Value"]
         self.current: ProfiledLaunch | None = None
-        self.key: tuple[str, str] | None = None
+        self.key: tuple[str, str] = ("", "")
         self.bad_launch = False
 
     def problem(self, line: int | None, message: str) -> None:
@@ -180,29 +188,26 @@ class _Assembler:
             self.result.problems.append(Problem(self.name, line, message))
 
     def row(self, row: list[str], number: int) -> None:
-        c = self.columns
-        key = (row[c["Process ID"]], row[c["ID"]])
-        if key != self.key:
+        if row[self.launch] != self.key[1] or row[self.process] != self.key[0]:
             self.finish()
-            self.key = key
+            self.key = (row[self.process], row[self.launch])
             self.current = self._start(row, number)
-        if self.current is None:
+        metric = METRICS.get(row[self.metric])
+        if metric is None or self.current is None:
             return
-        metric = METRICS.get(row[c["Metric Name"]])
-        if metric is None:
-            return
-        text, unit = row[c["Metric Value"]], row[c["Metric Unit"]]
-        if text == "n/a":
-            return
-        value = _number(text, unit)
+        text, unit = row[self.value], row[self.unit]
+        factor = UNIT_FACTORS.get(unit) or _factor(unit)
+        value = _number(text, factor)
         if value is None:
-            self.problem(number, f"{row[c['Metric Name']]}: expected a number in a known unit, got "
-                                 f"{row[c['Metric Value']][:40]!r} {row[c['Metric Unit']][:20]!r}")
+            if text != "n/a":
+                self.problem(number, f"{row[self.metric]}: expected a number in a known unit, got "
+                                     f"{text[:40]!r} {unit[:20]!r}")
             return
         self.current.metrics[metric] = value
-        rounding = _rounding(text, unit)
-        if rounding >= 1:
-            self.current.rounding[metric] = rounding
+        if factor > 1:  # a scaled unit: the printed digits round the value
+            rounding = _rounding(text, factor)
+            if rounding >= 1:
+                self.current.rounding[metric] = rounding
 
     def _start(self, row: list[str], number: int) -> ProfiledLaunch | None:
         c = self.columns
@@ -227,24 +232,26 @@ class _Assembler:
 
 
 def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
-    """Launches from the lines of an export (a file's, or ncu's output)."""
+    """Launches from the lines of an export (a file's, or ncu's output). Lines that are not rows
+    of the export (ncu's ==PROF== lines, the program's output) parse as rows that name no
+    launch and are skipped."""
     result = NcuReadResult()
-    numbered = _CsvLines(lines)
-    reader = csv.reader(line for _, line in numbered)
+    reader = csv.reader(lines)
     assembler: _Assembler | None = None
     width = 0
     try:
         for row in reader:
-            number = numbered.number
             if assembler is None or (row and row[0] == "ID"):
-                assembler, width = _header(row, name, result, number) or (assembler, width)
+                assembler, width = _header(row, name, result, reader.line_num) or (assembler, width)
                 continue
             if len(row) < width:
-                assembler.problem(number, f"expected {width} columns as the header names, got {len(row)}")
+                if len(row) > 1 and row[0].isdigit():  # a launch's row, cut short
+                    assembler.problem(reader.line_num, f"expected {width} columns as the header names, "
+                                                       f"got {len(row)}")
                 continue
-            assembler.row(row, number)
+            assembler.row(row, reader.line_num)
     except csv.Error as exc:
-        result.problems.append(Problem(name, numbered.number, f"not CSV: {exc}"))
+        result.problems.append(Problem(name, reader.line_num, f"not CSV: {exc}"))
     if assembler is None:
         result.problems.append(Problem(name, None, "expected the CSV that `ncu --csv` prints "
                                                    "(a header row starting \"ID\",\"Process ID\")"))
@@ -266,21 +273,6 @@ def _header(row: list[str], name: str, result: NcuReadResult, number: int):
     return _Assembler(name, columns, result), max(columns[t] for t in REQUIRED_COLUMNS) + 1
 
 
-class _CsvLines:
-    """Lines that may be CSV rows, each with its line number: ncu's own ==PROF==/==WARNING==
-    lines and the profiled program's output (which never start with a quote) are left out."""
-
-    def __init__(self, lines: Iterable[str]):
-        self.lines = lines
-        self.number = 0
-
-    def __iter__(self):
-        for number, line in enumerate(self.lines, 1):
-            self.number = number
-            if line.startswith('"'):
-                yield number, line
-
-
 def _dims(text: str) -> tuple[int, ...] | None:
     parts = text.strip("() ").split(",")
     if not 1 <= len(parts) <= 3 or not all(p.strip().isdigit() and len(p.strip()) <= 10 for p in parts):
@@ -288,18 +280,19 @@ def _dims(text: str) -> tuple[int, ...] | None:
     return tuple(int(p) for p in parts)
 
 
-def _rounding(value: str, unit: str) -> float:
-    """Half the last printed digit, in the base unit (0 for a base unit: exact up to its integer)."""
-    factor = UNIT_FACTORS.get(unit.split("/", 1)[0], 1)
-    if factor == 1:
-        return 0.0
+def _factor(unit: str) -> float:
+    """The factor of a unit with a denominator ("Kbyte/block"); 0 for an unknown unit."""
+    return UNIT_FACTORS.get(unit.split("/", 1)[0], 0)
+
+
+def _rounding(value: str, factor: float) -> float:
+    """Half the last printed digit, in the base unit."""
     decimals = len(value) - value.index(".") - 1 if "." in value else 0
     return factor * 0.5 * 10.0 ** -decimals
 
 
-def _number(value: str, unit: str) -> float | None:
-    factor = UNIT_FACTORS.get(unit.split("/", 1)[0])
-    if factor is None:
+def _number(value: str, factor: float) -> float | None:
+    if not factor:
         return None
     text = value.replace(",", "")
     if not text or len(text) > 40:
