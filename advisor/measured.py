@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+from ..specs.errors import InputError
 from ..specs.names import UnknownArchError
 from ..specs.records import Arch
 from ..specs.resolve import resolve_arch
@@ -83,14 +84,22 @@ def barriers_for_limit(arch: Arch, limit: float | None) -> int | None:
 
 
 def launch_config(launch: ProfiledLaunch, arch: Arch, carveout: int, barriers: int | None) -> LaunchConfig:
+    """The launch's figures through the one parser (LaunchConfig.from_mapping), which refuses
+    values no architecture allows (a hand-edited or corrupt export) with an InputError."""
     m = launch.metrics
     static = _likely_size(m["static_shared_mem"], launch.rounding.get("static_shared_mem", 0))
     dynamic = _likely_size(m["dynamic_shared_mem"], launch.rounding.get("dynamic_shared_mem", 0))
     cluster = int(m.get("cluster_size", 0)) or None
-    return LaunchConfig(registers=int(m["registers"]), block_size=math.prod(launch.block), block_dims=launch.block,
-                        static_shared_mem=static, dynamic_shared_mem=dynamic, carveout=carveout,
-                        opt_in=static + dynamic > arch.shared_mem_per_block, barriers=barriers or 1,
-                        grid_size=math.prod(launch.grid), sm_count=int(m["sm_count"]), cluster_size=cluster)
+    return LaunchConfig.from_mapping({
+        "registers": _whole(m["registers"]), "block_size": list(launch.block), "shared_mem": static,
+        "dynamic_shared_mem": dynamic, "carveout": carveout, "opt_in": static + dynamic > arch.shared_mem_per_block,
+        "barriers": barriers or 1, "grid_size": math.prod(launch.grid), "sm_count": _whole(m["sm_count"]),
+        "cluster_size": cluster})
+
+
+def _whole(value: float) -> int | float:
+    """An integral figure as an int; anything else as it is, for the parser to refuse."""
+    return int(value) if float(value).is_integer() else value
 
 
 def _likely_size(printed: float, rounding: float) -> int:
@@ -116,7 +125,10 @@ def measure(launch: ProfiledLaunch) -> Measured:
         raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}): shared memory configuration "
                             f"{launch.metrics['shared_mem_config_size']:.0f} bytes is none of {arch.sm}'s")
     barriers = barriers_for_limit(arch, launch.metrics.get("block_limit_barriers"))
-    config = launch_config(launch, arch, carveout, barriers)
+    try:
+        config = launch_config(launch, arch, carveout, barriers)
+    except InputError as exc:
+        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}): {exc}") from None
     result = occupancy(arch, config)
     within = [result] + [occupancy(arch, c) for c in _rounded_ends(launch, config)]
     return Measured(launch, arch, config, result, _waves(result, config), barriers,

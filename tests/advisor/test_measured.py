@@ -5,8 +5,12 @@ and the gap explanations held to what the programs were built to show."""
 import math
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tuneadvise.advisor.measured import findings_of, launch_shape, measure
+from tuneadvise.advisor.lint.profiled import measured_document
+from tuneadvise.advisor.measured import MeasuredError, findings_of, launch_shape, measure
+from tuneadvise.advisor.readers.ncu import METRICS, ProfiledLaunch
 
 from ..probes.test_probes import engine_one_block_fewer
 from .ncu_fixtures import EXPORTS, PROGRAMS, launches
@@ -121,3 +125,28 @@ def test_waves_per_sm_beside_theoretical():
     for launch in launches("ncu_smem"):
         measured = measure(launch)
         assert math.isclose(measured.waves_per_sm, launch.metrics["waves_per_sm"], abs_tol=0.0051)  # ncu rounds to two decimals
+
+
+figure = st.one_of(st.integers(-5, 300_000).map(float), st.floats(allow_nan=False, allow_infinity=False, width=32),
+                   st.sampled_from([0.0, 1.0, 2.0**40, 1e300]))
+
+
+@settings(max_examples=300, deadline=None)
+@given(metrics=st.dictionaries(st.sampled_from(sorted(set(METRICS.values()))), figure, max_size=22),
+       block=st.lists(st.integers(0, 5000), min_size=1, max_size=3),
+       grid=st.lists(st.integers(0, 2**31), min_size=1, max_size=3),
+       cc=st.sampled_from(["9.0", "8.0", "12.0", "7.5", "1.0", "", "x"]))
+def test_hostile_figures_are_a_measured_error_or_an_answer(metrics, block, grid, cc):
+    """Figures a hand-edited or corrupt export may hold: an answer, or one MeasuredError naming
+    the launch, never another exception."""
+    base = {"registers": 32.0, "static_shared_mem": 0.0, "dynamic_shared_mem": 0.0,
+            "shared_mem_config_size": 32768.0, "sm_count": 132.0}
+    launch = ProfiledLaunch(file="f.csv", line=1, process_id="1", process_name="p", launch_id=0, kernel="k",
+                            block=tuple(block), grid=tuple(grid), compute_capability=cc,
+                            metrics={**base, **metrics})
+    try:
+        measured = measure(launch)
+    except MeasuredError:
+        return
+    findings_of(measured)
+    measured_document(measured)
