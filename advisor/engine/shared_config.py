@@ -1,14 +1,14 @@
 """The shared-memory configuration the driver picks at launch, as far as the
-recorded launches determine it (tests/fixtures/ncu: 229 launches on a 9.0 GPU),
+recorded launches determine it (tests/fixtures/ncu: the 134 launches on a 9.0
+GPU whose carveout preference the programs logged),
 and the L1 it leaves. cuda_occupancy.h assumes the configuration the carveout
 asks for, or the largest one; the driver often picks a smaller one:
 
 - with a carveout percentage set (cudaFuncAttributePreferredSharedMemoryCarveout),
   the smallest supported configuration holding that percentage of the SM's
-  shared memory, raised to the smallest one holding one block; recorded on
-  41 launches, every one so. A kernel that uses no shared memory and asks
-  for less than 32 KB got 32 KB instead (carveout 0): below 32 KB that case is
-  left unknown.
+  shared memory, raised to the smallest one holding one block: so on 40 of
+  the 41 recorded launches. The other, a kernel that uses no shared memory at
+  carveout 0, got 32 KB: below 32 KB that case is left unknown.
 - with no preference, the smallest configuration that keeps the most resident
   blocks (the occupancy of the largest configuration), where that needs more
   than 64 KB: recorded on 18 launches, every one so. Where it needs 64 KB or
