@@ -44,7 +44,7 @@ def lint_profile(path: str, options: LintOptions) -> tuple[list[LintedKernel], l
     except NcuConversionError as exc:
         return [], [InputProblem(path, None, str(exc))]
     problems = [InputProblem(p.file, p.line, p.message) for p in read.problems]
-    minimum = getattr(options.config, "min_achieved_occupancy", None)
+    minimum = options.config.min_achieved_occupancy
     kernels = []
     for launch in read.launches:
         try:
