@@ -1,5 +1,5 @@
 """The shared-memory configuration the driver picks at launch, as far as the
-recorded launches determine it (tests/fixtures/ncu: the 134 launches on a 9.0
+recorded launches determine it (tests/fixtures/ncu: the 414 launches on a 9.0
 GPU whose carveout preference the programs logged),
 and the L1 it leaves. cuda_occupancy.h assumes the configuration the carveout
 asks for, or the largest one; the driver often picks a smaller one:
@@ -11,10 +11,11 @@ asks for, or the largest one; the driver often picks a smaller one:
   carveout 0, got 32 KB: below 32 KB that case is left unknown.
 - with no preference, the smallest configuration that keeps the most resident
   blocks (the occupancy of the largest configuration), where that needs more
-  than 64 KB: recorded on 18 launches, every one so. Where it needs 64 KB or
+  than 100 KB: recorded on 127 launches, every one so. Where it needs 100 KB or
   less the driver picked larger configurations by a rule the recordings do not
   settle (a 256-thread block needing 8 KB got 32 KB, a 1024-thread block
-  needing 2 KB got 8 KB): the prediction is then unknown, with that smallest
+  needing 2 KB got 8 KB, and 22 launches needing 64 to 100 KB got 132 KB
+  where 100 KB would do): the prediction is then unknown, with that smallest
   configuration as a lower bound, never seen violated.
 
 Only architectures whose shared memory is a carveout of the L1 (7.0 and later)
@@ -30,7 +31,7 @@ from ...specs.records import Arch
 from .limits import CARVEOUT_DEFAULT, INT_MAX, align_up_shared_mem
 
 RECORDED_ON = frozenset({"9.0"})  # compute capabilities the rule was recorded on
-KNOWN_ABOVE = 64 * 1024  # default preference: the rule holds on every recording whose need is larger
+KNOWN_ABOVE = 100 * 1024  # default preference: the rule holds on every recording whose need is larger
 SMALLEST_UNSHARED = 32 * 1024  # a kernel using no shared memory never got less (carveout 0 asked for 0)
 
 
@@ -70,7 +71,7 @@ def predict_shared_mem_config(arch: Arch, blocks_without_shared: int, allocated_
         smallest = arch.shared_mem_per_sm
     if need > KNOWN_ABOVE:
         return _config(arch, smallest, smallest, "default")
-    return _config(arch, None, smallest, "unknown: the most resident blocks need 64 KB or less")
+    return _config(arch, None, smallest, "unknown: the most resident blocks need 100 KB or less")
 
 
 def _config(arch: Arch, size: int | None, at_least: int, rule: str) -> SharedMemConfig:

@@ -12,7 +12,7 @@ from ..helpers import TESTS
 FIXTURES = TESTS / "fixtures" / "ncu"
 # One file per program (ncu --csv), and the two-process export: the launches the analysis is held to.
 PROGRAMS = ("ncu_tails", "ncu_smem", "ncu_imbalance", "ncu_templates", "ncu_cupy", "ncu_torch", "ncu_torch_nn",
-            "ncu_triton")
+            "ncu_triton", "ncu_sweep")
 EXPORTS = PROGRAMS + ("processes", "smem_import", "smem_import_base")
 
 

@@ -1,5 +1,5 @@
 """The engine beside real Nsight Compute reports: every theoretical figure and block limit of
-229 recorded launches (8 programs, tests/fixtures/ncu) recomputed from the launch's own figures,
+509 recorded launches (9 programs, tests/fixtures/ncu) recomputed from the launch's own figures,
 and the gap explanations held to what the programs were built to show."""
 
 import math

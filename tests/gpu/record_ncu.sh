@@ -11,8 +11,9 @@
 #   smem_import*.csv     a saved .ncu-rep converted by `ncu --import --csv`
 #                        (default units, and --print-units base)
 #   device.txt           the device's properties the engine needs
+#   ncu_sweep.csv        the shared-memory configuration sweep (LaunchStats only)
 #
-# Usage: tests/gpu/record_ncu.sh OUTDIR
+# Usage: tests/gpu/record_ncu.sh OUTDIR [sweep]   (sweep: only ncu_sweep.csv)
 set -uo pipefail
 out=${1:?usage: record_ncu.sh OUTDIR}
 here=$(cd "$(dirname "$0")" && pwd)
@@ -21,9 +22,14 @@ build=$(mktemp -d)
 sections=(--section Occupancy --section LaunchStats --section SpeedOfLight)
 prof() { ncu --csv --clock-control none "${sections[@]}" "$@"; }
 
-for p in ncu_tails ncu_smem ncu_imbalance ncu_templates; do
+for p in ncu_tails ncu_smem ncu_imbalance ncu_templates ncu_sweep; do
   nvcc -O2 -arch=sm_90 -o "$build/$p" "$here/$p.cu" || exit 1
 done
+TIMEFORMAT="%R s"
+echo "== ncu_sweep"
+time NCU_MANIFEST="$out/ncu_sweep.log" ncu --csv --clock-control none --section LaunchStats --section Occupancy \
+  "$build/ncu_sweep" > "$out/ncu_sweep.csv" 2> "$out/ncu_sweep.err"
+[ "${2:-}" = sweep ] && exit 0
 {
   nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
   ncu --version | tail -1
@@ -38,7 +44,6 @@ for k in ("MultiProcessorCount", "ComputeCapabilityMajor", "ComputeCapabilityMin
 PY
 } > "$out/device.txt" 2>&1
 
-TIMEFORMAT="%R s"
 for p in ncu_tails ncu_smem ncu_imbalance ncu_templates; do
   echo "== $p"; time NCU_MANIFEST="$out/$p.log" prof "$build/$p" > "$out/$p.csv" 2> "$out/$p.err"
 done
