@@ -388,12 +388,12 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     for path in paths:
         if path == "-":
             read_text(stdin, "<stdin>", gathered)
+        elif path.lower().endswith(SOURCE_SUFFIXES):
+            _read_source(path, gathered, index, source_texts, compiled=path in compile_sources)
         elif profile_path(path):
             kernels, problems = lint_profile(path, options)
             profiled += kernels
             gathered.problems += problems
-        elif path.lower().endswith(SOURCE_SUFFIXES):
-            _read_source(path, gathered, index, source_texts, compiled=path in compile_sources)
         else:
             one = read_directory(path) if os.path.isdir(path) else read_usage(path)
             gathered.records += one.records
