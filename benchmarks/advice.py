@@ -123,21 +123,14 @@ def register_change(kernel: dict) -> dict | None:
                  if f["code"] == "TA301" and "register_change" in f["details"]), None)
 
 
-_BOUNDS = re.compile(r"__launch_bounds__\s*\([^)]*\)")
-_MAXNREG = re.compile(r"__maxnreg__\s*\([^)]*\)")
-
-
 def advised_source(source: Path, line: int, change: dict) -> str:
-    """The source with the kernel defined at `line` changed as the advice says."""
-    lines = source.read_text().split("\n")
-    here = lines[line - 1]
-    if change["maxnreg"] is not None:
-        lines[line - 1] = _MAXNREG.sub(f"__maxnreg__({change['maxnreg']})", here, count=1)
-    else:
-        bounds = "__launch_bounds__({}, {})".format(*change["launch_bounds"])
-        lines[line - 1] = (_BOUNDS.sub(bounds, here, count=1) if _BOUNDS.search(here)
-                           else here.replace("__global__", f"__global__ {bounds}", 1))
-    return "\n".join(lines)
+    """The source with the kernel defined at `line` changed as the advice says (lint's own edit)."""
+    from tuneadvise.advisor.toolchain.cap_check import edited_source
+
+    edited = edited_source(source.read_text(), line, change)
+    if edited is None:
+        raise RuntimeError(f"{source.name}:{line}: no __global__ or attribute to change there")
+    return edited
 
 
 def cubin(source: Path, arch: str, out: Path) -> Path:
