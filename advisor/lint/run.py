@@ -403,11 +403,11 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     report.problems = gathered.problems + report.problems
     report.ptx_only = gathered.ptx_only
     if source_texts:
-        majors = [k.result.arch.major for k in report.kernels] or \
-            [_resolve(a).arch.major for a in (options.archs or options.config.arch)]
-        if majors:
-            for path, text in source_texts:
-                report.source_findings += scan_source(text, path, min(majors), options.selection)
+        # Every architecture the sources are built for: a rule flags what breaks on any of them.
+        targets = [k.result.arch for k in report.kernels] or \
+            [_resolve(a).arch for a in (options.archs or options.config.arch)]
+        for path, text in source_texts:
+            report.source_findings += scan_source(text, path, targets, options.selection)
     return report
 
 

@@ -20,7 +20,7 @@ check's first parameter (`Rule.context`), so they cannot drift from the code:
   occupancy that applies, the disagreements between its build sources and
   whether its launch settings were given. Kind "lint".
 - `SourceLine`: one line of CUDA source (comments and literals blanked) and
-  the target. Kind "source".
+  every target it is built for. Kind "source".
 
 A check is `check(context, params) -> iterable of (message, details)` or
 `(message, details, severity)` where it lowers its rule's severity for one
@@ -150,12 +150,24 @@ class LintContext(NamedTuple):
     assumed_blocks: tuple[tuple[str, int], ...] = ()  # (ASSUMPTION_KEYS key, resident blocks per SM) the host assumes
 
 
+class SourceTarget(NamedTuple):
+    """An architecture a source is built for, as the source rules read it."""
+
+    sm: str  # "sm_90"
+    major: int  # the compute capability's major
+
+
 class SourceLine(NamedTuple):
-    """One line of CUDA source, comments and string/character literals blanked."""
+    """One line of CUDA source, comments and string/character literals blanked, and every
+    architecture the file is built for: a rule flags what breaks or slows on any of them."""
 
     code: str
-    target_major: int  # the oldest compute capability's major the file is built for
+    targets: tuple[SourceTarget, ...]
     file_has_syncwarp: bool  # the file calls __syncwarp somewhere
+
+    def targets_from(self, major: int) -> list[str]:
+        """The targets at compute capability `major`.0 or later (where a rule's concern begins)."""
+        return [target.sm for target in self.targets if target.major >= major]
 
 
 def _kind_of(context: type) -> str:

@@ -28,8 +28,8 @@ def codes_for(example: dict) -> set:
     if "source" in example:
         from tuneadvise.advisor.rules.source_scan import scan_source
 
-        major = shipped_catalog().resolve(example["target"]).arch.major
-        return {f.code for f in scan_source(example["source"], "example.cu", major)}
+        target = shipped_catalog().resolve(example["target"]).arch
+        return {f.code for f in scan_source(example["source"], "example.cu", [target])}
     resolved, result = analyze_example(example)
     return {f.code for f in check_occupancy(resolved, result)}
 
@@ -101,10 +101,10 @@ def test_source_scan_reports_file_and_line_and_honours_suppression():
 
     text = "// __shfl(x, 1) in a comment is fine\n__global__ void k(float x) {\n  float a = __shfl_xor(x, 1);\n" \
            "  float b = __ballot(x > 0); // tuneadvise: ignore[TA801]\n  /* __any(1) */ }\n"
-    findings = scan_source(text, "k.cu", 7)
+    findings = scan_source(text, "k.cu", [shipped_catalog().resolve("sm_70").arch])
     assert [(f.code, f.details["line"]) for f in findings] == [("TA801", 3)]
-    assert findings[0].message.startswith("k.cu:3: __shfl_xor")
-    assert scan_source(text, "k.cu", 6) == []  # Pascal: lock-step holds
+    assert findings[0].message.startswith("k.cu:3:13: __shfl_xor")
+    assert scan_source(text, "k.cu", [shipped_catalog().resolve("sm_60").arch]) == []  # Pascal: lock-step holds
 
 
 def test_findings_are_not_interned_across_kernels():
@@ -311,9 +311,9 @@ def test_source_rules_go_through_the_selection():
     from tuneadvise.advisor.rules.source_scan import scan_source
 
     text = "int a = __shfl(a, 1); int b = __mul24(2, 3); volatile float *p;\n"
-    assert [f.code for f in scan_source(text, "k.cu", 7)] == ["TA801", "TA802", "TA803"]
-    assert [f.code for f in scan_source(text, "k.cu", 7, RuleSelection.parse("TA803", None))] == ["TA803"]
-    assert [f.code for f in scan_source(text, "k.cu", 7, RuleSelection.parse(None, "TA80"))] == []
+    assert [f.code for f in scan_source(text, "k.cu", [shipped_catalog().resolve("sm_70").arch])] == ["TA801", "TA802", "TA803"]
+    assert [f.code for f in scan_source(text, "k.cu", [shipped_catalog().resolve("sm_70").arch], RuleSelection.parse("TA803", None))] == ["TA803"]
+    assert [f.code for f in scan_source(text, "k.cu", [shipped_catalog().resolve("sm_70").arch], RuleSelection.parse(None, "TA80"))] == []
 
 
 def test_rule_params_are_read_only():
