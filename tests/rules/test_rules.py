@@ -311,9 +311,10 @@ def test_source_rules_go_through_the_selection():
     from tuneadvise.advisor.rules.source_scan import scan_source
 
     text = "int a = __shfl(a, 1); int b = __mul24(2, 3); volatile float *p;\n"
-    assert [f.code for f in scan_source(text, "k.cu", [shipped_catalog().resolve("sm_70").arch])] == ["TA801", "TA802", "TA803"]
-    assert [f.code for f in scan_source(text, "k.cu", [shipped_catalog().resolve("sm_70").arch], RuleSelection.parse("TA803", None))] == ["TA803"]
-    assert [f.code for f in scan_source(text, "k.cu", [shipped_catalog().resolve("sm_70").arch], RuleSelection.parse(None, "TA80"))] == []
+    volta = [shipped_catalog().resolve("sm_70").arch]
+    assert [f.code for f in scan_source(text, "k.cu", volta)] == ["TA801", "TA802", "TA803"]
+    assert [f.code for f in scan_source(text, "k.cu", volta, RuleSelection.parse("TA803", None))] == ["TA803"]
+    assert [f.code for f in scan_source(text, "k.cu", volta, RuleSelection.parse(None, "TA80"))] == []
 
 
 def test_rule_params_are_read_only():
