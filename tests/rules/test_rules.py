@@ -388,3 +388,27 @@ def test_lint_takes_its_own_findings_from_the_rules_layer():
     codes = [f.code for f in kernel.findings]
     assert {"TA901", "TA903", "TA906"} <= set(codes) and any(not c.startswith("TA9") for c in codes)
     assert {f.arch for f in kernel.findings} == {"sm_90"}
+
+
+def test_a_dynamically_indexed_local_array_without_spills_is_flagged(tmp_path):
+    """ptxas's report for a kernel with a 256-byte stack frame and no spills (recorded with
+    CUDA 13.5 for sm_90): lint gives TA502 with the local bytes, and not for spills alone."""
+    import json
+
+    from click.testing import CliRunner
+
+    from tuneadvise.cli.main import cli
+
+    from ..helpers import TESTS
+
+    log = TESTS / "fixtures" / "sources" / "local_array.sm_90.log"
+    result = CliRunner().invoke(cli, ["lint", str(log), "--arch", "sm_90", "--format", "json"])
+    (kernel,) = json.loads(result.output)["kernels"]
+    (finding,) = [f for f in kernel["findings"] if f["code"] == "TA502"]
+    assert finding["details"]["local_bytes"] == 256 and kernel["stack_frame"] == 256
+    assert finding["severity"] == "warning"
+    spills_only = log.read_text().replace("0 bytes spill stores", "256 bytes spill stores")
+    (tmp_path / "spills.log").write_text(spills_only)
+    result = CliRunner().invoke(cli, ["lint", str(tmp_path / "spills.log"), "--arch", "sm_90", "--format", "json"])
+    codes = {f["code"] for f in json.loads(result.output)["kernels"][0]["findings"]}
+    assert "TA501" in codes and "TA502" not in codes
