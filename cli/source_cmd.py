@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, emit_json
+from ..advisor.text import write_json_line
+from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format
 
 FORMATS = ("table", "json", "sarif", "github")
 
@@ -39,14 +40,14 @@ def check_source(ctx, paths, targets, select, ignore, fail_on, fmt):
 
 
 def _document(paths, archs, selection, fail_on):
-    from ..advisor.readers.files import MAX_SOURCE_BYTES, read_input
     from ..advisor.rules.source_scan import source_document
+    from ..specs.files import MAX_SOURCE_BYTES, read_bounded
     from .version import __version__
 
     def sources():
         for path in paths:
             try:
-                yield path, read_input(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+                yield path, read_bounded(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
             except OSError as exc:
                 raise BadInput(f"PATHS: cannot read {path}: {exc.strerror}") from None
 
@@ -55,14 +56,13 @@ def _document(paths, archs, selection, fail_on):
 
 def _render(doc, fmt: str, files: int) -> None:
     if fmt == "json":
-        emit_json(doc.whole())
+        write_json_line(doc.whole())
     elif fmt in ("sarif", "github"):
         from ..advisor.lint.formats import SERIALIZERS
 
         click.echo("".join(SERIALIZERS[fmt](doc)), nl=False, color=False)
     else:
-        from ..advisor.lint.formats import terminal_text
-        from .render import plural
+        from ..advisor.text import plural, terminal_text
 
         # Compiler-style lines, one per finding, never wrapped (editors jump to file:line:column),
         # written as they are (laid out by rich, 125,000 of them took 2.2 s and 322 MB), control

@@ -6,20 +6,19 @@ from __future__ import annotations
 
 import re
 
+from .errors import InputError
 from .records import Arch, Product
 
 
-class UnknownArchError(ValueError):
-    """An --arch value that names no architecture or product."""
+class UnknownArchError(InputError):
+    """An architecture name (`arch`, --arch) that names no architecture or product."""
 
     def __init__(self, text: str, suggestions: list[str]):
         self.text = text
         self.suggestions = suggestions
         hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
-        super().__init__(
-            f"--arch: unknown architecture '{text}'{hint} "
-            "(accepted: family names, sm_XX, compute_XX, X.Y, product names; see 'tuneadvise specs')"
-        )
+        super().__init__("arch", f"unknown architecture '{text}'{hint} "
+                                 "(accepted: family names, sm_XX, compute_XX, X.Y, product names; see 'tuneadvise specs')")
 
 
 def arch_aliases(arch: Arch) -> tuple[str, ...]:
