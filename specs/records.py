@@ -32,6 +32,7 @@ ARCH_OPTIONAL_INT_FIELDS = (
     "max_cluster_size_nonportable",
     "l1_shared_total",
     "virtual_resources_per_sm",
+    "global_memory_sector_bytes",
 )
 # How cuda_occupancy.h behaves per compute capability, as data: the header's register cap per
 # thread, whether the opt-in shared-memory limit exists, whether the reserved shared memory
@@ -44,7 +45,7 @@ ARCH_BEHAVIOUR_FIELDS = (
 )
 # Optional values a user's spec file inherits from the shipped architecture of the same compute
 # capability when it leaves them out: what the header hard-codes and no device attribute reports.
-ARCH_INHERITED_OPTIONAL_FIELDS = ("virtual_resources_per_sm",)
+ARCH_INHERITED_OPTIONAL_FIELDS = ("virtual_resources_per_sm", "global_memory_sector_bytes")
 PRODUCT_NUMBER_FIELDS = (
     "sm_count",
     "base_clock_mhz",
@@ -136,6 +137,7 @@ class Arch(NamedTuple):
     max_cluster_size_portable: int | None = None
     max_cluster_size_nonportable: int | None = None
     l1_shared_total: int | None = None
+    global_memory_sector_bytes: int | None = None  # the unit a warp's global access is served in (32 B from 3.0)
     virtual_resources_per_sm: int | None = None  # cudaOccMaxVirtualResourceCountPerSM (CUDA 13.5: 128 on 10.x-12.x)
     # Whether cudaOccAvailableDynamicSMemPerBlock subtracts the reserved shared memory (CUDA 13.5: 8.0+,
     # as the per-block limit adds it); an older header release may say otherwise (specs/releases.py).

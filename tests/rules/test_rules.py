@@ -412,3 +412,23 @@ def test_a_dynamically_indexed_local_array_without_spills_is_flagged(tmp_path):
     result = CliRunner().invoke(cli, ["lint", str(tmp_path / "spills.log"), "--arch", "sm_90", "--format", "json"])
     codes = {f["code"] for f in json.loads(result.output)["kernels"][0]["findings"]}
     assert "TA501" in codes and "TA502" not in codes
+
+
+@pytest.mark.parametrize(("arch", "block", "fires"), [
+    ("rtx4090", "16x16", False),  # 64 B rows: two full 32-byte sectors
+    ("rtx4090", "8x32", False),  # 32 B rows: one sector
+    ("rtx4090", "4x64", True),  # 16 B rows: half a sector each
+    ("h100-sxm", "24x8", False),  # 96 B: three sectors
+    ("fermi", "16x16", True),  # 64 B of a 128-byte L1 line
+    ("fermi", "32x8", False),
+])
+def test_block_rows_are_judged_by_the_architectures_sector(arch, block, fires):
+    resolved = shipped_catalog().resolve(arch)
+    result = occupancy(resolved.arch, LaunchConfig.from_mapping({"registers": 32, "block_size": block}))
+    assert any(f.code == "TA202" for f in check_occupancy(resolved, result)) == fires
+
+
+def test_every_architecture_has_a_sourced_sector_size():
+    for arch in shipped_catalog().sorted_archs():
+        assert arch.global_memory_sector_bytes in (32, 128), arch.cc
+        assert describe_source(arch.source_of("global_memory_sector_bytes")) != arch.source_of("global_memory_sector_bytes")
