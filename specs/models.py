@@ -246,11 +246,28 @@ def validate_family_document(path: Path) -> dict:
         raise SpecFileError(f"cannot read {path}: {exc.strerror}") from None
     except (ValueError, RecursionError) as exc:  # TOML/JSON decode errors are ValueErrors; deep nesting recurses
         raise SpecFileError(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from None
+    if isinstance(raw, dict) and "schema_version" in raw and "values" in raw:
+        raw = family_document_of_shown(raw)
     try:
         FamilyDocument.model_validate(raw)
     except ValidationError as err:
         raise SpecFileError(_format_error(path, err)) from None
     return raw
+
+
+def family_document_of_shown(shown: dict) -> dict:
+    """The spec file that `specs show ARCH --format json` describes: one [[arch]] entry with every
+    value and its source (an edited copy of a shipped architecture is a valid spec file). Keys
+    that are not values of a spec file (citations, provenance, the header release) are left out;
+    the models check the rest."""
+    values = shown["values"] if isinstance(shown["values"], dict) else {}
+    entry = {"cc": shown.get("compute_capability"), "names": shown.get("names", []),
+             "formerly": shown.get("formerly", [])}
+    if "shared_mem_model" in shown:
+        entry["shared_mem_model"] = shown["shared_mem_model"]
+    for key, item in values.items():
+        entry[key] = {k: item[k] for k in ("value", "source") if k in item} if isinstance(item, dict) else item
+    return {"family": shown.get("family"), "arch": [entry]}
 
 
 def _read_json(path: Path) -> dict:
