@@ -156,6 +156,7 @@ def test_roofline_page_kernels_example(tmp_path, monkeypatch):
 # after a `$ tuneadvise ...` line are its documented output and must be what
 # it prints); a python block is executed. The commands of one page run in
 # order in one scratch folder, so a page may write a file and read it later.
+# A command may write its standard output to a file (`tuneadvise ... > FILE`).
 # A block is left out only by a visible marker on the line before it:
 #     <!-- not-run: needs a GPU -->
 # and a block's exit code is pinned by  <!-- exit: 1 -->  (otherwise 0 or 1,
@@ -176,6 +177,7 @@ DOC_FILES = {
     "build/ptxas.log": FIXTURES / "ptxas_multi.log",
     "build/kernels.o": FIXTURES / "lint_multi.o",
     "build/compile_commands.json": ROOT / "docs" / "examples" / "compile_commands.json",
+    "build/kernels.cu": ROOT / "docs" / "examples" / "kernels.cu",
     "tiled_kernels.cu": ROOT / "tests" / "fixtures" / "sources" / "tiled_kernels.cu",
     "docs/examples/roofline-kernels.toml": ROOT / "docs" / "examples" / "roofline-kernels.toml",
     "saxpy.cubin": ROOT / "tests" / "fixtures" / "python_caches" / "numba" / "saxpy.cubin",
@@ -257,8 +259,13 @@ def test_documented_example_runs(page, lang, body, markers, page_folders, monkey
         return
     allowed = {int(markers["exit"])} if "exit" in markers else {0, 1}
     for command, shown in doc_commands(lang, body):
-        result = CliRunner().invoke(cli, shlex.split(command)[1:], catch_exceptions=False, env={"COLUMNS": "80"})
+        args, written = shlex.split(command)[1:], None
+        if ">" in args:  # `tuneadvise ... > FILE`: its standard output is the file later commands read
+            args, written = args[:args.index(">")], args[args.index(">") + 1]
+        result = CliRunner().invoke(cli, args, catch_exceptions=False, env={"COLUMNS": "80"})
         assert result.exit_code in allowed, f"{command}\n{result.output}"
+        if written:
+            Path(written).write_text(result.stdout)
         if shown is not None:
             assert [line.rstrip() for line in result.stdout.rstrip("\n").splitlines()] == \
                 [line.rstrip() for line in shown], command
@@ -277,3 +284,9 @@ def test_a_wrong_documented_output_fails(tmp_path, monkeypatch):
     (command, shown), = doc_commands("console", body)
     result = CliRunner().invoke(cli, shlex.split(command)[1:])
     assert result.stdout.rstrip("\n").splitlines() != shown
+
+
+def test_the_example_compile_commands_name_files_that_are_shipped():
+    examples = ROOT / "docs" / "examples"
+    for entry in json.loads((examples / "compile_commands.json").read_text()):
+        assert (examples / entry["directory"] / entry["file"]).is_file(), entry["file"]
