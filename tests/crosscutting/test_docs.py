@@ -161,13 +161,15 @@ def test_roofline_page_kernels_example(tmp_path, monkeypatch):
 #     <!-- not-run: needs a GPU -->
 # and a block's exit code is pinned by  <!-- exit: 1 -->  (otherwise 0 or 1,
 # the two outcomes of a successful run: see the README's exit codes).
+# <!-- file: NAME --> before a block of any language writes the block, as shown, to NAME
+# in the page's folder, where the later commands of the page read it (a config, a workflow).
 # <!-- needs: nvcc --> runs the block with NVIDIA's compiler (tests/reference/nvcc.py:
 # skipped only where it cannot be installed, and never where TUNEADVISE_REQUIRE_REFERENCE=1).
 
 DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 RUN_LANGUAGES = {"bash", "sh", "shell", "console", ""}
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
-MARKER = re.compile(r"<!--\s*(not-run|exit|needs):\s*(.*?)\s*-->")
+MARKER = re.compile(r"<!--\s*(not-run|exit|needs|file):\s*(.*?)\s*-->")
 # The files the pages' examples name, as the recorded build output standing in for them.
 FIXTURES = ROOT / "tests" / "fixtures" / "lint"
 DOC_FILES = {
@@ -175,6 +177,7 @@ DOC_FILES = {
     "kernels.o": FIXTURES / "lint_multi.o",
     "kernels.cu": ROOT / "tests" / "gpu" / "lint_kernels.cu",
     "build/ptxas.log": FIXTURES / "ptxas_multi.log",
+    "build/ptxas-next.log": FIXTURES / "ptxas_multi_next.log",
     "build/kernels.o": FIXTURES / "lint_multi.o",
     "build/compile_commands.json": ROOT / "docs" / "examples" / "compile_commands.json",
     "build/kernels.cu": ROOT / "docs" / "examples" / "kernels.cu",
@@ -217,7 +220,7 @@ def doc_commands(lang: str, body: str):
 def _page_examples():
     for page in DOC_PAGES:
         for lang, body, markers, line in doc_blocks(page.read_text()):
-            if lang == "python" or (lang in RUN_LANGUAGES and any(doc_commands(lang, body))):
+            if lang == "python" or "file" in markers or (lang in RUN_LANGUAGES and any(doc_commands(lang, body))):
                 yield pytest.param(page, lang, body, markers, id=f"{page.relative_to(ROOT)}:{line}")
 
 
@@ -254,6 +257,10 @@ def test_documented_example_runs(page, lang, body, markers, page_folders, monkey
 
         monkeypatch.setenv("CUDA_HOME", str(Path(required_toolchain().nvcc).parent.parent))
     monkeypatch.chdir(page_folders(page))
+    if "file" in markers:
+        Path(markers["file"]).parent.mkdir(parents=True, exist_ok=True)
+        Path(markers["file"]).write_text(body)
+        return
     if lang == "python":
         exec(compile(body, str(page), "exec"), {})
         return
