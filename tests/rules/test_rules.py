@@ -432,3 +432,12 @@ def test_every_architecture_has_a_sourced_sector_size():
     for arch in shipped_catalog().sorted_archs():
         assert arch.global_memory_sector_bytes in (32, 128), arch.cc
         assert describe_source(arch.source_of("global_memory_sector_bytes")) != arch.source_of("global_memory_sector_bytes")
+
+
+def test_a_kernel_at_full_occupancy_next_to_a_cliff_is_told_not_warned():
+    """32 registers at 256 threads on 9.0: 100% occupancy, and 33 would cost a block. Nothing is
+    lost, so a team failing on warnings is not failed by it."""
+    resolved, result = analyze_example({"arch": "sm_90", "registers": 32, "block_size": 256})
+    findings = check_occupancy(resolved, result)
+    assert [f.code for f in findings if f.code == "TA304"] == ["TA304"]
+    assert [f for f in findings if f.severity != "info"] == []
