@@ -27,9 +27,8 @@ def check_source(ctx, paths, targets, select, ignore, fail_on, fmt):
     Exit codes: 0 clean; 1 findings at or above --fail-on; 2 bad input.
     """
     from ..advisor.rules import RuleSelection
-    from .common import resolve_arch
 
-    archs = [resolve_arch(name.strip()).arch for given in targets for name in given.split(",") if name.strip()]
+    archs = _targets(targets)
     try:
         selection = RuleSelection.parse(select, ignore)
     except ValueError as exc:
@@ -37,6 +36,20 @@ def check_source(ctx, paths, targets, select, ignore, fail_on, fmt):
     doc = _document(paths, archs, selection, fail_on)
     _render(doc, choose_format(fmt, FORMATS), len(paths))
     ctx.exit(EXIT_OK if doc.summary["passed"] else EXIT_FINDINGS)
+
+
+def _targets(given: tuple[str, ...]) -> list:
+    """Every --target (repeated or comma-separated) as an Arch; BadInput naming --target."""
+    from ..specs.errors import InputError
+    from ..specs.resolve import resolve
+
+    names = [name.strip() for each in given for name in each.split(",") if name.strip()]
+    if not names:
+        raise BadInput("--target: name the architectures the code is built for (sm_70, 9.0, hopper...)")
+    try:
+        return [resolve(name).arch for name in names]
+    except InputError as exc:
+        raise BadInput(f"--target: {exc.detail}") from None
 
 
 def _document(paths, archs, selection, fail_on):

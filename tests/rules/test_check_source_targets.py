@@ -112,3 +112,14 @@ def test_lint_scans_sources_for_every_architecture_it_is_given(tmp_path):
                                       "--format", "json"])
     codes = [f["code"] for f in json.loads(result.output)["source_findings"]]
     assert codes == ["TA801"]
+
+
+@pytest.mark.parametrize(("given", "error"), [
+    (",", "tuneadvise: error: --target: name the architectures the code is built for (sm_70, 9.0, hopper...)"),
+    ("sm_90,hoper", "tuneadvise: error: --target: unknown architecture 'hoper'; did you mean hopper"),
+])
+def test_a_bad_target_is_one_line_naming_the_option(tmp_path, given, error):
+    (tmp_path / "k.cu").write_text(LEGACY)
+    result = CliRunner().invoke(cli, ["check-source", "k.cu", "--target", given])
+    assert result.exit_code == 2 and result.stdout == ""
+    assert result.stderr.startswith(error) and len(result.stderr.splitlines()) == 1
