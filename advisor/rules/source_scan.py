@@ -80,13 +80,19 @@ def scan_source(text: str, path: str, targets: Iterable, selection: RuleSelectio
     every target the file is built for (Arch records, or anything with `sm` and `major`): a rule
     flags what breaks or slows on any of them. `path:line:column: ` goes before each message, and
     file, line and column into its details."""
+    return scan_lines(strip_comments(text), "__syncwarp" in text, path, targets, selection)
+
+
+def scan_lines(lines: list[tuple[str, str]], has_syncwarp: bool, path: str, targets: Iterable,
+               selection: RuleSelection | None = None) -> list[Finding]:
+    """scan_source over a file's lines as strip_comments gave them (a caller that also indexes
+    the file tokenizes it once); `has_syncwarp`: the file's text names __syncwarp."""
     rules = source_rules(selection)
     built_for = built_for_targets(targets)
     if not rules or not built_for:
         return []
-    has_syncwarp = "__syncwarp" in text
     findings = []
-    for number, (code, comment) in enumerate(strip_comments(text), 1):
+    for number, (code, comment) in enumerate(lines, 1):
         line = SourceLine(code=code, targets=built_for, file_has_syncwarp=has_syncwarp)
         suppressed = SUPPRESS.search(comment) if comment else None
         ignored = suppressed.group(1).replace(" ", "").split(",") if suppressed else ()
