@@ -297,3 +297,13 @@ def test_the_example_compile_commands_name_files_that_are_shipped():
     examples = ROOT / "docs" / "examples"
     for entry in json.loads((examples / "compile_commands.json").read_text()):
         assert (examples / entry["directory"] / entry["file"]).is_file(), entry["file"]
+
+
+def test_only_what_needs_a_gpu_is_left_unrun():
+    """A block with a tuneadvise command or Python is skipped only where it needs a GPU; other
+    skipped blocks (installing, CMake) hold no tuneadvise command."""
+    for page in DOC_PAGES:
+        for lang, body, markers, line in doc_blocks(page.read_text()):
+            runs_tuneadvise = lang == "python" or any(doc_commands(lang, body))
+            if "not-run" in markers and runs_tuneadvise:
+                assert "GPU" in markers["not-run"], f"{page.name}:{line}: {markers['not-run']}"
