@@ -7,8 +7,12 @@ import subprocess
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from tuneadvise.advisor.rules.source_scan import scan_source
 from tuneadvise.cli.main import cli
+from tuneadvise.specs.catalog import shipped_catalog
 
 from ..helpers import TESTS
 
@@ -123,3 +127,21 @@ def test_a_bad_target_is_one_line_naming_the_option(tmp_path, given, error):
     result = CliRunner().invoke(cli, ["check-source", "k.cu", "--target", given])
     assert result.exit_code == 2 and result.stdout == ""
     assert result.stderr.startswith(error) and len(result.stderr.splitlines()) == 1
+
+
+_ARCHS = [shipped_catalog().resolve(name).arch for name in ("sm_20", "sm_35", "sm_60", "sm_70", "sm_90", "sm_120")]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(["__shfl_up(v, 1)", "__ballot(p)", "__mul24(a, b)", "volatile float *s;", " ", "\n",
+                                 "__syncwarp();", "// x\n", "int v;"]), max_size=30).map("".join),
+       st.lists(st.sampled_from(_ARCHS), min_size=1, max_size=4))
+def test_several_targets_flag_the_union_of_each_target_alone(text, targets):
+    """A finding for a set of targets is exactly a finding for one of them alone, naming those."""
+    together = {(f.code, f.details["line"], f.details["column"]): f.details["targets"]
+                for f in scan_source(text, "k.cu", targets)}
+    alone: dict = {}
+    for arch in sorted(set(targets), key=lambda a: (a.major, a.minor)):
+        for f in scan_source(text, "k.cu", [arch]):
+            alone.setdefault((f.code, f.details["line"], f.details["column"]), []).append(arch.sm)
+    assert together == alone
