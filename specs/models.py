@@ -257,17 +257,30 @@ def validate_family_document(path: Path) -> dict:
 
 def family_document_of_shown(shown: dict) -> dict:
     """The spec file that `specs show ARCH --format json` describes: one [[arch]] entry with every
-    value and its source (an edited copy of a shipped architecture is a valid spec file). Keys
+    value and its source, and the product where one was shown (an edited copy of a shipped
+    architecture or product is a valid spec file). Keys
     that are not values of a spec file (citations, provenance, the header release) are left out;
     the models check the rest."""
-    values = shown["values"] if isinstance(shown["values"], dict) else {}
+    values = shown["values"]
     entry = {"cc": shown.get("compute_capability"), "names": shown.get("names", []),
              "formerly": shown.get("formerly", [])}
     if "shared_mem_model" in shown:
         entry["shared_mem_model"] = shown["shared_mem_model"]
-    for key, item in values.items():
-        entry[key] = {k: item[k] for k in ("value", "source") if k in item} if isinstance(item, dict) else item
-    return {"family": shown.get("family"), "arch": [entry]}
+    entry.update(_sourced_values(values))
+    document = {"family": shown.get("family"), "arch": [entry]}
+    product = shown.get("product")
+    if isinstance(product, dict):  # `specs show PRODUCT`: the product too
+        document["product"] = [{"name": product.get("name"), "title": product.get("title"),
+                                "cc": shown.get("compute_capability"), **_sourced_values(product.get("values", {}))}]
+    return document
+
+
+def _sourced_values(values) -> dict:
+    """`specs show`'s values ({value, source, citation, ...}) as a spec file's ({value, source})."""
+    if not isinstance(values, dict):
+        return {}
+    return {key: {k: item[k] for k in ("value", "source") if k in item} if isinstance(item, dict) else item
+            for key, item in values.items()}
 
 
 def _read_json(path: Path) -> dict:

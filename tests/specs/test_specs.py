@@ -359,3 +359,16 @@ def test_specs_show_json_is_a_spec_file_with_the_same_values(name, tmp_path):
     for field in (*ARCH_INT_FIELDS, *ARCH_OPTIONAL_INT_FIELDS, *ARCH_BEHAVIOUR_FIELDS, "shared_mem_configs",
                   "shared_mem_model"):
         assert getattr(loaded, field) == getattr(shipped, field), field
+
+
+def test_specs_show_of_a_product_is_a_spec_file_with_the_product(tmp_path):
+    from click.testing import CliRunner
+
+    from tuneadvise.cli.main import cli
+    from tuneadvise.specs.catalog import load_user_spec
+
+    path = tmp_path / "mine.json"
+    path.write_text(CliRunner().invoke(cli, ["specs", "show", "h100-sxm", "--format", "json"]).stdout)
+    catalog, _ = load_user_spec(path)
+    product = catalog.resolve("h100-sxm").product
+    assert (product.get("sm_count"), product.get("memory_bandwidth_gbs")) == (132, 3350)
