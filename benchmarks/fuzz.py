@@ -460,7 +460,6 @@ def library_input(rng, sandbox: Sandbox):
     from tuneadvise.advisor.readers.usage import read_usage
     from tuneadvise.advisor.rules.source_scan import scan_source
     from tuneadvise.specs.models import SpecFileError, load_user_spec
-    from tuneadvise.specs.resolve import resolve_arch
 
     kind = rng.choice(["read_usage", "ptxas", "cuobjdump", "cubin", "launch", "config", "spec", "batch", "source",
                        "demangle"])
@@ -499,8 +498,10 @@ def library_input(rng, sandbox: Sandbox):
         return "run_batch", lambda: run_batch(data.splitlines(keepends=True), io.StringIO()), ()
     if kind == "source":
         text = cuda_source(rng).decode()
-        target = resolve_arch(rng.choice(["sm_20", "sm_60", "sm_70", "sm_90"]))
-        return "scan_source", lambda: scan_source(text, "k.cu", target), ()
+        from tuneadvise.specs.catalog import shipped_catalog
+
+        targets = [shipped_catalog().resolve(name).arch for name in rng.sample(["sm_20", "sm_60", "sm_70", "sm_90"], 2)]
+        return "scan_source", lambda: scan_source(text, "k.cu", targets), ()
     names = ["_Z" + "".join(rng.choice("SITE_0123456789vifPKNZJRLD") for _ in range(rng.randint(0, 60)))
              for _ in range(rng.randint(1, 20))]
     return "demangle_many", lambda: demangle_many(names), ()
