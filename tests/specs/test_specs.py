@@ -362,7 +362,8 @@ def test_specs_show_json_is_a_spec_file_with_the_same_values(name, tmp_path):
     from click.testing import CliRunner
 
     from tuneadvise.cli.main import cli
-    from tuneadvise.specs.catalog import load_user_spec, shipped_catalog
+    from tuneadvise.specs.catalog import shipped_catalog
+    from tuneadvise.specs.models import load_user_spec
     from tuneadvise.specs.records import ARCH_BEHAVIOUR_FIELDS, ARCH_INT_FIELDS, ARCH_OPTIONAL_INT_FIELDS
 
     shown = CliRunner().invoke(cli, ["specs", "show", name, "--format", "json"]).stdout
@@ -380,7 +381,7 @@ def test_specs_show_of_a_product_is_a_spec_file_with_the_product(tmp_path):
     from click.testing import CliRunner
 
     from tuneadvise.cli.main import cli
-    from tuneadvise.specs.catalog import load_user_spec
+    from tuneadvise.specs.models import load_user_spec
 
     path = tmp_path / "mine.json"
     path.write_text(CliRunner().invoke(cli, ["specs", "show", "h100-sxm", "--format", "json"]).stdout)
