@@ -63,9 +63,9 @@ def _options(config, config_path, arch, block_size, select, ignore, fail_on, min
                        fail_on=fail_on or config.fail_on, min_occupancy=min_occupancy, config_path=config_path)
 
 
-def _write(text, output: str | None) -> None:
+def _write(text, output: str | None, option: str = "--output") -> None:
     """Write `text`: a str, or an iterable of str chunks as a serializer yields them (a lint
-    report can be tens of megabytes), as UTF-8."""
+    report can be tens of megabytes), as UTF-8, to stdout or `output` (given by `option`)."""
     chunks = (chunk.encode("utf-8", "surrogatepass") for chunk in ([text] if isinstance(text, str) else text))
     if output is None:
         binary = getattr(sys.stdout, "buffer", None)  # None where a caller swapped in a text-only stream
@@ -82,7 +82,7 @@ def _write(text, output: str | None) -> None:
     try:
         write_atomically(output, chunks)
     except OSError as exc:
-        raise output_error(exc, "--output", output) from None
+        raise output_error(exc, option, output) from None
 
 
 @click.command()
@@ -97,9 +97,11 @@ def _write(text, output: str | None) -> None:
 @click.option("--min-occupancy", type=click.FloatRange(0, 1), help="Every kernel's theoretical occupancy at least (0-1).")
 @click.option("--format", "fmt", type=click.Choice(LINT_FORMATS),
               help="Default: table (human text), or TUNEADVISE_FORMAT; json with --output.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here (atomically) instead of stdout.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, readable=False),
+              help="Write the report here (atomically) instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Count findings per code instead of listing them.")
-@click.option("--baseline", type=click.Path(dir_okay=False), help="Accept the findings recorded in this file; fail on new or worse ones.")
+@click.option("--baseline", type=click.Path(dir_okay=False, readable=False),
+              help="Accept the findings recorded in this file; fail on new or worse ones.")
 @click.option("--update-baseline", is_flag=True, help="Write today's findings to --baseline and exit 0.")
 @build_options
 @click.pass_context
@@ -172,7 +174,10 @@ def _lint_or_compile(inputs, options, build):
 def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update_baseline):
     from ..advisor.lint import baseline as ratchet
     from ..advisor.lint.document import lint_document
+    from .fileio import check_writable
 
+    check_writable(output, "--output")
+    check_writable(baseline if update_baseline else None, "--baseline")
     recorded = None
     if baseline and not update_baseline:
         try:
@@ -182,7 +187,7 @@ def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update
         options.previous_registers = ratchet.recorded_registers(recorded)
     report = _lint_or_compile(inputs, options, build)
     if update_baseline:
-        _write(json.dumps(ratchet.build(report), indent=1, sort_keys=True) + "\n", baseline)
+        _write(json.dumps(ratchet.build(report), indent=1, sort_keys=True) + "\n", baseline, "--baseline")
         click.echo(f"tuneadvise: wrote {len(report.kernels)} kernel(s) to {baseline}", err=True)
         ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
     comparison = ratchet.compare(report, recorded) if recorded is not None else None

@@ -44,7 +44,7 @@ def _finite(ctx, param, value):
 @ignore_option()
 @click.option("--graphs", "-g", is_flag=True,
               help="Occupancy against block size, registers and shared memory: drawn (table) or as 'curves' (json).")
-@click.option("--plot", type=click.Path(dir_okay=False),
+@click.option("--plot", type=click.Path(dir_okay=False, readable=False),
               help="Write the three occupancy graphs to FILE.png, .svg or .pdf (needs the 'plot' extra).")
 @click.option("--bytes-in-flight", type=click.FloatRange(min=1, max=1 << 20), metavar="BYTES", callback=_finite,
               help="Bytes of device-memory loads each thread keeps in flight: adds how much of the DRAM bandwidth "

@@ -27,6 +27,9 @@ def plot_format(path: str) -> str:
         raise BadInput(f"--plot: '{path}' must end in {', '.join(FORMATS)}")
     if not Path(path).resolve().parent.is_dir():
         raise BadInput(f"--plot: the folder of '{path}' does not exist")
+    from .fileio import check_writable
+
+    check_writable(path, "--plot")
     return fmt
 
 

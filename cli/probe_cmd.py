@@ -53,7 +53,7 @@ def _parse_devices(device: str, count: int) -> list[int]:
 @click.option("--device", default="0", show_default=True, metavar="N|N,M,...|all",
               help="Which GPU, several in turn, or every GPU in turn.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table on a terminal, else json.")
-@click.option("--save", "save", type=click.Path(dir_okay=False, writable=True),
+@click.option("--save", "save", type=click.Path(dir_okay=False, readable=False, writable=True),
               help="Write the device as a spec file (driver limits + measured peaks) for --spec-file.")
 @click.option("--tiny", is_flag=True, hidden=True, help="Smallest sizes, for compute-sanitizer runs.")
 def probe(only, quick, device, fmt, save, tiny):

@@ -69,7 +69,7 @@ def _load_probe(path: str | None) -> dict | None:
 @click.option("--kernels", "kernels_path", type=click.Path(exists=True, dir_okay=False),
               help="Several kernels: a lint config (TOML, YAML or JSON) whose [[kernels]] have a roofline table.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table on a terminal, else json.")
-@click.option("--plot", type=click.Path(dir_okay=False),
+@click.option("--plot", type=click.Path(dir_okay=False, readable=False),
               help="Write the log-log roofline to FILE.png, .svg or .pdf (needs the 'plot' extra).")
 def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, shared_bytes_per_flop, achieved,
              kernels_path, fmt, plot):

@@ -17,9 +17,14 @@ class UnknownArchError(ValueError):
         self.suggestions = suggestions
         hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
         super().__init__(
-            f"--arch: unknown architecture '{text}'{hint} "
+            f"--arch: unknown architecture '{_clipped(text)}'{hint} "
             "(accepted: family names, sm_XX, compute_XX, X.Y, product names; see 'tuneadvise specs')"
         )
+
+
+def _clipped(text: str, limit: int = 60) -> str:
+    # The advisor's clipped() is above specs/ (which imports nothing of the advisor): the same cut.
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def arch_aliases(arch: Arch) -> tuple[str, ...]:

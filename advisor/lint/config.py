@@ -334,6 +334,14 @@ class LintConfig(_Strict):
     def _codes(cls, v):
         return _rule_codes(v)
 
+    @field_validator("inputs")
+    @classmethod
+    def _paths(cls, v):
+        for path in v:
+            if "\0" in path:  # no file has such a name, and the OS refuses to look one up
+                raise ValueError(f"{shown(path)} holds a NUL byte, which no path can")
+        return v
+
     @field_validator("block_size")
     @classmethod
     def _block(cls, v):
@@ -439,9 +447,8 @@ def _parse(path: Path, text: str) -> dict:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
-    except (ValueError, TypeError, OverflowError) as exc:  # a tagged value its constructor refuses (!!timestamp 2001-13-45)
-        raise ConfigError(f"{path}: not valid YAML: a value cannot be read: {_first_clause(exc)}") from None
+        problem = str(getattr(exc, "problem", None) or exc)
+        raise ConfigError(f"{path}{where}: not valid YAML: {clipped(problem, 200)}") from None
 
 
 def _first_clause(exc: Exception) -> str:
@@ -451,17 +458,30 @@ def _first_clause(exc: Exception) -> str:
 
 
 def _loader(yaml):
-    """PyYAML's safe loader without aliases: `*name` repeats a node by reference, and a few
-    hundred bytes of nested aliases expand to gigabytes. A config never needs them."""
+    """PyYAML's safe loader without aliases or explicit tags. `*name` repeats a node by
+    reference, and a few hundred bytes of nested aliases expand to gigabytes; a tag (`!!int`,
+    `!!timestamp`) asks a constructor to read a value it may not be able to read. A config needs
+    neither. A plain value its constructor still refuses (`2001-13-45`) is named with its line."""
 
-    class NoAliases(yaml.SafeLoader):
+    class PlainYaml(yaml.SafeLoader):
         def compose_node(self, parent, index):
-            if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            if isinstance(event, yaml.AliasEvent):
                 raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in a config",
-                                                  self.peek_event().start_mark)
+                                                  event.start_mark)
+            if getattr(event, "tag", None) is not None:  # only written tags (`!`, `!!int`, `!x`) set one
+                raise yaml.composer.ComposerError(None, None, "tags (!!type) are not allowed in a config",
+                                                  event.start_mark)
             return super().compose_node(parent, index)
 
-    return NoAliases
+        def construct_object(self, node, deep=False):
+            try:
+                return super().construct_object(node, deep)
+            except (ValueError, TypeError, OverflowError, ArithmeticError, LookupError, AttributeError) as exc:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"a value cannot be read: {_first_clause(exc)}", node.start_mark) from None
+
+    return PlainYaml
 
 
 def _describe(path: Path, text: str, err: ValidationError) -> str:

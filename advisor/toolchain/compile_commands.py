@@ -26,6 +26,7 @@ import os
 import re
 import shlex
 
+from ..rules.wording import clipped
 from .compile import Build
 
 _WITH_VALUE = {"-o", "-MF", "-MT", "-MQ", "-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code",
@@ -47,6 +48,7 @@ _ARCH_OPTIONS = ("-arch", "--gpu-architecture", "-gencode", "--generate-code", "
 _SM = re.compile(r"sm_(\d+[a-z]?)")
 _COMPUTE = re.compile(r"compute_(\d+[a-z]?)")
 MAX_ENTRIES = 100_000
+MAX_QUOTED = 120  # characters of an entry's file name a message repeats
 
 
 class CompileCommandsError(ValueError):
@@ -60,8 +62,13 @@ def _arguments(entry: dict) -> list[str]:
         try:
             return shlex.split(entry["command"])
         except ValueError as exc:
-            raise CompileCommandsError(f"command of {entry.get('file')!r} is not a shell command line: {exc}") from None
-    raise CompileCommandsError(f"entry for {entry.get('file')!r} has neither 'arguments' nor 'command'")
+            raise CompileCommandsError(f"command of {_named(entry)} is not a shell command line: {exc}") from None
+    raise CompileCommandsError(f"entry for {_named(entry)} has neither 'arguments' nor 'command'")
+
+
+def _named(entry: dict) -> str:
+    """An entry's file as a message quotes it: a name from a file can be of any length."""
+    return clipped(repr(entry.get("file")), MAX_QUOTED)
 
 
 def _archs(values: list[str]) -> list[str]:
@@ -131,6 +138,17 @@ def _host_flags(value: str) -> str:
     return ",".join(kept)
 
 
+def _holds_nul(entry: dict) -> str | None:
+    """The first key of `entry` whose text the OS would refuse (a NUL byte) before a path or an
+    argument reaches it, or None."""
+    for key in ("file", "directory", "command", "arguments"):
+        value = entry.get(key)
+        texts = value if isinstance(value, list) else [value]
+        if any(isinstance(text, str) and "\0" in text for text in texts):
+            return key
+    return None
+
+
 def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[str]]:
     """(one Build per .cu entry and architecture, problems as sentences)."""
     try:
@@ -149,6 +167,10 @@ def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[st
         if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
             problems.append(f"entry {number}: expected an object with 'directory', 'file' and 'command' or 'arguments'")
             continue
+        refused = _holds_nul(entry)
+        if refused:
+            problems.append(f"entry {number}: its '{refused}' holds a NUL byte, which no path or argument can")
+            continue
         if not entry["file"].lower().endswith(".cu"):
             continue
         directory = os.path.join(base, entry["directory"]) if isinstance(entry.get("directory"), str) else base
@@ -159,7 +181,7 @@ def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[st
             continue
         targets = archs or tuple(own_archs)
         if not targets:
-            problems.append(f"entry {number} ({entry['file']}): names no architecture; give --arch")
+            problems.append(f"entry {number} ({_named(entry)}): names no architecture; give --arch")
             continue
         source = os.path.normpath(os.path.join(directory, entry["file"]))
         builds += [Build(source, arch, tuple(flags), None, directory) for arch in targets]
