@@ -64,8 +64,10 @@ def probe(only, quick, device, fmt, save, tiny):
     2 bad input; 3 no CuPy or no GPU.
     """
     from ..probes.results import differs_most
+    from .fileio import check_writable
 
     names = _parse_only(only)
+    check_writable(save, "--save")
     fmt = choose_format(fmt)
     cupy = _cupy_or_exit("probe")
     from ..probes.gpu import device_count

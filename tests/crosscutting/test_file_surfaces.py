@@ -196,6 +196,7 @@ UNWRITABLE = ["/proc/tuneadvise-test.json", "/proc/self/no-such-folder/x.json"]
     (["roofline", "--arch", "h100-sxm", "--intensity", "2", "--format", "json", "--plot", "{}.svg"], "--plot"),
     (["lint", LOG, "--format", "json", "-o", "{}"], "--output"),
     (["lint", LOG, "--baseline", "{}", "--update-baseline"], "--baseline"),
+    (["probe", "--save", "{}.toml"], "--save"),  # before CuPy is looked for
 ])
 def test_an_unwritable_output_fails_before_any_output_naming_its_option(path, args, option):
     pytest.importorskip("matplotlib") if "--plot" in args else None
