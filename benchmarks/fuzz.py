@@ -508,9 +508,48 @@ def arguments(rng, command, sandbox: Sandbox, prefix=(), valid: float = 0.5, cho
     return args
 
 
+SURFACE_SHARE = 0.3  # of the CLI inputs, aimed at the surfaces below rather than any option of any command
+
+
+def surface_input(rng, sandbox: Sandbox) -> list[str]:
+    """An argument vector aimed at one of the newer surfaces: a YAML config, a compile_commands.json,
+    --cuda/--bytes-in-flight/--virtual-resources, max-dynamic-smem, a batch, an output path that is a
+    pipe or a descriptor."""
+    log = sandbox.new_file(rng, [FIXTURES / "lint" / "ptxas_sm_90.log", FIXTURES / "lint" / "ptxas_multi.log"])
+    kind = rng.choice(["yaml", "compile_commands", "launch", "max-dynamic-smem", "batch", "output"])
+    if kind == "yaml":
+        path = sandbox.new_file(rng, ["yaml"])
+        return ["lint", log, "--config", path, *rng.choice([[], ["--format", "json"], ["-o", sandbox.output_path(rng)]])]
+    if kind == "compile_commands":
+        return ["lint", "--compile-commands", sandbox.new_file(rng, ["compile_commands"]),
+                *rng.choice([[], ["--arch", "sm_90"], ["--arch", rng.choice(WORDS)]]), "--compile-timeout", "20"]
+    extras = []
+    for option, key in (("--cuda", "cuda"), ("--bytes-in-flight", "bytes_in_flight"),
+                        ("--virtual-resources", "virtual_resources")):
+        if rng.random() < 0.5:
+            extras += [option, rng.choice(VALID[key]) if rng.random() < 0.6 else rng.choice(WORDS)]
+    arch = rng.choice(VALID["arch"]) if rng.random() < 0.8 else rng.choice(WORDS)
+    if kind == "launch":
+        name = rng.choice(["occupancy", "suggest"])
+        extras = [e for e in extras if name == "occupancy" or e != "--bytes-in-flight"]
+        return [name, "--arch", arch, "-r", rng.choice(VALID["registers"]), *(["-b", "256"] if name == "occupancy"
+                                                                                 else []), *extras]
+    if kind == "max-dynamic-smem":
+        return ["max-dynamic-smem", "--arch", arch, "-r", rng.choice(VALID["registers"] + WORDS[:8]),
+                "-b", rng.choice(VALID["block_size"]), "-n", rng.choice(VALID["blocks_per_sm"] + WORDS[:8]),
+                *[e for e in extras if e != "--bytes-in-flight"][:2], *rng.choice([[], ["--opt-in"]])]
+    if kind == "batch":
+        return ["occupancy", "--batch", sandbox.new_file(rng, ["batch"]), *extras[:2]]
+    return ["lint", log, "-o", sandbox.output_path(rng), *rng.choice([[], ["--format", rng.choice(
+        ["json", "sarif", "csv", "junit", "markdown", "github", "table"])]])]
+
+
 def cli_input(rng, sandbox: Sandbox) -> tuple[list[str], bytes, dict]:
     from tuneadvise.cli.main import COMMANDS, cli
 
+    env = {"NO_COLOR": "1", "TUNEADVISE_FORMAT": rng.choice([None] * 8 + ["json", "sarif", "x"])}
+    if rng.random() < SURFACE_SHARE:
+        return surface_input(rng, sandbox), b"", env
     name = rng.choice(sorted(COMMANDS))
     command = cli.get_command(None, name)
     base = BASE.get(name, []) if rng.random() < 0.8 else []
@@ -520,7 +559,6 @@ def cli_input(rng, sandbox: Sandbox) -> tuple[list[str], bytes, dict]:
     stdin = b""
     if "-" in args or rng.random() < 0.1:
         stdin, _ = file_body(rng, SEEDS + ["batch"])
-    env = {"NO_COLOR": "1", "TUNEADVISE_FORMAT": rng.choice([None] * 8 + ["json", "sarif", "x"])}
     return args, stdin, env
 
 
@@ -710,6 +748,11 @@ def long_error_line(output: str) -> int:
     return longest if longest > MAX_ERROR_LINE else 0
 
 
+def surface_of(args) -> bool:
+    return any(a in ("--compile-commands", "--cuda", "--virtual-resources", "--bytes-in-flight") or
+               a.endswith((".yaml", ".yml")) or a.startswith("/dev/fd/") or a == "/dev/stdout" for a in args)
+
+
 def input_bytes(args, stdin) -> int:
     total = len(stdin)
     for arg in args:
@@ -767,7 +810,7 @@ def worker(index: int, count: int, seed: int, every: int, queue) -> None:
         else:
             args, stdin, env = cli_input(rng, sandbox)
             size = input_bytes(args, stdin)
-            targets[args[0]] += 1
+            targets[args[0] + (" (surface)" if surface_of(args) else "")] += 1
             record = {"args": args, "env": env}
             if every and number % every == every - 1:
                 stdout_kind = rng.choice(["devnull"] * 6 + ["full", "closed"])
