@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass
 
 from ..probes.results import ABOVE_PEAK_TOLERANCE
-from .inputs import shown
+from .text import quoted
 
 PRECISIONS = {"fp64": "fp64_tflops", "fp32": "fp32_tflops", "fp16": "fp16_tflops"}
 PROBE_FOR = {"fp64": "fp64_fma", "fp32": "fp32_fma", "fp16": "fp16x2_fma"}
@@ -46,9 +46,9 @@ def bounded(value, what: str) -> float:
 
 
 def _described(value) -> str:
-    """A scalar as shown() repeats it; anything else by its JSON type (never the whole structure)."""
+    """A scalar as quoted() repeats it; anything else by its JSON type (never the whole structure)."""
     if value is None or isinstance(value, (bool, int, float, str)):
-        return shown(value)
+        return quoted(value)
     return {dict: "an object", list: "a list"}.get(type(value), type(value).__name__)
 
 
@@ -75,13 +75,13 @@ def probe_ceilings(probe) -> tuple[str, dict[str, float]]:
         if not isinstance(name, str):
             raise RooflineError(f"{where}.name: expected a probe's name (a string), got {_described(name)}")
         if not isinstance(above, bool):
-            raise RooflineError(f"{where}.above_peak ({shown(name)}): expected true or false, got {_described(above)}")
+            raise RooflineError(f"{where}.above_peak ({quoted(name)}): expected true or false, got {_described(above)}")
         if value is None:
             continue  # the probe failed or did not run
         if name in used:
-            value = bounded(value, f"{where}.value ({shown(name)})")
+            value = bounded(value, f"{where}.value ({quoted(name)})")
         elif isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise RooflineError(f"{where}.value ({shown(name)}): expected a number or null, got {_described(value)}")
+            raise RooflineError(f"{where}.value ({quoted(name)}): expected a number or null, got {_described(value)}")
         if not above:
             values[name] = value
     return device["name"], values

@@ -7,7 +7,8 @@ import re
 import click
 
 from ..advisor.report import SCHEMA_VERSION
-from .common import BadInput, choose_format, console, emit_json, resolve_arch
+from ..advisor.text import write_json_line
+from .common import BadInput, choose_format, console, resolve_arch
 
 
 def _arch_document(arch, differences: list) -> dict:
@@ -70,7 +71,7 @@ def specs(ctx, fmt):
     if choose_format(fmt) == "json":
         from ..specs.releases import DEFAULT_RELEASE
 
-        emit_json({
+        write_json_line({
             "schema_version": SCHEMA_VERSION,
             "cuda_release": DEFAULT_RELEASE,
             "architectures": [{"arch": a.sm, "compute_capability": a.cc, "family": a.family, "names": list(a.names),
@@ -129,7 +130,7 @@ def show(arch, spec_file, cuda, fmt):
     if resolved.note:
         document["arch_note"] = resolved.note
     if choose_format(fmt) == "json":
-        emit_json(document)
+        write_json_line(document)
         return
     from rich.table import Table
 
@@ -198,5 +199,5 @@ def validate(path):
     try:
         doc = validate_family_document(Path(path))
     except SpecFileError as exc:
-        raise BadInput(str(exc)) from None
+        raise BadInput(exc.as_option()) from None
     click.echo(f"{path}: valid ({len(doc.get('arch', []))} architecture(s), {len(doc.get('product', []))} product(s))")

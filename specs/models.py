@@ -19,12 +19,16 @@ from .catalog import (
     read_toml,
     sources,
 )
+from .errors import InputError
 
 T = TypeVar("T")
 
 
-class SpecFileError(ValueError):
-    """A spec file that does not validate; the message names file, field and rule."""
+class SpecFileError(InputError):
+    """A spec file (`spec_file`, --spec-file) that does not validate; the message names file, field and rule."""
+
+    def __init__(self, message: str):
+        super().__init__("spec_file", message)
 
 
 def _check_source(ref: str) -> str:
@@ -238,19 +242,19 @@ def validate_family_document(path: Path) -> dict:
     try:
         raw = read_toml(path) if path.suffix != ".json" else _read_json(path)
     except OSError as exc:
-        raise SpecFileError(f"--spec-file: cannot read {path}: {exc.strerror}") from None
+        raise SpecFileError(f"cannot read {path}: {exc.strerror}") from None
     except (ValueError, RecursionError) as exc:  # TOML/JSON decode errors are ValueErrors; deep nesting recurses
-        raise SpecFileError(f"--spec-file: {path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from None
+        raise SpecFileError(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from None
     try:
         FamilyDocument.model_validate(raw)
     except ValidationError as err:
-        raise SpecFileError("--spec-file: " + _format_error(path, err)) from None
+        raise SpecFileError(_format_error(path, err)) from None
     return raw
 
 
 def _read_json(path: Path) -> dict:
     import json
 
-    from .catalog import read_bytes_bounded
+    from .files import read_bounded
 
-    return json.loads(read_bytes_bounded(path))
+    return json.loads(read_bounded(path, what="spec file"))

@@ -6,25 +6,23 @@ from __future__ import annotations
 
 import re
 
+from .errors import InputError
 from .records import Arch, Product
 
+# The longest name quoted back: every real one is a few characters, and the text can come from a file.
+MAX_QUOTED_NAME = 60
 
-class UnknownArchError(ValueError):
-    """An --arch value that names no architecture or product."""
+
+class UnknownArchError(InputError):
+    """An architecture name (`arch`, --arch) that names no architecture or product."""
 
     def __init__(self, text: str, suggestions: list[str]):
         self.text = text
         self.suggestions = suggestions
         hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
-        super().__init__(
-            f"--arch: unknown architecture '{_clipped(text)}'{hint} "
-            "(accepted: family names, sm_XX, compute_XX, X.Y, product names; see 'tuneadvise specs')"
-        )
-
-
-def _clipped(text: str, limit: int = 60) -> str:
-    # The advisor's clipped() is above specs/ (which imports nothing of the advisor): the same cut.
-    return text if len(text) <= limit else text[:limit] + "..."
+        name = f"'{text}'" if len(text) <= MAX_QUOTED_NAME else f"(a name of {len(text):,} characters)"
+        super().__init__("arch", f"unknown architecture {name}{hint} "
+                                 "(accepted: family names, sm_XX, compute_XX, X.Y, product names; see 'tuneadvise specs')")
 
 
 def arch_aliases(arch: Arch) -> tuple[str, ...]:

@@ -13,12 +13,17 @@ import os
 from functools import lru_cache
 from typing import NamedTuple
 
+from .errors import InputError
+
 DEFAULT_RELEASE = "13.5"  # the first release of releases.toml; tests/specs/test_specs.py holds them equal
 RELEASES_FILE = "releases.toml"
 
 
-class UnknownReleaseError(ValueError):
-    """A --cuda value naming no release, or an architecture the release's header does not know."""
+class UnknownReleaseError(InputError):
+    """A release (`cuda`, --cuda) naming no release, or an architecture the release's header does not know."""
+
+    def __init__(self, message: str):
+        super().__init__("cuda", message)
 
 
 class Difference(NamedTuple):
@@ -60,7 +65,7 @@ def release(cuda: str | None) -> Release:
     known = releases()
     key = DEFAULT_RELEASE if cuda is None else str(cuda).strip()
     if key not in known:
-        raise UnknownReleaseError(f"--cuda: unknown cuda_occupancy.h release '{str(cuda)[:32]}' "
+        raise UnknownReleaseError(f"unknown cuda_occupancy.h release '{str(cuda)[:32]}' "
                                   f"(known: {', '.join(known)})")
     return known[key]
 
@@ -71,7 +76,7 @@ def under_release(arch, cuda: str | None):
     if chosen.cuda == arch.cuda_release:
         return arch
     if arch.cc in chosen.unknown:
-        raise UnknownReleaseError(f"--cuda: CUDA {chosen.cuda}'s cuda_occupancy.h does not know compute capability "
+        raise UnknownReleaseError(f"CUDA {chosen.cuda}'s cuda_occupancy.h does not know compute capability "
                                   f"{arch.cc} ({arch.sm}); use --cuda {DEFAULT_RELEASE}")
     changes, sources = {}, dict(arch.sources)
     for difference in chosen.differences:

@@ -11,7 +11,7 @@ import itertools
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ..rules.wording import clipped
+from ..text import clip
 from .compiler_output import KernelUsage, parse_cuobjdump, parse_ptxas
 from .cubin import ELF_MAGIC, CubinError, CubinKernel, read_cubin
 from .fatbin import FATBIN_MAGIC, KIND_ELF, FatbinError, scan_fatbins
@@ -33,8 +33,8 @@ class InputProblem:
 
     def __str__(self) -> str:
         """One line of bounded length: the file and the message are outside text of any length."""
-        where = clipped(self.file, MAX_QUOTED_PATH)
-        return f"{where}{f':{self.line}' if self.line else ''}: {clipped(self.message, MAX_MESSAGE)}"
+        where = clip(self.file, MAX_QUOTED_PATH)
+        return f"{where}{f':{self.line}' if self.line else ''}: {clip(self.message, MAX_MESSAGE)}"
 
 
 @dataclass

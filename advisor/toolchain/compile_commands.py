@@ -26,7 +26,7 @@ import os
 import re
 import shlex
 
-from ..rules.wording import clipped
+from ..text import quoted
 from .compile import Build
 
 _WITH_VALUE = {"-o", "-MF", "-MT", "-MQ", "-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code",
@@ -62,13 +62,13 @@ def _arguments(entry: dict) -> list[str]:
         try:
             return shlex.split(entry["command"])
         except ValueError as exc:
-            raise CompileCommandsError(f"command of {_named(entry)} is not a shell command line: {exc}") from None
-    raise CompileCommandsError(f"entry for {_named(entry)} has neither 'arguments' nor 'command'")
+            raise CompileCommandsError(f"command of {_file_of(entry)} is not a shell command line: {exc}") from None
+    raise CompileCommandsError(f"entry for {_file_of(entry)} has neither 'arguments' nor 'command'")
 
 
-def _named(entry: dict) -> str:
-    """An entry's file as a message quotes it: a name from a file can be of any length."""
-    return clipped(repr(entry.get("file")), MAX_QUOTED)
+def _file_of(entry: dict) -> str:
+    """An entry's file as a message quotes it (a name read from a file can be of any length)."""
+    return quoted(entry.get("file"), MAX_QUOTED)
 
 
 def _archs(values: list[str]) -> list[str]:
@@ -181,7 +181,7 @@ def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[st
             continue
         targets = archs or tuple(own_archs)
         if not targets:
-            problems.append(f"entry {number} ({_named(entry)}): names no architecture; give --arch")
+            problems.append(f"entry {number} ({_file_of(entry)}): names no architecture; give --arch")
             continue
         source = os.path.normpath(os.path.join(directory, entry["file"]))
         builds += [Build(source, arch, tuple(flags), None, directory) for arch in targets]
