@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import secrets
 import stat
@@ -91,6 +90,8 @@ def _probe(path) -> None:
         return
     descriptor = open_descriptor(path)
     if descriptor is not None:
+        import fcntl  # POSIX only, as the names of descriptors are
+
         if fcntl.fcntl(descriptor, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY:
             raise OSError(errno.EBADF, "not open for writing")
         return
