@@ -26,6 +26,7 @@ import os
 import re
 import shlex
 
+from ...specs.files import read_bounded
 from ..text import quoted
 from .compile import Build
 
@@ -48,6 +49,7 @@ _ARCH_OPTIONS = ("-arch", "--gpu-architecture", "-gencode", "--generate-code", "
 _SM = re.compile(r"sm_(\d+[a-z]?)")
 _COMPUTE = re.compile(r"compute_(\d+[a-z]?)")
 MAX_ENTRIES = 100_000
+MAX_FILE_BYTES = 64 << 20  # a project of tens of thousands of sources writes tens of megabytes
 MAX_QUOTED = 120  # characters of an entry's file name a message repeats
 
 
@@ -152,12 +154,13 @@ def _holds_nul(entry: dict) -> str | None:
 def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[str]]:
     """(one Build per .cu entry and architecture, problems as sentences)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            entries = json.load(handle)
+        entries = json.loads(read_bounded(path, MAX_FILE_BYTES, "compile_commands.json").decode("utf-8"))
     except OSError as exc:
         raise CompileCommandsError(f"--compile-commands: cannot read {path}: {exc.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise CompileCommandsError(f"--compile-commands: {path} is not JSON: {exc}") from None
+    except ValueError as exc:  # valid JSON Python will not read: an integer of over 4,300 digits
+        raise CompileCommandsError(f"--compile-commands: {path} is not JSON: {str(exc).split(';')[0]}") from None
     if not isinstance(entries, list) or len(entries) > MAX_ENTRIES:
         raise CompileCommandsError(f"--compile-commands: {path} is not a list of compile commands "
                                    f"(at most {MAX_ENTRIES} entries)")

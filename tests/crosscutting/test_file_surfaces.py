@@ -209,3 +209,34 @@ def test_a_folder_that_is_a_file_fails_before_the_report(tmp_path):
     result = run(["lint", LOG, "--format", "json", "--update-baseline", "--baseline", str(tmp_path / "file" / "b.json")])
     assert_one_line_error(result, "--baseline: cannot write")
     assert [p.name for p in Path(tmp_path).iterdir()] == ["file"]
+
+
+# -- sizes: a file read whole is bounded before it is parsed ------------------------------------
+
+def test_a_yaml_config_of_megabytes_is_refused_before_it_is_parsed(tmp_path):
+    # PyYAML builds some 100 KB/s: a 1 MB config took 9 to 70 s to refuse.
+    path = tmp_path / "c.yaml"
+    path.write_text("a: 1\n" * 200_000)
+    assert_one_line_error(run(["lint", LOG, "--config", str(path)]), f"{path}: a YAML config of more than 128 KiB")
+
+
+def test_a_yaml_config_under_the_limit_still_reads(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("kernels:\n" + "  - name: k\n    block_size: 256\n" * 3000)
+    assert run(["lint", LOG, "--config", str(path), "--format", "json"]).exit_code in (0, 1)
+
+
+@pytest.mark.parametrize("body, message", [
+    (b"[" + b"9" * 5000 + b"]", "is not JSON: Exceeds the limit"),  # json.loads' ValueError: exit 70 before
+    (b"[" * 100_000 + b"]" * 100_000, "is not JSON"),
+])
+def test_compile_commands_json_python_will_not_read_is_bad_input(tmp_path, body, message):
+    path = tmp_path / "compile_commands.json"
+    path.write_bytes(body)
+    assert_one_line_error(run(["lint", "--compile-commands", str(path), "--arch", "sm_90"]), message)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/zero"), reason="no /dev/zero")
+def test_an_endless_compile_commands_is_read_in_bounded_memory():
+    result = run(["lint", "--compile-commands", "/dev/zero", "--arch", "sm_90"])
+    assert_one_line_error(result, "cannot read /dev/zero: larger than 64 MiB")
