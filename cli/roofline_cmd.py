@@ -108,7 +108,8 @@ def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, s
     else:
         intensity_name = "--intensity"
     try:
-        machine = machine_from_product(resolved.product, resolved.arch.warp_size, precision, probe)
+        machine = machine_from_product(resolved.product, resolved.arch.warp_size, precision, probe,
+                                       shared_l1_unified=resolved.arch.shared_l1_unified is not False)
         placement = None
         if value_intensity is not None:
             placement = place(machine, value_intensity, _number(shared_bytes_per_flop, "--shared-bytes-per-flop"),

@@ -25,6 +25,8 @@ FROM_SHIPPED = (
     # How cuda_occupancy.h treats the compute capability: no device attribute reports it.
     "header_max_registers_per_thread", "shared_mem_opt_in", "reserved_shared_mem_in_block_limit",
     "virtual_resources_per_sm",
+    # Whether shared memory and L1 are one array: no device attribute reports it either.
+    "shared_l1_unified",
 )
 LAYOUT_HOW = "probe cluster: SMs that shared a launched cluster"  # how a measured GPC layout was found
 MEASURED = {"memory_bandwidth_gbs": "dram_copy", "fp32_tflops": "fp32_fma", "fp64_tflops": "fp64_fma", "fp16_tflops": "fp16x2_fma"}

@@ -26,6 +26,7 @@ from .names import (
 from .records import (
     ARCH_BEHAVIOUR_FIELDS,
     ARCH_INT_FIELDS,
+    ARCH_OPTIONAL_FLAG_FIELDS,
     ARCH_OPTIONAL_INT_FIELDS,
     PRODUCT_NUMBER_FIELDS,
     Arch,
@@ -38,7 +39,8 @@ from .records import (
 )
 
 __all__ = [
-    "ARCH_BEHAVIOUR_FIELDS", "ARCH_INT_FIELDS", "ARCH_OPTIONAL_INT_FIELDS", "DATA_DIR", "PRODUCT_NUMBER_FIELDS",
+    "ARCH_BEHAVIOUR_FIELDS", "ARCH_INT_FIELDS", "ARCH_OPTIONAL_FLAG_FIELDS", "ARCH_OPTIONAL_INT_FIELDS", "DATA_DIR",
+    "PRODUCT_NUMBER_FIELDS",
     "Arch", "Catalog", "Disagreement", "FrozenMap", "Product", "Resolved", "UnknownArchError",
     "build_arch", "build_product", "catalog_with", "describe_source", "family_files", "load_user_spec",
     "read_toml", "read_tomls", "shipped_catalog", "sources",

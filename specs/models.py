@@ -99,6 +99,7 @@ class ArchFields(Strict):
     max_cluster_size_portable: Sourced[Pos] | None = None
     max_cluster_size_nonportable: Sourced[Pos] | None = None
     virtual_resources_per_sm: Sourced[Pos] | None = None
+    shared_l1_unified: Sourced[bool] | None = None
     header_max_registers_per_thread: Sourced[Annotated[int, Field(ge=255, le=256)]] | None = None
     shared_mem_opt_in: Sourced[bool] | None = None
     reserved_shared_mem_in_block_limit: Sourced[bool] | None = None

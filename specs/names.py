@@ -65,6 +65,11 @@ def parse_cc(key: str) -> str | None:
 
 
 def suggest(key: str, candidates) -> list[str]:
+    """Close names with the same numbers as `key`: in a GPU's name a number is the model
+    (l40s is not l4, rtx4080 not rtx4090, sm_91 not sm_90), so a near spelling with other
+    numbers names another part, never the one meant."""
     import difflib  # only on the error path
 
-    return difflib.get_close_matches(key, sorted(set(candidates)), n=3, cutoff=0.5)
+    numbers = re.findall(r"\d+", key)
+    alike = sorted({name for name in candidates if re.findall(r"\d+", name) == numbers})
+    return difflib.get_close_matches(key, alike, n=3, cutoff=0.5)
