@@ -37,7 +37,8 @@ memory under 500 MB (in-process: the worker's peak RSS may not cross it;
 subprocesses: each child's own); no path other than a regular file replaced
 (every non-regular output path keeps its type and target). Printed: inputs
 per target, exit codes, failures per check, the slowest input and the peaks,
-inputs per second. Each failure is written to --failures with what
+inputs per second. A failing input's record has its wall and CPU seconds: on
+a shared machine the wall time of a slow input is also the load's. Each failure is written to --failures with what
 reproduces it.
 """
 
@@ -678,6 +679,13 @@ def _alarm(signum, frame):
     raise Hang()
 
 
+def cpu_seconds() -> float:
+    """User and system time of this process and its waited-for children: beside the wall time of
+    a slow input, it tells a slow input from a loaded machine."""
+    return sum(getattr(resource.getrusage(who), field) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for field in ("ru_utime", "ru_stime"))
+
+
 def peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -787,6 +795,7 @@ def worker(index: int, count: int, seed: int, every: int, queue) -> None:
                 data, _ = file_body(rng, SEEDS_FOR["config_file"])
                 (folder / name).write_bytes((b"[tool.tuneadvise]\n" if name == "pyproject.toml" else b"") + data)
         problem = None
+        cpu_before = cpu_seconds()
         if rng.random() < LIBRARY_SHARE:
             what, call, allowed = library_input(rng, sandbox)
             targets["library: " + what.split("(")[0]] += 1
@@ -851,7 +860,7 @@ def worker(index: int, count: int, seed: int, every: int, queue) -> None:
             stats["failures"] += 1
             kind = problem.split(":")[0].split(" ")[0]
             stats[f"failure: {kind}"] += 1
-            record.update(problem=problem, seconds=round(seconds, 3))
+            record.update(problem=problem, seconds=round(seconds, 3), cpu_seconds=round(cpu_seconds() - cpu_before, 3))
             for arg in record.get("args", []):
                 if os.path.isfile(arg) and os.path.getsize(arg) < 65536 and arg.startswith(str(folder)):
                     record.setdefault("files_b64", {})[arg] = base64.b64encode(Path(arg).read_bytes()).decode()
