@@ -37,9 +37,9 @@ memory under 500 MB (in-process: the worker's peak RSS may not cross it;
 subprocesses: each child's own); no path other than a regular file replaced
 (every non-regular output path keeps its type and target). Printed: inputs
 per target, exit codes, failures per check, the slowest input and the peaks,
-inputs per second. A failing input's record has its wall and CPU seconds: on
-a shared machine the wall time of a slow input is also the load's. Each failure is written to --failures with what
-reproduces it.
+inputs per second. Each failure is written to --failures with what
+reproduces it, and its wall and CPU seconds: on a shared machine the wall
+time of a slow input is also the load's.
 """
 
 from __future__ import annotations
