@@ -29,6 +29,7 @@ import shlex
 from ...specs.files import read_bounded
 from ..text import quoted
 from .compile import Build
+from .settings import split_maxrregcount
 
 _WITH_VALUE = {"-o", "-MF", "-MT", "-MQ", "-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code",
                "--gpu-code", "-odir", "--output-directory", "--dependency-output", "-ccbin", "--compiler-bindir",
@@ -187,5 +188,6 @@ def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[st
             problems.append(f"entry {number} ({_file_of(entry)}): names no architecture; give --arch")
             continue
         source = os.path.normpath(os.path.join(directory, entry["file"]))
-        builds += [Build(source, arch, tuple(flags), None, directory) for arch in targets]
+        kept, cap = split_maxrregcount(flags)
+        builds += [Build(source, arch, kept, cap, directory) for arch in targets]
     return builds, problems
