@@ -94,10 +94,25 @@ def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
                    + (f" ({' + '.join(occ['limiters'])})" if occ["limiters"] else "")
                    + ("" if occ["launchable"] else " cannot launch"))
         out += wrap(figures, width, "  ", "    ")
+        if "measured" in kernel:
+            out += wrap(terminal_text(_measured_line(kernel["measured"], launch)), width, "  ", "    ")
         yield "\n".join(out) + "\n" + "".join(finding_lines(f) for f in kernel["findings"]) + "\n"
     for finding in doc.tail["source_findings"]:
         yield finding_lines(finding)
     yield from _summary(doc.summary, width, style)
+
+
+def _measured_line(measured: dict, launch: dict) -> str:
+    """A profiled launch's report figures, beside the engine's line above."""
+    def share(value):
+        return "-" if value is None else f"{value:.1%}"
+
+    grid = "x".join(map(str, measured["grid_dims"]))
+    waves = "-" if measured["waves_per_sm"] is None else f"{measured['waves_per_sm']:g}"
+    return (f"measured: achieved {share(measured['achieved_occupancy'])} of theoretical "
+            f"{share(measured['theoretical_occupancy'])}, grid {grid}, {waves} waves/SM, the driver's shared "
+            f"memory configuration {measured['shared_mem_config_size']:,} B; {measured['process']}, "
+            f"launch {measured['launch_index']}")
 
 
 def _summary(summary: dict, width: int, style) -> Iterator[str]:

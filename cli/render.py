@@ -38,6 +38,24 @@ def dynamic_budget(result):
     return max_dynamic_shared_mem(result.arch, result.kernel, result.active_blocks_per_sm)
 
 
+def _render_driver_config(out, result) -> None:
+    from ..advisor.report import shared_config_prediction
+
+    predicted = shared_config_prediction(result)["shared_mem_config_prediction"]
+    if predicted is None:
+        return
+    if predicted["l1_bytes"] is not None:
+        out.print(f"Shared memory the driver configures: {result_bytes(predicted['at_least'])}, leaving "
+                  f"{result_bytes(predicted['l1_bytes'])} of L1 [dim](rule measured on 9.0)[/]")
+    else:
+        out.print(f"Shared memory the driver configures: at least {result_bytes(predicted['at_least'])} "
+                  f"[dim]({predicted['rule']})[/]")
+
+
+def result_bytes(value: int) -> str:
+    return f"{value:,} B"
+
+
 def render_findings(out, findings: list) -> None:
     from rich.markup import escape
     from rich.table import Table
@@ -85,6 +103,7 @@ def render_occupancy(resolved, result, dims, findings, curves=None) -> None:
     if result.launchable:
         out.print(f"[bold]Occupancy: {plural(result.active_blocks_per_sm, 'block')}/SM, {result.active_warps_per_sm}/"
                   f"{plural(result.max_warps_per_sm, 'warp')} per SM = {percent(result.occupancy)}[/] [dim](model)[/]")
+        _render_driver_config(out, result)
         budget = dynamic_budget(result)
         if budget is not None and budget.keeps_blocks:
             out.print(f"What if: up to {budget.max_dynamic_shared_mem:,} B of dynamic shared memory keep "

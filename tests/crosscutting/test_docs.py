@@ -42,10 +42,29 @@ def test_documented_rule_examples_run_through_the_cli(code, tmp_path):
         for example, expect in ((rule.trigger, True), (rule.clean, False)):
             assert (code in _lint_documented_example(_example(example), tmp_path)) is expect
         return
+    if rule.kind == "measured":
+        for example, expect in ((rule.trigger, True), (rule.clean, False)):
+            assert (code in _measured_documented_example(example, tmp_path)) is expect
+        return
     triggered = invoke(_example(rule.trigger) + " --format json")
     assert code in [f["code"] for f in json.loads(triggered.output)["findings"]]
     quiet = invoke(_example(rule.clean) + " --format json")
     assert code not in [f["code"] for f in json.loads(quiet.output)["findings"]]
+
+
+def _measured_documented_example(example: dict, tmp_path) -> list:
+    """Write the export the documented figures describe (and the config it shows), run the documented command."""
+    from tuneadvise.advisor.rules.families.ta0_measured import example_export
+
+    text = _example(example)
+    (tmp_path / "report.csv").write_text(example_export(example["ncu"]))
+    if text.startswith("# tuneadvise.toml\n"):
+        (tmp_path / "tuneadvise.toml").write_text(text.split("# report.csv", 1)[0].removeprefix("# tuneadvise.toml\n"))
+    command = text.rsplit("# checked with: ", 1)[1]
+    args = [str(tmp_path / a) if a in ("report.csv", "tuneadvise.toml") else a for a in shlex.split(command)[1:]]
+    result = CliRunner().invoke(cli, args + ["--format", "json"], catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.output
+    return [f["code"] for k in json.loads(result.output)["kernels"] for f in k["findings"]]
 
 
 def _lint_documented_example(text: str, tmp_path) -> list:
@@ -278,3 +297,34 @@ def test_a_wrong_documented_output_fails(tmp_path, monkeypatch):
     (command, shown), = doc_commands("console", body)
     result = CliRunner().invoke(cli, shlex.split(command)[1:])
     assert result.stdout.rstrip("\n").splitlines() != shown
+
+
+# A file a page names in backticks (`advisor/lint/diff.py`, `tests/lint/test_lint.py`): found from
+# the repository root, or from the folder the page's context implies (a module under advisor/, a
+# recorded fixture under tests/fixtures/, another page under docs/). `tuneadvise/...` is the
+# installed name: tuneadvise/__init__.py is api/__init__.py, everything else keeps its folder.
+NAMED_FILE = re.compile(r"`([\w./-]+/[\w.-]+\.(?:py|toml|cu|cpp|json|md|yml|yaml|sh))`")
+NAMED_FROM = ("", "advisor", "tests/fixtures", "docs")
+
+
+def named_files(text: str) -> list[str]:
+    return NAMED_FILE.findall(text)
+
+
+def named_file_exists(name: str) -> bool:
+    if name.startswith("tuneadvise/"):
+        name = "api/__init__.py" if name == "tuneadvise/__init__.py" else name.removeprefix("tuneadvise/")
+    return any((ROOT / folder / name).exists() for folder in NAMED_FROM)
+
+
+@pytest.mark.parametrize("page", sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"], ids=lambda p: p.name)
+def test_every_file_a_page_names_exists(page):
+    missing = [name for name in named_files(page.read_text()) if not named_file_exists(name)]
+    assert missing == [], f"{page.name} names files that do not exist: {missing}"
+
+
+def test_a_page_naming_a_missing_file_fails():
+    """The check can fail: a moved module's old path is reported."""
+    names = named_files("`advisor/toolchain/frontier.py` and `tests/test_report.py`, beside `advisor/text.py`")
+    assert [name for name in names if not named_file_exists(name)] == ["advisor/toolchain/frontier.py",
+                                                                       "tests/test_report.py"]
