@@ -73,6 +73,35 @@ class BadInput(click.UsageError):
         click.echo(error_line(self.format_message()), err=True)
 
 
+def require(command: str, **given) -> None:
+    """BadInput naming every required option left out, as `--arch, --registers: required`;
+    `given` maps option names (arch, block_size) to their values, None where not given."""
+    missing = [f"--{name.replace('_', '-')}" for name, value in given.items() if value is None]
+    if missing:
+        raise BadInput(f"{', '.join(missing)}: required (see 'tuneadvise {command} --help')")
+
+
+@contextmanager
+def option_errors():
+    """A library InputError raised inside becomes BadInput naming the option (`--registers: ...`)."""
+    from ..advisor.inputs import InputError
+
+    try:
+        yield
+    except InputError as exc:
+        raise BadInput(exc.as_option()) from None
+
+
+def rule_selection(select: str | None, ignore: str | None):
+    """--select/--ignore as a RuleSelection, or BadInput."""
+    from ..advisor.rules import RuleSelection
+
+    try:
+        return RuleSelection.parse(select, ignore)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+
+
 def usage_error_text(exc: click.UsageError) -> str:
     """click's own usage errors in the one style: `--option: what is wrong`, or `FILE (argument):
     ...` for a positional argument, and where to read more."""
