@@ -201,27 +201,39 @@ def console():
     # emoji=False: rich turns ':name:' into an emoji, and 'k.cu:100: ...' into 'k.cu💯 ...'.
     if stdout_is_terminal():
         return Console(no_color=bool(os.environ.get("NO_COLOR")), highlight=False, emoji=False)
-    out = Console(file=_TrimmedLines(sys.stdout), no_color=True, highlight=False, emoji=False)
+    lines = _TrimmedLines(sys.stdout)
+    out = Console(file=lines, no_color=True, highlight=False, emoji=False)
+    lines.width = out.width
     out.push_render_hook(_PlainTables())
     return out
 
 
 class _TrimmedLines:
-    """A text stream that drops the spaces rich pads lines with, for plain-text output."""
+    """A text stream that drops the spaces rich pads lines with, for plain-text output, and clips
+    a line wider than the output (a single word longer than the width, which nothing can wrap)."""
 
-    def __init__(self, stream):
+    def __init__(self, stream, width: int | None = None):
         self.stream = stream
+        self.width = width
         self.pending = ""
+
+    def _fitted(self, line: str) -> str:
+        line = line.rstrip(" ")
+        if self.width is None or len(line) <= self.width:
+            return line
+        from ..advisor.rules.wording import clipped
+
+        return clipped(line, max(0, self.width - 3))
 
     def write(self, text: str) -> int:
         *lines, self.pending = (self.pending + text).split("\n")
         if lines:
-            self.stream.write("".join(line.rstrip(" ") + "\n" for line in lines))
+            self.stream.write("".join(self._fitted(line) + "\n" for line in lines))
         return len(text)
 
     def flush(self) -> None:
         if self.pending:
-            self.stream.write(self.pending.rstrip(" "))
+            self.stream.write(self._fitted(self.pending))
             self.pending = ""
         self.stream.flush()
 
