@@ -207,17 +207,15 @@ def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update
     ctx.exit(EXIT_FINDINGS if doc.summary["failing_findings"] else EXIT_OK)
 
 
-def _statistics(doc: dict, fmt: str) -> str:
-    from ..advisor.rules import registry
+def _statistics(doc, fmt: str) -> str:
+    from ..advisor.queries.lint_statistics import statistics_query
 
-    rows = [(code, count, registry()[code].severity, registry()[code].name)
-            for code, count in sorted(doc.summary["by_code"].items(), key=lambda kv: (-kv[1], kv[0]))]
+    document = statistics_query(doc)
     if fmt == "json":
-        return json.dumps({"schema_version": doc.head["schema_version"], "statistics": [
-            {"code": c, "count": n, "severity": s, "name": name} for c, n, s, name in rows],
-            "summary": doc.summary}, separators=(",", ":")) + "\n"
-    width = max((len(str(n)) for _, n, _, _ in rows), default=1)
-    return "".join(f"{n:>{width}}  {c}  {s:<7}  {name}\n" for c, n, s, name in rows)
+        return json.dumps(document, separators=(",", ":")) + "\n"
+    rows = document["statistics"]
+    width = max((len(str(row["count"])) for row in rows), default=1)
+    return "".join(f"{row['count']:>{width}}  {row['code']}  {row['severity']:<7}  {row['name']}\n" for row in rows)
 
 
 def _version() -> str:
@@ -241,46 +239,46 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
 
     Exit codes: 0 no regression; 1 regressions; 2 bad input.
     """
-    from ..advisor.lint.baseline import diff_reports
-    from ..advisor.lint.run import lint_paths
+    from ..advisor.queries.diff import diff_query
 
     if old == new == "-":
         raise BadInput("OLD and NEW: at most one of them may be '-' (standard input is read once)")
     config, config_path, _ = _load_config(config_file, [])
     options = _options(config, config_path, arch, block_size, None, None, None, None)
-    before = compiling(lint_paths, [old], options, stdin=_stdin_text())
-    # The new build is linted against the old one's registers: TA908 names a change that loses a block.
-    options.previous_registers = {(k.name, k.arch): k.launch.registers for k in before.kernels}
-    reports = [before, compiling(lint_paths, [new], options, stdin=_stdin_text())]
-    problems = reports[0].problems + reports[1].problems
-    for problem in problems:
+    answer = compiling(diff_query, old, new, options, stdin=_stdin_text())
+    for problem in answer.problems:
         click.echo(f"tuneadvise: bad input: {_terminal_text(str(problem))}", err=True)
-    doc = diff_reports(*reports)
     fmt = choose_format(fmt)
     if fmt == "json":
-        sys.stdout.write(json.dumps(doc, separators=(",", ":")) + "\n")
+        sys.stdout.write(json.dumps(answer.to_json(), separators=(",", ":")) + "\n")
     else:
-        sys.stdout.write(_diff_text(doc, markdown=fmt == "markdown"))
-    if problems:
+        sys.stdout.write(_diff_text(answer.document, markdown=fmt == "markdown"))
+    if answer.problems:
         ctx.exit(EXIT_BAD_INPUT)
-    ctx.exit(EXIT_FINDINGS if doc["summary"]["regressed"] else EXIT_OK)
+    ctx.exit(EXIT_FINDINGS if answer.regressed else EXIT_OK)
 
 
 def _diff_text(doc: dict, markdown: bool) -> str:
-    rows = [r for r in doc["kernels"] if r["status"] != "unchanged"]
+    """The changed kernels, one row each (a Markdown table, or lines that wrap between words at
+    the output's width), then the counts."""
     from ..advisor.lint.formats import markdown_text, terminal_text
+    from .lint_render import output_width, wrap
 
+    rows = [r for r in doc["kernels"] if r["status"] != "unchanged"]
+    s = doc["summary"]
+    summary = (f"{s['regressed']} regressed, {s['improved']} improved, {s['added']} added, {s['removed']} removed, "
+               f"{s['unchanged']} unchanged")
     if markdown:
         out = ["| kernel | arch | status | changes |", "| --- | --- | --- | --- |"]
         out += [f"| {markdown_text(r['demangled'])} | {r['arch']} | {r['status']} | "
                 f"{markdown_text('; '.join(r['changes']) or '-')} |" for r in rows]
-    else:
-        out = [f"{r['status']:<10} {terminal_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}"
-               for r in rows]
-    s = doc["summary"]
-    out.append(f"{s['regressed']} regressed, {s['improved']} improved, {s['added']} added, {s['removed']} removed, "
-               f"{s['unchanged']} unchanged")
-    return "\n".join(out) + "\n"
+        return "\n".join(out + [summary]) + "\n"
+    width = output_width()
+    out = []
+    for r in rows:
+        out += wrap(f"{terminal_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}", width,
+                    f"{r['status']:<10} ", " " * 11)
+    return "\n".join(out + wrap(summary, width)) + "\n"
 
 
 @click.command()

@@ -45,6 +45,11 @@ def _width(terminal: bool) -> int:
         return DEFAULT_WIDTH
 
 
+def output_width() -> int:
+    """The width text for stdout fits: the terminal's, else COLUMNS (80 by default)."""
+    return _width(stdout_is_terminal())
+
+
 def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
     """The report as text chunks. `terminal`: style for a terminal (default: whether stdout is one)."""
     from ..advisor.lint.formats import terminal_text

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..advisor.report import SCHEMA_VERSION
-from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, emit_json
+from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, emit_json, resolve_arch, rule_selection
 
 
 @click.command("check-source")
@@ -21,34 +20,26 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
 
     Exit codes: 0 clean; 1 findings at or above --fail-on; 2 bad input.
     """
-    from ..advisor.readers.files import MAX_SOURCE_BYTES, read_input
-    from ..advisor.rules import SEVERITY_RANK, RuleSelection
-    from ..advisor.rules.source_scan import scan_source
-    from .common import resolve_arch
+    from ..advisor.queries.check_source import UnreadableSource, check_source_query
 
-    arch = resolve_arch(target).arch
     try:
-        selection = RuleSelection.parse(select, ignore)
-    except ValueError as exc:
-        raise BadInput(str(exc)) from None
-    findings = []
-    for path in paths:
-        try:
-            text = read_input(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
-        except OSError as exc:
-            raise BadInput(f"PATHS: cannot read {path}: {exc.strerror}") from None
-        findings += scan_source(text, path, arch.major, selection)
+        answer = check_source_query(paths, resolve_arch(target).arch, rule_selection(select, ignore))
+    except UnreadableSource as exc:
+        raise BadInput(f"PATHS: {exc}") from None
     if choose_format(fmt) == "json":
-        emit_json({"schema_version": SCHEMA_VERSION, "target": arch.sm, "findings": [f.to_dict() for f in findings]})
+        emit_json(answer.to_json())
     else:
-        from ..advisor.lint.formats import terminal_text
-        from .render import plural
+        click.echo(render_text(answer), color=False)
+    ctx.exit(EXIT_FINDINGS if answer.fails(fail_on) else EXIT_OK)
 
-        # Compiler-style lines, one per finding, never wrapped (editors jump to file:line), written
-        # as they are (laid out by rich, 125,000 of them took 2.2 s and 322 MB), control characters
-        # of a path escaped as in every human output.
-        lines = [terminal_text(f"{f.message} [{f.code} {f.severity}]") for f in findings]
-        lines.append(f"{plural(len(findings), 'finding')} in {plural(len(paths), 'file')} for {arch.sm}")
-        click.echo("\n".join(lines), color=False)
-    worst = max((SEVERITY_RANK[f.severity] for f in findings), default=-1)
-    ctx.exit(EXIT_FINDINGS if worst >= SEVERITY_RANK[fail_on] else EXIT_OK)
+
+def render_text(answer) -> str:
+    """Compiler-style lines, one per finding, never wrapped (editors jump to file:line), written
+    as they are (laid out by rich, 125,000 of them took 2.2 s and 322 MB), control characters
+    of a path escaped as in every human output; then the count."""
+    from ..advisor.lint.formats import terminal_text
+    from .render import plural
+
+    lines = [terminal_text(f"{f.message} [{f.code} {f.severity}]") for f in answer.findings]
+    lines.append(f"{plural(len(answer.findings), 'finding')} in {plural(answer.files, 'file')} for {answer.target}")
+    return "\n".join(lines)
