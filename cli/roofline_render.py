@@ -119,8 +119,11 @@ def print_kernels(out, kernels, marks) -> None:
             out.print(Text("  ".join(f"{h} {c}" for h, c in zip(header, row))))
 
 
-def render_roofline(out, machine, kernels, doc: dict) -> None:
+def render_roofline(out, answer) -> None:
+    """A RooflineAnswer (advisor/queries/roofline.py) as tables, verdicts and the chart."""
     from rich.table import Table
+
+    machine, kernels, doc = answer.machine, list(answer.kernels), answer.document
 
     table = Table(title=f"{machine.name}, {machine.precision}", title_justify="left")
     for column in ("ceiling", "value", "basis"):

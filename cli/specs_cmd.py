@@ -7,6 +7,7 @@ import re
 import click
 
 from .common import BadInput, choose_format, console, emit_json, resolve_arch
+from .options import format_option
 
 
 def _readable(ref: str, citation: str) -> str:
@@ -19,8 +20,7 @@ def _readable(ref: str, citation: str) -> str:
 
 
 @click.group(invoke_without_command=True)
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]),
-              help="Default: human text (a table on a terminal, plain columns otherwise), or TUNEADVISE_FORMAT.")
+@format_option()
 @click.pass_context
 def specs(ctx, fmt):
     """List architectures and products; `specs show ARCH` prints one with sources."""
@@ -66,8 +66,7 @@ def _render_catalog(answer) -> None:
 @click.argument("arch")
 @click.option("--spec-file", type=click.Path(dir_okay=False), help="Show an architecture from your own spec file.")
 @click.option("--cuda", metavar="RELEASE", help="Show the values as this cuda_occupancy.h release computes with them.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]),
-              help="Default: human text (a table on a terminal, plain columns otherwise), or TUNEADVISE_FORMAT.")
+@format_option()
 def show(arch, spec_file, cuda, fmt):
     """One architecture: every value with its source (unconfirmed ones marked), where sources
     disagree, the cuda_occupancy.h release the engine is exact to and how other releases differ."""
