@@ -9,6 +9,7 @@ wrong`, with echoed input bounded (see `bounded`).
 
 from __future__ import annotations
 
+import errno
 import gc
 import json
 import os
@@ -200,12 +201,19 @@ def console():
 
     # emoji=False: rich turns ':name:' into an emoji, and 'k.cu:100: ...' into 'k.cu💯 ...'.
     if stdout_is_terminal():
-        return Console(no_color=bool(os.environ.get("NO_COLOR")), highlight=False, emoji=False)
-    lines = _TrimmedLines(sys.stdout)
-    out = Console(file=lines, no_color=True, highlight=False, emoji=False)
-    lines.width = out.width
-    out.push_render_hook(_PlainTables())
+        out = Console(no_color=bool(os.environ.get("NO_COLOR")), highlight=False, emoji=False)
+    else:
+        lines = _TrimmedLines(sys.stdout)
+        out = Console(file=lines, no_color=True, highlight=False, emoji=False)
+        lines.width = out.width
+        out.push_render_hook(_PlainTables())
+    # rich ends the process with status 1 when the reader goes away; the command's end decides (141).
+    out.on_broken_pipe = _reader_gone
     return out
+
+
+def _reader_gone():
+    raise BrokenPipeError(errno.EPIPE, "the reader of the output went away")
 
 
 class _TrimmedLines:

@@ -6,7 +6,7 @@ import string
 
 from rich.text import Text
 
-from .charts import Axis, Canvas
+from .charts import UNICODE, Axis, Canvas, Glyphs, glyphs_for
 
 # Kernel marks on the chart: 'o' for a lone kernel, else 1-9 then a-z.
 _MARKS = string.digits[1:] + string.ascii_lowercase
@@ -25,7 +25,7 @@ def marks_for(kernels) -> list[str]:
     return ["o"] if len(kernels) == 1 else [_MARKS[i] if i < len(_MARKS) else "*" for i in range(len(kernels))]
 
 
-def chart(machine, kernels, width: int = 64, height: int = 14) -> list[Text]:
+def chart(machine, kernels, width: int = 64, height: int = 14, glyphs: Glyphs = UNICODE) -> list[Text]:
     """Log-log roofline: x = FLOP/byte, y = FLOP/s; '/' the memory roof, '-' the
     compute roof, '|' the ridge point, and each kernel's mark at its intensity
     and achieved FLOP/s (its ceiling where none was given)."""
@@ -35,7 +35,7 @@ def chart(machine, kernels, width: int = 64, height: int = 14) -> list[Text]:
     window = chart_range(machine, [placement for _, placement in kernels])
     x = Axis(window.x_low, window.x_high, log=True)
     y = Axis(window.y_low, window.y_high, log=True)
-    canvas = Canvas(x, y, width, height)
+    canvas = Canvas(x, y, width, height, glyphs)
     for column in range(width):
         at = canvas.x_at(column)
         canvas.put(column, canvas.row(min(machine.peak.value, at * machine.memory.value)), "-" if at >= ridge else "/",
@@ -147,5 +147,5 @@ def render_roofline(out, answer) -> None:
         if placement.achieved_above_ceiling:
             out.print(f"{name}: the achieved figure is above the ceiling: check the FLOP and byte counts, or measure "
                       "the machine (probe) rather than trusting its spec.")
-    for line in chart(machine, kernels, width=max(32, min(64, out.width - 14))):
+    for line in chart(machine, kernels, width=max(32, min(64, out.width - 14)), glyphs=glyphs_for(out)):
         out.print(line)
