@@ -103,6 +103,24 @@ def rule_selection(select: str | None, ignore: str | None):
         raise BadInput(str(exc)) from None
 
 
+def arch_list(values) -> tuple[str, ...]:
+    """A repeatable --arch of lint, diff and frontier as sm_XX names, each once, in order; or BadInput."""
+    from ..advisor.lint.settings import normalise_archs
+
+    try:
+        return tuple(dict.fromkeys(normalise_archs(values)))
+    except ValueError as exc:
+        raise BadInput(f"--arch: {exc}") from None
+
+
+def block_dims(text: str) -> tuple[int, ...]:
+    """--block-size (256, 16x16) as its dimensions, or BadInput."""
+    from ..advisor.inputs import parse_block
+
+    with option_errors():
+        return parse_block(text)
+
+
 def usage_error_text(exc: click.UsageError) -> str:
     """click's own usage errors in the one style: `--option: what is wrong`, or `FILE (argument):
     ...` for a positional argument, and where to read more."""

@@ -13,11 +13,15 @@ from .common import (
     EXIT_FINDINGS,
     EXIT_OK,
     BadInput,
+    arch_list,
+    block_dims,
     choose_format,
     cycle_collection_paused,
+    rule_selection,
     stdout_is_terminal,
 )
 from .compile_options import build_options, build_settings, compiling
+from .options import ignore_option, select_option
 
 LINT_FORMATS = ("table", "json", "sarif", "github", "junit", "csv", "markdown")
 
@@ -41,24 +45,12 @@ def _load_config(explicit: str | None, paths: list[str]):
 
 
 def _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy):
-    from ..advisor.inputs import InputError, parse_block
     from ..advisor.lint.run import LintOptions
-    from ..advisor.lint.settings import normalise_archs
-    from ..advisor.rules import RuleSelection
 
-    try:
-        archs = tuple(dict.fromkeys(normalise_archs(arch)))
-    except ValueError as exc:
-        raise BadInput(f"--arch: {exc}") from None
-    try:
-        dims = parse_block(block_size) if block_size is not None else None
-    except InputError as exc:
-        raise BadInput(exc.as_option()) from None
-    try:
-        selection = RuleSelection.parse(select if select is not None else ",".join(config.select),
-                                        ignore if ignore is not None else ",".join(config.ignore))
-    except ValueError as exc:
-        raise BadInput(str(exc)) from None
+    archs = arch_list(arch)
+    dims = block_dims(block_size) if block_size is not None else None
+    selection = rule_selection(select if select is not None else ",".join(config.select),
+                               ignore if ignore is not None else ",".join(config.ignore))
     return LintOptions(config=config, archs=archs, block_size=dims, selection=selection,
                        fail_on=fail_on or config.fail_on, min_occupancy=min_occupancy, config_path=config_path)
 
@@ -91,8 +83,8 @@ def _write(text, output: str | None) -> None:
               help="Config file (TOML, YAML or JSON). Default: tuneadvise.toml or [tool.tuneadvise] in pyproject.toml.")
 @click.option("--arch", "-a", multiple=True, help="Lint only these architectures (repeatable): sm_90, hopper, 9.0...")
 @click.option("--block-size", "-b", help="Block size for kernels no [[kernels]] entry configures (default 256).")
-@click.option("--select", help="Only these finding codes or prefixes (comma-separated).")
-@click.option("--ignore", help="Drop these finding codes or prefixes (comma-separated).")
+@select_option()
+@ignore_option()
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), help="Exit 1 at or above this severity (default error).")
 @click.option("--min-occupancy", type=click.FloatRange(0, 1), help="Every kernel's theoretical occupancy at least (0-1).")
 @click.option("--format", "fmt", type=click.Choice(LINT_FORMATS),
