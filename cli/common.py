@@ -224,7 +224,7 @@ def console():
         lines = _TrimmedLines(sys.stdout)
         out = Console(file=lines, no_color=True, highlight=False, emoji=False)
         lines.width = out.width
-        out.push_render_hook(_PlainTables())
+        out.push_render_hook(_PlainTables(out))
     # rich ends the process with status 1 when the reader goes away; the command's end decides (141).
     out.on_broken_pipe = _reader_gone
     return out
@@ -269,18 +269,43 @@ class _TrimmedLines:
 
 class _PlainTables:
     """A rich render hook that draws tables without borders, for output that is not a terminal:
-    the columns stay aligned and the text stays greppable. (rich.console.RenderHook by duck
+    the columns stay aligned and the text stays greppable. A table whose columns cannot stand
+    side by side in the width (rich would cut its cells to '…') becomes a record per row, each
+    cell on a line of its own after its column's header. (rich.console.RenderHook by duck
     typing: importing rich's class here would load rich for JSON output too.)"""
+
+    def __init__(self, out):
+        self.out = out
 
     def process_renderables(self, renderables):
         from rich.table import Table
 
+        shown = []
         for renderable in renderables:
             if isinstance(renderable, Table):
                 renderable.box = None
                 renderable.title_justify = "left"
                 renderable.pad_edge = False
-        return renderables
+                if renderable.__rich_measure__(self.out, self.out.options).minimum > self.out.width:
+                    shown += _records(renderable)
+                    continue
+            shown.append(renderable)
+        return shown
+
+
+def _records(table) -> list:
+    """A table as records: the first cell of a row, then each other cell indented after its header."""
+    from rich.text import Text
+
+    def plain(cell) -> str:
+        return Text.from_markup(cell).plain if isinstance(cell, str) else getattr(cell, "plain", str(cell))
+
+    lines = [Text(plain(table.title))] if table.title else []
+    headers = [plain(column.header) for column in table.columns]
+    for row in zip(*(column.cells for column in table.columns)):
+        lines.append(Text(plain(row[0])))
+        lines += [Text(f"  {header}: {plain(cell)}") for header, cell in zip(headers[1:], row[1:]) if plain(cell)]
+    return lines
 
 
 def emit_json(document: dict) -> None:

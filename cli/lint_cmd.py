@@ -205,9 +205,13 @@ def _statistics(doc, fmt: str) -> str:
     document = statistics_query(doc)
     if fmt == "json":
         return json.dumps(document, separators=(",", ":")) + "\n"
+    from .lint_render import output_width, wrap
+
     rows = document["statistics"]
     width = max((len(str(row["count"])) for row in rows), default=1)
-    return "".join(f"{row['count']:>{width}}  {row['code']}  {row['severity']:<7}  {row['name']}\n" for row in rows)
+    head = [f"{row['count']:>{width}}  {row['code']}  {row['severity']:<7}  " for row in rows]
+    return "".join("\n".join(wrap(row["name"], output_width(), first, " " * (width + 2))) + "\n"
+                   for first, row in zip(head, rows))
 
 
 def _version() -> str:

@@ -9,6 +9,7 @@ only on a terminal and never under NO_COLOR. Streamed like every format.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -22,18 +23,35 @@ _RESET = "\x1b[0m"
 
 
 def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
-    """`text` in lines of at most `width` characters where words allow, broken only at spaces:
-    a word longer than a line (a kernel name) stands whole on its own line."""
+    """`text` in lines of at most `width` characters, broken at spaces. A word longer than a line
+    (a path, a mangled kernel name) continues on the next lines, broken after its slashes; a part
+    still too long has its middle elided."""
+    room = max(8, width - max(len(first), len(rest)))
     lines, line = [], first
     empty = True
     for word in text.split(" "):
-        if not empty and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line, empty = rest + word, False
-        else:
-            line, empty = (line + word, False) if empty else (line + " " + word, False)
+        parts = _parts(word, room) if len(word) > room else [word]
+        for index, part in enumerate(parts):
+            if not empty and (index or len(line) + 1 + len(part) > width):
+                lines.append(line)
+                line = rest + part
+            else:
+                line = line + part if empty else line + " " + part
+            empty = False
     lines.append(line)
     return lines
+
+
+def _parts(word: str, room: int) -> list[str]:
+    """A word too long for `room` in pieces that fit: broken after a '/', else its middle elided."""
+    from .common import bounded
+
+    parts = [""]
+    for piece in re.split(r"(?<=/)", word):
+        if parts[-1] and len(parts[-1]) + len(piece) > room:
+            parts.append("")
+        parts[-1] += piece
+    return [bounded(part, room) for part in parts]
 
 
 def _width(terminal: bool) -> int:

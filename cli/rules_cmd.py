@@ -66,10 +66,14 @@ def _command(line: str, width: int) -> str:
 
 def _example(example: dict, width: int) -> str:
     from ..advisor.rules.markdown import _example as render
+    from ..advisor.rules.wording import clipped
 
     lines = []
     for line in render(example).splitlines():
-        lines.append(_command(line, width) if line.startswith("tuneadvise ") else "  " + line)
+        if line.startswith("tuneadvise "):
+            lines.append(_command(line, width))
+        else:  # a file's lines (a log, a config) as written: clipped where longer than the width
+            lines.append("  " + (line if len(line) <= width - 2 else clipped(line, width - 5)))
     return "\n".join(lines)
 
 
