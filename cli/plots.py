@@ -216,21 +216,8 @@ def _marker_boxes(axes, kernels, renderer) -> list:
     return boxes
 
 
-def roofline_figure(machine, kernels, title: str):
-    """Log-log roofline: the memory and compute roofs, the ridge point marked,
-    the shared-memory pyramid's bands, and each kernel at its intensity
-    (filled at its achieved FLOP/s where given, hollow at its ceiling otherwise).
-    The window holds every kernel's point whole; a pyramid band's label goes where
-    it crosses no roof, band or other label, and is left out (the table lists every
-    band) where there is no such place."""
-    from ..advisor.roofline import chart_range, pyramid
-
-    figure = _figure_class()(figsize=(8.5, 6), layout="constrained")
-    axes = figure.subplots()
-    ridge = machine.ridge
-    window = chart_range(machine, [placement for _, placement in kernels])
-    low, high = window.x_low, window.x_high
-    xs = [low * (high / low) ** (k / 200) for k in range(201)]
+def _roofs(axes, machine, xs) -> list:
+    """The roofline, and the theoretical memory roof where measured bandwidth replaces it."""
     roofs = axes.loglog(xs, [min(machine.peak.value, x * machine.memory.value) for x in xs], color="black",
                         label=f"roofline ({machine.memory.value / 1e9:.4g} GB/s, {machine.peak.value / 1e12:.4g} TFLOP/s)")
     if machine.memory_theoretical and machine.memory_theoretical.value != machine.memory.value:
@@ -239,10 +226,13 @@ def roofline_figure(machine, kernels, title: str):
                              label=f"theoretical memory bandwidth ({machine.memory_theoretical.value / 1e9:.4g} GB/s)")
     for roof in roofs:
         roof.set_gid("roof")
-    axes.plot([ridge], [machine.peak.value], "D", color="black")
-    ridge_label = axes.annotate(f"ridge point\n{ridge:.3g} FLOP/byte", (ridge, machine.peak.value),
-                                textcoords="offset points", xytext=(6, -28), fontsize=9)
-    ridge_label.set_gid("ridge-label")
+    return roofs
+
+
+def _pyramid_bands(axes, machine, high: float) -> list:
+    """(line, label) per shared-memory pyramid band below the compute roof."""
+    from ..advisor.roofline import pyramid
+
     bands = []
     for bytes_per_flop, cap in pyramid(machine):
         if cap < machine.peak.value:
@@ -252,6 +242,30 @@ def roofline_figure(machine, kernels, title: str):
             text.set_gid("pyramid-label")
             text.set_in_layout(False)
             bands.append((band, text))
+    return bands
+
+
+def roofline_figure(machine, kernels, title: str):
+    """Log-log roofline: the memory and compute roofs, the ridge point marked,
+    the shared-memory pyramid's bands, and each kernel at its intensity
+    (filled at its achieved FLOP/s where given, hollow at its ceiling otherwise).
+    The window holds every kernel's point whole; a pyramid band's label goes where
+    it crosses no roof, band or other label, and is left out (the table lists every
+    band) where there is no such place."""
+    from ..advisor.roofline import chart_range
+
+    figure = _figure_class()(figsize=(8.5, 6), layout="constrained")
+    axes = figure.subplots()
+    ridge = machine.ridge
+    window = chart_range(machine, [placement for _, placement in kernels])
+    low, high = window.x_low, window.x_high
+    xs = [low * (high / low) ** (k / 200) for k in range(201)]
+    roofs = _roofs(axes, machine, xs)
+    axes.plot([ridge], [machine.peak.value], "D", color="black")
+    ridge_label = axes.annotate(f"ridge point\n{ridge:.3g} FLOP/byte", (ridge, machine.peak.value),
+                                textcoords="offset points", xytext=(6, -28), fontsize=9)
+    ridge_label.set_gid("ridge-label")
+    bands = _pyramid_bands(axes, machine, high)
     for index, (name, placement) in enumerate(kernels):
         colour = f"C{index % 10}"
         y = placement.achieved or placement.ceiling

@@ -49,25 +49,13 @@ def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, s
     missing or malformed number, a figure outside 1e-100 to 1e100, a malformed
     probe document); 3 --plot without matplotlib.
     """
-    from ..advisor.queries.roofline import probe_document, roofline_entries, roofline_query
-    from ..advisor.roofline import RooflineError
-
     if plot:
         from .plots import plot_format
 
         plot_format(plot)  # a bad path fails before any work
     resolved = resolve_arch(arch, spec_file)
-    if resolved.product is None:
-        raise BadInput(f"--arch: '{arch}' is an architecture, not a product; the roofline needs a product "
-                       "(v100-pcie, h100-sxm, ...; see 'tuneadvise specs')")
-    try:
-        answer = roofline_query(resolved.product, resolved.arch.warp_size, precision,
-                                probe_document(probe_path) if probe_path else None,
-                                _number(intensity, "--intensity"), _number(flops, "--flops"), _number(bytes_, "--bytes"),
-                                _number(shared_bytes_per_flop, "--shared-bytes-per-flop"), _number(achieved, "--achieved"),
-                                roofline_entries(kernels_path) if kernels_path else ())
-    except RooflineError as exc:
-        raise BadInput(str(exc)) from None
+    answer = _answer(resolved, arch, precision, probe_path, kernels_path, intensity=intensity, flops=flops,
+                     bytes_=bytes_, shared_bytes_per_flop=shared_bytes_per_flop, achieved=achieved)
     if choose_format(fmt) == "json":
         emit_json(answer.to_json())
     else:
@@ -79,3 +67,20 @@ def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, s
 
         save(roofline_figure(answer.machine, list(answer.kernels), f"Roofline: {resolved.product.title}, {precision}"),
              plot)
+
+
+def _answer(resolved, arch, precision, probe_path, kernels_path, **figures):
+    """The roofline query on a product, its figures parsed from the options' text; BadInput otherwise."""
+    from ..advisor.queries.roofline import probe_document, roofline_entries, roofline_query
+    from ..advisor.roofline import RooflineError
+
+    if resolved.product is None:
+        raise BadInput(f"--arch: '{arch}' is an architecture, not a product; the roofline needs a product "
+                       "(v100-pcie, h100-sxm, ...; see 'tuneadvise specs')")
+    try:
+        probe = probe_document(probe_path) if probe_path else None
+        entries = roofline_entries(kernels_path) if kernels_path else ()
+        values = {key: _number(text, f"--{key.rstrip('_').replace('_', '-')}") for key, text in figures.items()}
+        return roofline_query(resolved.product, resolved.arch.warp_size, precision, probe, entries=entries, **values)
+    except RooflineError as exc:
+        raise BadInput(str(exc)) from None
