@@ -5,7 +5,7 @@ undecodable line is an error line and the batch goes on; a byte-order mark on
 line 1 is skipped) or text. A line takes every key `occupancy --format json` takes as an option
 (advisor/launch.KEYS) plus "arch", and its result line is the same document
 with the same findings as that single query, serialized the same way
-(report.to_line). A line may carry an "id" (any JSON value): its result line, or its error
+(text.json_line). A line may carry an "id" (any JSON value): its result line, or its error
 line, then starts with the same "id". A bad line yields {"error": {...}} and the batch goes on;
 the return value is the worst exit code seen (0 ok, 1 cannot launch, 2 bad
 input).
@@ -16,12 +16,14 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from ..specs.catalog import UnknownArchError, shipped_catalog
-from ..specs.releases import UnknownReleaseError, resolved_under
+from ..specs.names import UnknownArchError
+from ..specs.releases import UnknownReleaseError
+from ..specs.resolve import resolve
 from .engine.occupancy import occupancy
 from .inputs import InputError
 from .launch import KEYS, LaunchConfig
-from .report import error_document, findings_of, resolved_document, to_line
+from .report import error_document, findings_of, resolved_document
+from .text import json_line
 
 BATCH_KEYS = KEYS | {"arch"}
 # Result lines kept for reuse: a line is a pure function of its architecture's name and its
@@ -50,15 +52,13 @@ def run_batch(lines, out, default=None, selection=None, cuda: str | None = None)
     """`default`: the Resolved arch for lines without an "arch" key (from --arch / --spec-file);
     `selection`: the RuleSelection of --select/--ignore; `cuda`: the cuda_occupancy.h release
     (--cuda; None: the default)."""
-    catalog = shipped_catalog()
-
     @lru_cache(maxsize=LINES_KEPT)
     def result_line(arch_name: str | None, config: LaunchConfig) -> tuple[str, bool]:
         """(the line's text, whether it launches); arch_name None means `default`."""
-        resolved = default if arch_name is None else resolved_under(catalog.resolve(arch_name), cuda)
+        resolved = default if arch_name is None else resolve(arch_name, cuda=cuda)
         result = occupancy(resolved.arch, config)
         document = resolved_document(resolved, result, findings_of(resolved, result, selection))
-        return to_line(document) + "\n", result.launchable
+        return json_line(document) + "\n", result.launchable
 
     worst = 0
     write = out.write
@@ -84,7 +84,9 @@ def run_batch(lines, out, default=None, selection=None, cuda: str | None = None)
             code, message = "bad-json", f"not JSON: {exc.msg}"
         except RecursionError:
             code, message = "bad-json", "not JSON: nested too deeply"
-        except (InputError, UnknownArchError, UnknownReleaseError) as exc:
+        except (UnknownArchError, UnknownReleaseError) as exc:  # as --arch and --cuda name them
+            code, message = "bad-input", exc.as_option()
+        except InputError as exc:
             code, message = "bad-input", str(exc)
         else:
             write(result if shown_id is None else f'{{"id":{shown_id},{result[1:]}')
@@ -93,7 +95,8 @@ def run_batch(lines, out, default=None, selection=None, cuda: str | None = None)
             continue
         document = error_document(code, f"line {number}: {message}")
         shown_id = _id_text(line_id, strict=False)
-        write(json.dumps(document) + "\n" if shown_id is None else f'{{"id":{shown_id},{json.dumps(document)[1:]}\n')
+        line_text = json_line(document)
+        write(line_text + "\n" if shown_id is None else f'{{"id":{shown_id},{line_text[1:]}\n')
         worst = 2
     return worst
 
@@ -139,7 +142,7 @@ def _id_text(value, strict: bool = True) -> str | None:
     if value is _NO_ID:
         return None
     try:
-        return json.dumps(value, separators=(",", ":"), allow_nan=False)
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)  # json_line would write NaN
     except ValueError:
         if strict:
             raise InputError("id", "NaN and Infinity are not JSON; give any JSON value") from None

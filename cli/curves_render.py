@@ -18,7 +18,7 @@ CANNOT_LAUNCH_STYLE = "bold red"
 
 
 def curve_lines(curve, width: int = 60, height: int = 10, glyphs: Glyphs = UNICODE) -> list[Text]:
-    from .render import plural
+    from ..advisor.text import plural
 
     values = [point.value for point in curve.points]
     canvas = Canvas(Axis(values[0], values[-1]), Axis(0.0, 1.0), width, height, glyphs)

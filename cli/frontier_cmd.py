@@ -7,7 +7,8 @@ import math
 
 import click
 
-from .common import EXIT_BAD_INPUT, EXIT_OK, BadInput, arch_list, block_dims, choose_format, emit_json
+from ..advisor.text import write_json_line
+from .common import EXIT_BAD_INPUT, EXIT_OK, BadInput, arch_list, block_dims, choose_format
 from .compile_options import build_options, build_settings, compiling
 from .lint_render import output_width, wrap
 
@@ -48,7 +49,7 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
         raise BadInput(f"--kernel: '{kernel_glob}' matches no kernel of {file}" if kernel_glob
                        else f"FILE: {file} holds no kernel")
     if choose_format(fmt) == "json":
-        emit_json(report.to_dict())
+        write_json_line(report.to_dict())
     else:
         click.echo(render(report, output_width()), nl=False)
     ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
@@ -74,7 +75,7 @@ def render(report, width: int = 80) -> str:
     the same text on a terminal and in a pipe). Spill stores and loads and the stack frame are bytes
     per thread; 'best' marks the most occupancy with no spills (where a cap gains any), 'spills
     begin' the first point that spills."""
-    from ..advisor.lint.formats import utf8_text
+    from ..advisor.text import utf8_text
 
     out = []
     for kernel in report.kernels:

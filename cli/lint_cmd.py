@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from ..advisor.text import json_line
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_FINDINGS,
@@ -141,7 +142,7 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
 
 
 def _terminal_text(text: str) -> str:
-    from ..advisor.lint.formats import terminal_text
+    from ..advisor.text import terminal_text
 
     return terminal_text(text)
 
@@ -204,7 +205,7 @@ def _statistics(doc, fmt: str) -> str:
 
     document = statistics_query(doc)
     if fmt == "json":
-        return json.dumps(document, separators=(",", ":")) + "\n"
+        return json_line(document) + "\n"
     from .lint_render import output_width, wrap
 
     rows = document["statistics"]
@@ -246,7 +247,7 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
         click.echo(f"tuneadvise: bad input: {_terminal_text(str(problem))}", err=True)
     fmt = choose_format(fmt)
     if fmt == "json":
-        sys.stdout.write(json.dumps(answer.to_json(), separators=(",", ":")) + "\n")
+        sys.stdout.write(json_line(answer.to_json()) + "\n")
     else:
         sys.stdout.write(_diff_text(answer.document, markdown=fmt == "markdown"))
     if answer.problems:
@@ -257,7 +258,7 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
 def _diff_text(doc: dict, markdown: bool) -> str:
     """The changed kernels, one row each (a Markdown table, or lines that wrap between words at
     the output's width), then the counts."""
-    from ..advisor.lint.formats import markdown_text, terminal_text
+    from ..advisor.text import markdown_text, terminal_text
     from .lint_render import output_width, wrap
 
     rows = [r for r in doc["kernels"] if r["status"] != "unchanged"]

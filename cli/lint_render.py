@@ -44,14 +44,14 @@ def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
 
 def _parts(word: str, room: int) -> list[str]:
     """A word too long for `room` in pieces that fit: broken after a '/', else its middle elided."""
-    from .common import bounded
+    from ..advisor.text import clip
 
     parts = [""]
     for piece in re.split(r"(?<=/)", word):
         if parts[-1] and len(parts[-1]) + len(piece) > room:
             parts.append("")
         parts[-1] += piece
-    return [bounded(part, room) for part in parts]
+    return [clip(part, room) for part in parts]
 
 
 def _width(terminal: bool) -> int:
@@ -70,7 +70,7 @@ def output_width() -> int:
 
 def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
     """The report as text chunks. `terminal`: style for a terminal (default: whether stdout is one)."""
-    from ..advisor.lint.formats import terminal_text
+    from ..advisor.text import terminal_text
 
     if terminal is None:
         terminal = stdout_is_terminal() and sys.stdout is sys.__stdout__

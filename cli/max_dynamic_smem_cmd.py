@@ -10,7 +10,8 @@ from __future__ import annotations
 import click
 
 from ..advisor import MAX_BLOCKS_ASKED
-from .common import EXIT_FINDINGS, EXIT_OK, choose_format, console, emit_json, option_errors, require, resolve_arch
+from ..advisor.text import write_json_line
+from .common import EXIT_FINDINGS, EXIT_OK, choose_format, console, option_errors, require, resolve_arch
 from .options import arch_option, cuda_option, format_option, launch_config, launch_options
 
 BUDGET_KEYS = ("registers", "block_size", "shared_mem", "carveout", "opt_in", "barriers", "virtual_resources",
@@ -49,31 +50,29 @@ def max_dynamic_smem(ctx, arch, blocks_per_sm, spec_file, cuda, fmt, **launch):
         blocks = parse_int(blocks_per_sm, "blocks_per_sm", 1, MAX_BLOCKS_ASKED)
     answer = max_dynamic_smem_query(resolve_arch(arch, spec_file, cuda), launch_config(launch), blocks)
     if choose_format(fmt) == "json":
-        emit_json(answer.to_json())
+        write_json_line(answer.to_json())
     else:
         _render(answer)
     ctx.exit(EXIT_OK if answer.answered else EXIT_FINDINGS)
 
 
 def _render(answer) -> None:
-    from rich.markup import escape
-
-    from .render import plural
+    from ..advisor.text import markup_text, plural
 
     out = console()
     resolved, budget = answer.resolved, answer.budget
     arch, kernel = budget.arch, budget.kernel
     if resolved.note:
-        out.print(f"[dim]{escape(resolved.note)}[/]")
+        out.print(f"[dim]{markup_text(resolved.note)}[/]")
     where = resolved.product.title if resolved.product else f"{arch.sm} (compute capability {arch.cc}, {arch.family})"
-    out.print(f"{escape(where)}, as cuda_occupancy.h of CUDA {arch.cuda_release} computes it")
+    out.print(f"{markup_text(where)}, as cuda_occupancy.h of CUDA {arch.cuda_release} computes it")
     out.print(f"Input: {plural(kernel.registers, 'register')}/thread, {plural(kernel.block_size, 'thread')}/block, "
               f"{kernel.static_shared_mem:,} B static shared memory{', opt-in' if kernel.opt_in else ''}")
     wanted = plural(budget.blocks_per_sm, "block")
     if budget.max_dynamic_shared_mem is None:
         reason = budget.errors[0].message if budget.errors else (
             f"{budget.limiter} allow only {plural(budget.blocks_without_dynamic, 'block')}/SM")
-        out.print(f"[bold red]{wanted}/SM cannot reside[/] even without dynamic shared memory: {escape(reason)}")
+        out.print(f"[bold red]{wanted}/SM cannot reside[/] even without dynamic shared memory: {markup_text(reason)}")
         return
     out.print(f"[bold]Up to {budget.max_dynamic_shared_mem:,} B of dynamic shared memory per block keep {wanted}/SM[/] "
               f"(bound by {LIMITER_WORDS[budget.limiter]})")

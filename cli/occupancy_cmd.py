@@ -10,7 +10,8 @@ from __future__ import annotations
 import click
 
 from ..advisor.launch import KEYS
-from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, emit_json, require, resolve_arch, rule_selection
+from ..advisor.text import write_json_line
+from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, require, resolve_arch, rule_selection
 from .options import (
     arch_option,
     cuda_option,
@@ -77,7 +78,7 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
 
         render_occupancy(answer)
     else:
-        emit_json(answer.to_json())
+        write_json_line(answer.to_json())
     if plot:
         from .plots import occupancy_figure, save
 
@@ -102,7 +103,7 @@ def _batch(batch, arch, spec_file, cuda, fmt, selection, drawn) -> int:
 
 
 def plot_title(answer) -> str:
-    from ..advisor.report import percent
+    from ..advisor.text import percent
 
     resolved, result = answer.resolved, answer.result
     kernel = result.kernel

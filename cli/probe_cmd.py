@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from .common import EXIT_FINDINGS, BadInput, choose_format, console, emit_json, fail_unavailable
+from ..advisor.text import write_json_line
+from .common import EXIT_FINDINGS, BadInput, choose_format, console, fail_unavailable
 from .options import format_option
 
 
@@ -77,19 +78,19 @@ def probe(only, quick, device, fmt, save, tiny):
         _save_spec(save, documents[0])
     document = probe_document(documents)
     if fmt == "json":
-        emit_json(document)
+        write_json_line(document)
     elif "differs_most" in document:
         _print_differences(document["differs_most"])
     sys.exit(EXIT_FINDINGS if any(doc["failed"] for doc in documents) else 0)
 
 
 def _print_differences(rows: list[dict]) -> None:
-    from rich.markup import escape
+    from ..advisor.text import markup_text
 
     out = console()
     out.print("Across devices, the one that differs most from its siblings on each figure:")
     for row in rows:
-        out.print(escape(f"  {row['name']}: device {row['device']} ({row['position']}) at {row['value']:.4g} "
+        out.print(markup_text(f"  {row['name']}: device {row['device']} ({row['position']}) at {row['value']:.4g} "
                          f"{row['unit']}, {row['difference']:+.1%} against the others' median {row['others_median']:.4g}"))
 
 
@@ -159,7 +160,7 @@ def verify(path, device, fmt):
     fmt = choose_format(fmt)
     doc = _verify_on_device(_cupy_or_exit("verify"), path, device)
     if fmt == "json":
-        emit_json(doc)
+        write_json_line(doc)
     else:
         _render_verify(doc)
     sys.exit(EXIT_FINDINGS if any(k["disagreements"] for k in doc["kernels"]) else 0)
@@ -195,11 +196,11 @@ def _verify_on_device(cupy, path: str, device: int) -> dict:
 
 
 def _render_verify(doc: dict) -> None:
-    from rich.markup import escape
+    from ..advisor.text import markup_text
 
     out = console()
     for k in doc["kernels"]:
         status = "[green]equal[/]" if not k["disagreements"] else f"[red]{len(k['disagreements'])} disagreements[/]"
         clusters = f" and {k['clusters_checked']} cluster answers" if k["clusters_checked"] else ""
-        out.print(f"{escape(k['name'])}: {k['checked']} driver answers{clusters}, {status} "
+        out.print(f"{markup_text(k['name'])}: {k['checked']} driver answers{clusters}, {status} "
                   f"({k['attributes']['registers']} registers, {k['attributes']['static_shared_mem']} B static shared)")

@@ -18,12 +18,12 @@ def _fmt(value, unit: str) -> str:
 
 def _row(r: dict) -> tuple[list[str], str]:
     """The cells of one figure (markup escaped) and the note that says how it was measured."""
-    from rich.markup import escape
+    from ..advisor.text import markup_text
 
     if r["error"]:
-        return [escape(r["name"]), "[red]failed[/]", "", "", "", ""], r["error"]
+        return [markup_text(r["name"]), "[red]failed[/]", "", "", "", ""], r["error"]
     if r.get("unstable"):
-        return ([escape(r["name"]), "[yellow]unstable[/]", escape(r["unit"]), _fmt(r["peak"], r["unit"]), "",
+        return ([markup_text(r["name"]), "[yellow]unstable[/]", markup_text(r["unit"]), _fmt(r["peak"], r["unit"]), "",
                  f"{r['stability_spread']:.1%}"], f"repeats disagree by more than 10%, not a result; {r['method']}")
     value = _fmt(r["value"], r["unit"])
     if r["group"] == "occupancy":
@@ -34,20 +34,20 @@ def _row(r: dict) -> tuple[list[str], str]:
     if r["above_peak"]:
         efficiency = f"[yellow]{efficiency} above peak?[/]"
     spread = f"{r['spread']:.1%}" if r["spread"] is not None else ""
-    return [escape(r["name"]), value, escape(r["unit"]), _fmt(r["peak"], r["unit"]), efficiency, spread], r["method"]
+    return [markup_text(r["name"]), value, markup_text(r["unit"]), _fmt(r["peak"], r["unit"]), efficiency, spread], r["method"]
 
 
 def render_probe(out, doc: dict, product) -> None:
-    from rich.markup import escape
     from rich.table import Table
 
+    from ..advisor.text import markup_text
     from .lint_render import wrap
 
     device = doc["device"]
     title = f"{device['name']} (sm_{device['compute_capability'].replace('.', '')}, {device['attributes']['sm_count']} SMs)"
     if doc["sm_clock_mhz"]:
         title += f", SM clock during the run {doc['sm_clock_mhz']:.0f} MHz"
-    table = Table(title=escape(title), title_justify="left")
+    table = Table(title=markup_text(title), title_justify="left")
     # A probe's name is what --only takes: never cut.
     table.add_column("probe", no_wrap=True, min_width=max((len(r["name"]) for r in doc["results"]), default=5))
     for column in ("value", "unit", "peak", "efficiency", "spread", "how"):
@@ -75,5 +75,5 @@ def render_probe(out, doc: dict, product) -> None:
         out.print("No shipped product spec matches this device: theoretical peaks for memory and arithmetic are left out.")
     for r in doc["results"]:
         if r["above_peak"]:
-            out.print(escape(f"{r['name']}: {r['value']:.4g} {r['unit']} is above the theoretical {r['peak']:.4g} "
+            out.print(markup_text(f"{r['name']}: {r['value']:.4g} {r['unit']} is above the theoretical {r['peak']:.4g} "
                              f"({r['peak_basis']}); treat it as a measurement problem, not a fact."), style="yellow")

@@ -9,16 +9,10 @@ and numbers are right-aligned.
 
 from __future__ import annotations
 
-from ..advisor.report import percent
+from ..advisor.text import percent, plural
 from .common import console
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-
-
-def plural(count, noun: str, nouns: str | None = None) -> str:
-    """'1 block', '4 blocks', '1,024 threads': the count with its noun agreeing."""
-    shown = f"{count:,}" if isinstance(count, int) else f"{count:g}"
-    return f"{shown} {noun if count == 1 else (nouns or noun + 's')}"
 
 
 _ROWS = (
@@ -36,8 +30,9 @@ _ROWS = (
 
 
 def render_findings(out, findings: list) -> None:
-    from rich.markup import escape
     from rich.table import Table
+
+    from ..advisor.text import markup_text
 
     if not findings:
         return
@@ -46,18 +41,18 @@ def render_findings(out, findings: list) -> None:
     table.add_column("Severity", no_wrap=True)
     table.add_column("Message", overflow="fold")  # wraps between words; a word longer than the column folds
     for f in findings:
-        table.add_row(f["code"], f"[{SEVERITY_STYLE[f['severity']]}]{f['severity']}[/]", escape(f["message"]))
+        table.add_row(f["code"], f"[{SEVERITY_STYLE[f['severity']]}]{f['severity']}[/]", markup_text(f["message"]))
     out.print(table)
 
 
 def render_occupancy(answer) -> None:
     """An OccupancyAnswer (advisor/queries/occupancy.py) as text."""
-    from rich.markup import escape
+    from ..advisor.text import markup_text
 
     out = console()
     resolved, result = answer.resolved, answer.result
     if resolved.note:
-        out.print(f"[dim]{escape(resolved.note)}[/]")
+        out.print(f"[dim]{markup_text(resolved.note)}[/]")
     out.print(_limits_table(resolved, result))
     kernel = result.kernel
     out.print(f"Input: {plural(kernel.registers, 'register')}/thread, block {'x'.join(map(str, kernel.dims))} "
@@ -71,29 +66,30 @@ def render_occupancy(answer) -> None:
             out.print(f"What if: up to {budget.max_dynamic_shared_mem:,} B of dynamic shared memory keep "
                       f"{plural(budget.blocks_per_sm, 'block')}/SM [dim](cudaOccAvailableDynamicSMemPerBlock)[/]")
     for error in result.errors:
-        out.print(f"[bold red]cannot launch:[/] {escape(error.message)}")
+        out.print(f"[bold red]cannot launch:[/] {markup_text(error.message)}")
     for note in result.notes:
-        out.print(f"[dim]note: {escape(note)}[/]")
+        out.print(f"[dim]note: {markup_text(note)}[/]")
     render_findings(out, answer.findings)
     if answer.graphs:
         from .curves_render import render_curves
 
         render_curves(out, answer.curves)
     if answer.clusters is not None:
-        out.print(escape(cluster_sentence(answer.clusters)))
+        out.print(markup_text(cluster_sentence(answer.clusters)))
     if answer.memory_asked:
-        out.print(escape(memory_sentence(answer)))
+        out.print(markup_text(memory_sentence(answer)))
 
 
 def _limits_table(resolved, result):
-    from rich.markup import escape
     from rich.table import Table
+
+    from ..advisor.text import markup_text
 
     arch = result.arch
     title = f"{arch.sm} (compute capability {arch.cc}, {arch.family})"
     if resolved.product:
         title += f" - {resolved.product.title}"
-    table = Table(title=escape(title), title_justify="left")
+    table = Table(title=markup_text(title), title_justify="left")
     table.add_column("Resource", overflow="fold")
     table.add_column("Per block", justify="right")
     table.add_column("Per SM", justify="right")

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import click
 
-from .common import BadInput, choose_format, console, emit_json, resolve_arch
+from ..advisor.text import write_json_line
+from .common import BadInput, choose_format, console, resolve_arch
 from .options import format_option
 
 
@@ -57,7 +58,7 @@ def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, s
     answer = _answer(resolved, arch, precision, probe_path, kernels_path, intensity=intensity, flops=flops,
                      bytes_=bytes_, shared_bytes_per_flop=shared_bytes_per_flop, achieved=achieved)
     if choose_format(fmt) == "json":
-        emit_json(answer.to_json())
+        write_json_line(answer.to_json())
     else:
         from .roofline_render import render_roofline
 
@@ -81,6 +82,7 @@ def _answer(resolved, arch, precision, probe_path, kernels_path, **figures):
         probe = probe_document(probe_path) if probe_path else None
         entries = roofline_entries(kernels_path) if kernels_path else ()
         values = {key: _number(text, f"--{key.rstrip('_').replace('_', '-')}") for key, text in figures.items()}
-        return roofline_query(resolved.product, resolved.arch.warp_size, precision, probe, entries=entries, **values)
+        return roofline_query(resolved.product, resolved.arch.warp_size, precision, probe,
+                              resolved.arch.shared_l1_unified is not False, entries=entries, **values)
     except RooflineError as exc:
         raise BadInput(str(exc)) from None

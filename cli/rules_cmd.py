@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .common import BadInput, choose_format, console, emit_json, rule_selection
+from ..advisor.text import write_json_line
+from .common import BadInput, choose_format, console, rule_selection
 from .options import complete_rule, select_option
 
 
@@ -18,14 +19,15 @@ def rules(severity, select, fmt):
 
     answer = rules_query(rule_selection(select, None), severity)
     if choose_format(fmt) == "json":
-        emit_json(answer.to_json())
+        write_json_line(answer.to_json())
     else:
         _render_rules(answer.rules)
 
 
 def _render_rules(chosen) -> None:
-    from rich.markup import escape
     from rich.table import Table
+
+    from ..advisor.text import markup_text
 
     table = Table(title="Rules")
     # Codes, names and severities are what a reader types back (--select, explain): never cut or
@@ -35,7 +37,7 @@ def _render_rules(chosen) -> None:
         table.add_column(column, no_wrap=True, min_width=max(map(len, values), default=0))
     table.add_column("Summary", overflow="fold")
     for r in chosen:
-        table.add_row(r.code, escape(r.name), r.severity, escape(r.summary))
+        table.add_row(r.code, markup_text(r.name), r.severity, markup_text(r.summary))
     console().print(table)
 
 
@@ -66,14 +68,14 @@ def _command(line: str, width: int) -> str:
 
 def _example(example: dict, width: int) -> str:
     from ..advisor.rules.markdown import _example as render
-    from ..advisor.rules.wording import clipped
+    from ..advisor.text import clip
 
     lines = []
     for line in render(example).splitlines():
         if line.startswith("tuneadvise "):
             lines.append(_command(line, width))
         else:  # a file's lines (a log, a config) as written: clipped where longer than the width
-            lines.append("  " + (line if len(line) <= width - 2 else clipped(line, width - 5)))
+            lines.append("  " + (line if len(line) <= width - 2 else clip(line, width - 2)))
     return "\n".join(lines)
 
 

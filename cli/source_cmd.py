@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import click
 
-from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, emit_json, resolve_arch, rule_selection
+from ..advisor.text import write_json_line
+from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, resolve_arch, rule_selection
 
 
 @click.command("check-source")
@@ -27,7 +28,7 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
     except UnreadableSource as exc:
         raise BadInput(f"PATHS: {exc}") from None
     if choose_format(fmt) == "json":
-        emit_json(answer.to_json())
+        write_json_line(answer.to_json())
     else:
         click.echo(render_text(answer), color=False)
     ctx.exit(EXIT_FINDINGS if answer.fails(fail_on) else EXIT_OK)
@@ -37,8 +38,7 @@ def render_text(answer) -> str:
     """Compiler-style lines, one per finding, never wrapped (editors jump to file:line), written
     as they are (laid out by rich, 125,000 of them took 2.2 s and 322 MB), control characters
     of a path escaped as in every human output; then the count."""
-    from ..advisor.lint.formats import terminal_text
-    from .render import plural
+    from ..advisor.text import plural, terminal_text
 
     lines = [terminal_text(f"{f.message} [{f.code} {f.severity}]") for f in answer.findings]
     lines.append(f"{plural(len(answer.findings), 'finding')} in {plural(answer.files, 'file')} for {answer.target}")

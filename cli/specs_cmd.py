@@ -6,8 +6,21 @@ import re
 
 import click
 
-from .common import BadInput, choose_format, console, emit_json, resolve_arch
-from .options import format_option
+from ..advisor.text import write_json_line
+from .common import BadInput, choose_format, console, resolve_arch
+from .options import complete_release, format_option
+
+
+def _releases_text(names: list[str]) -> str:
+    """['12.8', '12.6', ..., '12.0'] -> '12.0 to 12.8' where they follow one another among the
+    releases known, else '13.0, 12.9' as given."""
+    from ..specs.releases import releases
+
+    known = list(releases())
+    places = sorted(known.index(name) for name in names)
+    if len(names) > 2 and places == list(range(places[0], places[-1] + 1)):
+        return f"{known[places[-1]]} to {known[places[0]]}"
+    return ", ".join(names)
 
 
 def _readable(ref: str, citation: str) -> str:
@@ -30,14 +43,15 @@ def specs(ctx, fmt):
 
     answer = catalog_query()
     if choose_format(fmt) == "json":
-        emit_json(answer.to_json())
+        write_json_line(answer.to_json())
     else:
         _render_catalog(answer)
 
 
 def _render_catalog(answer) -> None:
-    from rich.markup import escape
     from rich.table import Table
+
+    from ..advisor.text import markup_text
 
     table = Table(title="Architectures")
     # Names users type never wrap or get cut; headers wrap between words; numbers right-aligned.
@@ -46,7 +60,7 @@ def _render_catalog(answer) -> None:
     for column in ("Max warps /SM", "Max blocks /SM", "Regs /SM", "Shared /SM", "Opt-in /block"):
         table.add_column(column, justify="right")
     for a in answer.archs:
-        table.add_row(a.cc, a.sm, escape(a.family), str(a.max_warps_per_sm), str(a.max_blocks_per_sm),
+        table.add_row(a.cc, a.sm, markup_text(a.family), str(a.max_warps_per_sm), str(a.max_blocks_per_sm),
                       f"{a.registers_per_sm:,}", f"{a.shared_mem_per_sm:,}", f"{a.shared_mem_per_block_optin:,}")
     out = console()
     out.print(table)
@@ -57,7 +71,7 @@ def _render_catalog(answer) -> None:
     for column in ("SMs", "Boost MHz", "DRAM GB/s", "FP32 TFLOP/s"):
         products.add_column(column, justify="right")
     for p in answer.products:
-        products.add_row(escape(p.name), escape(p.title), p.cc, str(p.get("sm_count")), str(p.get("boost_clock_mhz")),
+        products.add_row(markup_text(p.name), markup_text(p.title), p.cc, str(p.get("sm_count")), str(p.get("boost_clock_mhz")),
                          str(p.get("memory_bandwidth_gbs")), str(p.get("fp32_tflops")))
     out.print(products)
 
@@ -65,7 +79,8 @@ def _render_catalog(answer) -> None:
 @specs.command("show")
 @click.argument("arch")
 @click.option("--spec-file", type=click.Path(dir_okay=False), help="Show an architecture from your own spec file.")
-@click.option("--cuda", metavar="RELEASE", help="Show the values as this cuda_occupancy.h release computes with them.")
+@click.option("--cuda", metavar="RELEASE", shell_complete=complete_release,
+              help="Show the values as this cuda_occupancy.h release computes with them.")
 @format_option()
 def show(arch, spec_file, cuda, fmt):
     """One architecture: every value with its source (unconfirmed ones marked), where sources
@@ -74,17 +89,17 @@ def show(arch, spec_file, cuda, fmt):
 
     document = spec_query(resolve_arch(arch, spec_file, cuda), resolve_arch(arch, spec_file))
     if choose_format(fmt) == "json":
-        emit_json(document)
+        write_json_line(document)
     else:
         _render_spec(document)
 
 
 def _render_spec(document: dict) -> None:
-    from rich.markup import escape
+    from ..advisor.text import markup_text
 
     out = console()
     if document.get("arch_note"):
-        out.print(f"[dim]{escape(document['arch_note'])}[/]")
+        out.print(f"[dim]{markup_text(document['arch_note'])}[/]")
     names = f"; also {', '.join(document['names'])}" if document["names"] else ""
     title = (f"{document['arch']} (compute capability {document['compute_capability']}, "
              f"{document['family']}{names})")
@@ -94,31 +109,38 @@ def _render_spec(document: dict) -> None:
     for old in document["formerly"]:
         out.print(f"Formerly compute capability {old}: CUDA 13 renamed it to {document['compute_capability']}; "
                   f"sm_{old.replace('.', '')} is accepted as a name.")
-    out.print(escape(f"Exact to {document['exact_to']}."))
+    out.print(markup_text(f"Exact to {document['exact_to']}."))
     for line in _release_lines(document["release_differences"]):
-        out.print(escape(line))
+        out.print(markup_text(line))
     if "product" in document:
         _values_table(out, document["product"]["title"], document["product"]["values"])
     for d in document["disagreements"] + document.get("product", {}).get("disagreements", []):
         listed = "; ".join(f"{v['value']:g} ({v['source']})" for v in d["values"])
-        out.print(f"[yellow]Sources disagree on {escape(d['field'])}:[/] "
-                  + escape(f"{listed}. Used: {d['used']:g}. {d['why']}"))
+        out.print(f"[yellow]Sources disagree on {markup_text(d['field'])}:[/] "
+                  + markup_text(f"{listed}. Used: {d['used']:g}. {d['why']}"))
 
 
 def _release_lines(differences: list) -> list[str]:
     from ..specs.releases import DEFAULT_RELEASE
 
-    return [f"CUDA {d['cuda']}: {d['why']}" if d["field"] is None else
-            f"CUDA {d['cuda']} differs: {d['field']} = {d['value']} there, {d['value_here']} in CUDA "
-            f"{DEFAULT_RELEASE} ({d['function']}). {d['why']}" for d in differences]
+    lines = []
+    for d in differences:
+        which = _releases_text(d["releases"])
+        if d["field"] is None:
+            lines.append(f"CUDA {which}: {d['why']}")
+        else:
+            lines.append(f"CUDA {which} {'differs' if len(d['releases']) == 1 else 'differ'}: {d['field']} = "
+                         f"{d['value']} there, {d['value_here']} in CUDA {DEFAULT_RELEASE} ({d['function']}). {d['why']}")
+    return lines
 
 
 def _values_table(out, title: str, values: dict, unconfirmed: bool = False) -> None:
     """Field, value and source per row. Field names are typed (--format json keys, spec files) and
     citations name identifiers: neither is ever cut. Where the three do not fit side by side,
     each source goes on the lines under its field instead."""
-    from rich.markup import escape
     from rich.table import Table
+
+    from ..advisor.text import markup_text
 
     rows = [((f"* {key}" if unconfirmed and item["unconfirmed"] else key), _value_text(item["value"]),
              _readable(item["source"], item["citation"])) for key, item in values.items()]
@@ -128,12 +150,12 @@ def _values_table(out, title: str, values: dict, unconfirmed: bool = False) -> N
     if field_width + value_width + word_width + 4 > out.width:
         _stacked(out, title, rows)
         return
-    table = Table(title=escape(title))
+    table = Table(title=markup_text(title))
     table.add_column("Field", no_wrap=True, min_width=field_width)
     table.add_column("Value", justify="right", max_width=16)
     table.add_column("Source", min_width=word_width)
     for field, value, source in rows:
-        table.add_row(escape(field), escape(value), escape(source))
+        table.add_row(markup_text(field), markup_text(value), markup_text(source))
     out.print(table)
 
 
@@ -171,5 +193,5 @@ def validate(path):
     try:
         doc = validate_family_document(Path(path))
     except SpecFileError as exc:
-        raise BadInput(str(exc)) from None
+        raise BadInput(exc.as_option()) from None
     click.echo(f"{path}: valid ({len(doc.get('arch', []))} architecture(s), {len(doc.get('product', []))} product(s))")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import click
 
-from .common import EXIT_FINDINGS, BadInput, choose_format, console, emit_json, option_errors, require, resolve_arch
+from ..advisor.text import write_json_line
+from .common import EXIT_FINDINGS, BadInput, choose_format, console, option_errors, require, resolve_arch
 from .options import arch_option, cuda_option, format_option, launch_config, launch_options
 
 SUGGEST_KEYS = ("registers", "shared_mem", "dynamic_shared_mem", "carveout", "opt_in", "barriers", "virtual_resources",
@@ -54,7 +55,7 @@ def suggest(ctx, arch, dynamic_shared_mem_per_thread, dynamic_shared_mem_base, s
                                      dynamic_shared_mem_base)
     document = suggest_query(resolved, kernel, shared)
     if choose_format(fmt) == "json":
-        emit_json(document)
+        write_json_line(document)
     else:
         render_suggestion(document)
     if not launches(document):
@@ -62,16 +63,13 @@ def suggest(ctx, arch, dynamic_shared_mem_per_thread, dynamic_shared_mem_base, s
 
 
 def render_suggestion(document: dict) -> None:
-    from rich.markup import escape
-
     from ..advisor.queries.suggest import launches
-    from ..advisor.report import percent
-    from .render import plural
+    from ..advisor.text import markup_text, percent, plural
 
     out = console()
     if not launches(document):
         for e in document["errors"]:
-            out.print(f"[bold red]cannot launch:[/] {escape(e['message'])}")
+            out.print(f"[bold red]cannot launch:[/] {markup_text(e['message'])}")
         if not document["errors"]:
             out.print("[bold red]no block size can launch with these resources[/]")
         return
@@ -83,7 +81,7 @@ def render_suggestion(document: dict) -> None:
     else:
         out.print("Give a product (--arch h100-sxm) or --sm-count for the minimum grid size")
     if document["tie_note"]:
-        out.print(f"[dim]{escape(document['tie_note'])}[/]")
+        out.print(f"[dim]{markup_text(document['tie_note'])}[/]")
     w = document["waves"]
     if w:
         grid = w["full_waves"] * w["blocks_per_wave"] + w["partial_wave_blocks"]

@@ -33,13 +33,13 @@ class SourceAnswer:
 
 def check_source_query(paths, arch, selection=None) -> SourceAnswer:
     """The findings of the selected source rules in `paths` for `arch` (an Arch)."""
-    from ..readers.files import MAX_SOURCE_BYTES, read_input
+    from ...specs.files import MAX_SOURCE_BYTES, read_bounded
     from ..rules.source_scan import scan_source
 
     findings = []
     for path in paths:
         try:
-            text = read_input(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+            text = read_bounded(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
         except OSError as exc:
             raise UnreadableSource(path, exc.strerror) from None
         findings += scan_source(text, path, arch.major, selection)

@@ -69,11 +69,18 @@ def _product_document(p) -> dict:
 def _arch_document(arch, differences: list) -> dict:
     """`differences`: how the releases' headers differ for this architecture (releases.differences_of
     of the default release's Arch, whichever release `arch` follows)."""
-    from ...specs.catalog import ARCH_BEHAVIOUR_FIELDS, ARCH_INT_FIELDS, ARCH_OPTIONAL_INT_FIELDS, describe_source
+    from ...specs.catalog import (
+        ARCH_BEHAVIOUR_FIELDS,
+        ARCH_INT_FIELDS,
+        ARCH_OPTIONAL_FLAG_FIELDS,
+        ARCH_OPTIONAL_INT_FIELDS,
+        describe_source,
+    )
     from ...specs.releases import release
 
     values = {}
-    for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS + ("shared_mem_configs",) + ARCH_BEHAVIOUR_FIELDS:
+    for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS + ("shared_mem_configs",) + ARCH_OPTIONAL_FLAG_FIELDS \
+            + ARCH_BEHAVIOUR_FIELDS:
         value = getattr(arch, key)
         if value is None or (key == "shared_mem_configs" and not value):
             continue
