@@ -94,3 +94,14 @@ def test_the_opt_in_error_names_how_to_opt_in_from_the_command_line():
 def test_help_never_promises_json_when_piped(command):
     result = CliRunner().invoke(cli, [command, "--help"], env={"COLUMNS": "200"})
     assert result.exit_code == 0 and "json otherwise" not in result.output and "else json" not in result.output
+
+
+def test_a_kernel_name_is_shown_as_written_not_read_as_markup(tmp_path):
+    path = tmp_path / "k.toml"
+    names = ["[bold]gemm[/bold]", "stencil[[7]]"]
+    path.write_text("".join(f'[[kernels]]\nname = "{n}"\nroofline = {{ intensity = {i}, achieved = "1T" }}\n'
+                            for n, i in zip(names, (30, 2))))
+    result = CliRunner().invoke(cli, ["roofline", "--arch", "v100-pcie", "--kernels", str(path)], env={"COLUMNS": "120"})
+    assert result.exit_code == 0, result.output
+    for name in names:
+        assert f"{name}: at " in result.stdout
