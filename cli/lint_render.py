@@ -22,15 +22,16 @@ _STYLE = {"error": "\x1b[1;31m", "warning": "\x1b[33m", "info": "\x1b[36m", "bol
 _RESET = "\x1b[0m"
 
 
-def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
+def wrap(text: str, width: int, first: str = "", rest: str = "", whole_words: bool = False) -> list[str]:
     """`text` in lines of at most `width` characters, broken at spaces. A word longer than a line
-    (a path, a mangled kernel name) continues on the next lines, broken after its slashes; a part
-    still too long has its middle elided."""
+    (a path, a mangled kernel name) continues on the next lines, broken after its slashes, a part
+    still too long with its middle elided; with `whole_words` (a file:line location, which editors
+    and terminals jump to) it stands whole on its own line instead."""
     room = max(8, width - max(len(first), len(rest)))
     lines, line = [], first
     empty = True
     for word in text.split(" "):
-        parts = _parts(word, room) if len(word) > room else [word]
+        parts = _parts(word, room) if len(word) > room and not whole_words else [word]
         for index, part in enumerate(parts):
             if not empty and (index or len(line) + 1 + len(part) > width):
                 lines.append(line)
@@ -88,7 +89,8 @@ def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
         if text is None:
             head = f"  {finding['severity']:<7} {finding['code']} "
             status = f" ({finding['baseline']})" if finding.get("baseline") else ""
-            lines = wrap(terminal_text(finding["message"]) + status, width, head, " " * len(head))
+            # whole words: a source finding starts with its file:line, which editors jump to
+            lines = wrap(terminal_text(finding["message"]) + status, width, head, " " * len(head), whole_words=True)
             lines[0] = "  " + style(f"{finding['severity']:<7}", finding["severity"]) + lines[0][9:]
             text = wrapped[key] = "\n".join(lines) + "\n"
         return text
@@ -102,7 +104,7 @@ def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
         if kernel.get("variant"):  # a cache entry's configuration: the variants of one kernel differ here
             out += wrap(terminal_text(kernel["variant"]), width, "  config ", "    ")
         if place:
-            out += wrap(terminal_text(place), width, "  at ", "    ")
+            out += wrap(terminal_text(place), width, "  at ", "    ", whole_words=True)
         launch = kernel["launch"]
         block = "x".join(map(str, launch["block_dims"]))
         if launch["dynamic_shared_mem"]:
@@ -143,6 +145,6 @@ def _summary(summary: dict, width: int, style) -> Iterator[str]:
     if "baseline" in summary:
         notes += [("improved", s) for s in summary["baseline"]["improved"]]
     for label, sentence in notes:
-        text += "\n".join(wrap(sentence, width, f"{label}: ", "    ")) + "\n"
+        text += "\n".join(wrap(sentence, width, f"{label}: ", "    ", whole_words=True)) + "\n"  # paths whole
     verdict = "passed" if summary["passed"] else "failed"
     yield text + style(verdict, verdict) + "\n"
