@@ -108,3 +108,29 @@ def test_a_kernel_name_is_shown_as_written_not_read_as_markup(tmp_path):
     assert result.exit_code == 0, result.output
     for name in names:
         assert f"{name}: at " in result.stdout
+
+
+@pytest.mark.parametrize("words, expected", [("tuneadvise explain TA90", "TA906"),
+                                             ("tuneadvise lint --select TA1", "TA106"),
+                                             ("tuneadvise lint --ignore TA101,TA90", "TA101,TA906")])
+def test_rule_codes_complete_in_the_shell(words, expected):
+    env = {"_TUNEADVISE_COMPLETE": "bash_complete", "COMP_WORDS": words, "COMP_CWORD": str(len(words.split()) - 1)}
+    result = CliRunner().invoke(cli, [], env=env, prog_name="tuneadvise")
+    assert f"plain,{expected}" in result.output.splitlines(), result.output
+
+
+def test_probe_figures_keep_one_line_each_with_the_method_in_notes(monkeypatch, capsys):
+    """Piped at 100 columns the method column wrapped each figure into ten lines; the method is a note now."""
+    from tuneadvise.cli.common import console
+    from tuneadvise.cli.probe_render import render_probe
+
+    from ..probes.test_probes import computed
+
+    monkeypatch.setenv("COLUMNS", "100")
+    doc = computed()
+    render_probe(console(), doc, None)
+    lines = capsys.readouterr().out.splitlines()
+    for r in doc["results"]:
+        [row] = [line for line in lines if line.startswith(r["name"] + " ")]
+        assert row.rstrip().endswith(")"), row  # the note's number ends the row: nothing wrapped below it
+        assert any(r["method"][:30] in line for line in lines)
