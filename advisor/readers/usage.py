@@ -114,12 +114,11 @@ def read_text(handle, name: str, result: ReadResult | None = None) -> ReadResult
                                                         "cuobjdump --dump-resource-usage output"))
         return result
     lines = itertools.chain(head, handle)
-    parser = parse_ptxas(lines, problems) if kind == "ptxas" else parse_cuobjdump(lines, problems=problems)
-    found = 0
-    for record in parser:
-        record.file = name
-        result.records.append(record)
-        found += 1
+    parser = parse_ptxas(lines, problems, name) if kind == "ptxas" else parse_cuobjdump(lines, problems=problems,
+                                                                                        file=name)
+    before = len(result.records)
+    result.records.extend(parser)
+    found = len(result.records) - before
     result.problems += [InputProblem(name, number, message) for number, message in problems]
     if not found and not problems:  # a log of a build that compiled no kernel: nothing was checked
         result.problems.append(InputProblem(name, None, f"no kernel in this {_KIND_NAMES[kind]}"))
