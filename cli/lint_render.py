@@ -96,33 +96,43 @@ def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
         return text
 
     for kernel in doc.kernels():
-        occ = kernel["occupancy"]
-        where = kernel["location"]
-        place = f"{where['file']}:{where['line']}" if where["line"] else where["file"] or ""
-        name_lines = wrap(terminal_text(kernel["demangled"]) + f" [{kernel['arch']}]", width, "", "    ")
-        out = [style(line, "bold") for line in name_lines]
-        if kernel.get("variant"):  # a cache entry's configuration: the variants of one kernel differ here
-            out += wrap(terminal_text(kernel["variant"]), width, "  config ", "    ")
-        if place:
-            out += wrap(terminal_text(place), width, "  at ", "    ", whole_words=True)
-        launch = kernel["launch"]
-        block = "x".join(map(str, launch["block_dims"]))
-        if launch["dynamic_shared_mem"]:
-            block += f", {launch['dynamic_shared_mem']} B dynamic shared memory" + (" (opted in)" if launch["opt_in"] else "")
-        if launch["cluster_size"]:
-            block += f", clusters of {launch['cluster_size']}"
-        figures = (f"{kernel['registers']} registers, {kernel['shared_mem']} B static shared memory, "
-                   + ", ".join(f"{'-' if kernel[k] is None else kernel[k]} B {words}"
-                               for k, words in (("spill_stores", "spill stores"), ("spill_loads", "spill loads"),
-                                                ("stack_frame", "stack frame")))
-                   + f"; block {block}: {occ['active_blocks_per_sm']} blocks/SM, occupancy {occ['occupancy']:.1%}"
-                   + (f" ({' + '.join(occ['limiters'])})" if occ["limiters"] else "")
-                   + ("" if occ["launchable"] else " cannot launch"))
-        out += wrap(figures, width, "  ", "    ")
+        out = [style(line, "bold") for line in _heading(kernel, width)] + _kernel_lines(kernel, width)
         yield "\n".join(out) + "\n" + "".join(finding_lines(f) for f in kernel["findings"]) + "\n"
     for finding in doc.tail["source_findings"]:
         yield finding_lines(finding)
     yield from _summary(doc.summary, width, style)
+
+
+def _heading(kernel: dict, width: int) -> list[str]:
+    from ..advisor.text import terminal_text
+
+    return wrap(terminal_text(kernel["demangled"]) + f" [{kernel['arch']}]", width, "", "    ")
+
+
+def _kernel_lines(kernel: dict, width: int) -> list[str]:
+    """Where a kernel is (its variant, its file:line) and its figures, under its name."""
+    from ..advisor.text import terminal_text
+
+    occ, where, launch = kernel["occupancy"], kernel["location"], kernel["launch"]
+    place = f"{where['file']}:{where['line']}" if where["line"] else where["file"] or ""
+    out = []
+    if kernel.get("variant"):  # a cache entry's configuration: the variants of one kernel differ here
+        out += wrap(terminal_text(kernel["variant"]), width, "  config ", "    ")
+    if place:
+        out += wrap(terminal_text(place), width, "  at ", "    ", whole_words=True)
+    block = "x".join(map(str, launch["block_dims"]))
+    if launch["dynamic_shared_mem"]:
+        block += f", {launch['dynamic_shared_mem']} B dynamic shared memory" + (" (opted in)" if launch["opt_in"] else "")
+    if launch["cluster_size"]:
+        block += f", clusters of {launch['cluster_size']}"
+    figures = (f"{kernel['registers']} registers, {kernel['shared_mem']} B static shared memory, "
+               + ", ".join(f"{'-' if kernel[k] is None else kernel[k]} B {words}"
+                           for k, words in (("spill_stores", "spill stores"), ("spill_loads", "spill loads"),
+                                            ("stack_frame", "stack frame")))
+               + f"; block {block}: {occ['active_blocks_per_sm']} blocks/SM, occupancy {occ['occupancy']:.1%}"
+               + (f" ({' + '.join(occ['limiters'])})" if occ["limiters"] else "")
+               + ("" if occ["launchable"] else " cannot launch"))
+    return out + wrap(figures, width, "  ", "    ")
 
 
 def _summary(summary: dict, width: int, style) -> Iterator[str]:
