@@ -23,8 +23,8 @@ from typing import NamedTuple
 from .engine.occupancy import occupancy
 from .engine.whatif import bounds_register_cap, register_caps
 from .launch import LaunchConfig
-from .lint.run import kernel_names
 from .readers.compiler_output import KernelUsage
+from .readers.demangle import kernel_names
 from .readers.source_index import SourceIndex
 from .toolchain.compile import Build, Compiler
 from .toolchain.discovery import find_toolchain
@@ -32,8 +32,6 @@ from .toolchain.settings import BuildSettings, BuildSetupError
 
 SCHEMA_VERSION = 1
 FRONTIER_SUFFIXES = (".cu", ".cuda", ".ptx")
-POINT_KEYS = ("max_registers", "registers", "spill_stores", "spill_loads", "stack_frame", "active_blocks_per_sm",
-              "occupancy")
 
 
 class Point(NamedTuple):
