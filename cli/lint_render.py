@@ -103,6 +103,17 @@ def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
     yield from _summary(doc.summary, width, style)
 
 
+def _measured_line(measured: dict, launch: dict) -> str:
+    """A profiled launch's report figures, beside the engine's line above."""
+    def share(value):
+        return "-" if value is None else f"{value:.1%}"
+
+    grid = "x".join(map(str, measured["grid_dims"]))
+    waves = "-" if measured["waves_per_sm"] is None else f"{measured['waves_per_sm']:g}"
+    return (f"measured: achieved {share(measured['achieved_occupancy'])} of theoretical "
+            f"{share(measured['theoretical_occupancy'])}, grid {grid}, {waves} waves/SM, the driver's shared "
+            f"memory configuration {measured['shared_mem_config_size']:,} B; {measured['process']}, "
+            f"launch {measured['launch_index']}")
 def _heading(kernel: dict, width: int) -> list[str]:
     from ..advisor.text import terminal_text
 
@@ -132,7 +143,10 @@ def _kernel_lines(kernel: dict, width: int) -> list[str]:
                + f"; block {block}: {occ['active_blocks_per_sm']} blocks/SM, occupancy {occ['occupancy']:.1%}"
                + (f" ({' + '.join(occ['limiters'])})" if occ["limiters"] else "")
                + ("" if occ["launchable"] else " cannot launch"))
-    return out + wrap(figures, width, "  ", "    ")
+    out += wrap(figures, width, "  ", "    ")
+    if "measured" in kernel:
+        out += wrap(terminal_text(_measured_line(kernel["measured"], launch)), width, "  ", "    ")
+    return out
 
 
 def _summary(summary: dict, width: int, style) -> Iterator[str]:

@@ -9,7 +9,7 @@ and numbers are right-aligned.
 
 from __future__ import annotations
 
-from ..advisor.text import percent, plural
+from ..advisor.text import markup_text, percent, plural
 from .common import console
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -27,6 +27,18 @@ _ROWS = (
     ("barriers", "Barriers", lambda r: plural(r.kernel.barriers, "barrier"),
      lambda r: plural((r.arch.barriers_per_block_slot or 0) * r.arch.max_blocks_per_sm, "barrier")),
 )
+
+
+def _render_driver_config(out, predicted: dict | None) -> None:
+    """The shared-memory configuration the driver will pick (the document's shared_mem_config_prediction)."""
+    if predicted is None:
+        return
+    if predicted["l1_bytes"] is not None:
+        out.print(f"Shared memory the driver configures: {predicted['at_least']:,} B, leaving "
+                  f"{predicted['l1_bytes']:,} B of L1 [dim](rule measured on 9.0)[/]")
+    else:
+        out.print(f"Shared memory the driver configures: at least {predicted['at_least']:,} B "
+                  f"[dim]({markup_text(predicted['rule'])})[/]")
 
 
 def render_findings(out, findings: list) -> None:
@@ -61,6 +73,7 @@ def render_occupancy(answer) -> None:
     if result.launchable:
         out.print(f"[bold]Occupancy: {plural(result.active_blocks_per_sm, 'block')}/SM, {result.active_warps_per_sm}/"
                   f"{plural(result.max_warps_per_sm, 'warp')} per SM = {percent(result.occupancy)}[/] [dim](model)[/]")
+        _render_driver_config(out, answer.driver_config)
         budget = answer.budget
         if budget is not None and budget.keeps_blocks:
             out.print(f"What if: up to {budget.max_dynamic_shared_mem:,} B of dynamic shared memory keep "

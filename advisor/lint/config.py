@@ -311,6 +311,8 @@ class LintConfig(_Strict):
     ignore: list[str] = Field(default_factory=list, description="Drop these finding codes or prefixes")
     fail_on: Severity = Field("error", description="Exit 1 on findings at or above this severity")
     min_occupancy: float | None = Field(None, ge=0, le=1, description="Every kernel's theoretical occupancy at least")
+    min_achieved_occupancy: float | None = Field(
+        None, ge=0, le=1, description="Every profiled launch's achieved occupancy at least (Nsight Compute exports)")
     block_size: int | str | list[int] | None = Field(None, description="Block size for kernels no entry configures")
     sm_count: int | None = Field(None, ge=1, le=MAX_SM_COUNT,
                                  description="SMs on the device, for the grid rules (TA7xx) with a kernel's grid_size "

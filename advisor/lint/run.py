@@ -101,6 +101,7 @@ class LintedKernel(NamedTuple):
     result: Occupancy
     findings: tuple[Finding, ...]  # worst first
     location: tuple[str, int | None]
+    measured: dict | None = None  # a profiled launch's report figures (advisor/lint/profiled.py)
 
     @property
     def worst(self) -> int:
@@ -444,6 +445,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
 
     gathered = gather(paths, options, stdin, build)
     report = lint_records(gathered.read.records, options, gathered.index)
+    report.kernels += gathered.profiled
     report.problems = gathered.read.problems + report.problems
     report.ptx_only = gathered.read.ptx_only
     if gathered.sources:
@@ -463,6 +465,7 @@ class Gathered(NamedTuple):
     read: ReadResult
     index: SourceIndex
     sources: list[SourceText]
+    profiled: list  # kernel entries of profiled launches (advisor/lint/profiled.py), each analysed on its own
 
 
 def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None = None) -> Gathered:
@@ -475,13 +478,19 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
     compile_sources = [] if build_output else [p for p in paths if p.lower().endswith(COMPILED_SUFFIXES)]
     if compile_sources and not (options.archs or options.config.arch):  # before reading anything
         raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
-    gathered = Gathered(ReadResult(), SourceIndex(), [])
+    from .profiled import lint_profile, profile_path
+
+    gathered = Gathered(ReadResult(), SourceIndex(), [], [])
     read = gathered.read
     for path in paths:
         if path == "-":
             read_text(stdin, "<stdin>", read)
         elif path.lower().endswith(SOURCE_SUFFIXES):
             _read_source(path, read, gathered.index, gathered.sources, compiled=path in compile_sources)
+        elif profile_path(path):
+            kernels, problems = lint_profile(path, options)
+            gathered.profiled.extend(kernels)
+            read.problems += problems
         else:
             one = read_directory(path) if os.path.isdir(path) else read_usage(path)
             read.records += one.records

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..engine.occupancy import DynamicSharedMemBudget, Occupancy, max_dynamic_shared_mem
-from ..report import findings_of, resolved_document
+from ..report import findings_of, resolved_document, shared_config_prediction
 
 
 @dataclass(frozen=True)
@@ -21,6 +21,7 @@ class OccupancyAnswer:
     bytes_in_flight: float | None = None
     memory: dict | None = None  # what that occupancy reaches of DRAM; None where the spec cannot say
     budget: DynamicSharedMemBudget | None = None  # dynamic shared memory that keeps the same blocks per SM
+    driver_config: dict | None = None  # the shared-memory configuration the driver will pick, where known
 
     @property
     def launchable(self) -> bool:
@@ -49,7 +50,7 @@ def occupancy_query(resolved, config, selection=None, graphs: bool = False, curv
         from ..engine.curves import occupancy_curves
 
         drawn = occupancy_curves(result)
-    clusters = memory = budget = None
+    clusters = memory = budget = driver_config = None
     if result.launchable:
         from ..engine.clusters import cluster_document
 
@@ -60,5 +61,6 @@ def occupancy_query(resolved, config, selection=None, graphs: bool = False, curv
             memory = advice(resolved.product, result.active_warps_per_sm, bytes_in_flight)
         if result.active_blocks_per_sm:
             budget = max_dynamic_shared_mem(result.arch, result.kernel, result.active_blocks_per_sm)
+        driver_config = shared_config_prediction(result)["shared_mem_config_prediction"]
     return OccupancyAnswer(resolved, result, findings_of(resolved, result, selection), drawn, graphs, clusters,
-                           bytes_in_flight is not None, bytes_in_flight, memory, budget)
+                           bytes_in_flight is not None, bytes_in_flight, memory, budget, driver_config)

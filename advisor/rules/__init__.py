@@ -21,6 +21,9 @@ check's first parameter (`Rule.context`), so they cannot drift from the code:
   whether its launch settings were given. Kind "lint".
 - `SourceLine`: one line of CUDA source (comments and literals blanked) and
   the target. Kind "source".
+- `MeasuredContext`: one profiled launch of an Nsight Compute export (the
+  engine's figures beside the report's, the grid's layout over the SMs) and
+  the lint config's min_achieved_occupancy. Kind "measured".
 
 A check is `check(context, params) -> iterable of (message, details)` or
 `(message, details, severity)` where it lowers its rule's severity for one
@@ -55,7 +58,7 @@ if TYPE_CHECKING:
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {name: rank for rank, name in enumerate(reversed(SEVERITIES))}  # info 0 < warning 1 < error 2
-KINDS = ("config", "lint", "source")
+KINDS = ("config", "lint", "source", "measured")
 
 
 # NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
@@ -157,6 +160,13 @@ class LintContext(NamedTuple):
     reader_figures: tuple[tuple[str, object], ...] = ()
 
 
+class MeasuredContext(NamedTuple):
+    """One profiled launch (advisor/measured.py): the engine's figures beside the report's."""
+    measured: object  # a Measured: the launch, the engine's result, the disagreements
+    shape: object  # its LaunchShape, or None when the engine says nothing fits
+    minimum: float | None = None  # the lint config's min_achieved_occupancy (a fraction)
+
+
 class SourceLine(NamedTuple):
     """One line of CUDA source, comments and string/character literals blanked."""
 
@@ -168,7 +178,8 @@ class SourceLine(NamedTuple):
 def _kind_of(context: type) -> str:
     from ..engine.occupancy import Occupancy
 
-    kinds = {Occupancy: "config", LaunchContext: "config", LintContext: "lint", SourceLine: "source"}
+    kinds = {Occupancy: "config", LaunchContext: "config", LintContext: "lint", SourceLine: "source",
+             MeasuredContext: "measured"}
     if context not in kinds:
         raise TypeError(f"a check's first parameter must be annotated with one of "
                         f"{', '.join(t.__name__ for t in kinds)}, not {context!r}")
@@ -294,6 +305,14 @@ def config_findings(resolved, result: Occupancy, selection: RuleSelection) -> li
         else:
             launch = launch or LaunchContext.of(resolved, result)
             _collect(findings, rule, launch, arch)
+    return findings
+
+
+def measured_findings(context: MeasuredContext, selection: RuleSelection) -> list[Finding]:
+    """The findings on one profiled launch (TA0xx), in no particular order."""
+    findings, arch = [], context.measured.arch.sm
+    for rule in selected(selection, "measured"):
+        _collect(findings, rule, context, arch)
     return findings
 
 

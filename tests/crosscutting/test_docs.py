@@ -42,10 +42,29 @@ def test_documented_rule_examples_run_through_the_cli(code, tmp_path):
         for example, expect in ((rule.trigger, True), (rule.clean, False)):
             assert (code in _lint_documented_example(_example(example), tmp_path)) is expect
         return
+    if rule.kind == "measured":
+        for example, expect in ((rule.trigger, True), (rule.clean, False)):
+            assert (code in _measured_documented_example(example, tmp_path)) is expect
+        return
     triggered = invoke(_example(rule.trigger) + " --format json")
     assert code in [f["code"] for f in json.loads(triggered.output)["findings"]]
     quiet = invoke(_example(rule.clean) + " --format json")
     assert code not in [f["code"] for f in json.loads(quiet.output)["findings"]]
+
+
+def _measured_documented_example(example: dict, tmp_path) -> list:
+    """Write the export the documented figures describe (and the config it shows), run the documented command."""
+    from tuneadvise.advisor.rules.families.ta0_measured import example_export
+
+    text = _example(example)
+    (tmp_path / "report.csv").write_text(example_export(example["ncu"]))
+    if text.startswith("# tuneadvise.toml\n"):
+        (tmp_path / "tuneadvise.toml").write_text(text.split("# report.csv", 1)[0].removeprefix("# tuneadvise.toml\n"))
+    command = text.rsplit("# checked with: ", 1)[1]
+    args = [str(tmp_path / a) if a in ("report.csv", "tuneadvise.toml") else a for a in shlex.split(command)[1:]]
+    result = CliRunner().invoke(cli, args + ["--format", "json"], catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.output
+    return [f["code"] for k in json.loads(result.output)["kernels"] for f in k["findings"]]
 
 
 def _lint_documented_example(text: str, tmp_path) -> list:

@@ -11,6 +11,13 @@ RULES = sorted(registry())
 
 
 def codes_for(example: dict) -> set:
+    if "ncu" in example:
+        from tuneadvise.advisor.measured import findings_of, measure
+        from tuneadvise.advisor.readers.ncu import read_lines
+        from tuneadvise.advisor.rules.families.ta0_measured import example_export
+
+        launch = read_lines(example_export(example["ncu"]).splitlines(keepends=True), "report.csv").launches[0]
+        return {f.code for f in findings_of(measure(launch), minimum=example.get("min_achieved_occupancy"))}
     if "log" in example:
         from tuneadvise.advisor.lint.config import LintConfig
         from tuneadvise.advisor.lint.run import LintOptions, lint_records
@@ -251,9 +258,10 @@ def test_rules_are_discovered_from_their_family_modules():
 
 def test_a_rules_kind_follows_from_its_checks_context_type():
     from tuneadvise.advisor.engine.occupancy import Occupancy
-    from tuneadvise.advisor.rules import LaunchContext, LintContext, SourceLine, rule
+    from tuneadvise.advisor.rules import LaunchContext, LintContext, MeasuredContext, SourceLine, rule
 
-    kinds = {Occupancy: "config", LaunchContext: "config", LintContext: "lint", SourceLine: "source"}
+    kinds = {Occupancy: "config", LaunchContext: "config", LintContext: "lint", SourceLine: "source",
+             MeasuredContext: "measured"}
     for code, r in registry().items():
         assert kinds[r.context] == r.kind, code
     assert {r.context for r in registry().values() if r.code.startswith("TA7")} == {LaunchContext}
