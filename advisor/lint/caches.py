@@ -171,7 +171,7 @@ def _read_triton(meta_path: str, cubin_path: str, result: ReadResult) -> None:
         return
     record = from_cubin_kernel(kernels[0], cubin_path)
     result.records.append(replace(record, arch=entry["arch"] or record.arch, variant=entry["variant"],
-                                  launch=entry["launch"]))
+                                  launch=entry["launch"], framework="triton"))
 
 
 def triton_entry(meta) -> dict:

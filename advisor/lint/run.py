@@ -141,7 +141,7 @@ class _Analysis(NamedTuple):
 NO_LAUNCH_SETTINGS = "TA906"  # said once per run, not on each kernel
 
 
-def run_findings(unconfigured: dict[tuple[int, ...], int]) -> list[Finding]:
+def run_findings(unconfigured: dict[tuple[tuple[int, ...], str], int]) -> list[Finding]:
     """The findings about the run as a whole: TA906 once, counting the kernels (by the block size
     assumed for them) that no [[kernels]] entry configures."""
     if not unconfigured:
@@ -150,7 +150,8 @@ def run_findings(unconfigured: dict[tuple[int, ...], int]) -> list[Finding]:
     assumed = sorted(unconfigured)
     message = no_launch_settings_message(assumed, sum(unconfigured.values()))
     return [finding_of(rule, message, "", {"kernels": sum(unconfigured.values()),
-                                           "block_dims": [list(dims) for dims in assumed]})]
+                                           "block_dims": [list(dims) for dims, _ in assumed],
+                                           "block_from": [origin for _, origin in assumed]})]
 
 
 def lint_records(records, options: LintOptions, sources: SourceIndex | None = None) -> LintReport:
@@ -321,7 +322,8 @@ class _Linter:
         self.configs: dict[tuple, LaunchConfig] = {}
         self.matched: set[int] = set()  # indexes of the [[kernels]] entries that matched a kernel
         self.demangled: dict[str, str] = {}  # name -> demangled name, for the names known up front
-        self.unconfigured: dict[tuple[int, ...], int] = {}  # block assumed -> kernels no entry configures (TA906)
+        # (block assumed, where it came from) -> kernels no entry configures (TA906)
+        self.unconfigured: dict[tuple[tuple[int, ...], str], int] = {}
         self.grid_without_sm_count: set[str] = set()  # architectures of kernels whose grid rules could not run
         config = options.config
         self.default_dims = options.block_size or (tuple(config.block_size) if config.block_size else None)
@@ -344,6 +346,10 @@ class _Linter:
             self.matched.add(entry_index)
             entry = config.kernels[entry_index]
         launch = self._launch_config(usage, bound, entry_index, entry)
+        if definition is not None and definition.max_registers is not None:  # what the register advice changes
+            launch = launch._replace(register_control="__maxnreg__")
+        elif usage.framework == "triton":
+            launch = launch._replace(register_control="triton")
         cap = register_cap(resolved.arch, definition, usage.max_registers)
         previous = self.options.previous_registers.get((name, arch))
         extras = usage.reader_figures()
@@ -355,7 +361,8 @@ class _Linter:
             analysis = self.analyses[key] = self._analyse(resolved, launch, usage, disagreements, entry, budget,
                                                           suppressed, cap, previous)
         if analysis.unconfigured:
-            self.unconfigured[launch.dims] = self.unconfigured.get(launch.dims, 0) + 1
+            assumed = (launch.dims, self._block_origin(launch))
+            self.unconfigured[assumed] = self.unconfigured.get(assumed, 0) + 1
         kernel = LintedKernel(name=name, demangled=keys[1], arch=arch, usage=usage, evidence=tuple(evidence),
                               launch=launch, configured_by=entry.name if entry else None, result=analysis.result,
                               findings=analysis.findings, location=location)
@@ -386,6 +393,13 @@ class _Linter:
             launch = self.configs[figures] = LaunchConfig.from_mapping(values)
         return launch
 
+    def _block_origin(self, launch: LaunchConfig) -> str:
+        """Where the assumed block came from when no launch was given (see _launch_config)."""
+        if self.default_dims is not None:
+            return "option"
+        bound = launch.max_threads_per_block
+        return "launch_bounds" if bound is not None and bound <= DEFAULT_BLOCK else "default"
+
     def _analyse(self, resolved, launch, usage, disagreements, entry, budget, suppressed, cap, previous) -> _Analysis:
         result = occupancy(resolved.arch, launch)
         findings = config_findings(resolved, result, self.options.selection)
@@ -393,6 +407,7 @@ class _Linter:
                               minimum=_minimum(budget, entry, self.options), disagreements=disagreements,
                               launch_given=entry is not None or usage.source == "config" or bool(usage.launch), register_cap=cap,
                               previous_registers=previous, assumed_blocks=_assumed_blocks(entry),
+                              block_origin=self._block_origin(launch),
                               reader_figures=usage.reader_figures())
         findings += lint_findings(context, self.options.selection)
         ignored = tuple(entry.ignore) if entry else ()
@@ -445,6 +460,10 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
 
     gathered = gather(paths, options, stdin, build)
     report = lint_records(gathered.read.records, options, gathered.index)
+    if gathered.compiled is not None:  # the suggested register caps, built
+        from ..toolchain.cap_check import check_caps
+
+        report.kernels = check_caps(report.kernels, gathered.compiled[1], gathered.compiled[0])
     report.kernels += gathered.profiled
     report.problems = gathered.read.problems + report.problems
     report.ptx_only = gathered.read.ptx_only
@@ -466,6 +485,7 @@ class Gathered(NamedTuple):
     index: SourceIndex
     sources: list[SourceText]
     profiled: list  # kernel entries of profiled launches (advisor/lint/profiled.py), each analysed on its own
+    compiled: tuple | None = None  # (the Compiler, {(source as shown, arch): its Build}) where lint compiled
 
 
 def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None = None) -> Gathered:
@@ -499,7 +519,9 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
     readable = {source.path for source in gathered.sources}
     compile_sources = [path for path in compile_sources if path in readable]
     if compile_sources or (build is not None and build.compile_commands):
-        _compile_into(compile_sources, options, build or BuildSettings(), read, gathered.index, gathered.sources)
+        compiled = _compile_into(compile_sources, options, build or BuildSettings(), read, gathered.index,
+                                 gathered.sources)
+        return gathered._replace(compiled=compiled)
     return gathered
 
 
@@ -535,9 +557,10 @@ def _shown_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def _compile_into(sources, options: LintOptions, settings: BuildSettings, gathered, index, source_texts) -> None:
+def _compile_into(sources, options: LintOptions, settings: BuildSettings, gathered, index, source_texts):
     """Compile `sources` (and the compile commands' entries) for each architecture; add what ptxas
-    reports to `gathered`, and each compile-commands source to the index."""
+    reports to `gathered`, and each compile-commands source to the index. Returns the compiler and
+    {(source as shown, arch): its Build} of the builds that succeeded."""
     from ..toolchain.compile import Build, Compiler
     from ..toolchain.compile_commands import CompileCommandsError, load_builds
     from ..toolchain.discovery import find_toolchain
@@ -562,10 +585,13 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
                               max_registers=b.max_registers if settings.max_registers is None else settings.max_registers)
                    for b in entries if b.source not in unreadable]
     shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
-    for result in Compiler(find_toolchain(), settings).run(builds):
+    compiler, built = Compiler(find_toolchain(), settings), {}
+    for result in compiler.run(builds):
         build = result.build
         where = shown.get(build.source) or _shown_path(build.source)
         if result.error is not None:
             gathered.problems.append(InputProblem(where, None, f"{build.arch}: the compiler failed: {result.error}"))
             continue
+        built[(where, build.arch)] = build
         gathered.records += result.usage(where)  # each record carries its build's -maxrregcount
+    return compiler, built

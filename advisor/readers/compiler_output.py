@@ -56,6 +56,7 @@ class KernelUsage:
     # A kernel cache entry (advisor/lint/caches.py): the configuration it was compiled with, which keeps
     # variants of one kernel apart, and the launch its framework makes, as LaunchConfig keys.
     variant: str | None = None
+    framework: str | None = None  # the framework whose cache held it ("triton"), where one did
     launch: tuple[tuple[str, object], ...] | None = None
 
     def reader_figures(self) -> tuple[tuple[str, object], ...]:

@@ -81,8 +81,44 @@ def test_limiter_message_names_the_next_step_and_the_change():
     resolved, result = analyze_example({"arch": "volta", "registers": 44, "block_size": 256})
     [finding] = [f for f in check_occupancy(resolved, result) if f.code == "TA301"]
     assert "registers: 44 -> 40 gives 6 blocks/SM, 62.5% -> 75%" in finding.message
-    assert "__launch_bounds__(256, 6) or -maxrregcount=40" in finding.message
+    assert "__launch_bounds__(256, 6), or -maxrregcount=40 for a kernel without __launch_bounds__" in finding.message
+    assert "a candidate to time" in finding.message
     assert finding.details["next_steps"][1] == {"resource": "registers", "value": 32, "blocks_per_sm": 8, "occupancy": 1.0}
+
+
+def test_a_kernel_with_launch_bounds_is_told_to_change_their_second_argument_never_the_flag():
+    """ptxas ignores -maxrregcount for a kernel with __launch_bounds__: the old message offered it."""
+    resolved, result = analyze_example({"arch": "hopper", "registers": 48, "block_size": 256,
+                                        "max_threads_per_block": 256})
+    [finding] = [f for f in check_occupancy(resolved, result) if f.code == "TA301"]
+    assert "__launch_bounds__(256, 6); -maxrregcount is ignored for a kernel with __launch_bounds__" in finding.message
+    assert finding.details["register_change"] == {"via": "launch_bounds", "launch_bounds": [256, 6], "maxnreg": None,
+                                                  "register_cap": 40, "maxrregcount": None}
+
+
+@pytest.mark.parametrize(("control", "said"), [
+    ("__maxnreg__", "(__maxnreg__(40); -maxrregcount is ignored for a kernel with __maxnreg__)"),
+    ("triton", "(maxnreg=40 in its triton.Config)"),
+])
+def test_a_kernel_capped_another_way_is_told_that_way(control, said):
+    """nvcc refuses __launch_bounds__ beside __maxnreg__, and a Triton kernel has neither: each is capped its own way."""
+    from tuneadvise.advisor.rules.families.ta3_occupancy import occupancy_limiter
+
+    resolved, _ = analyze_example({"arch": "hopper", "registers": 48, "block_size": 256})
+    result = occupancy(resolved.arch, LaunchConfig(registers=48, block_size=256, register_control=control))
+    [(message, details)] = list(occupancy_limiter.check(result, dict(occupancy_limiter.params)))
+    assert said in message and "-maxrregcount=" not in message
+    assert details["register_change"]["maxnreg"] == 40
+
+
+def test_bounds_above_the_block_are_changed_at_their_own_thread_count():
+    """__launch_bounds__(1024) with a block of 256: the cap ptxas derives is for 1024 threads, so minBlocks
+    counts 1024-thread blocks (65536 / (1024 * 2) = 32 registers), not the launch's."""
+    resolved, result = analyze_example({"arch": "hopper", "registers": 40, "block_size": 256,
+                                        "max_threads_per_block": 1024})
+    [finding] = [f for f in check_occupancy(resolved, result) if f.code == "TA301"]
+    assert finding.details["register_change"]["launch_bounds"] == [1024, 2]
+    assert finding.details["register_change"]["register_cap"] == 32
 
 
 @pytest.mark.parametrize("limit", [1, 31])

@@ -126,23 +126,29 @@ def sources_disagree(kernel: LintContext, params: dict):
     summary="No [[kernels]] entry gives this kernel's launch settings",
     explanation="""Compiler output records registers and static shared memory, never the block size, the
     dynamic shared memory or the carveout a launch uses. Without a matching [[kernels]] entry the lint assumes
-    the default block size (--block-size, 256) and no dynamic shared memory, so the occupancy it reports may not
-    be the one the program gets. Add an entry: name = "kernel*", block_size = ..., dynamic_shared_mem = ...""",
+    the default block size (--block-size, 256; a kernel's __launch_bounds__ maximum where that is smaller, and
+    the finding says so) and no dynamic shared memory, so the occupancy it reports may not be the one the
+    program gets. Add an entry: name = "kernel*", block_size = ..., dynamic_shared_mem = ...""",
     trigger={"config": {}, "log": _k("Used 32 registers, used 0 barriers")},
     clean={"config": {"kernels": [{"name": "k", "block_size": 128}]}, "log": _k("Used 32 registers, used 0 barriers")},
 )
 def no_launch_settings(kernel: LintContext, params: dict):
     if not kernel.launch_given:
         dims = kernel.result.kernel.dims
-        yield no_launch_settings_message([dims]), {"block_dims": list(dims)}
+        yield no_launch_settings_message([(dims, kernel.block_origin)]), \
+            {"block_dims": list(dims), "block_from": kernel.block_origin}
 
 
-def no_launch_settings_message(assumed: list[tuple[int, ...]], kernels: int | None = None) -> str:
+def no_launch_settings_message(assumed: list[tuple[tuple[int, ...], str]], kernels: int | None = None) -> str:
     """TA906's message: for one kernel, or (`kernels`) once for every kernel of a run no entry
-    configures, with each block size assumed."""
-    blocks = " or ".join("x".join(map(str, dims)) for dims in assumed)
+    configures, with each block size assumed and where it came from ("default", "option" for
+    --block-size, "launch_bounds" for a kernel's own __launch_bounds__ maximum)."""
+    blocks = " or ".join("x".join(map(str, dims)) + _FROM.get(origin, "") for dims, origin in assumed)
     matches = "matches" if kernels is None else f"matches {plural(kernels, 'kernel')}"
     return f"no [[kernels]] entry {matches}; assumed block {blocks}, no dynamic shared memory"
+
+
+_FROM = {"launch_bounds": " (from __launch_bounds__)", "option": " (--block-size)"}
 
 
 _SPILLING_AT_CAP = (_ENTRY.format("_Z4stepPf") + "ptxas info    : Function properties for _Z4stepPf\n"
@@ -157,8 +163,9 @@ _BOUNDED_SOURCE = "__global__ void __launch_bounds__(256, 4) step(float* out) { 
     explanation="""The kernel sits at the register cap its build imposes (__maxnreg__, __launch_bounds__(T, M)
     through the registers M blocks of T threads leave each thread, or -maxrregcount for a kernel with neither)
     and ptxas spilled to meet it. The occupancy the cap buys is paid for in local-memory traffic: time the kernel
-    with the cap relaxed (a smaller minBlocks, a larger __maxnreg__ or -maxrregcount), and see `tuneadvise
-    frontier` for the spills at every cap where occupancy changes.""",
+    with the cap relaxed (a smaller minBlocks, a larger __maxnreg__, or a larger -maxrregcount, which applies
+    only to a kernel with neither attribute), and see `tuneadvise frontier` for the spills at every cap where
+    occupancy changes.""",
     trigger={"config": {}, "log": _SPILLING_AT_CAP.format(stack=24, spills=24), "source": _BOUNDED_SOURCE},
     clean={"config": {}, "log": _SPILLING_AT_CAP.format(stack=0, spills=0), "source": _BOUNDED_SOURCE},
 )
