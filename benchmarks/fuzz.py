@@ -499,7 +499,10 @@ def library_input(rng, sandbox: Sandbox):
         return "run_batch", lambda: run_batch(data.splitlines(keepends=True), io.StringIO()), ()
     if kind == "source":
         text = cuda_source(rng).decode()
-        return "scan_source", lambda: scan_source(text, "k.cu", rng.choice([2, 6, 7, 9])), ()
+        from tuneadvise.specs.catalog import shipped_catalog
+
+        targets = [shipped_catalog().resolve(name).arch for name in rng.sample(["sm_20", "sm_60", "sm_70", "sm_90"], 2)]
+        return "scan_source", lambda: scan_source(text, "k.cu", targets), ()
     names = ["_Z" + "".join(rng.choice("SITE_0123456789vifPKNZJRLD") for _ in range(rng.randint(0, 60)))
              for _ in range(rng.randint(1, 20))]
     return "demangle_many", lambda: demangle_many(names), ()

@@ -1,5 +1,5 @@
 """`tuneadvise lint`, `tuneadvise diff` and `tuneadvise schema`: thin commands
-over advisor.lint, advisor.baseline and advisor.lint_config."""
+over advisor.lint (advisor.lint.run, advisor.lint.baseline, advisor.lint.config)."""
 
 from __future__ import annotations
 

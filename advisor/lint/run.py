@@ -468,12 +468,12 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     report.problems = gathered.read.problems + report.problems
     report.ptx_only = gathered.read.ptx_only
     if gathered.sources:
-        majors = [k.result.arch.major for k in report.kernels] or \
-            [resolve(a).arch.major for a in (options.archs or options.config.arch)]
-        if majors:
-            for source in gathered.sources:
-                report.source_findings += scan_lines(source.lines, source.has_syncwarp, source.path, min(majors),
-                                                     options.selection)
+        # Every architecture the sources are built for: a rule flags what breaks on any of them.
+        targets = [k.result.arch for k in report.kernels] or \
+            [resolve(a).arch for a in (options.archs or options.config.arch)]
+        for source in gathered.sources:
+            report.source_findings += scan_lines(source.lines, source.has_syncwarp, source.path, targets,
+                                                 options.selection)
     return report
 
 

@@ -20,7 +20,7 @@ check's first parameter (`Rule.context`), so they cannot drift from the code:
   occupancy that applies, the disagreements between its build sources and
   whether its launch settings were given. Kind "lint".
 - `SourceLine`: one line of CUDA source (comments and literals blanked) and
-  the target. Kind "source".
+  every target it is built for. Kind "source".
 - `MeasuredContext`: one profiled launch of an Nsight Compute export (the
   engine's figures beside the report's, the grid's layout over the SMs) and
   the lint config's min_achieved_occupancy. Kind "measured".
@@ -161,6 +161,13 @@ class LintContext(NamedTuple):
     reader_figures: tuple[tuple[str, object], ...] = ()
 
 
+class SourceTarget(NamedTuple):
+    """An architecture a source is built for, as the source rules read it."""
+
+    sm: str  # "sm_90"
+    major: int  # the compute capability's major
+
+
 class MeasuredContext(NamedTuple):
     """One profiled launch (advisor/measured.py): the engine's figures beside the report's."""
     measured: object  # a Measured: the launch, the engine's result, the disagreements
@@ -169,11 +176,16 @@ class MeasuredContext(NamedTuple):
 
 
 class SourceLine(NamedTuple):
-    """One line of CUDA source, comments and string/character literals blanked."""
+    """One line of CUDA source, comments and string/character literals blanked, and every
+    architecture the file is built for: a rule flags what breaks or slows on any of them."""
 
     code: str
-    target_major: int  # the oldest compute capability's major the file is built for
+    targets: tuple[SourceTarget, ...]
     file_has_syncwarp: bool  # the file calls __syncwarp somewhere
+
+    def targets_from(self, major: int) -> list[str]:
+        """The targets at compute capability `major`.0 or later (where a rule's concern begins)."""
+        return [target.sm for target in self.targets if target.major >= major]
 
 
 def _kind_of(context: type) -> str:
