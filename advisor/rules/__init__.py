@@ -105,9 +105,13 @@ class LaunchContext(NamedTuple):
 
     @classmethod
     def of(cls, resolved, result: Occupancy) -> LaunchContext:
-        product = resolved.product
-        return cls(result=result,
-                   sm_count=result.kernel.sm_count or (product.get("sm_count") if product else None))
+        return cls(result=result, sm_count=device_sm_count(resolved, result.kernel))
+
+
+def device_sm_count(resolved, launch) -> int | None:
+    """The SMs a launch runs on: its own --sm-count, else its product's; None when neither says."""
+    product = resolved.product
+    return launch.sm_count or (product.get("sm_count") if product else None)
 
 
 class BudgetLimits(NamedTuple):

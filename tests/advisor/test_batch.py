@@ -95,6 +95,7 @@ def test_the_engine_caches_answer_for_the_arch_asked_not_one_cached_before():
     halved = shipped._replace(registers_per_sm=32768, max_warps_per_sm=32)
     assert halved.sm == shipped.sm and halved != shipped
     assert engine.shape_limits(halved, 64, 256)[:2] == (4, 2)
+    assert engine.register_limits(shipped, 256)[64] == 4 and engine.register_limits(halved, 256)[64] == 2
     twin = halved._replace(names=tuple(halved.names))  # equal by value, another object: the same answer
     assert twin == halved and hash(twin) == hash(halved)
     assert engine.shape_limits(twin, 64, 256)[:2] == (4, 2)
@@ -221,14 +222,29 @@ def _gives_a_line(line: bytes, number: int) -> bool:
         return True  # an error line
 
 
-def test_error_lines_are_compact_json_lines_like_results():
-    """One JSON-line writer: an error line is written as a result line is (no spaces after separators)."""
+def test_a_line_id_of_any_json_value_is_echoed_first_on_its_result_and_error_lines():
+    import io
+
+    from tuneadvise.advisor.batch import run_batch
+
+    ids = [7, "k-1", {"a": [1, None, True]}, [2.5], None]
+    lines = [json.dumps({"id": i, "arch": "sm_90", "registers": 32, "block_size": 128}) for i in ids]
+    lines.append(json.dumps({"id": "bad", "arch": "sm_90", "registers": 999, "block_size": 128}))
+    lines.append(json.dumps({"arch": "sm_90", "registers": 32, "block_size": 128}))
+    out = io.StringIO()
+    assert run_batch(lines, out) == 2
+    docs = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [d.get("id", "none") for d in docs] == [*ids, "bad", "none"]
+    assert all(next(iter(d)) == "id" for d in docs[:-1])
+    assert docs[0]["occupancy"] == docs[-1]["occupancy"] and "registers" in docs[5]["error"]["message"]
+
+
+def test_an_id_json_cannot_write_back_is_bad_input():
     import io
 
     from tuneadvise.advisor.batch import run_batch
 
     out = io.StringIO()
-    assert run_batch(["not json\n", '{"arch": "sm_90", "registers": 32, "block_size": 128}\n'], out) == 2
-    error, result = out.getvalue().splitlines()
-    assert error.startswith('{"schema_version":1,"error":{"code":"bad-json","message":"line 1: not JSON')
-    assert result.startswith('{"schema_version":1,') and ", " not in error.split('"message"')[0]
+    assert run_batch(['{"id": NaN, "arch": "sm_90", "registers": 32, "block_size": 128}'], out) == 2
+    doc = json.loads(out.getvalue())
+    assert "id" not in doc and "id:" in doc["error"]["message"]
