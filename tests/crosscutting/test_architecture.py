@@ -258,8 +258,6 @@ def _is_click_command(node) -> bool:
     return any("command" in ast.unparse(d).split("(")[0] for d in node.decorator_list)
 
 
-@pytest.mark.xfail(strict=False, reason="the commands' bodies (cli/occupancy_cmd, suggest_cmd, specs_cmd, plots) "
-                   "are still being split into library queries")
 def test_no_function_over_60_lines():
     long = [f"{path}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
             for path, node in _functions() if node.end_lineno - node.lineno + 1 > 60]
