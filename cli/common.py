@@ -268,3 +268,14 @@ def choose_format(requested: str | None, offered: tuple[str, ...] = ("table", "j
         return requested
     default = os.environ.get(FORMAT_VARIABLE, "").strip().lower()
     return default if default in offered else "table"
+
+
+def emit(fmt: str, document: dict, draw_table) -> None:
+    """Print one command's answer in the chosen format: the human text `draw_table()` renders,
+    or `document` (the same answer) as one JSON line."""
+    if fmt == "table":
+        draw_table()
+    else:
+        from ..advisor.text import write_json_line
+
+        write_json_line(document)

@@ -43,16 +43,21 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
     settings = build_settings(include_dirs, defines, nvcc_flags, None, jobs, no_cache, compile_timeout,
                               compile_memory)
     report = compiling(compute, file, archs, math.prod(dims), kernel_glob, settings)
+    _print(report, file, kernel_glob, choose_format(fmt))
+    ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
+
+
+def _print(report, file, kernel_glob, fmt: str) -> None:
+    """The compiler's rejections on stderr, then the report; a file with no kernel (to report) is bad input."""
     for problem in report.problems:
         click.echo(f"tuneadvise: bad input: {problem}", err=True)
     if not report.kernels and not report.problems:
         raise BadInput(f"--kernel: '{kernel_glob}' matches no kernel of {file}" if kernel_glob
                        else f"FILE: {file} holds no kernel")
-    if choose_format(fmt) == "json":
+    if fmt == "json":
         write_json_line(report.to_dict())
     else:
         click.echo(render(report, output_width()), nl=False)
-    ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
 
 
 HEADERS = ("cap", "registers", "spill st", "spill ld", "stack", "blocks/SM", "occupancy", "")

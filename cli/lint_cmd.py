@@ -85,7 +85,33 @@ def _write(text, output: str | None, option: str = "--output") -> None:
         raise output_error(exc, option, output) from None
 
 
-@click.command()
+LINT_HELP = """Lint kernels from build output: ptxas -v logs, cuobjdump listings,
+cubins and fatbins (.o, .so, executables), with launch settings and
+budgets from a config, and CUDA sources for locations and suppressions.
+A directory is walked: Triton/TorchInductor and CuPy kernel caches are
+linted as those frameworks launch their kernels (docs/python.md).
+
+CUDA sources given with no build output are compiled for each --arch
+with NVIDIA's compiler (pip install 'tuneadvise[nvcc]', CUDA_HOME or
+PATH) and linted from ptxas's own report; so are the .cu entries of
+--compile-commands, each with its own flags.
+
+\b
+Examples:
+  nvcc -Xptxas -v -c k.cu 2> build.log && tuneadvise lint build.log k.cu
+  tuneadvise lint k.cu --arch sm_80 --arch sm_90 -I include -D TILE=32
+  tuneadvise lint --compile-commands build/compile_commands.json --arch sm_90
+  tuneadvise lint build/libkernels.so --config tuneadvise.toml --format sarif -o lint.sarif
+  tuneadvise lint ~/.triton/cache
+\b
+Exit codes: 0 clean; 1 findings at or above --fail-on (new or worse ones,
+with --baseline); 2 bad input (a malformed line, or a source the
+compiler rejects, is reported, the rest is still linted) or usage; 3 a
+source to compile and no CUDA compiler.
+"""
+
+
+@click.command(help=LINT_HELP)
 @click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Config file (TOML, YAML or JSON). Default: tuneadvise.toml or [tool.tuneadvise] in pyproject.toml.")
@@ -112,47 +138,30 @@ def _write(text, output: str | None, option: str = "--output") -> None:
 def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min_occupancy, sm_count, fmt, output,
          statistics, baseline, update_baseline, allow_regressions, include_dirs, defines, nvcc_flags, compile_commands,
          jobs, no_cache, compile_timeout, compile_memory):
-    """Lint kernels from build output: ptxas -v logs, cuobjdump listings,
-    cubins and fatbins (.o, .so, executables), with launch settings and
-    budgets from a config, and CUDA sources for locations and suppressions.
-    A directory is walked: Triton/TorchInductor and CuPy kernel caches are
-    linted as those frameworks launch their kernels (docs/python.md).
-
-    CUDA sources given with no build output are compiled for each --arch
-    with NVIDIA's compiler (pip install 'tuneadvise[nvcc]', CUDA_HOME or
-    PATH) and linted from ptxas's own report; so are the .cu entries of
-    --compile-commands, each with its own flags.
-
-    \b
-    Examples:
-      nvcc -Xptxas -v -c k.cu 2> build.log && tuneadvise lint build.log k.cu
-      tuneadvise lint k.cu --arch sm_80 --arch sm_90 -I include -D TILE=32
-      tuneadvise lint --compile-commands build/compile_commands.json --arch sm_90
-      tuneadvise lint build/libkernels.so --config tuneadvise.toml --format sarif -o lint.sarif
-      tuneadvise lint ~/.triton/cache
-    \b
-    Exit codes: 0 clean; 1 findings at or above --fail-on (new or worse ones,
-    with --baseline); 2 bad input (a malformed line, or a source the
-    compiler rejects, is reported, the rest is still linted) or usage; 3 a
-    source to compile and no CUDA compiler.
-    """
     config, config_path, inputs = _load_config(config_file, list(files))
     build = build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache,
                            compile_timeout, compile_memory)
-    if not inputs and not compile_commands:
-        if not config.inputs:
-            raise BadInput("FILES: nothing to lint; name build output (ptxas logs, cuobjdump listings, "
-                           "cubins, .o/.so files) or set inputs in the config")
-        from pathlib import Path
-
-        base = Path(config_path).parent if config_path else Path(".")
-        inputs = [str(base / p) for p in config.inputs]
+    inputs = _inputs(config, config_path, inputs, compile_commands)
     if update_baseline and not baseline:
         raise BadInput("--update-baseline: needs --baseline FILE")
     options = _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy, sm_count)
     options.allow_regressions = allow_regressions
     with cycle_collection_paused():
         _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update_baseline)
+
+
+def _inputs(config, config_path, inputs: list[str], compile_commands) -> list[str]:
+    """The files named on the command line, else the config's inputs (relative to the config's folder)."""
+    if inputs or compile_commands:
+        return inputs
+    if not config.inputs:
+        raise BadInput("FILES: nothing to lint; name build output (ptxas logs, cuobjdump listings, "
+                       "cubins, .o/.so files) or set inputs in the config")
+    from pathlib import Path
+
+    base = Path(config_path).parent if config_path else Path(".")
+    return [str(base / p) for p in config.inputs]
+
 
 
 def _terminal_text(text: str) -> str:

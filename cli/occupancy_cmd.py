@@ -10,8 +10,16 @@ from __future__ import annotations
 import click
 
 from ..advisor.launch import KEYS
-from ..advisor.text import write_json_line
-from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, require, resolve_arch, rule_selection
+from .common import (
+    EXIT_FINDINGS,
+    EXIT_OK,
+    BadInput,
+    choose_format,
+    emit,
+    require,
+    resolve_arch,
+    rule_selection,
+)
 from .options import (
     arch_option,
     cuda_option,
@@ -65,25 +73,29 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
     if batch is not None:
         ctx.exit(_batch(batch, arch, spec_file, cuda, fmt, selection, graphs or plot))
     require("occupancy", arch=arch or spec_file, registers=launch["registers"], block_size=launch["block_size"])
-    if plot:
-        from .plots import plot_format
+    from .plots import check_plot_path
 
-        plot_format(plot)  # a bad path fails before any work
+    check_plot_path(plot)  # a bad path fails before any work
     from ..advisor.queries.occupancy import occupancy_query
 
     resolved = resolve_arch(arch, spec_file, cuda, clusters=launch.get("cluster_size") is not None)
     answer = occupancy_query(resolved, launch_config(launch), selection, graphs, bool(plot), bytes_in_flight)
-    if choose_format(fmt, FORMATS) == "table":
-        from .render import render_occupancy
-
-        render_occupancy(answer)
-    else:
-        write_json_line(answer.to_json())
+    emit(choose_format(fmt, FORMATS), answer.to_json(), lambda: _render(answer))
     if plot:
-        from .plots import occupancy_figure, save
-
-        save(occupancy_figure(answer.curves, plot_title(answer)), plot)
+        _save_plot(answer, plot)
     ctx.exit(EXIT_OK if answer.launchable else EXIT_FINDINGS)
+
+
+def _render(answer) -> None:
+    from .render import render_occupancy
+
+    render_occupancy(answer)
+
+
+def _save_plot(answer, plot: str) -> None:
+    from .plots import occupancy_figure, save
+
+    save(occupancy_figure(answer.curves, plot_title(answer)), plot)
 
 
 def _batch(batch, arch, spec_file, cuda, fmt, selection, drawn) -> int:

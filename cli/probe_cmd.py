@@ -33,6 +33,14 @@ def _parse_only(only: str | None) -> list[str]:
     return [n for n in PROBES if n in names]
 
 
+def _devices(device: str):
+    """CuPy and the GPUs --device names (no CuPy or no GPU exits 3)."""
+    cupy = _cupy_or_exit("probe")
+    from ..probes.gpu import device_count
+
+    return cupy, _parse_devices(device, device_count(cupy))
+
+
 def _parse_devices(device: str, count: int) -> list[int]:
     """'all', one index, or a comma-separated list of indices (a device may be
     listed twice, which runs the multi-device path on a one-GPU machine)."""
@@ -71,10 +79,7 @@ def probe(only, quick, device, fmt, save, tiny):
     names = _parse_only(only)
     check_writable(save, "--save")
     fmt = choose_format(fmt)
-    cupy = _cupy_or_exit("probe")
-    from ..probes.gpu import device_count
-
-    devices = _parse_devices(device, device_count(cupy))
+    cupy, devices = _devices(device)
     documents = [_probe_one(cupy, index, names, quick, fmt, tiny) for index in devices]
     if save:
         _save_spec(save, documents[0])

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import click
 
-from ..advisor.text import write_json_line
-from .common import BadInput, choose_format, console, resolve_arch
+from .common import BadInput, choose_format, console, emit, resolve_arch
 from .options import format_option
 
 
@@ -50,24 +49,24 @@ def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, s
     missing or malformed number, a figure outside 1e-100 to 1e100, a malformed
     probe document); 3 --plot without matplotlib.
     """
-    if plot:
-        from .plots import plot_format
+    from .plots import check_plot_path
 
-        plot_format(plot)  # a bad path fails before any work
+    check_plot_path(plot)  # a bad path fails before any work
     resolved = resolve_arch(arch, spec_file)
     answer = _answer(resolved, arch, precision, probe_path, kernels_path, intensity=intensity, flops=flops,
                      bytes_=bytes_, shared_bytes_per_flop=shared_bytes_per_flop, achieved=achieved)
-    if choose_format(fmt) == "json":
-        write_json_line(answer.to_json())
-    else:
-        from .roofline_render import render_roofline
-
-        render_roofline(console(), answer)
+    emit(choose_format(fmt), answer.to_json(), lambda: _render(answer))
     if plot:
         from .plots import roofline_figure, save
 
         save(roofline_figure(answer.machine, list(answer.kernels), f"Roofline: {resolved.product.title}, {precision}"),
              plot)
+
+
+def _render(answer) -> None:
+    from .roofline_render import render_roofline
+
+    render_roofline(console(), answer)
 
 
 def _answer(resolved, arch, precision, probe_path, kernels_path, **figures):

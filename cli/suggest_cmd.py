@@ -9,8 +9,7 @@ from __future__ import annotations
 
 import click
 
-from ..advisor.text import write_json_line
-from .common import EXIT_FINDINGS, BadInput, choose_format, console, option_errors, require, resolve_arch
+from .common import EXIT_FINDINGS, BadInput, choose_format, console, emit, option_errors, require, resolve_arch
 from .options import arch_option, cuda_option, format_option, launch_config, launch_options
 
 SUGGEST_KEYS = ("registers", "shared_mem", "dynamic_shared_mem", "carveout", "opt_in", "barriers", "virtual_resources",
@@ -54,10 +53,7 @@ def suggest(ctx, arch, dynamic_shared_mem_per_thread, dynamic_shared_mem_base, s
         shared = shared_mem_function(launch["dynamic_shared_mem"], dynamic_shared_mem_per_thread,
                                      dynamic_shared_mem_base)
     document = suggest_query(resolved, kernel, shared)
-    if choose_format(fmt) == "json":
-        write_json_line(document)
-    else:
-        render_suggestion(document)
+    emit(choose_format(fmt), document, lambda: render_suggestion(document))
     if not launches(document):
         ctx.exit(EXIT_FINDINGS)
 

@@ -177,6 +177,19 @@ class Arch(NamedTuple):
         on sm_90, sm_100 and sm_120; on sm_75 to sm_89 it does not)."""
         return self.major >= 9
 
+    @property
+    def independent_thread_scheduling(self) -> bool:
+        """Volta's independent thread scheduling (7.0 on): a warp's threads need not run in lockstep,
+        and the compiler no longer provides the warp intrinsics without _sync (CUDA Programming
+        Guide, Compute Capability 7.x)."""
+        return self.major >= 7
+
+    @property
+    def native_32bit_integer_multiply(self) -> bool:
+        """32-bit integer multiply in hardware (2.0 on), so __[u]mul24 is emulated there (Fermi
+        Tuning Guide, 32-Bit Integer Multiplication)."""
+        return self.major >= 2
+
     def source_of(self, field: str) -> str:
         """The source reference of one value ('user' where a user's file gave none)."""
         return self.sources.get(field, "user")

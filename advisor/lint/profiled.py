@@ -18,7 +18,7 @@ from ..readers.compiler_output import KernelUsage
 from ..readers.ncu import NCU_REP_MAGIC, NcuConversionError, NcuMissing, is_ncu_export, read_ncu
 from ..readers.usage import InputProblem
 from ..rules import config_findings, finding_order
-from .run import LintedKernel, LintOptions
+from .records import LintedKernel, LintOptions
 
 PERCENTAGE_RULES = ("TA401",)
 SNIFF_BYTES = 64 << 10  # ncu's ==PROF== lines and a program's output may come before the header

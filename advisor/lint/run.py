@@ -21,7 +21,6 @@ dictionary local to the run, keyed by those values.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -38,12 +37,10 @@ from ..readers.source_index import SourceIndex
 from ..readers.usage import SOURCE_SUFFIXES, InputProblem, ReadResult, read_text, read_usage
 from ..rules import (
     ASSUMPTION_KEYS,
-    SEVERITY_RANK,
     BudgetLimits,
     Finding,
     LintContext,
     RegisterCap,
-    RuleSelection,
     config_findings,
     finding_of,
     finding_order,
@@ -54,63 +51,16 @@ from ..rules.families.ta9_lint import no_launch_settings_message
 from ..text import clip
 from ..toolchain.settings import BuildSettings, BuildSetupError
 from .kernel_caches import side_by_side, usage_launch
-from .settings import NO_CONFIG
+from .records import LintedKernel, LintOptions, worst_severity
 
 if TYPE_CHECKING:  # the config model imports pydantic; a lint without a config file never does
-    from .config import KernelEntry, LintConfig
-    from .settings import NoConfig
+    from .config import KernelEntry
 
 DEFAULT_BLOCK = 256
 COMPILED_SUFFIXES = (".cu", ".cuda")  # sources lint compiles when no build output is given (.cuh: included only)
 # Whose figures win when sources disagree: the binary is what the driver loads.
 SOURCE_PRIORITY = {"cubin": 0, "fatbin": 0, "ptxas": 1, "cuobjdump": 2, "config": 3}
 NO_ARCH = "unknown"  # cuobjdump of a lone cubin prints no "arch =" line
-
-
-@dataclass
-class LintOptions:
-    config: LintConfig | NoConfig = NO_CONFIG
-    archs: tuple[str, ...] = ()  # sm_XX; empty: every architecture the inputs hold
-    block_size: tuple[int, ...] | None = None  # --block-size; else config's; else 256
-    selection: RuleSelection = field(default_factory=RuleSelection)
-    fail_on: str = "error"
-    min_occupancy: float | None = None  # --min-occupancy; else config's
-    config_path: str = ""  # where the config came from: named in the report
-    # Registers per thread in an earlier build, by (name as written, arch): a baseline's or diff's old side (TA908).
-    previous_registers: Mapping[tuple[str, str], int] = field(default_factory=dict)
-    allow_regressions: bool = False  # with a baseline: a kernel below its recorded occupancy does not fail the run
-    sm_count: int | None = None  # --sm-count; else config's; else the product's that --arch names
-    product_sm_counts: Mapping[str, int] | None = None  # sm_XX -> SMs of the products --arch names
-
-    def sm_count_for(self, arch: str) -> int | None:
-        """The SM count the grid rules (TA7xx) use on `arch`; None when nothing says."""
-        products = self.product_sm_counts if self.archs else self.config.product_sm_counts()
-        return self.sm_count or self.config.sm_count or (products or {}).get(arch)
-
-
-class LintedKernel(NamedTuple):
-    """One kernel on one architecture, linted: immutable, built by keyword."""
-
-    name: str  # as the compiler wrote it
-    demangled: str
-    arch: str
-    usage: KernelUsage  # the figures used (the winning source's, spills from ptxas)
-    evidence: tuple[KernelUsage, ...]
-    launch: LaunchConfig  # what the engine and the rules analysed: figures and launch
-    configured_by: str | None  # the [[kernels]] entry's name, if one matched
-    result: Occupancy
-    findings: tuple[Finding, ...]  # worst first
-    location: tuple[str, int | None]
-    measured: dict | None = None  # a profiled launch's report figures (advisor/lint/profiled.py)
-
-    @property
-    def worst(self) -> int:
-        return worst_severity(self.findings)
-
-
-def worst_severity(findings) -> int:
-    """SEVERITY_RANK of the most severe finding; -1 for none."""
-    return max((SEVERITY_RANK[f.severity] for f in findings), default=-1)
 
 
 @dataclass

@@ -165,7 +165,10 @@ class SourceTarget(NamedTuple):
     """An architecture a source is built for, as the source rules read it."""
 
     sm: str  # "sm_90"
-    major: int  # the compute capability's major
+    major: int  # the compute capability's major (orders the targets, oldest first)
+    # The per-architecture facts the source rules ask about, from the Arch record (specs/records.py).
+    independent_thread_scheduling: bool
+    native_32bit_integer_multiply: bool
 
 
 class MeasuredContext(NamedTuple):
@@ -183,9 +186,10 @@ class SourceLine(NamedTuple):
     targets: tuple[SourceTarget, ...]
     file_has_syncwarp: bool  # the file calls __syncwarp somewhere
 
-    def targets_from(self, major: int) -> list[str]:
-        """The targets at compute capability `major`.0 or later (where a rule's concern begins)."""
-        return [target.sm for target in self.targets if target.major >= major]
+    def targets_with(self, fact: str) -> list[str]:
+        """The targets where `fact` (a SourceTarget flag, such as 'independent_thread_scheduling')
+        holds: where a rule's concern begins."""
+        return [target.sm for target in self.targets if getattr(target, fact)]
 
 
 def _kind_of(context: type) -> str:

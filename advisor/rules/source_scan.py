@@ -72,7 +72,9 @@ def strip_comments(text: str) -> list[tuple[str, str]]:
 
 def built_for_targets(targets: Iterable) -> tuple[SourceTarget, ...]:
     """Each distinct target once, oldest first."""
-    return tuple(sorted({SourceTarget(t.sm, t.major) for t in targets}, key=lambda t: (t.major, len(t.sm), t.sm)))
+    distinct = {SourceTarget(t.sm, t.major, t.independent_thread_scheduling, t.native_32bit_integer_multiply)
+                for t in targets}
+    return tuple(sorted(distinct, key=lambda t: (t.major, len(t.sm), t.sm)))
 
 
 def scan_source(text: str, path: str, targets: Iterable, selection: RuleSelection | None = None) -> list[Finding]:

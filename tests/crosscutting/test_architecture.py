@@ -138,13 +138,8 @@ def test_the_graph_sees_the_relative_imports():
     assert _compact_separators(ast.parse('json.dumps(x, separators=(",", ":"))').body[0].value)
 
 
-# A cycle already reported and being removed (profiled.py builds lint's kernel records, which
-# live in run.py, and run.py gathers profiles through it): listed so that any other cycle fails.
-KNOWN_MODULE_CYCLES = [["tuneadvise.advisor.lint.profiled", "tuneadvise.advisor.lint.run"]]
-
-
 def test_no_import_cycle_between_modules():
-    assert [cycle for cycle in cycles(import_graph()) if cycle not in KNOWN_MODULE_CYCLES] == []
+    assert cycles(import_graph()) == []
 
 
 def test_no_import_cycle_between_subpackages():
@@ -214,14 +209,9 @@ CC_COMPARISON = re.compile(r"\.(major|minor)\s*(>=|<=|>|<|==|!=)|(>=|<=|>|<|==|!
 CC_ALLOWED = ("specs/", "advisor/engine/limits.py")
 
 
-# Comparisons already reported and being moved to the spec: the source rules' "targets from 7.0"
-# (SourceLine.targets_from). Listed by their text, so that any other comparison fails.
-KNOWN_CC_COMPARISONS = ("return [target.sm for target in self.targets if target.major >= major]",)
-
-
 def test_per_architecture_facts_come_from_the_spec():
     offenders = [f"{where}: {line.strip()}" for where, _, line in _source_lines(CC_ALLOWED)
-                 if CC_COMPARISON.search(line) and line.strip() not in KNOWN_CC_COMPARISONS]
+                 if CC_COMPARISON.search(line)]
     assert offenders == []
 
 
@@ -264,8 +254,6 @@ def test_no_function_over_60_lines():
     assert long == []
 
 
-@pytest.mark.xfail(strict=False, reason="command bodies still build their documents in cli/; they move to "
-                   "advisor/queries/")
 def test_no_command_function_over_25_lines():
     """Counted from the `def` line: the options above it are the command's declaration, not its body."""
     long = [f"{path}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"

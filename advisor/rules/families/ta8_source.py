@@ -35,7 +35,7 @@ _MUL24 = re.compile(r"\b(__u?mul24)\s*\(")
     clean={"target": "sm_70", "source": "float v = __shfl_down_sync(0xffffffff, x, 16);"},
 )
 def legacy_warp_intrinsic(line: SourceLine, params: dict):
-    targets = line.targets_from(7)
+    targets = line.targets_with("independent_thread_scheduling")
     if targets:
         for match in _LEGACY.finditer(line.code):
             name = match.group(1)
@@ -74,7 +74,7 @@ def _volatile_pointer_or_shared(code: str) -> re.Match | None:
     clean={"target": "sm_80", "source": "volatile float* v = sdata; v[tid] += v[tid + 16]; __syncwarp();"},
 )
 def implicit_warp_synchronous(line: SourceLine, params: dict):
-    targets = line.targets_from(7)
+    targets = line.targets_with("independent_thread_scheduling")
     found = targets and not line.file_has_syncwarp and _volatile_pointer_or_shared(line.code)
     if found:
         yield (f"volatile warp-synchronous access without __syncwarp() in this file races on "
@@ -92,7 +92,7 @@ def implicit_warp_synchronous(line: SourceLine, params: dict):
     clean={"target": "sm_20", "source": "int i = blockIdx.x * blockDim.x + threadIdx.x;"},
 )
 def mul24(line: SourceLine, params: dict):
-    targets = line.targets_from(2)
+    targets = line.targets_with("native_32bit_integer_multiply")
     if targets:
         for match in _MUL24.finditer(line.code):
             yield (f"{match.group(1)} is emulated on {', '.join(targets)} (from 2.0 on); use *",
