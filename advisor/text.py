@@ -11,8 +11,9 @@ from __future__ import annotations
 import json
 import re
 
-MAX_QUOTED = 60  # characters of a user's value an error message repeats
-MAX_ERROR = 400  # characters of one error line
+# Outside text quoted in a message (one line, clipped) lives with the bad-input error, the lowest layer
+# (specs/) every output can import; it is part of this module's vocabulary all the same.
+from ..specs.errors import MAX_ERROR, MAX_QUOTED, clip, one_line, quoted  # noqa: F401
 
 
 def percent(fraction: float) -> str:
@@ -28,36 +29,6 @@ def plural(count, noun: str, nouns: str | None = None, grouped: bool = True) -> 
     else:
         number = f"{count:g}"
     return f"{number} {noun if count == 1 else (nouns or noun + 's')}"
-
-
-def one_line(text) -> str:
-    """`text` on one line: line breaks and other control characters written as escapes."""
-    text = str(text)
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-def clip(text, limit: int = MAX_ERROR) -> str:
-    """Outside text as a message quotes it: one line (one_line), at most `limit` characters, the
-    middle of an overlong text elided so both its start and its end stay readable."""
-    text = one_line(text)
-    if len(text) <= limit:
-        return text
-    head = (limit - 3) // 2
-    return f"{text[:head]}...{text[len(text) - (limit - 3 - head):]}"
-
-
-def quoted(value, limit: int = MAX_QUOTED) -> str:
-    """A user's value as an error message repeats it: repr() (quotes, escapes), clipped; a
-    structure by its type only (a YAML bomb or a nested JSON value expands to megabytes)."""
-    if value is not None and not isinstance(value, (str, int, float, bool)):
-        return f"a {type(value).__name__}"
-    try:
-        text = repr(value)
-    except ValueError:  # an integer of more digits than Python converts to text (4,300)
-        text = f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
-    return clip(text, limit)
 
 
 # -- text that is safe to write -------------------------------------------------

@@ -6,11 +6,8 @@ from __future__ import annotations
 
 import re
 
-from .errors import InputError
+from .errors import InputError, quoted
 from .records import Arch, Product
-
-# The longest name quoted back: every real one is a few characters, and the text can come from a file.
-MAX_QUOTED_NAME = 60
 
 
 class UnknownArchError(InputError):
@@ -20,8 +17,7 @@ class UnknownArchError(InputError):
         self.text = text
         self.suggestions = suggestions
         hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
-        name = f"'{text}'" if len(text) <= MAX_QUOTED_NAME else f"(a name of {len(text):,} characters)"
-        super().__init__("arch", f"unknown architecture {name}{hint} "
+        super().__init__("arch", f"unknown architecture {quoted(text)}{hint} "
                                  "(accepted: family names, sm_XX, compute_XX, X.Y, product names; see 'tuneadvise specs')")
 
 

@@ -13,7 +13,7 @@ import os
 from functools import lru_cache
 from typing import NamedTuple
 
-from .errors import InputError
+from .errors import InputError, quoted
 from .files import DATA_DIR, read_toml
 from .records import DEFAULT_RELEASE, FrozenMap
 
@@ -64,7 +64,7 @@ def release(cuda: str | None) -> Release:
     known = releases()
     key = DEFAULT_RELEASE if cuda is None else str(cuda).strip()
     if key not in known:
-        raise UnknownReleaseError(f"unknown cuda_occupancy.h release '{str(cuda)[:32]}' "
+        raise UnknownReleaseError(f"unknown cuda_occupancy.h release {quoted(str(cuda), 32)} "
                                   f"(known: {', '.join(known)})")
     return known[key]
 
@@ -76,7 +76,7 @@ def under_release(arch, cuda: str | None):
         return arch
     if arch.cc in chosen.unknown:
         raise UnknownReleaseError(f"CUDA {chosen.cuda}'s cuda_occupancy.h does not know compute capability "
-                                  f"{arch.cc} ({arch.sm}); use --cuda {DEFAULT_RELEASE}")
+                                  f"{arch.cc} ({arch.sm}); use cuda {DEFAULT_RELEASE}")
     changes, sources = {}, dict(arch.sources)
     for difference in chosen.differences:
         if arch.cc in difference.ccs:

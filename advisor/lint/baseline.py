@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from ...specs.files import read_bounded
 from ..report import SCHEMA_VERSION
+from ..text import clip
 
 # figure -> True when a larger value is worse
 FIGURES = {"registers": True, "shared_mem": True, "spill_stores": True, "spill_loads": True, "stack_frame": True,
@@ -64,7 +65,7 @@ def load(path) -> dict:
     except OSError as exc:
         raise BaselineError(f"--baseline: cannot read {path}: {exc.strerror}") from None
     except (ValueError, RecursionError) as exc:  # JSON and UTF-8 errors, 4,300-digit integers, deep nesting
-        raise BaselineError(f"--baseline: {path} is not JSON: {str(exc)[:200]}") from None
+        raise BaselineError(f"--baseline: {path} is not JSON: {clip(exc, 200)}") from None
     if not isinstance(data, dict) or data.get("kind") != "tuneadvise-lint-baseline" \
             or not isinstance(data.get("kernels"), dict):
         raise BaselineError(f"--baseline: {path} is not a tuneadvise baseline (write one with --update-baseline)")

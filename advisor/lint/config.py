@@ -480,7 +480,7 @@ def _parse_yaml(path: Path, text: str):
 def _first_clause(exc: Exception) -> str:
     """An exception's message up to its first ';' or line break, at most 100 characters: never the input."""
     text = str(exc).split(";")[0].splitlines()[0] if str(exc) else type(exc).__name__
-    return text if len(text) <= 100 else text[:97] + "..."
+    return clip(text, 100)
 
 
 def _loader(yaml):

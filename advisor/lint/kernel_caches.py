@@ -34,6 +34,7 @@ from ...specs.files import NotRegularFile, open_regular, read_bounded
 from ..readers.compiler_output import KernelUsage
 from ..readers.cubin import ELF_MAGIC, CubinError, read_cubin
 from ..readers.usage import NO_CUDA_CODE, InputProblem, ReadResult, from_cubin_kernel, read_usage
+from ..text import quoted
 
 MAX_FILES = 100_000  # files looked at in one directory tree
 MAX_METADATA_BYTES = 1 << 20  # a Triton .json is a few KB
@@ -222,7 +223,7 @@ def _whole(meta: dict, key: str, low: int, high: int, *, required: bool = False,
             raise MetadataError(f"'{key}' is missing")
         return default
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise MetadataError(f"'{key}' must be a whole number from {low} to {high}, not {str(value)[:40]!r}")
+        raise MetadataError(f"'{key}' must be a whole number from {low} to {high}, not {quoted(str(value), 40)}")
     return value
 
 

@@ -160,7 +160,10 @@ def _definitions(name: str) -> list[str]:
 
 ONE_HOME = {
     "resolve": "specs/resolve.py", "read_bounded": "specs/files.py",
-    **dict.fromkeys(("percent", "plural", "clip", "quoted", "one_line", "utf8_text", "terminal_text", "xml_text",
+    # Quoting outside text in a message sits with the bad-input error, the lowest layer (specs/
+    # quotes names and releases too); advisor/text.py re-exports it beside the other text helpers.
+    **dict.fromkeys(("clip", "quoted", "one_line"), "specs/errors.py"),
+    **dict.fromkeys(("percent", "plural", "utf8_text", "terminal_text", "xml_text",
                      "markdown_text", "markup_text", "json_line"), "advisor/text.py"),
 }
 # The names the same helpers had before they found their home: none may come back.

@@ -44,3 +44,27 @@ def test_the_command_line_names_the_option():
     assert result.stderr.startswith("tuneadvise: error: --arch: unknown architecture 'hoper'")
     result = CliRunner().invoke(cli, ["occupancy", "--arch", "sm_90", "--cuda", "11.0", "-r", "32", "-b", "128"])
     assert result.exit_code == 2 and result.stderr.startswith("tuneadvise: error: --cuda: unknown")
+
+
+@pytest.mark.parametrize("name", ["sm_\x1b[2Jx", "sm_" + "9" * 5000, "a\nb"])
+def test_an_unknown_name_is_repeated_on_one_line_and_bounded(name):
+    """The name can come from a file or a batch line: the message never carries a control
+    character to the terminal, nor the whole of a long name."""
+    with pytest.raises(UnknownArchError) as caught:
+        resolve(name)
+    message = str(caught.value)
+    assert message.isprintable() and len(message) < 400, message
+
+
+def test_an_unknown_release_is_repeated_on_one_line_and_bounded():
+    with pytest.raises(UnknownReleaseError) as caught:
+        resolve("sm_90", cuda="13.\x1b[2J" + "9" * 1000)
+    assert str(caught.value).isprintable() and len(str(caught.value)) < 400
+
+
+def test_the_library_names_its_cuda_argument_not_the_option():
+    """A library caller has no --cuda; the command line spells the field as an option itself."""
+    with pytest.raises(UnknownReleaseError) as caught:
+        resolve("sm_110", cuda="12.0")
+    assert "--cuda" not in str(caught.value) and "use cuda " in str(caught.value)
+    assert caught.value.as_option().startswith("--cuda: ")
