@@ -101,4 +101,4 @@ def write_json_line(document, stream=None) -> None:
         import sys
 
         stream = sys.stdout
-    stream.write(COMPACT.encode(document) + "\n")
+    stream.write(json_line(document) + "\n")
