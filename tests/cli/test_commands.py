@@ -218,7 +218,7 @@ def test_version_is_the_installed_packages():
 
 
 # --------------------------------------------------------------------------
-# Human text by default; machine formats on request (issue 15 item 10)
+# Human text by default; machine formats on request
 # --------------------------------------------------------------------------
 
 BOX_DRAWING = set("─│┌┐└┘├┤┬┴┼━┃┏┓┗┛╭╮╯╰═║")
@@ -262,7 +262,7 @@ def test_no_colour_under_no_color_even_on_a_terminal(monkeypatch):
 
 
 # --------------------------------------------------------------------------
-# 80 columns, plurals, one percent (issue 15 item 15)
+# 80 columns, plurals, one percent
 # --------------------------------------------------------------------------
 
 def text80(*args):
@@ -303,7 +303,7 @@ def test_occupancy_is_printed_as_one_percent_everywhere():
 
 
 # --------------------------------------------------------------------------
-# One error style (issue 15 item 15) and how a run ends (issue 20 items 11, 13)
+# One error style, and how a run ends (exit codes, signals, closed pipes)
 # --------------------------------------------------------------------------
 
 @pytest.mark.parametrize("args, start", [
@@ -450,7 +450,7 @@ def test_fuzzed_batch_error_lines_are_bounded(item):
 
 @pytest.mark.parametrize("grid", ["1" + "0" * 400, "1e400", "-1", "nan", "9" * 5000])
 def test_suggest_grid_size_out_of_range_is_one_line(grid):
-    """Issue 20 item 10: 10**400 overflowed; it is one line naming --grid-size and its range."""
+    """A number too large for a float (10**400) is one line naming --grid-size and its range."""
     result = CliRunner().invoke(cli, ["suggest", "--arch", "sm_90", "--registers", "32", "--grid-size", grid])
     assert_one_line_error(result, "--grid-size:", "2147483647")
     assert len(result.output) < 300

@@ -98,7 +98,7 @@ def test_truncated_real_cubin_is_a_clean_error():
             read_cubin(data[:cut])
 
 
-# -- hostile text (issue 20 item 5): linear time, one clear problem per bad line ----------
+# -- hostile text: linear time, one clear problem per bad line -------------------------
 
 def _seconds(parse, lines):
     import time

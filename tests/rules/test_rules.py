@@ -170,8 +170,8 @@ def _first_loss(arch, config, blocks, values, vary):
 
 
 def test_near_cliff_names_the_first_value_that_loses_a_block():
-    # Issue 15 item 2: TA304 said "2 more registers would drop" at 62 on volta (64 still gives
-    # 4 blocks; 65 drops) and "0 more"/"+0 B" at exact boundaries. Held to a brute-force scan.
+    # The cliff is the first value that loses a block (at 62 registers on volta, 64 still gives
+    # 4 blocks and 65 drops), never "0 more" at an exact boundary. Held to a brute-force scan.
     from hypothesis import given, settings
     from hypothesis import strategies as st
 
@@ -226,7 +226,7 @@ def test_near_cliff_is_info_at_full_occupancy():
 
 
 def test_block_advice_names_the_smallest_block_that_reaches_the_best_occupancy():
-    # Issue 15 item 5: on sm_86 the what-if proposed 768 (the largest); 96 reaches 100% already.
+    # The smallest block that reaches the best occupancy (96 on sm_86), not the largest (768).
     resolved, result = analyze_example({"arch": "sm_86", "registers": 32, "block_size": 32})
     [advice] = [f for f in check_occupancy(resolved, result) if f.code == "TA301"]
     assert "block size 96 gives 100%" in advice.message
@@ -237,8 +237,8 @@ def test_block_advice_names_the_smallest_block_that_reaches_the_best_occupancy()
 
 
 def test_barriers_are_advised_only_when_fewer_alone_gain_a_block():
-    # Issue 15 item 5: sm_120, 32 registers, block 32: barriers co-limit with the block limit, and
-    # --barriers 0 still gives 24 blocks, so fewer barriers is no advice.
+    # sm_120, 32 registers, block 32: barriers co-limit with the block limit, and --barriers 0
+    # still gives 24 blocks, so fewer barriers is no advice.
     resolved, result = analyze_example({"arch": "sm_120", "registers": 32, "block_size": 32})
     assert "barriers" in result.limiters
     assert occupancy(resolved.arch, result.kernel.replace(barriers=0)).active_blocks_per_sm == 24
@@ -251,7 +251,7 @@ def test_barriers_are_advised_only_when_fewer_alone_gain_a_block():
 
 
 def test_a_grid_under_one_wave_is_under_occupied_not_idle():
-    # Issue 15 item 5: `--arch t4 --grid-size 41` said SMs sit idle; 41 blocks on 40 SMs leave none idle.
+    # 41 blocks on a T4's 40 SMs leave no SM idle: the grid is under one wave, not idle SMs.
     resolved, result = analyze_example({"arch": "t4", "registers": 32, "block_size": 256, "grid_size": 41})
     [tail] = [f for f in check_occupancy(resolved, result) if f.code == "TA703"]
     assert "no SM is idle" in tail.message and "idle (" not in tail.message
@@ -274,7 +274,7 @@ def test_volta_code_on_turing_is_about_tensor_cores_only_where_they_are_used():
     assert "if it uses tensor cores" in finding.message
 
 
-# -- the registry: rules as objects, every kind through one selection (issue 14) ----------
+# -- the registry: rules as objects, every kind through one selection ---------------------
 
 def test_rules_are_discovered_from_their_family_modules():
     import importlib
@@ -366,7 +366,7 @@ def test_rule_params_are_read_only():
         registry()["TA302"].params["threshold"] = 0
 
 
-# -- explain and the rules list at 80 columns (issue 15 item 15) ----------------------------
+# -- explain and the rules list at 80 columns ------------------------------------------------
 
 def _at_80(*args):
     from click.testing import CliRunner

@@ -25,7 +25,7 @@ def codes(text: str, targets=VOLTA) -> list[tuple[str, int]]:
 
 
 def test_code_inside_string_and_character_literals_is_not_flagged():
-    # Issue 15 item 11: TA801 *error* for "__shfl_up(x, 1)" inside a string.
+    # TA801 is an error: a string or character literal that names an intrinsic is not a call.
     assert codes('printf("__shfl_up(x, 1)\\n");') == []
     assert codes("const char *doc = R\"x(__ballot(1) \" still raw)x\";") == []
     assert codes("char q = '\"'; int n = 1'000; int v = __shfl_up(v, 1);") == [("TA801", 1)]
@@ -62,7 +62,7 @@ def _seconds(text: str) -> float:
 
 
 def test_scanning_time_grows_linearly_on_hostile_input():
-    # Issue 20 item 5: 180 KB of "volatile volatile ..." took 86 s, "/* /* /* ..." 40 s.
+    # Repeated openers ("volatile volatile ...", "/* /* /* ...") are where a backtracking scan goes quadratic.
     for unit in ("volatile ", "/* ", '"', "'a", 'R"x(', "__shfl(", "volatile *", "//\n"):
         small, large = _seconds(unit * 20_000), _seconds(unit * 80_000)
         assert large < 0.05 or large / max(small, 1e-4) < 10, (unit, small, large)  # 4x the input, not 16x

@@ -108,7 +108,7 @@ def test_loading_the_catalog_writes_nothing(tmp_path, monkeypatch):
 
 
 def test_records_hash_and_compare_by_value():
-    # Issue 14: an Arch (and a Product) is hashed by its values, so equal specs key an lru_cache alike.
+    # An Arch (and a Product) is hashed by its values: equal specs must key a cache alike.
     from tuneadvise.specs.catalog import Catalog, _shipped_documents
 
     again = Catalog()
@@ -131,7 +131,7 @@ def test_records_hash_and_compare_by_value():
     ("32.0", "valid integer"),
 ])
 def test_spec_validate_rejects_impossible_or_coerced_warp_sizes(tmp_path, value, message):
-    # Issue 15 item 11 / issue 20 item 8: 31 was accepted, and "32" or 32.0 were coerced.
+    # A warp of 31 threads is impossible, and "32" or 32.0 are not whole numbers a spec file may give.
     from click.testing import CliRunner
 
     from tuneadvise.cli.main import cli
@@ -159,7 +159,7 @@ def test_spec_validate_rejects_allocation_units_that_are_not_powers_of_two(tmp_p
 
 
 def test_specs_listing_keeps_every_typed_name_whole_at_80_columns(monkeypatch):
-    # Issue 15 item 15: `specs` cut the product names users must type (a100-sxm4-...) and headers.
+    # Users type the product names `specs` lists (a100-sxm4-...): a narrow terminal must not cut them.
     from click.testing import CliRunner
 
     from tuneadvise.cli.main import cli
@@ -173,7 +173,7 @@ def test_specs_listing_keeps_every_typed_name_whole_at_80_columns(monkeypatch):
 
 
 def test_every_shipped_arch_states_the_headers_behaviour_with_its_function():
-    # Issue 14: what cuda_occupancy.h switches on the compute capability for is spec data, cited
+    # What cuda_occupancy.h switches on the compute capability for is spec data, cited
     # to the header function that does it (the differential test holds the values to the header).
     from tuneadvise.specs.catalog import ARCH_BEHAVIOUR_FIELDS
 
@@ -261,7 +261,7 @@ def _every_citation():
 
 
 def test_every_sourced_value_cites_a_section():
-    # Issue 15 item 14: about 152 values cited a document with no section.
+    # A citation a reader can check names the section, not only the document.
     bare = [f"{where}: {ref}" for where, ref in _every_citation() if not ref.partition("#")[2].strip()]
     assert not bare, "\n".join(bare)
 
@@ -292,7 +292,7 @@ def test_source_kinds_are_right():
 
 
 def test_specs_show_names_the_driver_as_the_provenance_of_native_values():
-    # Issue 15 item 14: `specs show native` said "spec" for values the driver gave.
+    # A value the driver gave must not be shown as the spec's: the provenance is what users trust.
     from click.testing import CliRunner
 
     from tuneadvise.cli.main import cli
@@ -318,7 +318,7 @@ def test_specs_show_names_the_driver_as_the_provenance_of_native_values():
 
 @pytest.mark.parametrize("name", ["h200", "sm_86", "fermi"])
 def test_specs_show_keeps_every_field_name_whole_at_80_columns(monkeypatch, name):
-    # Issue 15 item 15: field names (the keys of --format json and of spec files) were cut.
+    # Field names are the keys of --format json and of spec files: a narrow terminal must not cut them.
     from click.testing import CliRunner
 
     from tuneadvise.cli.main import cli
