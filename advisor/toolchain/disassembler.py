@@ -1,0 +1,118 @@
+"""Run NVIDIA's disassembler on a cubin and read what its machine code proves
+(readers/sass.py). nvdisasm is found like the compiler (discovery.py): the `[sass]`
+extra's wheel (nvidia-cuda-nvdisasm, under site-packages' `nvidia/cu13/bin`), then
+CUDA_HOME / CUDA_PATH, then PATH. It runs on any machine, with or without a GPU.
+
+Two listings are taken of each cubin, at the same time (bounded.py bounds each):
+the code under its source lines (where the cubin has a line table: -lineinfo, -G),
+and the live-register counts.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..readers.sass import KernelSass, read_live_registers, read_sass
+from .bounded import RunningCompilers, run_bounded
+from .discovery import _HOME_VARIABLES, _wheel_bins
+
+INSTALL_HINT = ("no CUDA disassembler found: install it with pip install 'tuneadvise[sass]' "
+                "(NVIDIA's nvdisasm from PyPI), or set CUDA_HOME to a CUDA toolkit")
+TIMEOUT_S = 120
+MEMORY_MIB = 4096
+MAX_LISTING = 512 << 20  # bytes of one listing: about 300 bytes an instruction in count mode
+
+
+class DisassemblerMissing(RuntimeError):
+    """No nvdisasm: the one sentence on how to get it."""
+
+    def __init__(self):
+        super().__init__(INSTALL_HINT)
+
+
+class DisassemblyError(RuntimeError):
+    """nvdisasm refused the cubin, or passed a bound: one line saying which."""
+
+
+@dataclass(frozen=True)
+class Disassembler:
+    path: str
+    origin: str  # "the [sass] extra", "CUDA_HOME", "PATH"
+
+    def kernels(self, cubin: bytes) -> dict[str, KernelSass]:
+        """Each kernel's machine-code figures, by its name as the cubin writes it."""
+        with tempfile.TemporaryDirectory(prefix="tuneadvise-sass-") as folder:
+            image = os.path.join(folder, "kernel.cubin")
+            with open(image, "wb") as handle:
+                handle.write(cubin)
+            running = RunningCompilers()
+            with ThreadPoolExecutor(2) as pool:
+                live = pool.submit(self._listing, ["-c", "--life-range-mode", "count", image], running)
+                code = self._listing(["-c", "--print-line-info", image], running)
+                try:
+                    live_listing = live.result()
+                except DisassemblyError:  # no life ranges for this cubin's ELF layout (some Triton builds)
+                    live_listing = bytearray()
+        problems: list = []
+        peaks = read_live_registers(_lines(live_listing), problems)
+        found = {sass.name: sass for sass in read_sass(_lines(code), peaks, problems)}
+        if problems:
+            number, message = problems[0]
+            raise DisassemblyError(f"nvdisasm's listing, line {number}: {message}")
+        return found
+
+    def _listing(self, options: list[str], running: RunningCompilers) -> bytearray:
+        finished = run_bounded([self.path, *options], None, timeout_s=TIMEOUT_S, memory_mib=MEMORY_MIB,
+                               output_limit=MAX_LISTING, running=running)
+        if finished.timed_out:
+            raise DisassemblyError(f"nvdisasm ran past {TIMEOUT_S} s")
+        if finished.overflowed:
+            raise DisassemblyError(f"nvdisasm's listing is longer than {MAX_LISTING >> 20} MiB")
+        if finished.returncode != 0:
+            last = bytes(finished.output).decode("utf-8", "replace").strip().splitlines()[-1:] or ["no message"]
+            raise DisassemblyError(f"nvdisasm failed: {last[0][:200]}")
+        return finished.output
+
+
+def _lines(listing: bytearray):
+    """The listing's lines, decoded one at a time."""
+    start = 0
+    while start < len(listing):
+        end = listing.find(b"\n", start)
+        end = len(listing) if end < 0 else end + 1
+        yield listing[start:end].decode("utf-8", "replace")
+        start = end
+
+
+def _candidates():
+    for directory in _wheel_bins():
+        yield directory, "the [sass] extra"
+    for variable in _HOME_VARIABLES:
+        home = os.environ.get(variable)
+        if home:
+            yield Path(home) / "bin", variable
+    found = shutil.which("nvdisasm")
+    if found:
+        yield Path(found).resolve().parent, "PATH"
+
+
+def find_disassembler() -> Disassembler:
+    """The first nvdisasm found, or DisassemblerMissing."""
+    for directory, origin in _candidates():
+        path = directory / "nvdisasm"
+        if os.access(path, os.X_OK) and path.is_file():
+            return Disassembler(str(path.resolve()), origin)
+    raise DisassemblerMissing()
+
+
+def available() -> Disassembler | None:
+    """The disassembler where one is installed, else None: cubins are still read without it."""
+    try:
+        return find_disassembler()
+    except DisassemblerMissing:
+        return None
