@@ -101,10 +101,13 @@ def _write(text, output: str | None) -> None:
 @click.option("--statistics", is_flag=True, help="Count findings per code instead of listing them.")
 @click.option("--baseline", type=click.Path(dir_okay=False), help="Accept the findings recorded in this file; fail on new or worse ones.")
 @click.option("--update-baseline", is_flag=True, help="Write today's findings to --baseline and exit 0.")
+@click.option("--sass/--no-sass", "sass", default=None,
+              help="Read each cubin's machine code with nvdisasm: spill bytes and sites, register peaks "
+                   "(default: where nvdisasm is installed; --sass requires it).")
 @build_options
 @click.pass_context
 def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min_occupancy, fmt, output, statistics,
-         baseline, update_baseline, include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache,
+         baseline, update_baseline, sass, include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache,
          compile_timeout, compile_memory):
     """Lint kernels from build output: ptxas -v logs, cuobjdump listings,
     cubins and fatbins (.o, .so, executables), with launch settings and
@@ -128,7 +131,7 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
     Exit codes: 0 clean; 1 findings at or above --fail-on (new or worse ones,
     with --baseline); 2 bad input (a malformed line, or a source the
     compiler rejects, is reported, the rest is still linted) or usage; 3 a
-    source to compile and no CUDA compiler.
+    source to compile and no CUDA compiler, or --sass and no nvdisasm.
     """
     config, config_path, inputs = _load_config(config_file, list(files))
     build = build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache,
@@ -144,6 +147,7 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
     if update_baseline and not baseline:
         raise BadInput("--update-baseline: needs --baseline FILE")
     options = _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy)
+    options.machine_code = sass
     with cycle_collection_paused():
         _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update_baseline)
 

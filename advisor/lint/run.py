@@ -74,6 +74,8 @@ class LintOptions:
     config_path: str = ""  # where the config came from: named in the report
     # Registers per thread in an earlier build, by (name as written, arch): a baseline's or diff's old side (TA908).
     previous_registers: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    # Read each cubin's machine code with nvdisasm: None where it is installed, True required, False never.
+    machine_code: bool | None = None
 
 
 class LintedKernel(NamedTuple):
@@ -189,7 +191,8 @@ def _resolve(arch: str):
 def _config_usage(entry: KernelEntry, arch: str, file: str) -> KernelUsage:
     return KernelUsage(name=entry.name, arch=arch, registers=entry.registers, shared_mem=entry.shared_mem or 0,
                        barriers=entry.barriers, stack_frame=entry.stack_frame, spill_stores=entry.spill_stores,
-                       spill_loads=entry.spill_loads, source="config", file=file or "config")
+                       spill_loads=entry.spill_loads, source="config", file=file or "config",
+                       spills_from="config" if entry.spill_stores is not None else None)
 
 
 def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, tuple[str, ...]]:
@@ -198,7 +201,9 @@ def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, tuple[str, ...
         return evidence[0], ()  # one source: its own figures, nothing to disagree with (the usual ptxas log)
     ordered = sorted(evidence, key=lambda r: SOURCE_PRIORITY.get(r.source, 9))
     chosen = ordered[0]
-    spills = next((r for r in ordered if r.spill_stores is not None), None)
+    # Spill figures: ptxas's report before the machine code's reading (they agree where both exist).
+    spills = next((r for r in ordered if r.spill_stores is not None and r.spills_from != "sass"), None) or \
+        next((r for r in ordered if r.spill_stores is not None), None)
     barriers = next((r.barriers for r in ordered if r.barriers is not None), None)
     stack = next((r.stack_frame for r in ordered if r.stack_frame is not None), None)
     bounds = next((r.max_threads for r in ordered if r.max_threads is not None), None)
@@ -208,7 +213,8 @@ def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, tuple[str, ...
                         spill_stores=spills.spill_stores if spills else None,
                         spill_loads=spills.spill_loads if spills else None,
                         source=chosen.source, line=chosen.line, file=chosen.file, max_threads=bounds,
-                        max_registers=cap)
+                        max_registers=cap, spills_from=spills.spill_origin if spills else None,
+                        sass=next((r.sass for r in ordered if r.sass is not None), None))
     disagreements = []
     for label, attribute in (("registers", "registers"), ("static shared memory", "shared_mem"),
                              ("stack frame", "stack_frame")):
@@ -376,6 +382,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     from ..readers.usage import SOURCE_SUFFIXES, ReadResult, read_text, read_usage
     from ..rules.source_scan import scan_source
     from .caches import read_directory
+    from .machine_code import machine_code_reader
 
     paths = [str(path) for path in paths]
     build_output = any(path == "-" or not path.lower().endswith(SOURCE_SUFFIXES) for path in paths)
@@ -383,6 +390,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     if compile_sources and not (options.archs or options.config.arch):  # before reading anything
         raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
     gathered = ReadResult()
+    machine_code = machine_code_reader(options.machine_code)
     index = SourceIndex()
     source_texts = []
     for path in paths:
@@ -391,7 +399,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
         elif path.lower().endswith(SOURCE_SUFFIXES):
             _read_source(path, gathered, index, source_texts, compiled=path in compile_sources)
         else:
-            one = read_directory(path) if os.path.isdir(path) else read_usage(path)
+            one = read_directory(path, machine_code) if os.path.isdir(path) else read_usage(path, machine_code)
             gathered.records += one.records
             gathered.problems += one.problems
             gathered.ptx_only += [f"{path}: {arch}" for arch in one.ptx_only]

@@ -51,6 +51,17 @@ class KernelUsage:
     # variants of one kernel apart, and the launch its framework makes, as LaunchConfig keys.
     variant: str | None = None
     launch: tuple[tuple[str, object], ...] | None = None
+    # What the kernel's machine code proves (readers/sass.py), where it was disassembled; and whose
+    # the spill figures are: "ptxas" (its report), "sass" (the spill-annotated instructions), "config".
+    sass: object | None = None
+    spills_from: str | None = None
+
+    @property
+    def spill_origin(self) -> str | None:
+        """Whose the spill figures are: "ptxas", "sass", "config"; None where there are none."""
+        if self.spill_stores is None:
+            return None
+        return self.spills_from or self.source
 
     @property
     def spill_bytes(self) -> int | None:

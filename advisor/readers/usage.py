@@ -8,6 +8,7 @@ expected); the rest of the file is still read.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -38,14 +39,32 @@ class ReadResult:
     ptx_only: list[str] = field(default_factory=list)  # archs present only as PTX (JIT-compiled at load)
 
 
+# Reads a cubin's machine code into its kernels' records (lint/machine_code.py): the cubin's
+# bytes and its records in; one line saying why it could not, or None.
+MachineCode = Callable[[bytes, list[KernelUsage]], "str | None"]
+
+
+def cubin_records(data: bytes, file: str, result: ReadResult, source: str = "cubin",
+                  machine_code: MachineCode | None = None, where: str = "") -> list[KernelUsage]:
+    """The kernels of one cubin (CubinError when it is not one), their machine code read where
+    `machine_code` is given; a disassembly that fails is one problem, the figures stay."""
+    records = [from_cubin_kernel(k, file, source) for k in read_cubin(data)]
+    if machine_code is not None and records:
+        problem = machine_code(data, records)
+        if problem is not None:
+            result.problems.append(InputProblem(file, None, f"{where}machine code not read: {problem}"))
+    return records
+
+
 def from_cubin_kernel(kernel: CubinKernel, file: str, source: str = "cubin") -> KernelUsage:
     return KernelUsage(name=kernel.name, arch=kernel.arch, registers=kernel.registers, shared_mem=kernel.shared_mem,
                        barriers=kernel.barriers, stack_frame=kernel.frame_bytes, source=source, file=file,
                        max_threads=kernel.max_threads)
 
 
-def read_usage(path: str | Path) -> ReadResult:
-    """Every kernel record in one file, whatever kind of build output it is."""
+def read_usage(path: str | Path, machine_code: MachineCode | None = None) -> ReadResult:
+    """Every kernel record in one file, whatever kind of build output it is; the machine code
+    of its cubins read by `machine_code` where given."""
     path = Path(path)
     name = str(path)
     result = ReadResult()
@@ -57,18 +76,18 @@ def read_usage(path: str | Path) -> ReadResult:
         return result
     if head.startswith(ELF_MAGIC) and len(head) >= 20 and int.from_bytes(head[18:20], "little") == EM_CUDA:
         try:
-            result.records += [from_cubin_kernel(k, name) for k in read_cubin(path.read_bytes())]
+            result.records += cubin_records(path.read_bytes(), name, result, machine_code=machine_code)
         except CubinError as exc:
             result.problems.append(InputProblem(name, None, str(exc)))
         if not result.records and not result.problems:
             result.problems.append(InputProblem(name, None, "no kernel in this cubin"))
         return result
     if head.startswith(ELF_MAGIC) or head.startswith(FATBIN_MAGIC) or b"\0" in head:
-        return _read_binary(path, result)
+        return _read_binary(path, result, machine_code)
     return _read_text(path, result)
 
 
-def _read_binary(path: Path, result: ReadResult) -> ReadResult:
+def _read_binary(path: Path, result: ReadResult, machine_code: MachineCode | None) -> ReadResult:
     name = str(path)
     found = False
     try:
@@ -78,7 +97,7 @@ def _read_binary(path: Path, result: ReadResult) -> ReadResult:
                 result.ptx_only.append(entry.arch)
                 continue
             try:
-                result.records += [from_cubin_kernel(k, name, "fatbin") for k in read_cubin(entry.payload)]
+                result.records += cubin_records(entry.payload, name, result, "fatbin", machine_code, f"{entry.arch}: ")
             except CubinError as exc:
                 result.problems.append(InputProblem(name, None, f"{entry.arch} cubin in the fatbin: {exc}"))
     except FatbinError as exc:

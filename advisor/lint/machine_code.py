@@ -1,0 +1,72 @@
+"""The hook through which lint reads machine code: each cubin that build output, a cache
+or a compile yields goes to NVIDIA's disassembler (toolchain/disassembler.py) once, and
+its kernels' records gain what the instructions prove (`record.sass`) and, where no
+ptxas report gave them, their spill figures (`spills_from = "sass"`).
+
+    >>> from tuneadvise.advisor.lint.machine_code import machine_code_reader
+    >>> machine_code_reader(False) is None
+    True
+"""
+
+from __future__ import annotations
+
+from ..readers.compiler_output import KernelUsage
+from ..readers.usage import MachineCode
+from ..toolchain.disassembler import Disassembler, DisassemblyError, available, find_disassembler
+
+
+def machine_code_reader(wanted: bool | None) -> MachineCode | None:
+    """`wanted` None: read machine code where nvdisasm is installed; True: it must be
+    (DisassemblerMissing otherwise); False: never."""
+    if wanted is False:
+        return None
+    disassembler = find_disassembler() if wanted else available()
+    return None if disassembler is None else _reader(disassembler)
+
+
+def _reader(disassembler: Disassembler) -> MachineCode:
+    def read(cubin: bytes, records: list[KernelUsage]) -> str | None:
+        try:
+            found = disassembler.kernels(cubin)
+        except DisassemblyError as exc:
+            return str(exc)
+        for record in records:
+            attach(record, found.get(record.name))
+        return None
+
+    return read
+
+
+def attach(record: KernelUsage, sass) -> None:
+    """Put one kernel's machine-code reading on its record; spill figures only where none are known."""
+    if sass is None:
+        return
+    record.sass = sass
+    if record.spill_stores is None:
+        record.spill_stores, record.spill_loads, record.spills_from = sass.spill_stores, sass.spill_loads, "sass"
+
+
+def _place(file: str | None, line: int | None) -> dict:
+    return {"file": file, "line": line}
+
+
+def _site(site) -> dict:
+    loop = site.loop
+    return {"file": site.file, "line": site.line, "offset": site.offset, "kind": site.kind, "bytes": site.bytes,
+            "loop": None if loop is None else {**_place(loop.file, loop.line), "start": loop.start, "end": loop.end}}
+
+
+def sass_document(sass) -> dict | None:
+    """A kernel's `sass` object in the lint document (docs/json-schema.md); None where its
+    machine code was not read."""
+    if sass is None:
+        return None
+    return {
+        "peak_live_registers": sass.peak_live_registers,
+        "peak_lines": [_place(file, line) for file, line in sass.peak_lines],
+        "spill_sites": [_site(site) for site in sass.spill_sites],
+        "local_accesses": [_site(site) for site in sass.local_accesses],
+        "local_stores": sass.local_stores,
+        "local_loads": sass.local_loads,
+        "instructions": sass.instructions,
+    }
