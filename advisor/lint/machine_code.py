@@ -6,35 +6,70 @@ ptxas report gave them, their spill figures (`spills_from = "sass"`).
     >>> from tuneadvise.advisor.lint.machine_code import machine_code_reader
     >>> machine_code_reader(False) is None
     True
+
+Cubins are disassembled in a pool while the readers go on (MachineCodeReader); lint
+waits for them (`finish()`) before it analyses anything.
 """
 
 from __future__ import annotations
 
+import os
+from collections import deque
+from concurrent.futures import Future, ThreadPoolExecutor
+
 from ..readers.compiler_output import KernelUsage
-from ..readers.usage import MachineCode
+from ..readers.usage import InputProblem
 from ..toolchain.disassembler import Disassembler, DisassemblyError, available, find_disassembler
 
 
-def machine_code_reader(wanted: bool | None) -> MachineCode | None:
+def machine_code_reader(wanted: bool | None, jobs: int | None = None) -> MachineCodeReader | None:
     """`wanted` None: read machine code where nvdisasm is installed; True: it must be
     (DisassemblerMissing otherwise); False: never."""
     if wanted is False:
         return None
     disassembler = find_disassembler() if wanted else available()
-    return None if disassembler is None else _reader(disassembler)
+    return None if disassembler is None else MachineCodeReader(disassembler, jobs)
 
 
-def _reader(disassembler: Disassembler) -> MachineCode:
-    def read(cubin: bytes, records: list[KernelUsage]) -> str | None:
+class MachineCodeReader:
+    """Disassembles cubins as the readers meet them, `jobs` at a time (each is two nvdisasm
+    processes, and the readers go on meanwhile); `finish()` waits for all of them. At most
+    2 * jobs cubins wait at once, so a library of thousands is never held whole."""
+
+    def __init__(self, disassembler: Disassembler, jobs: int | None = None):
+        self.disassembler = disassembler
+        self.jobs = max(1, jobs or (os.cpu_count() or 2) // 2)
+        self.pool = ThreadPoolExecutor(self.jobs)
+        self.pending: deque[Future] = deque()
+        self.problems: list[InputProblem] = []
+
+    def __call__(self, cubin: bytes, records: list[KernelUsage]) -> None:
+        while len(self.pending) >= 2 * self.jobs:
+            self._collect(self.pending.popleft())
+        self.pending.append(self.pool.submit(self._read, cubin, records))
+
+    def _read(self, cubin: bytes, records: list[KernelUsage]) -> InputProblem | None:
         try:
-            found = disassembler.kernels(cubin)
+            found = self.disassembler.kernels(cubin)
         except DisassemblyError as exc:
-            return str(exc)
+            return InputProblem(records[0].file, None, f"machine code not read: {exc}")
         for record in records:
             attach(record, found.get(record.name))
         return None
 
-    return read
+    def _collect(self, future: Future) -> None:
+        problem = future.result()
+        if problem is not None:
+            self.problems.append(problem)
+
+    def finish(self) -> list[InputProblem]:
+        """Wait for every disassembly; the problems met, one per cubin that could not be read."""
+        try:
+            while self.pending:
+                self._collect(self.pending.popleft())
+        finally:
+            self.pool.shutdown(wait=True, cancel_futures=True)
+        return self.problems
 
 
 def attach(record: KernelUsage, sass) -> None:

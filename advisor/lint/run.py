@@ -379,9 +379,8 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     a source the compiler rejects is one problem, and the rest are still linted. Raises
     toolchain.discovery.ToolchainMissing when there is something to compile and no compiler,
     BuildSetupError when no architecture is named."""
-    from ..readers.usage import SOURCE_SUFFIXES, ReadResult, read_text, read_usage
+    from ..readers.usage import SOURCE_SUFFIXES
     from ..rules.source_scan import scan_source
-    from .caches import read_directory
     from .machine_code import machine_code_reader
 
     paths = [str(path) for path in paths]
@@ -389,8 +388,30 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     compile_sources = [] if build_output else [p for p in paths if p.lower().endswith(COMPILED_SUFFIXES)]
     if compile_sources and not (options.archs or options.config.arch):  # before reading anything
         raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
-    gathered = ReadResult()
     machine_code = machine_code_reader(options.machine_code)
+    try:
+        gathered, index, source_texts = _gather(paths, compile_sources, options, stdin, build, machine_code)
+    finally:  # the disassemblies under way end before anything is analysed, or raised
+        unread = machine_code.finish() if machine_code is not None else []
+    gathered.problems += unread
+    report = lint_records(gathered.records, options, index)
+    report.problems = gathered.problems + report.problems
+    report.ptx_only = gathered.ptx_only
+    if source_texts:
+        majors = [k.result.arch.major for k in report.kernels] or \
+            [_resolve(a).arch.major for a in (options.archs or options.config.arch)]
+        if majors:
+            for path, text in source_texts:
+                report.source_findings += scan_source(text, path, min(majors), options.selection)
+    return report
+
+
+def _gather(paths, compile_sources, options: LintOptions, stdin, build, machine_code):
+    """Read (and compile) the inputs: (their records and problems, the source index, the sources' texts)."""
+    from ..readers.usage import SOURCE_SUFFIXES, ReadResult, read_text, read_usage
+    from .caches import read_directory
+
+    gathered = ReadResult()
     index = SourceIndex()
     source_texts = []
     for path in paths:
@@ -407,16 +428,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     compile_sources = [path for path in compile_sources if path in readable]
     if compile_sources or (build is not None and build.compile_commands):
         _compile_into(compile_sources, options, build or BuildSettings(), gathered, index, source_texts)
-    report = lint_records(gathered.records, options, index)
-    report.problems = gathered.problems + report.problems
-    report.ptx_only = gathered.ptx_only
-    if source_texts:
-        majors = [k.result.arch.major for k in report.kernels] or \
-            [_resolve(a).arch.major for a in (options.archs or options.config.arch)]
-        if majors:
-            for path, text in source_texts:
-                report.source_findings += scan_source(text, path, min(majors), options.selection)
-    return report
+    return gathered, index, source_texts
 
 
 def _read_source(path: str, gathered, index: SourceIndex, source_texts: list, compiled: bool = False) -> bool:

@@ -39,20 +39,17 @@ class ReadResult:
     ptx_only: list[str] = field(default_factory=list)  # archs present only as PTX (JIT-compiled at load)
 
 
-# Reads a cubin's machine code into its kernels' records (lint/machine_code.py): the cubin's
-# bytes and its records in; one line saying why it could not, or None.
-MachineCode = Callable[[bytes, list[KernelUsage]], "str | None"]
+# Reads a cubin's machine code into its kernels' records (lint/machine_code.py), given the
+# cubin's bytes and its records; it may do so later, in the background.
+MachineCode = Callable[[bytes, list[KernelUsage]], None]
 
 
-def cubin_records(data: bytes, file: str, result: ReadResult, source: str = "cubin",
-                  machine_code: MachineCode | None = None, where: str = "") -> list[KernelUsage]:
-    """The kernels of one cubin (CubinError when it is not one), their machine code read where
-    `machine_code` is given; a disassembly that fails is one problem, the figures stay."""
+def cubin_records(data: bytes, file: str, source: str = "cubin",
+                  machine_code: MachineCode | None = None) -> list[KernelUsage]:
+    """The kernels of one cubin (CubinError when it is not one), handed to `machine_code` where given."""
     records = [from_cubin_kernel(k, file, source) for k in read_cubin(data)]
     if machine_code is not None and records:
-        problem = machine_code(data, records)
-        if problem is not None:
-            result.problems.append(InputProblem(file, None, f"{where}machine code not read: {problem}"))
+        machine_code(data, records)
     return records
 
 
@@ -76,7 +73,7 @@ def read_usage(path: str | Path, machine_code: MachineCode | None = None) -> Rea
         return result
     if head.startswith(ELF_MAGIC) and len(head) >= 20 and int.from_bytes(head[18:20], "little") == EM_CUDA:
         try:
-            result.records += cubin_records(path.read_bytes(), name, result, machine_code=machine_code)
+            result.records += cubin_records(path.read_bytes(), name, machine_code=machine_code)
         except CubinError as exc:
             result.problems.append(InputProblem(name, None, str(exc)))
         if not result.records and not result.problems:
@@ -97,7 +94,7 @@ def _read_binary(path: Path, result: ReadResult, machine_code: MachineCode | Non
                 result.ptx_only.append(entry.arch)
                 continue
             try:
-                result.records += cubin_records(entry.payload, name, result, "fatbin", machine_code, f"{entry.arch}: ")
+                result.records += cubin_records(entry.payload, name, "fatbin", machine_code)
             except CubinError as exc:
                 result.problems.append(InputProblem(name, None, f"{entry.arch} cubin in the fatbin: {exc}"))
     except FatbinError as exc:

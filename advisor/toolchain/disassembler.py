@@ -11,7 +11,9 @@ and the live-register counts.
 from __future__ import annotations
 
 import os
+import re
 import shutil
+import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -21,8 +23,11 @@ from ..readers.sass import KernelSass, read_live_registers, read_sass
 from .bounded import RunningCompilers, run_bounded
 from .discovery import _HOME_VARIABLES, _wheel_bins
 
+# The spill annotation this reading rests on was seen printed by nvdisasm 13.5 and not by 13.0
+# (a cubin whose spill instructions 13.5 annotates, 13.0 printed bare): an older one is passed over.
+MINIMUM_RELEASE = (13, 5)
 INSTALL_HINT = ("no CUDA disassembler found: install it with pip install 'tuneadvise[sass]' "
-                "(NVIDIA's nvdisasm from PyPI), or set CUDA_HOME to a CUDA toolkit")
+                "(NVIDIA's nvdisasm 13.5 from PyPI), or set CUDA_HOME to a CUDA 13.5 or later toolkit")
 TIMEOUT_S = 120
 MEMORY_MIB = 4096
 MAX_LISTING = 512 << 20  # bytes of one listing: about 300 bytes an instruction in count mode
@@ -102,12 +107,25 @@ def _candidates():
 
 
 def find_disassembler() -> Disassembler:
-    """The first nvdisasm found, or DisassemblerMissing."""
+    """The first nvdisasm found of release 13.5 or later, or DisassemblerMissing."""
     for directory, origin in _candidates():
         path = directory / "nvdisasm"
-        if os.access(path, os.X_OK) and path.is_file():
+        if os.access(path, os.X_OK) and path.is_file() and release(str(path.resolve())) >= MINIMUM_RELEASE:
             return Disassembler(str(path.resolve()), origin)
     raise DisassemblerMissing()
+
+
+_RELEASE = re.compile(r"release (\d{1,3})\.(\d{1,3})")
+
+
+def release(path: str) -> tuple[int, int]:
+    """nvdisasm's release ('Cuda compilation tools, release 13.5, V13.5.37' -> (13, 5)); (0, 0) unknown."""
+    try:
+        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError):
+        return (0, 0)
+    match = _RELEASE.search(out)
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
 def available() -> Disassembler | None:
