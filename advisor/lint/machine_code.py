@@ -18,7 +18,8 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from ..readers.compiler_output import KernelUsage
-from ..readers.usage import InputProblem
+from ..rules.wording import clipped
+from ..toolchain.cache import EntryStore, default_directory
 from ..toolchain.disassembler import Disassembler, DisassemblyError, available, find_disassembler
 
 
@@ -28,7 +29,10 @@ def machine_code_reader(wanted: bool | None, jobs: int | None = None) -> Machine
     if wanted is False:
         return None
     disassembler = find_disassembler() if wanted else available()
-    return None if disassembler is None else MachineCodeReader(disassembler, jobs)
+    if disassembler is None:
+        return None
+    directory = default_directory()
+    return MachineCodeReader(disassembler, jobs, EntryStore(directory) if directory is not None else None)
 
 
 class MachineCodeReader:
@@ -36,40 +40,42 @@ class MachineCodeReader:
     processes, and the readers go on meanwhile); `finish()` waits for all of them. At most
     2 * jobs cubins wait at once, so a library of thousands is never held whole."""
 
-    def __init__(self, disassembler: Disassembler, jobs: int | None = None):
+    def __init__(self, disassembler: Disassembler, jobs: int | None = None, store: EntryStore | None = None):
         self.disassembler = disassembler
+        self.store = store  # the listings of cubins read before, by their digest
         self.jobs = max(1, jobs or (os.cpu_count() or 2) // 2)
         self.pool = ThreadPoolExecutor(self.jobs)
         self.pending: deque[Future] = deque()
-        self.problems: list[InputProblem] = []
+        self.unread: list[str] = []
 
     def __call__(self, cubin: bytes, records: list[KernelUsage]) -> None:
         while len(self.pending) >= 2 * self.jobs:
             self._collect(self.pending.popleft())
         self.pending.append(self.pool.submit(self._read, cubin, records))
 
-    def _read(self, cubin: bytes, records: list[KernelUsage]) -> InputProblem | None:
+    def _read(self, cubin: bytes, records: list[KernelUsage]) -> str | None:
         try:
-            found = self.disassembler.kernels(cubin)
+            found = self.disassembler.kernels(cubin, self.store)
         except DisassemblyError as exc:
-            return InputProblem(records[0].file, None, f"machine code not read: {exc}")
+            return f"{records[0].file}: machine code not read ({clipped(str(exc), 200)}): its spills stay unknown"
         for record in records:
             attach(record, found.get(record.name))
         return None
 
     def _collect(self, future: Future) -> None:
-        problem = future.result()
-        if problem is not None:
-            self.problems.append(problem)
+        unread = future.result()
+        if unread is not None:
+            self.unread.append(unread)
 
-    def finish(self) -> list[InputProblem]:
-        """Wait for every disassembly; the problems met, one per cubin that could not be read."""
+    def finish(self) -> list[str]:
+        """Wait for every disassembly; a sentence per cubin nvdisasm could not read (CuPy's
+        cache files, whose ELF lacks its program headers, say): a warning, the figures stay."""
         try:
             while self.pending:
                 self._collect(self.pending.popleft())
         finally:
             self.pool.shutdown(wait=True, cancel_futures=True)
-        return self.problems
+        return self.unread
 
 
 def attach(record: KernelUsage, sass) -> None:

@@ -393,10 +393,10 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
         gathered, index, source_texts = _gather(paths, compile_sources, options, stdin, build, machine_code)
     finally:  # the disassemblies under way end before anything is analysed, or raised
         unread = machine_code.finish() if machine_code is not None else []
-    gathered.problems += unread
     report = lint_records(gathered.records, options, index)
     report.problems = gathered.problems + report.problems
     report.ptx_only = gathered.ptx_only
+    report.warnings += unread
     if source_texts:
         majors = [k.result.arch.major for k in report.kernels] or \
             [_resolve(a).arch.major for a in (options.archs or options.config.arch)]

@@ -10,6 +10,9 @@ and the live-register counts.
 
 from __future__ import annotations
 
+import hashlib
+import io
+import json
 import os
 import re
 import shutil
@@ -21,6 +24,7 @@ from pathlib import Path
 
 from ..readers.sass import KernelSass, read_live_registers, read_sass
 from .bounded import RunningCompilers, run_bounded
+from .cache import MAX_ENTRY, EntryStore, _identity
 from .discovery import _HOME_VARIABLES, _wheel_bins
 
 # The spill annotation this reading rests on was seen printed by nvdisasm 13.5 and not by 13.0
@@ -30,6 +34,8 @@ INSTALL_HINT = ("no CUDA disassembler found: install it with pip install 'tunead
                 "(NVIDIA's nvdisasm 13.5 from PyPI), or set CUDA_HOME to a CUDA 13.5 or later toolkit")
 TIMEOUT_S = 120
 MEMORY_MIB = 4096
+FORMAT = "tuneadvise-nvdisasm-listings-1"
+_SEPARATOR = "\0"  # between the two listings of a stored entry: never in nvdisasm's text
 MAX_LISTING = 512 << 20  # bytes of one listing: about 300 bytes an instruction in count mode
 
 
@@ -49,8 +55,31 @@ class Disassembler:
     path: str
     origin: str  # "the [sass] extra", "CUDA_HOME", "PATH"
 
-    def kernels(self, cubin: bytes) -> dict[str, KernelSass]:
-        """Each kernel's machine-code figures, by its name as the cubin writes it."""
+    def kernels(self, cubin: bytes, store: EntryStore | None = None) -> dict[str, KernelSass]:
+        """Each kernel's machine-code figures, by its name as the cubin writes it. `store`: where
+        the two listings are kept by the cubin's digest, so an unchanged cubin is read again
+        without running nvdisasm (TUNEADVISE_CACHE_DIR's folder, as the compiles' reports)."""
+        key = self._key(cubin) if store is not None else None
+        kept = store.get(key) if key is not None else None
+        code, _, live = kept.partition(_SEPARATOR) if kept is not None else ("", "", "")
+        if kept is None:
+            code, live = self._listings(cubin)
+            if key is not None and len(code) + len(live) < MAX_ENTRY:
+                store.put(key, code + _SEPARATOR + live)
+        problems: list = []
+        peaks = read_live_registers(io.StringIO(live), problems)
+        found = {sass.name: sass for sass in read_sass(io.StringIO(code), peaks, problems)}
+        if problems:
+            number, message = problems[0]
+            raise DisassemblyError(f"nvdisasm's listing, line {number}: {message}")
+        return found
+
+    def _key(self, cubin: bytes) -> str:
+        return hashlib.sha256(json.dumps([FORMAT, _identity(self.path)]).encode() + hashlib.sha256(cubin).digest()
+                              ).hexdigest()
+
+    def _listings(self, cubin: bytes) -> tuple[str, str]:
+        """(the code with its source lines, the live-register counts; "" where nvdisasm gives none)."""
         with tempfile.TemporaryDirectory(prefix="tuneadvise-sass-") as folder:
             image = os.path.join(folder, "kernel.cubin")
             with open(image, "wb") as handle:
@@ -62,16 +91,10 @@ class Disassembler:
                 try:
                     live_listing = live.result()
                 except DisassemblyError:  # no life ranges for this cubin's ELF layout (some Triton builds)
-                    live_listing = bytearray()
-        problems: list = []
-        peaks = read_live_registers(_lines(live_listing), problems)
-        found = {sass.name: sass for sass in read_sass(_lines(code), peaks, problems)}
-        if problems:
-            number, message = problems[0]
-            raise DisassemblyError(f"nvdisasm's listing, line {number}: {message}")
-        return found
+                    live_listing = ""
+        return code, live_listing
 
-    def _listing(self, options: list[str], running: RunningCompilers) -> bytearray:
+    def _listing(self, options: list[str], running: RunningCompilers) -> str:
         finished = run_bounded([self.path, *options], None, timeout_s=TIMEOUT_S, memory_mib=MEMORY_MIB,
                                output_limit=MAX_LISTING, running=running)
         if finished.timed_out:
@@ -79,19 +102,10 @@ class Disassembler:
         if finished.overflowed:
             raise DisassemblyError(f"nvdisasm's listing is longer than {MAX_LISTING >> 20} MiB")
         if finished.returncode != 0:
-            last = bytes(finished.output).decode("utf-8", "replace").strip().splitlines()[-1:] or ["no message"]
+            said = bytes(finished.output).decode("utf-8", "replace").replace(options[-1], "the cubin")
+            last = said.strip().splitlines()[-1:] or ["no message"]
             raise DisassemblyError(f"nvdisasm failed: {last[0][:200]}")
-        return finished.output
-
-
-def _lines(listing: bytearray):
-    """The listing's lines, decoded one at a time."""
-    start = 0
-    while start < len(listing):
-        end = listing.find(b"\n", start)
-        end = len(listing) if end < 0 else end + 1
-        yield listing[start:end].decode("utf-8", "replace")
-        start = end
+        return bytes(finished.output).decode("utf-8", "replace")
 
 
 def _candidates():
