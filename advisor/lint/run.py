@@ -48,8 +48,9 @@ from ..rules import (
     lint_findings,
 )
 from ..rules.wording import clipped
-from ..toolchain.settings import BuildSettings, BuildSetupError, maxrregcount_of
+from ..toolchain.settings import BuildSettings, BuildSetupError, maxrregcount_of, with_line_info
 from .caches import side_by_side, usage_launch
+from .machine_code import with_machine_code
 from .settings import NO_CONFIG
 
 if TYPE_CHECKING:  # the config model imports pydantic; a lint without a config file never does
@@ -302,7 +303,7 @@ class _Linter:
                                                           suppressed, cap, previous)
         kernel = LintedKernel(name=name, demangled=keys[1], arch=arch, usage=usage, evidence=tuple(evidence),
                               launch=launch, configured_by=entry.name if entry else None, result=analysis.result,
-                              findings=analysis.findings, location=location)
+                              findings=with_machine_code(analysis.findings, usage.sass), location=location)
         return kernel, analysis.rank
 
     def _launch_config(self, usage: KernelUsage, bound, entry_index, entry) -> LaunchConfig:
@@ -427,7 +428,7 @@ def _gather(paths, compile_sources, options: LintOptions, stdin, build, machine_
     readable = {path for path, _ in source_texts}
     compile_sources = [path for path in compile_sources if path in readable]
     if compile_sources or (build is not None and build.compile_commands):
-        _compile_into(compile_sources, options, build or BuildSettings(), gathered, index, source_texts)
+        _compile_into(compile_sources, options, build or BuildSettings(), gathered, index, source_texts, machine_code)
     return gathered, index, source_texts
 
 
@@ -452,9 +453,12 @@ def _shown_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def _compile_into(sources, options: LintOptions, settings: BuildSettings, gathered, index, source_texts) -> None:
-    """Compile `sources` (and the compile commands' entries) for each architecture; add what ptxas
-    reports to `gathered`, and each compile-commands source to the index."""
+def _compile_into(sources, options: LintOptions, settings: BuildSettings, gathered, index, source_texts,
+                  machine_code=None) -> None:
+    """Compile `sources` (and the compile commands' entries) for each architecture, with line
+    info (-lineinfo: machine code by source line; it changes no code ptxas emits); add what ptxas
+    reports to `gathered`, each cubin to `machine_code` where given, and each compile-commands
+    source to the index."""
     from ..toolchain.compile import Build, Compiler
     from ..toolchain.compile_commands import CompileCommandsError, load_builds
     from ..toolchain.discovery import find_toolchain
@@ -462,7 +466,8 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
     archs = tuple(options.archs or options.config.arch)
     builds = []
     if sources:
-        builds += [Build(os.path.abspath(path), arch, settings.flags) for path in sources for arch in archs]
+        builds += [Build(os.path.abspath(path), arch, with_line_info(settings.flags)) for path in sources
+                   for arch in archs]
     if settings.compile_commands:
         try:
             entries, problems = load_builds(settings.compile_commands, archs)
@@ -473,15 +478,19 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
         unreadable = {source for source in dict.fromkeys(b.source for b in entries)
                       if source not in known and not _read_source(_shown_path(source), gathered, index, source_texts,
                                                                   compiled=True)}
-        builds += [b._replace(flags=b.flags + settings.flags) for b in entries if b.source not in unreadable]
+        builds += [b._replace(flags=with_line_info(b.flags + settings.flags)) for b in entries
+                   if b.source not in unreadable]
     shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
-    for result in Compiler(find_toolchain(), settings).run(builds):
+    for result in Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None).run(builds):
         build = result.build
         where = shown.get(build.source) or _shown_path(build.source)
         if result.error is not None:
             gathered.problems.append(InputProblem(where, None, f"{build.arch}: the compiler failed: {result.error}"))
             continue
         cap = maxrregcount_of(build.flags)
-        for record in result.usage():
+        records = result.usage()
+        for record in records:
             record.file, record.max_registers = where, cap
             gathered.records.append(record)
+        if machine_code is not None and result.cubin is not None and records:
+            machine_code(result.cubin, records)

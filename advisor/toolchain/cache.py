@@ -23,6 +23,7 @@ Where: TUNEADVISE_CACHE_DIR, else $XDG_CACHE_HOME/tuneadvise/ptxas, else
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -108,6 +109,17 @@ class EntryStore:
                 raise
         except OSError:
             pass  # a cache that cannot be written is no cache
+
+    def get_bytes(self, key: str) -> bytes | None:
+        text = self.get(key)
+        try:
+            return base64.b64decode(text.encode("ascii"), validate=True) if text is not None else None
+        except (ValueError, UnicodeEncodeError):
+            return None
+
+    def put_bytes(self, key: str, data: bytes) -> None:
+        self.put(key, base64.b64encode(data).decode("ascii"))
+
 
 class PtxasCache(EntryStore):
     def __init__(self, directory: Path, toolchain: Toolchain, settings: BuildSettings | None = None,
