@@ -117,7 +117,7 @@ MAX_NAMED_LINES = 5  # source lines named in a finding's message; all go to its 
 _PRESSURE_RULES = ("TA301", "TA907")  # occupancy limited by registers; a register budget passed
 
 
-def _lines_by_bytes(sites) -> list[dict]:
+def lines_by_bytes(sites) -> list[dict]:
     """Spill sites by source line, most bytes first: {file, line, stores, loads}."""
     lines: dict[tuple, dict] = {}
     for site in sites:
@@ -141,7 +141,7 @@ def with_machine_code(findings: tuple, sass) -> tuple:
     added here, per kernel, to copies."""
     if sass is None or not findings:
         return findings
-    spill_lines = _lines_by_bytes(sass.spill_sites)
+    spill_lines = lines_by_bytes(sass.spill_sites)
     peaks = [{"file": file, "line": line} for file, line in sass.peak_lines]
     out = []
     for finding in findings:

@@ -23,12 +23,13 @@ from typing import NamedTuple
 from ..engine.occupancy import occupancy
 from ..engine.whatif import bounds_register_cap, register_caps
 from ..launch import LaunchConfig
+from ..lint.machine_code import lines_by_bytes, machine_code_reader
 from ..lint.run import kernel_names
 from ..readers.compiler_output import KernelUsage
 from ..readers.source_index import SourceIndex
 from .compile import Build, Compiler
 from .discovery import find_toolchain
-from .settings import BuildSettings, BuildSetupError
+from .settings import BuildSettings, BuildSetupError, with_line_info
 
 SCHEMA_VERSION = 1
 FRONTIER_SUFFIXES = (".cu", ".cuda", ".ptx")
@@ -44,6 +45,9 @@ class Point(NamedTuple):
     stack_frame: int | None
     active_blocks_per_sm: int
     occupancy: float
+    # Where this build spills, by source line, most bytes first ({file, line, stores, loads}):
+    # from its machine code, where nvdisasm read it.
+    spill_lines: tuple[dict, ...] = ()
 
     @property
     def spills(self) -> bool:
@@ -52,7 +56,8 @@ class Point(NamedTuple):
     def to_dict(self) -> dict:
         return {"max_registers": self.max_registers, "registers": self.registers, "spill_stores": self.spill_stores,
                 "spill_loads": self.spill_loads, "stack_frame": self.stack_frame,
-                "active_blocks_per_sm": self.active_blocks_per_sm, "occupancy": round(self.occupancy, 6)}
+                "active_blocks_per_sm": self.active_blocks_per_sm, "occupancy": round(self.occupancy, 6),
+                "spill_lines": list(self.spill_lines)}
 
 
 class KernelFrontier(NamedTuple):
@@ -90,8 +95,9 @@ def _launch(usage: KernelUsage, block_size: int, max_threads: int | None) -> Lau
 
 def _point(arch, usage: KernelUsage, block_size: int, max_threads: int | None, cap: int | None) -> Point:
     result = occupancy(arch, _launch(usage, block_size, max_threads))
+    lines = tuple(lines_by_bytes(usage.sass.spill_sites)) if usage.sass is not None else ()
     return Point(cap, usage.registers, usage.spill_stores, usage.spill_loads, usage.stack_frame,
-                 result.active_blocks_per_sm, result.occupancy)
+                 result.active_blocks_per_sm, result.occupancy, lines)
 
 
 def _matches(name: str, glob: str | None) -> bool:
@@ -154,30 +160,52 @@ def frontier(source: str, archs, block_size: int, kernel_glob: str | None = None
             raise BuildSetupError(f"FILE: cannot read {source}: {exc.strerror}") from None
     elif not os.path.isfile(source):
         raise BuildSetupError(f"FILE: cannot read {source}: not a file")
-    compiler = compiler or Compiler(find_toolchain(), settings)
+    machine_code = machine_code_reader(None)  # where nvdisasm is installed: where each cap's spills land
+    compiler = compiler or Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None)
     path = os.path.abspath(source)
     problems: list[str] = []
-    uncapped = compiler.run([Build(path, arch, settings.flags) for arch in resolved])
+    flags = with_line_info(settings.flags)
+    try:
+        kernels = _frontier(compiler, machine_code, source, path, flags, resolved, block_size, kernel_glob, index,
+                            problems)
+    finally:
+        if machine_code is not None:
+            machine_code.finish()
+    return FrontierReport(kernels, problems, compiler.toolchain.version)
+
+
+def _usages(result, machine_code) -> list[KernelUsage]:
+    """A build's kernels, their machine code read where it can be (MachineCodeReader.finish waits)."""
+    records = result.usage()
+    if machine_code is not None and result.cubin is not None and records:
+        machine_code(result.cubin, records)
+    return records
+
+
+def _frontier(compiler, machine_code, source, path, flags, resolved, block_size, kernel_glob, index, problems):
+    uncapped = compiler.run([Build(path, arch, flags) for arch in resolved])
     wanted = []  # (arch, usage, its source definition, caps)
     for result in uncapped:
         if result.error is not None:
             problems.append(f"{source}: {result.build.arch}: the compiler failed: {result.error}")
             continue
         arch = resolved[result.build.arch]
-        for usage in result.usage():
+        for usage in _usages(result, machine_code):
             if _matches(usage.name, kernel_glob):
                 definition = index.lookup(kernel_names(usage.name)[2])
                 bound = definition.max_threads if definition is not None else None
                 base = occupancy(arch, _launch(usage, block_size, bound))
                 wanted.append((result.build.arch, usage, definition, register_caps(base) if base.launchable else ()))
     capped = {(b.arch, b.max_registers): b for b in
-              (Build(path, arch, settings.flags, cap) for arch, _, _, caps in wanted for cap in caps)}
+              (Build(path, arch, flags, cap) for arch, _, _, caps in wanted for cap in caps)}
     by_build = {(r.build.arch, r.build.max_registers): r for r in compiler.run(capped.values())}
     for result in by_build.values():
         if result.error is not None:
             problems.append(f"{source}: {result.build.arch} at -maxrregcount={result.build.max_registers}: "
                             f"the compiler failed: {result.error}")
-    usages = {key: {u.name: u for u in result.usage()} for key, result in by_build.items()}
+    usages = {key: {u.name: u for u in _usages(result, machine_code)} for key, result in by_build.items()}
+    if machine_code is not None:
+        machine_code.finish()  # every build's machine code read before the points are made
     kernels = []
     for arch_name, usage, definition, caps in wanted:
         arch = resolved[arch_name]
@@ -192,4 +220,4 @@ def frontier(source: str, archs, block_size: int, kernel_glob: str | None = None
         best, spills_begin, advice = _marks(arch, points, block_size, own)
         kernels.append(KernelFrontier(usage.name, names[1], arch_name, block_size, tuple(points), best,
                                       spills_begin, advice, own))
-    return FrontierReport(kernels, problems, compiler.toolchain.version)
+    return kernels
