@@ -10,6 +10,7 @@ Everything here works without a GPU and without the command line.
 
 from __future__ import annotations
 
+from ..specs.resolve import resolve_arch
 from .engine.occupancy import DynamicSharedMemBudget, LaunchError, Occupancy, occupancy
 from .inputs import InputError
 from .launch import LaunchConfig
@@ -20,19 +21,11 @@ __all__ = ["DynamicSharedMemBudget", "LaunchConfig", "LaunchError", "Occupancy",
            "max_dynamic_smem", "occupancy"]
 
 
-def _arch(arch, cuda: str | None):
-    from ..specs.catalog import shipped_catalog
-    from ..specs.releases import under_release
-
-    resolved = arch if hasattr(arch, "max_warps_per_sm") else shipped_catalog().resolve(arch).arch
-    return under_release(resolved, cuda)
-
-
 def analyze(arch, cuda: str | None = None, **values) -> Occupancy:
     """Occupancy from user-style values: `arch` by any accepted name (or an Arch), the rest
     any LaunchConfig keys (registers, block_size, shared_mem, ...), sizes as 12288 or '12K';
     `cuda`: the cuda_occupancy.h release to follow (default: the newest the engine is exact to)."""
-    return occupancy(_arch(arch, cuda), LaunchConfig.from_mapping(values))
+    return occupancy(resolve_arch(arch, cuda), LaunchConfig.from_mapping(values))
 
 
 def max_dynamic_smem(arch, blocks_per_sm: int, cuda: str | None = None, **values) -> DynamicSharedMemBudget:
@@ -47,4 +40,4 @@ def max_dynamic_smem(arch, blocks_per_sm: int, cuda: str | None = None, **values
     from .inputs import parse_int
 
     blocks = parse_int(blocks_per_sm, "blocks_per_sm", 1, MAX_BLOCKS_ASKED)
-    return max_dynamic_shared_mem(_arch(arch, cuda), LaunchConfig.from_mapping(values), blocks)
+    return max_dynamic_shared_mem(resolve_arch(arch, cuda), LaunchConfig.from_mapping(values), blocks)

@@ -5,7 +5,7 @@ undecodable line is an error line and the batch goes on; a byte-order mark on
 line 1 is skipped) or text. A line takes every key `occupancy --format json` takes as an option
 (advisor/launch.KEYS) plus "arch", and its result line is the same document
 with the same findings as that single query, serialized the same way
-(report.to_line). A bad line yields {"error": {...}} and the batch goes on;
+(text.json_line). A bad line yields {"error": {...}} and the batch goes on;
 the return value is the worst exit code seen (0 ok, 1 cannot launch, 2 bad
 input).
 """
@@ -15,12 +15,14 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
-from ..specs.catalog import UnknownArchError, shipped_catalog
-from ..specs.releases import UnknownReleaseError, resolved_under
+from ..specs.names import UnknownArchError
+from ..specs.releases import UnknownReleaseError
+from ..specs.resolve import resolve
 from .engine.occupancy import occupancy
 from .inputs import InputError
 from .launch import KEYS, LaunchConfig
-from .report import error_document, findings_of, resolved_document, to_line
+from .report import error_document, findings_of, resolved_document
+from .text import json_line
 
 BATCH_KEYS = KEYS | {"arch"}
 # Result lines kept for reuse: a line is a pure function of its architecture's name and its
@@ -49,21 +51,19 @@ def run_batch(lines, out, default=None, selection=None, cuda: str | None = None)
     """`default`: the Resolved arch for lines without an "arch" key (from --arch / --spec-file);
     `selection`: the RuleSelection of --select/--ignore; `cuda`: the cuda_occupancy.h release
     (--cuda; None: the default)."""
-    catalog = shipped_catalog()
-
     @lru_cache(maxsize=LINES_KEPT)
     def result_line(arch_name: str | None, config: LaunchConfig) -> tuple[str, bool]:
         """(the line's text, whether it launches); arch_name None means `default`."""
-        resolved = default if arch_name is None else resolved_under(catalog.resolve(arch_name), cuda)
+        resolved = default if arch_name is None else resolve(arch_name, cuda=cuda)
         result = occupancy(resolved.arch, config)
         document = resolved_document(resolved, result, findings_of(resolved, result, selection))
-        return to_line(document) + "\n", result.launchable
+        return json_line(document) + "\n", result.launchable
 
     worst = 0
     write = out.write
     for number, line in enumerate(lines, 1):
         if len(line) > MAX_LINE_BYTES:
-            write(json.dumps(error_document("bad-json", f"line {number}: longer than {MAX_LINE_BYTES} bytes, "
+            write(json_line(error_document("bad-json", f"line {number}: longer than {MAX_LINE_BYTES} bytes, "
                                                         "more than any configuration")) + "\n")
             worst = 2
             continue
@@ -71,7 +71,7 @@ def run_batch(lines, out, default=None, selection=None, cuda: str | None = None)
             try:
                 line = line.decode("utf-8-sig" if number == 1 else "utf-8")
             except UnicodeDecodeError as exc:
-                write(json.dumps(error_document("bad-json", f"line {number}: not UTF-8 text (byte "
+                write(json_line(error_document("bad-json", f"line {number}: not UTF-8 text (byte "
                                                             f"0x{line[exc.start]:02x} at column {exc.start + 1})"))
                       + "\n")
                 worst = 2
@@ -100,13 +100,15 @@ def run_batch(lines, out, default=None, selection=None, cuda: str | None = None)
             code, message = "bad-json", f"not JSON: {exc.msg}"
         except RecursionError:
             code, message = "bad-json", "not JSON: nested too deeply"
-        except (InputError, UnknownArchError, UnknownReleaseError) as exc:
+        except (UnknownArchError, UnknownReleaseError) as exc:  # as --arch and --cuda name them
+            code, message = "bad-input", exc.as_option()
+        except InputError as exc:
             code, message = "bad-input", str(exc)
         else:
             write(text)
             if not launches and worst < 1:
                 worst = 1
             continue
-        write(json.dumps(error_document(code, f"line {number}: {message}")) + "\n")
+        write(json_line(error_document(code, f"line {number}: {message}")) + "\n")
         worst = 2
     return worst

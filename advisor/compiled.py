@@ -61,6 +61,7 @@ def analyze_compiled(obj, arch=None, block_size=None, dynamic_shared_mem=None, *
     `tuneadvise.advisor.analyze` computes it. `kernel` picks a kernel of a cubin by name; `opt_in`
     says whether cudaFuncAttributeMaxDynamicSharedMemorySize was raised (default: what the object
     says, or for Triton what its launcher does for this amount of dynamic shared memory)."""
+    from ..probes.driver import current_device_arch
     from . import analyze
 
     found = resources_of(obj, kernel)
@@ -142,22 +143,20 @@ def _one_kernel(data: bytes, kernel: str | None, where: str):
 
 
 def _cubin_resources(obj, kernel: str | None) -> Resources:
-    from .lint.caches import _DIGESTS, _digest_size
+    from ..specs.files import read_bounded
+    from .lint.caches import MAX_CUBIN_BYTES, without_cupy_header
 
     where = "the cubin"
     if isinstance(obj, (str, os.PathLike)):
         where = os.fspath(obj)
         try:
-            with open(obj, "rb") as handle:
-                data = handle.read(256 << 20)
+            data = read_bounded(obj, MAX_CUBIN_BYTES, "cubin")
         except (OSError, ValueError) as exc:  # ValueError: a NUL byte in the path
             reason = exc.strerror if isinstance(exc, OSError) else "a path with a NUL byte"
             raise InputError("obj", f"cannot read {where[:200]!r}: {reason}") from None
     else:
         data = bytes(obj)
-    size = _digest_size(data[:80])
-    if size and _DIGESTS[size](data[size:]).hexdigest().encode() == data[:size]:
-        data = data[size:]  # a CuPy cache file: the digest, then the cubin
+    data = without_cupy_header(data)
     found = _one_kernel(data, kernel, where)
     return Resources("cubin", found.name, found.registers, found.shared_mem, found.frame_bytes, found.max_threads,
                      found.arch)
@@ -214,27 +213,3 @@ def _numba_cc(kernel) -> str | None:
         if isinstance(cc, tuple) and len(cc) == 2 and all(isinstance(v, int) for v in cc):
             return f"sm_{cc[0]}{cc[1]}"
     return None
-
-
-def current_device_arch() -> str | None:
-    """sm_XX of the current CUDA context's device (device 0 without one), through the driver
-    library; None where there is no driver or no device."""
-    import ctypes
-
-    try:
-        cuda = ctypes.CDLL("libcuda.so.1")
-    except OSError:
-        return None
-    if cuda.cuInit(0) != 0:
-        return None
-    device = ctypes.c_int(0)
-    if cuda.cuCtxGetDevice(ctypes.byref(device)) != 0:
-        device = ctypes.c_int(0)
-        count = ctypes.c_int(0)
-        if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value < 1:
-            return None
-    major, minor = ctypes.c_int(), ctypes.c_int()
-    if cuda.cuDeviceGetAttribute(ctypes.byref(major), 75, device) != 0 or \
-            cuda.cuDeviceGetAttribute(ctypes.byref(minor), 76, device) != 0:
-        return None
-    return f"sm_{major.value}{minor.value}"

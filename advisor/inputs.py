@@ -10,7 +10,9 @@ from __future__ import annotations
 import math
 import re
 
+from ..specs.errors import InputError
 from .engine.occupancy import CARVEOUT_DEFAULT, CARVEOUT_NAMES
+from .text import quoted
 
 MAX_REGISTERS = 255  # no architecture encodes more registers per thread
 MAX_THREADS = 1024  # no architecture allows larger blocks
@@ -29,54 +31,30 @@ _QUANTITY = r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([kKmMgGtTpP]?)\s*"
 _SI = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}
 
 
-MAX_SHOWN = 60  # characters of a user's value an error message repeats
-
-
-def shown(value) -> str:
-    """A user's value as an error message repeats it: repr() (quotes, line breaks escaped),
-    the middle of a long one elided, so every error stays one short line."""
-    try:
-        text = repr(value)
-    except ValueError:  # an integer of more digits than Python converts to text (4,300)
-        text = f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
-    return text if len(text) <= MAX_SHOWN else f"{text[:MAX_SHOWN // 2 - 2]}...{text[-(MAX_SHOWN // 2 - 1):]}"
-
-
-class InputError(ValueError):
-    def __init__(self, field: str, message: str):
-        self.field = field
-        self.detail = message
-        super().__init__(f"{field}: {message}")
-
-    def as_option(self) -> str:
-        """The message with the field spelled as a command-line option."""
-        return f"--{self.field.replace('_', '-')}: {self.detail}"
-
-
 def parse_size(value, field: str) -> int:
     """Bytes from 12288, '12288', '12K', '12 KiB', '1.5K' (K = 1024)."""
     if type(value) is int and 0 <= value <= MAX_SHARED_MEM:  # the usual case, checked first for batch speed
         return value
     if isinstance(value, bool):
-        raise InputError(field, f"expected a byte count such as 12288 or 12K, got {shown(value)}")
+        raise InputError(field, f"expected a byte count such as 12288 or 12K, got {quoted(value)}")
     if isinstance(value, int):
         number = value
     elif isinstance(value, float) and value.is_integer() or isinstance(value, str) and value.isascii() and value.isdigit():
         if isinstance(value, str) and len(value) > 30:  # more digits than Python may convert (4,300): refused, not read
-            raise InputError(field, f"must be between 0 and {MAX_SHARED_MEM} bytes, got {shown(value)}")
+            raise InputError(field, f"must be between 0 and {MAX_SHARED_MEM} bytes, got {quoted(value)}")
         number = int(value)
     elif isinstance(value, str):
         match = re.match(_SIZE, value)
         if not match:
-            raise InputError(field, f"expected a byte count such as 12288 or 12K, got {shown(value)}")
+            raise InputError(field, f"expected a byte count such as 12288 or 12K, got {quoted(value)}")
         scaled = float(match.group(1)) * _UNITS[(match.group(2) or "").lower() or None]
         if not scaled.is_integer():
-            raise InputError(field, f"{shown(value)} is not a whole number of bytes")
+            raise InputError(field, f"{quoted(value)} is not a whole number of bytes")
         number = int(scaled)
     else:
-        raise InputError(field, f"expected a byte count such as 12288 or 12K, got {shown(value)}")
+        raise InputError(field, f"expected a byte count such as 12288 or 12K, got {quoted(value)}")
     if number < 0 or number > MAX_SHARED_MEM:
-        raise InputError(field, f"must be between 0 and {MAX_SHARED_MEM} bytes, got {shown(number)}")
+        raise InputError(field, f"must be between 0 and {MAX_SHARED_MEM} bytes, got {quoted(number)}")
     return number
 
 
@@ -84,16 +62,16 @@ def parse_quantity(value, field: str) -> float:
     """A positive, finite amount with an optional SI prefix (K = 1000, as for FLOPs):
     2.5e12, '2.5T', '900G'."""
     if isinstance(value, bool):
-        raise InputError(field, f"expected a positive number (e.g. 2.5e12 or 2.5T), got {shown(value)}")
+        raise InputError(field, f"expected a positive number (e.g. 2.5e12 or 2.5T), got {quoted(value)}")
     if isinstance(value, (int, float)):
         number = float(value)
     else:
         match = re.fullmatch(_QUANTITY, str(value))
         if not match:
-            raise InputError(field, f"expected a positive number (e.g. 2.5e12 or 2.5T), got {shown(value)}")
+            raise InputError(field, f"expected a positive number (e.g. 2.5e12 or 2.5T), got {quoted(value)}")
         number = float(match.group(1)) * _SI[match.group(2).lower()]
     if not (number > 0 and math.isfinite(number)):
-        raise InputError(field, f"must be a positive, finite number, got {shown(value)}")
+        raise InputError(field, f"must be a positive, finite number, got {quoted(value)}")
     return number
 
 
@@ -101,15 +79,15 @@ def parse_int(value, field: str, low: int, high: int) -> int:
     if type(value) is int and low <= value <= high:  # the usual case (JSON numbers), checked first for batch speed
         return value
     if isinstance(value, bool) or not isinstance(value, (int, str, float)):
-        raise InputError(field, f"expected an integer from {low} to {high}, got {shown(value)}")
+        raise InputError(field, f"expected an integer from {low} to {high}, got {quoted(value)}")
     try:
         number = int(value) if not isinstance(value, float) or value.is_integer() else None
     except ValueError:
         number = None
     if number is None:
-        raise InputError(field, f"expected an integer from {low} to {high}, got {shown(value)}")
+        raise InputError(field, f"expected an integer from {low} to {high}, got {quoted(value)}")
     if not low <= number <= high:
-        raise InputError(field, f"must be from {low} to {high}, got {shown(number)}")
+        raise InputError(field, f"must be from {low} to {high}, got {quoted(number)}")
     return number
 
 
@@ -124,7 +102,7 @@ def parse_block(value, field: str = "block_size") -> tuple[int, ...]:
     else:
         parts = [value]
     if not 1 <= len(parts) <= 3:
-        raise InputError(field, f"expected 1 to 3 dimensions such as 256 or 16x16, got {shown(value)}")
+        raise InputError(field, f"expected 1 to 3 dimensions such as 256 or 16x16, got {quoted(value)}")
     dims = tuple(parse_int(p, field, 1, limit) for p, limit in zip(parts, MAX_BLOCK_DIMS))
     threads = 1
     for d in dims:
@@ -146,7 +124,7 @@ def parse_carveout(value, field: str = "carveout") -> int:
     try:
         return parse_int(value, field, 0, 100)
     except InputError:
-        raise InputError(field, f"expected default, max-shared, max-l1 or a percentage 0-100, got {shown(value)}") from None
+        raise InputError(field, f"expected default, max-shared, max-l1 or a percentage 0-100, got {quoted(value)}") from None
 
 
 def parse_bool(value, field: str) -> bool:
@@ -156,4 +134,4 @@ def parse_bool(value, field: str) -> bool:
         return value.strip().lower() in ("true", "yes", "1")
     if value in (0, 1):
         return bool(value)
-    raise InputError(field, f"expected true or false, got {shown(value)}")
+    raise InputError(field, f"expected true or false, got {quoted(value)}")

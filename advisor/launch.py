@@ -35,8 +35,8 @@ from .inputs import (
     parse_carveout,
     parse_int,
     parse_size,
-    shown,
 )
+from .text import quoted
 
 MAX_GRID_BLOCKS = 2**31 - 1  # gridDim.x
 MAX_SM_COUNT = 10_000
@@ -154,7 +154,7 @@ def _text(value, key: str) -> str:
     """A target name: letters, digits, '_', '.', '-' (sm_70, sm_90a, compute_80, 7.5)."""
     text = value.strip() if isinstance(value, str) else ""
     if not text or len(text) > 64 or not all(c.isascii() and (c.isalnum() or c in "_.-") for c in text):
-        raise InputError(key, f"expected a target name such as sm_70, got {shown(value)}")
+        raise InputError(key, f"expected a target name such as sm_70, got {quoted(value)}")
     return text
 
 

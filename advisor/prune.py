@@ -51,7 +51,7 @@ def prune(configs: Iterable, arch, resources: Callable[[object], Mapping], *, mi
           cuda: str | None = None) -> list[Pruned]:
     """The configurations that can launch on `arch` (any name `analyze` accepts, or an Arch), in
     their given order, each with its occupancy; with `min_occupancy`, only those reaching it."""
-    from . import _arch
+    from ..specs.resolve import resolve_arch
 
     if not callable(resources):
         raise InputError("resources", f"must be a function of one configuration, not a {type(resources).__name__}")
@@ -62,7 +62,7 @@ def prune(configs: Iterable, arch, resources: Callable[[object], Mapping], *, mi
         configs = iter(configs)
     except TypeError:
         raise InputError("configs", f"expected an iterable of configurations, not a {type(configs).__name__}") from None
-    table = _Table(_arch(arch, cuda))
+    table = _Table(resolve_arch(arch, cuda))
     kept = []
     for index, config in enumerate(configs):
         answer = table.answer(_key(resources(config), index))
@@ -160,7 +160,7 @@ def triton_early_config_prune(resources: Callable, arch=None, *, min_occupancy: 
     If none can launch, the configs are returned unchanged, so that Triton reports its own error."""
 
     def early_config_prune(configs, named_args, **kwargs):
-        from .compiled import current_device_arch
+        from ..probes.driver import current_device_arch
 
         target = arch or current_device_arch()
         if target is None:

@@ -8,8 +8,6 @@ rename or remove them without raising SCHEMA_VERSION.
 
 from __future__ import annotations
 
-import json
-
 from .engine.occupancy import CARVEOUT_NAMES, Occupancy
 
 SCHEMA_VERSION = 1
@@ -135,13 +133,3 @@ def findings_of(resolved, result: Occupancy, selection=None) -> list[dict]:
 
 def error_document(code: str, message: str) -> dict:
     return {"schema_version": SCHEMA_VERSION, "error": {"code": code, "message": message}}
-
-
-def to_line(document: dict) -> str:
-    """A document as one compact JSON line (no newline): what --format json and batch print."""
-    return json.dumps(document, separators=(",", ":"))
-
-
-def percent(fraction: float) -> str:
-    """The one way occupancy is printed for people: 62.5%, 75% (one decimal, a whole number bare)."""
-    return f"{fraction * 100:.1f}%".replace(".0%", "%")

@@ -6,7 +6,10 @@ the ridge point is peak / bandwidth. Pyramid (the Rough-n-Ready Roofline note,
 V100 edition): combined shared-memory + L1 bandwidth is SMs x 32 lanes x 4
 bytes x clock, and a kernel moving B bytes of shared/L1 traffic per FLOP is
 capped at that bandwidth / B. The note uses the base clock, so the pyramid
-does too when the product has one.
+does too when the product has one. Where shared memory and L1 are separate
+caches (the architecture's `shared_l1_unified` is false: Maxwell, Pascal, as
+the note says of the P100), the same figure is shared memory's bandwidth alone
+and only shared-memory traffic counts against it.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ import math
 from dataclasses import dataclass
 
 from ..probes.results import ABOVE_PEAK_TOLERANCE
-from .inputs import shown
+from .text import quoted
 
 PRECISIONS = {"fp64": "fp64_tflops", "fp32": "fp32_tflops", "fp16": "fp16_tflops"}
 PROBE_FOR = {"fp64": "fp64_fma", "fp32": "fp32_fma", "fp16": "fp16x2_fma"}
@@ -46,9 +49,9 @@ def bounded(value, what: str) -> float:
 
 
 def _described(value) -> str:
-    """A scalar as shown() repeats it; anything else by its JSON type (never the whole structure)."""
+    """A scalar as quoted() repeats it; anything else by its JSON type (never the whole structure)."""
     if value is None or isinstance(value, (bool, int, float, str)):
-        return shown(value)
+        return quoted(value)
     return {dict: "an object", list: "a list"}.get(type(value), type(value).__name__)
 
 
@@ -75,13 +78,13 @@ def probe_ceilings(probe) -> tuple[str, dict[str, float]]:
         if not isinstance(name, str):
             raise RooflineError(f"{where}.name: expected a probe's name (a string), got {_described(name)}")
         if not isinstance(above, bool):
-            raise RooflineError(f"{where}.above_peak ({shown(name)}): expected true or false, got {_described(above)}")
+            raise RooflineError(f"{where}.above_peak ({quoted(name)}): expected true or false, got {_described(above)}")
         if value is None:
             continue  # the probe failed or did not run
         if name in used:
-            value = bounded(value, f"{where}.value ({shown(name)})")
+            value = bounded(value, f"{where}.value ({quoted(name)})")
         elif isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise RooflineError(f"{where}.value ({shown(name)}): expected a number or null, got {_described(value)}")
+            raise RooflineError(f"{where}.value ({quoted(name)}): expected a number or null, got {_described(value)}")
         if not above:
             values[name] = value
     return device["name"], values
@@ -101,6 +104,12 @@ class Machine:
     memory: Ceiling  # bytes/s, the one the verdict uses
     memory_theoretical: Ceiling | None
     shared_l1: Ceiling | None  # bytes/s
+    shared_l1_unified: bool = True  # False: shared_l1 is shared memory's bandwidth alone
+
+    @property
+    def shared_name(self) -> str:
+        """What the pyramid's bandwidth is of: 'shared + L1' (one array) or 'shared memory' alone."""
+        return "shared + L1" if self.shared_l1_unified else "shared memory"
 
     @property
     def ridge(self) -> float:
@@ -108,9 +117,11 @@ class Machine:
         return self.peak.value / self.memory.value
 
 
-def machine_from_product(product, warp_size: int, precision: str, probe: dict | None = None) -> Machine:
+def machine_from_product(product, warp_size: int, precision: str, probe: dict | None = None,
+                         shared_l1_unified: bool = True) -> Machine:
     """Ceilings of a product; measured ones from a probe document where given,
-    else the product's measured copy bandwidth, else its theoretical figures."""
+    else the product's measured copy bandwidth, else its theoretical figures.
+    `shared_l1_unified`: the architecture's (False: the pyramid is shared memory's alone)."""
     field = PRECISIONS[precision]
     peak_tflops = product.get(field)
     if not peak_tflops:
@@ -136,10 +147,11 @@ def machine_from_product(product, warp_size: int, precision: str, probe: dict | 
     clock, sms = product.get(clock_field), product.get("sm_count")
     shared = None
     if clock and sms:
+        what = "" if shared_l1_unified else "shared memory alone (L1 is a separate cache): "
         shared = Ceiling(sms * warp_size * 4 * clock * 1e6,
-                         f"{sms} SMs ({product.sources.get('sm_count')}) x {warp_size} lanes x 4 B x {clock} MHz "
+                         f"{what}{sms} SMs ({product.sources.get('sm_count')}) x {warp_size} lanes x 4 B x {clock} MHz "
                          f"{clock_field.split('_')[0]} clock ({product.sources.get(clock_field)})")
-    return Machine(product.name, precision, peak, memory, theoretical, shared)
+    return Machine(product.name, precision, peak, memory, theoretical, shared, shared_l1_unified)
 
 
 @dataclass(frozen=True)
@@ -177,7 +189,7 @@ def place(machine: Machine, intensity: float, shared_bytes_per_flop: float | Non
         cap = min(machine.peak.value, machine.shared_l1.value / shared_bytes_per_flop)
     ceiling = min(attainable, cap) if cap is not None else attainable
     if cap is not None and cap < attainable:
-        bound = "shared-memory/L1"
+        bound = "shared-memory/L1" if machine.shared_l1_unified else "shared-memory"
     headroom = ceiling / achieved if achieved else None
     return Placement(intensity, attainable, bound, cap, ceiling, achieved, headroom)
 
@@ -244,6 +256,7 @@ def document(machine: Machine, placement: Placement | None, schema_version: int,
         "theoretical_memory_bandwidth_bytes_per_s": machine.memory_theoretical.value if machine.memory_theoretical else None,
         "shared_l1_bandwidth_bytes_per_s": machine.shared_l1.value if machine.shared_l1 else None,
         "shared_l1_bandwidth_basis": machine.shared_l1.basis if machine.shared_l1 else None,
+        "shared_l1_unified": machine.shared_l1_unified,
         "ridge_intensity_flop_per_byte": machine.ridge,
         "pyramid": [{"shared_bytes_per_flop": b, "attainable_flop_per_s": f} for b, f in pyramid(machine)],
         "kernel": None if placement is None else placement_document(placement),

@@ -67,12 +67,12 @@ def main(arguments: list[str]) -> None:
         totals = [0.0, 0.0, 0.0, 0]
         for cubin in cubins:
             data = cubin.read_bytes()
-            floor = _best(lambda: subprocess.run([disassembler.path, "-c", "--print-line-info", str(cubin)],
-                                                 capture_output=True, check=True))
-            peer = _best(lambda: subprocess.run([disassembler.path, "--print-life-ranges", "--print-line-info",
-                                                 str(cubin)], capture_output=True))
+            floor = _best(lambda path=str(cubin): subprocess.run([disassembler.path, "-c", "--print-line-info", path],
+                                                                 capture_output=True, check=True))
+            peer = _best(lambda path=str(cubin): subprocess.run([disassembler.path, "--print-life-ranges",
+                                                                 "--print-line-info", path], capture_output=True))
             kernels = len(disassembler.kernels(data))
-            spent = _best(lambda: disassembler.kernels(data))
+            spent = _best(lambda data=data: disassembler.kernels(data))
             totals = [totals[0] + floor, totals[1] + peer, totals[2] + spent, totals[3] + kernels]
             print(f"{cubin.name[-44:]:44} {kernels:4d} {floor:8.3f} {peer:9.3f} {spent:8.3f} "
                   f"{1000 * spent / max(kernels, 1):7.1f} {spent / floor:7.2f} {spent / peer:6.2f}")

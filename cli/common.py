@@ -4,18 +4,19 @@ Output: human text unless a machine format is asked for (`--format json`, or
 the TUNEADVISE_FORMAT environment default); rich tables with colour on a
 terminal, plain columns without colour or box-drawing otherwise, and never
 colour under NO_COLOR. Errors: one line, `tuneadvise: error: WHAT: what is
-wrong`, with echoed input bounded (see `bounded`).
+wrong`, with echoed input clipped (advisor/text.py's `clip`).
 """
 
 from __future__ import annotations
 
 import gc
-import json
 import os
 import sys
 from contextlib import contextmanager
 
 import click
+
+from ..advisor.text import clip
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1  # cannot launch, or findings at or above --fail-on
@@ -27,8 +28,6 @@ EXIT_INTERRUPTED = 130  # Ctrl-C: 128 + SIGINT, as a shell reports it
 EXIT_BROKEN_PIPE = 141  # the reader went away (| head -1): 128 + SIGPIPE, as a shell reports it
 
 FORMAT_VARIABLE = "TUNEADVISE_FORMAT"  # the default --format where a command offers that format
-MAX_ECHO = 80  # characters of a user's input an error message repeats
-MAX_ERROR = 400  # characters of one error line
 
 
 @contextmanager
@@ -49,19 +48,9 @@ def cycle_collection_paused():
             gc.enable()
 
 
-def bounded(text: str, limit: int = MAX_ERROR) -> str:
-    """`text` on one line and at most `limit` characters: line breaks and other control
-    characters escaped, the middle of an overlong text elided."""
-    one_line = "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
-    if len(one_line) <= limit:
-        return one_line
-    keep = (limit - 3) // 2
-    return f"{one_line[:keep]}...{one_line[-keep:]}"
-
-
 def error_line(message: str) -> str:
     """The one error style of every command."""
-    return f"tuneadvise: error: {bounded(message)}"
+    return f"tuneadvise: error: {clip(message)}"
 
 
 class BadInput(click.UsageError):
@@ -92,62 +81,26 @@ def usage_error_text(exc: click.UsageError) -> str:
 
 
 def resolve_arch(arch: str, spec_file: str | None = None, cuda: str | None = None, clusters: bool = False):
-    """--arch (and --spec-file, --cuda) -> Resolved, or BadInput. `clusters`: the caller models
-    clusters, so `--arch native` measures the device's GPC layout (on 9.0 and later)."""
-    resolved = _resolve_arch(arch, spec_file, clusters)
-    if cuda is None:
-        return resolved
-    from ..specs.releases import UnknownReleaseError, resolved_under
+    """--arch (and --spec-file, --cuda) -> Resolved (specs/resolve.py), or BadInput naming the option.
+    `clusters`: the caller models clusters, so `--arch native` measures the device's GPC layout."""
+    from ..specs.errors import InputError
+    from ..specs.resolve import resolve
 
     try:
-        return resolved_under(resolved, cuda)
-    except UnknownReleaseError as exc:
-        raise BadInput(str(exc)) from None
+        return resolve(arch, spec_file, cuda, native=lambda: _native(clusters))
+    except InputError as exc:
+        raise BadInput(exc.as_option()) from None
 
 
-def _resolve_arch(arch: str, spec_file: str | None = None, clusters: bool = False):
-    from ..specs.catalog import UnknownArchError, load_user_spec, shipped_catalog
-
-    if spec_file:
-        from ..specs.models import SpecFileError
-
-        try:
-            catalog, added = load_user_spec(spec_file)
-        except SpecFileError as exc:
-            raise BadInput(str(exc)) from None
-        if arch is None and len(added) == 1:
-            arch = added[0].cc
-    elif arch is not None and arch.strip().lower() == "native":
-        return native_arch(clusters)
-    else:
-        catalog = shipped_catalog()
-    if arch is None:
-        raise BadInput("--arch: missing; give a family (volta), sm_XX, X.Y or a product (h100-sxm)")
-    try:
-        return catalog.resolve(arch)
-    except UnknownArchError as exc:
-        raise BadInput(str(exc)) from None
-
-
-def native_arch(clusters: bool = False):
-    """--arch native: the limits the local GPU's driver reports (exit 3 without one); with
-    `clusters`, its GPC layout measured (a harvested chip's differs from the product's nominal one)."""
-    from ..probes.gpu import GpuUnavailable, device_info, load_cupy
-    from ..probes.native import native_catalog
+def _native(clusters: bool):
+    """--arch native through probes/ (exit 3 without a GPU)."""
+    from ..probes.gpu import GpuUnavailable
+    from ..probes.native import native_resolved
 
     try:
-        cupy = load_cupy("--arch native")
+        return native_resolved("--arch native", clusters)
     except GpuUnavailable as exc:
         fail_unavailable(str(exc))
-    info = device_info(cupy, cupy.cuda.runtime.getDevice())
-    extras = None
-    if clusters:
-        from ..probes.clusters import device_layout
-        from ..probes.native import LAYOUT_HOW
-
-        layout = device_layout(cupy, info)
-        extras = {"gpc_sms": (layout, LAYOUT_HOW)} if layout else None
-    return native_catalog(info.as_dict(), extras).resolve("native")
 
 
 def fail_unavailable(sentence: str):
@@ -214,10 +167,6 @@ class _PlainTables:
                 renderable.title_justify = "left"
                 renderable.pad_edge = False
         return renderables
-
-
-def emit_json(document: dict) -> None:
-    sys.stdout.write(json.dumps(document, separators=(",", ":")) + "\n")
 
 
 def choose_format(requested: str | None, offered: tuple[str, ...] = ("table", "json")) -> str:

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import click
 
-from .common import EXIT_BAD_INPUT, EXIT_OK, BadInput, choose_format, emit_json
+from ..advisor.text import write_json_line
+from .common import EXIT_BAD_INPUT, EXIT_OK, BadInput, choose_format
 from .compile_options import build_options, build_settings, compiling
 
 
@@ -57,7 +58,7 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
         raise BadInput(f"--kernel: '{kernel_glob}' matches no kernel of {file}" if kernel_glob
                        else f"FILE: {file} holds no kernel")
     if choose_format(fmt) == "json":
-        emit_json(report.to_dict())
+        write_json_line(report.to_dict())
     else:
         click.echo(render(report), nl=False)
     ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
@@ -104,7 +105,7 @@ def render(report) -> str:
     source lines where each spilling build spills most (from its machine code, where nvdisasm read it)."""
     import textwrap
 
-    from ..advisor.lint.formats import utf8_text
+    from ..advisor.text import utf8_text
 
     out = []
     for kernel in report.kernels:

@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from ..advisor.text import json_line
 from .common import (
     EXIT_BAD_INPUT,
     EXIT_FINDINGS,
@@ -153,7 +154,7 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
 
 
 def _terminal_text(text: str) -> str:
-    from ..advisor.lint.formats import terminal_text
+    from ..advisor.text import terminal_text
 
     return terminal_text(text)
 
@@ -217,9 +218,9 @@ def _statistics(doc: dict, fmt: str) -> str:
     rows = [(code, count, registry()[code].severity, registry()[code].name)
             for code, count in sorted(doc.summary["by_code"].items(), key=lambda kv: (-kv[1], kv[0]))]
     if fmt == "json":
-        return json.dumps({"schema_version": doc.head["schema_version"], "statistics": [
+        return json_line({"schema_version": doc.head["schema_version"], "statistics": [
             {"code": c, "count": n, "severity": s, "name": name} for c, n, s, name in rows],
-            "summary": doc.summary}, separators=(",", ":")) + "\n"
+            "summary": doc.summary}) + "\n"
     width = max((len(str(n)) for _, n, _, _ in rows), default=1)
     return "".join(f"{n:>{width}}  {c}  {s:<7}  {name}\n" for c, n, s, name in rows)
 
@@ -262,7 +263,7 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
     doc = diff_reports(*reports)
     fmt = choose_format(fmt)
     if fmt == "json":
-        sys.stdout.write(json.dumps(doc, separators=(",", ":")) + "\n")
+        sys.stdout.write(json_line(doc) + "\n")
     else:
         sys.stdout.write(_diff_text(doc, markdown=fmt == "markdown"))
     if problems:
@@ -272,7 +273,7 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
 
 def _diff_text(doc: dict, markdown: bool) -> str:
     rows = [r for r in doc["kernels"] if r["status"] != "unchanged"]
-    from ..advisor.lint.formats import markdown_text, terminal_text
+    from ..advisor.text import markdown_text, terminal_text
 
     if markdown:
         out = ["| kernel | arch | status | changes |", "| --- | --- | --- | --- |"]

@@ -47,7 +47,7 @@ def _width(terminal: bool) -> int:
 
 def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
     """The report as text chunks. `terminal`: style for a terminal (default: whether stdout is one)."""
-    from ..advisor.lint.formats import terminal_text
+    from ..advisor.text import terminal_text
 
     if terminal is None:
         terminal = stdout_is_terminal() and sys.stdout is sys.__stdout__

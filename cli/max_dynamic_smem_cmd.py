@@ -10,7 +10,8 @@ from __future__ import annotations
 import click
 
 from ..advisor import MAX_BLOCKS_ASKED
-from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, console, emit_json, resolve_arch
+from ..advisor.text import write_json_line
+from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, console, resolve_arch
 from .options import arch_option, cuda_option, format_option, launch_config, launch_options
 
 BUDGET_KEYS = ("registers", "block_size", "shared_mem", "carveout", "opt_in", "barriers", "virtual_resources",
@@ -57,7 +58,7 @@ def max_dynamic_smem(ctx, arch, blocks_per_sm, spec_file, cuda, fmt, **launch):
     budget = max_dynamic_shared_mem(resolved.arch, launch_config(launch), blocks)
     document = budget_document(resolved, budget)
     if choose_format(fmt) == "json":
-        emit_json(document)
+        write_json_line(document)
     else:
         _render(resolved, budget)
     ctx.exit(EXIT_OK if budget.max_dynamic_shared_mem is not None else EXIT_FINDINGS)
@@ -66,7 +67,7 @@ def max_dynamic_smem(ctx, arch, blocks_per_sm, spec_file, cuda, fmt, **launch):
 def _render(resolved, budget) -> None:
     from rich.markup import escape
 
-    from .render import plural
+    from ..advisor.text import plural
 
     out = console()
     arch, kernel = budget.arch, budget.kernel

@@ -10,7 +10,8 @@ from __future__ import annotations
 import click
 
 from ..advisor.launch import KEYS
-from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, emit_json, resolve_arch
+from ..advisor.text import write_json_line
+from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, resolve_arch
 from .options import (
     arch_option,
     cuda_option,
@@ -120,7 +121,7 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
             from ..advisor.engine.curves import curves_document
 
             document["curves"] = curves_document(curves)
-        emit_json(document)
+        write_json_line(document)
     if plot:
         from .plots import occupancy_figure, save
 
@@ -153,7 +154,7 @@ def _render_clusters(clusters: dict) -> None:
 
 
 def _plot_title(resolved, result, dims) -> str:
-    from ..advisor.report import percent
+    from ..advisor.text import percent
 
     kernel = result.kernel
     where = resolved.product.title if resolved.product else f"{result.arch.sm} ({result.arch.family})"

@@ -153,9 +153,16 @@ def cuda_option(**settings):
     """--cuda: the cuda_occupancy.h release the engine follows (default: the newest it is exact to)."""
     from ..specs.releases import DEFAULT_RELEASE
 
-    return click.option("--cuda", metavar="RELEASE", help=(
+    return click.option("--cuda", metavar="RELEASE", shell_complete=complete_release, help=(
         f"Answer as cuda_occupancy.h of this CUDA release does (default {DEFAULT_RELEASE}; "
         "'tuneadvise specs show ARCH' lists how releases differ)."), **settings)
+
+
+def complete_release(ctx, param, incomplete: str) -> list[str]:
+    """Shell completion of --cuda: the releases of specs/data/releases.toml."""
+    from ..specs.releases import releases
+
+    return [name for name in releases() if name.startswith(incomplete)]
 
 
 def select_option(**settings):

@@ -226,7 +226,8 @@ def roofline_figure(machine, kernels, title: str):
     for bytes_per_flop, cap in pyramid(machine):
         if cap < machine.peak.value:
             band = axes.axhline(cap, color=_PYRAMID, linestyle=":", linewidth=0.8)
-            text = axes.annotate(f"{bytes_per_flop:g} B/FLOP shared+L1", (high, cap), textcoords="offset points",
+            label = "shared+L1" if machine.shared_l1_unified else "shared"
+            text = axes.annotate(f"{bytes_per_flop:g} B/FLOP {label}", (high, cap), textcoords="offset points",
                                  xytext=(-4, -2), ha="right", va="top", fontsize=7, color=_PYRAMID)
             text.set_gid("pyramid-label")
             text.set_in_layout(False)

@@ -7,7 +7,8 @@ import sys
 
 import click
 
-from .common import EXIT_FINDINGS, BadInput, choose_format, console, emit_json, fail_unavailable
+from ..advisor.text import write_json_line
+from .common import EXIT_FINDINGS, BadInput, choose_format, console, fail_unavailable
 
 
 def _cupy_or_exit(what: str):
@@ -75,7 +76,7 @@ def probe(only, quick, device, fmt, save, tiny):
     if save:
         _save_spec(save, documents[0])
     if fmt == "json":
-        emit_json(documents[0] if len(documents) == 1 else {"schema_version": documents[0]["schema_version"],
+        write_json_line(documents[0] if len(documents) == 1 else {"schema_version": documents[0]["schema_version"],
                                                              "devices": documents,
                                                              "differs_most": differs_most(documents)})
     elif len(documents) > 1:
@@ -195,7 +196,7 @@ def verify(path, device, fmt):
                      "clusters_checked": v.clusters_checked, "disagreements": v.disagreements} for v in verdicts],
     }
     if fmt == "json":
-        emit_json(doc)
+        write_json_line(doc)
     else:
         out = console()
         for v in verdicts:

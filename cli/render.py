@@ -9,16 +9,10 @@ and numbers are right-aligned.
 
 from __future__ import annotations
 
-from ..advisor.report import percent
+from ..advisor.text import percent, plural
 from .common import console
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
-
-
-def plural(count, noun: str, nouns: str | None = None) -> str:
-    """'1 block', '4 blocks', '1,024 threads': the count with its noun agreeing."""
-    shown = f"{count:,}" if isinstance(count, int) else f"{count:g}"
-    return f"{shown} {noun if count == 1 else (nouns or noun + 's')}"
 
 
 _ROWS = (

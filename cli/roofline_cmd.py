@@ -7,7 +7,8 @@ import json
 
 import click
 
-from .common import BadInput, choose_format, console, emit_json, resolve_arch
+from ..advisor.text import write_json_line
+from .common import BadInput, choose_format, console, resolve_arch
 
 
 def _number(value, option: str) -> float | None:
@@ -42,10 +43,10 @@ def _load_kernels(path: str | None) -> list:
 def _load_probe(path: str | None) -> dict | None:
     if path is None:
         return None
-    from ..advisor.readers.files import read_input
+    from ..specs.files import read_bounded
 
     try:
-        doc = json.loads(read_input(path))
+        doc = json.loads(read_bounded(path))
     except OSError as exc:
         raise BadInput(f"--probe: cannot read {path}: {exc.strerror}") from None
     except (ValueError, RecursionError) as exc:
@@ -83,9 +84,9 @@ def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, s
     missing or malformed number, a figure outside 1e-100 to 1e100, a malformed
     probe document); 3 --plot without matplotlib.
     """
-    from ..advisor.inputs import shown
     from ..advisor.report import SCHEMA_VERSION
     from ..advisor.roofline import RooflineError, document, machine_from_product, place
+    from ..advisor.text import quoted
 
     if plot:
         from .plots import plot_format
@@ -107,20 +108,21 @@ def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, s
     else:
         intensity_name = "--intensity"
     try:
-        machine = machine_from_product(resolved.product, resolved.arch.warp_size, precision, probe)
+        machine = machine_from_product(resolved.product, resolved.arch.warp_size, precision, probe,
+                                       shared_l1_unified=resolved.arch.shared_l1_unified is not False)
         placement = None
         if value_intensity is not None:
             placement = place(machine, value_intensity, _number(shared_bytes_per_flop, "--shared-bytes-per-flop"),
                               _number(achieved, "--achieved"), intensity_name=intensity_name)
         kernels = [(entry.name, place(machine, entry.roofline.flop_per_byte(), entry.roofline.shared_bytes_per_flop,
-                                      entry.roofline.achieved, f"--kernels: {shown(entry.name)}: ", "intensity"))
+                                      entry.roofline.achieved, f"--kernels: {quoted(entry.name)}: ", "intensity"))
                    for entry in entries]
     except RooflineError as exc:
         raise BadInput(str(exc)) from None
     doc = document(machine, placement, SCHEMA_VERSION, kernels)
     charted = ([("kernel", placement)] if placement is not None else []) + kernels
     if choose_format(fmt) == "json":
-        emit_json(doc)
+        write_json_line(doc)
     else:
         from .roofline_render import render_roofline
 

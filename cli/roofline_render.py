@@ -130,11 +130,11 @@ def render_roofline(out, machine, kernels, doc: dict) -> None:
     if machine.memory_theoretical and machine.memory_theoretical.value != machine.memory.value:
         table.add_row("theoretical memory", _si(machine.memory_theoretical.value, "B/s"), machine.memory_theoretical.basis)
     if machine.shared_l1:
-        table.add_row("shared + L1", _si(machine.shared_l1.value, "B/s"), machine.shared_l1.basis)
+        table.add_row(machine.shared_name, _si(machine.shared_l1.value, "B/s"), machine.shared_l1.basis)
     table.add_row("ridge point", f"{machine.ridge:.3g} FLOP/byte", "peak / memory bandwidth")
     for band in doc["pyramid"]:
         table.add_row(f"pyramid {band['shared_bytes_per_flop']:g} B/FLOP", _si(band["attainable_flop_per_s"], "FLOP/s"),
-                      "min(peak, shared+L1 bandwidth / bytes per FLOP)")
+                      f"min(peak, {'shared+L1' if machine.shared_l1_unified else 'shared-memory'} bandwidth / bytes per FLOP)")
     out.print(table)
     marks = marks_for(kernels)
     if len(kernels) > 1:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from ..advisor.report import SCHEMA_VERSION
-from .common import BadInput, choose_format, console, emit_json
+from ..advisor.text import write_json_line
+from .common import BadInput, choose_format, console
 
 
 @click.command()
@@ -22,7 +23,7 @@ def rules(severity, select, fmt):
         raise BadInput(str(exc)) from None
     chosen = [r for r in registry().values() if selection.allows(r.code) and (not severity or r.severity == severity)]
     if choose_format(fmt) == "json":
-        emit_json({"schema_version": SCHEMA_VERSION, "rules": [r.to_dict() for r in chosen]})
+        write_json_line({"schema_version": SCHEMA_VERSION, "rules": [r.to_dict() for r in chosen]})
         return
     from rich.table import Table
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import click
 
 from ..advisor.report import SCHEMA_VERSION
-from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, emit_json
+from ..advisor.text import write_json_line
+from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format
 
 
 @click.command("check-source")
@@ -21,9 +22,9 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
 
     Exit codes: 0 clean; 1 findings at or above --fail-on; 2 bad input.
     """
-    from ..advisor.readers.files import MAX_SOURCE_BYTES, read_input
     from ..advisor.rules import SEVERITY_RANK, RuleSelection
     from ..advisor.rules.source_scan import scan_source
+    from ..specs.files import MAX_SOURCE_BYTES, read_bounded
     from .common import resolve_arch
 
     arch = resolve_arch(target).arch
@@ -34,15 +35,14 @@ def check_source(ctx, paths, target, select, ignore, fail_on, fmt):
     findings = []
     for path in paths:
         try:
-            text = read_input(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+            text = read_bounded(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
         except OSError as exc:
             raise BadInput(f"PATHS: cannot read {path}: {exc.strerror}") from None
         findings += scan_source(text, path, arch.major, selection)
     if choose_format(fmt) == "json":
-        emit_json({"schema_version": SCHEMA_VERSION, "target": arch.sm, "findings": [f.to_dict() for f in findings]})
+        write_json_line({"schema_version": SCHEMA_VERSION, "target": arch.sm, "findings": [f.to_dict() for f in findings]})
     else:
-        from ..advisor.lint.formats import terminal_text
-        from .render import plural
+        from ..advisor.text import plural, terminal_text
 
         # Compiler-style lines, one per finding, never wrapped (editors jump to file:line), written
         # as they are (laid out by rich, 125,000 of them took 2.2 s and 322 MB), control characters

@@ -7,17 +7,26 @@ import re
 import click
 
 from ..advisor.report import SCHEMA_VERSION
-from .common import BadInput, choose_format, console, emit_json, resolve_arch
+from ..advisor.text import write_json_line
+from .common import BadInput, choose_format, console, resolve_arch
+from .options import complete_release
 
 
 def _arch_document(arch, differences: list) -> dict:
     """`differences`: how the releases' headers differ for this architecture (releases.differences_of
     of the default release's Arch, whichever release `arch` follows)."""
-    from ..specs.catalog import ARCH_BEHAVIOUR_FIELDS, ARCH_INT_FIELDS, ARCH_OPTIONAL_INT_FIELDS, describe_source
+    from ..specs.catalog import (
+        ARCH_BEHAVIOUR_FIELDS,
+        ARCH_INT_FIELDS,
+        ARCH_OPTIONAL_FLAG_FIELDS,
+        ARCH_OPTIONAL_INT_FIELDS,
+        describe_source,
+    )
     from ..specs.releases import release
 
     values = {}
-    for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS + ("shared_mem_configs",) + ARCH_BEHAVIOUR_FIELDS:
+    for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS + ("shared_mem_configs",) + ARCH_OPTIONAL_FLAG_FIELDS \
+            + ARCH_BEHAVIOUR_FIELDS:
         value = getattr(arch, key)
         if value is None or (key == "shared_mem_configs" and not value):
             continue
@@ -47,6 +56,18 @@ def _arch_document(arch, differences: list) -> dict:
     }
 
 
+def _releases_text(names: list[str]) -> str:
+    """['12.8', '12.6', ..., '12.0'] -> '12.0 to 12.8' where they follow one another among the
+    releases known, else '13.0, 12.9' as given."""
+    from ..specs.releases import releases
+
+    known = list(releases())
+    places = sorted(known.index(name) for name in names)
+    if len(names) > 2 and places == list(range(places[0], places[-1] + 1)):
+        return f"{known[places[-1]]} to {known[places[0]]}"
+    return ", ".join(names)
+
+
 def _readable(ref: str, citation: str) -> str:
     """A citation for the terminal: a section anchor (technical-specifications-per-compute-capability)
     as words, so that it wraps between them; --format json keeps the anchor as written."""
@@ -70,7 +91,7 @@ def specs(ctx, fmt):
     if choose_format(fmt) == "json":
         from ..specs.releases import DEFAULT_RELEASE
 
-        emit_json({
+        write_json_line({
             "schema_version": SCHEMA_VERSION,
             "cuda_release": DEFAULT_RELEASE,
             "architectures": [{"arch": a.sm, "compute_capability": a.cc, "family": a.family, "names": list(a.names),
@@ -108,7 +129,8 @@ def specs(ctx, fmt):
 @specs.command("show")
 @click.argument("arch")
 @click.option("--spec-file", type=click.Path(dir_okay=False), help="Show an architecture from your own spec file.")
-@click.option("--cuda", metavar="RELEASE", help="Show the values as this cuda_occupancy.h release computes with them.")
+@click.option("--cuda", metavar="RELEASE", shell_complete=complete_release,
+              help="Show the values as this cuda_occupancy.h release computes with them.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]))
 def show(arch, spec_file, cuda, fmt):
     """One architecture: every value with its source (unconfirmed ones marked), where sources
@@ -129,7 +151,7 @@ def show(arch, spec_file, cuda, fmt):
     if resolved.note:
         document["arch_note"] = resolved.note
     if choose_format(fmt) == "json":
-        emit_json(document)
+        write_json_line(document)
         return
     from rich.table import Table
 
@@ -157,11 +179,12 @@ def show(arch, spec_file, cuda, fmt):
 
     out.print(f"Exact to {document['exact_to']}.")
     for d in document["release_differences"]:
+        which = _releases_text(d["releases"])
         if d["field"] is None:
-            out.print(f"CUDA {d['cuda']}: {d['why']}")
+            out.print(f"CUDA {which}: {d['why']}")
         else:
-            out.print(f"CUDA {d['cuda']} differs: {d['field']} = {d['value']} there, {d['value_here']} in CUDA "
-                      f"{DEFAULT_RELEASE} ({d['function']}). {d['why']}")
+            out.print(f"CUDA {which} {'differs' if len(d['releases']) == 1 else 'differ'}: {d['field']} = {d['value']} "
+                      f"there, {d['value_here']} in CUDA {DEFAULT_RELEASE} ({d['function']}). {d['why']}")
     if "product" in document:
         ptable = Table(title=document["product"]["title"])
         ptable.add_column("Field", no_wrap=True, min_width=max(map(len, document["product"]["values"]), default=0))
@@ -198,5 +221,5 @@ def validate(path):
     try:
         doc = validate_family_document(Path(path))
     except SpecFileError as exc:
-        raise BadInput(str(exc)) from None
+        raise BadInput(exc.as_option()) from None
     click.echo(f"{path}: valid ({len(doc.get('arch', []))} architecture(s), {len(doc.get('product', []))} product(s))")

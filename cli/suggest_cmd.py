@@ -10,7 +10,8 @@ from __future__ import annotations
 import click
 
 from ..advisor.report import SCHEMA_VERSION
-from .common import EXIT_FINDINGS, BadInput, choose_format, console, emit_json, resolve_arch
+from ..advisor.text import write_json_line
+from .common import EXIT_FINDINGS, BadInput, choose_format, console, resolve_arch
 from .options import arch_option, cuda_option, format_option, launch_config, launch_options
 
 SUGGEST_KEYS = ("registers", "shared_mem", "dynamic_shared_mem", "carveout", "opt_in", "barriers", "virtual_resources",
@@ -45,8 +46,8 @@ def suggest(ctx, arch, dynamic_shared_mem_per_thread, dynamic_shared_mem_base, s
     from ..advisor.engine.occupancy import occupancy
     from ..advisor.engine.optimizer import LinearSharedMem, kernel_errors, max_potential_block_size
     from ..advisor.inputs import InputError, parse_size
-    from ..advisor.report import percent
     from ..advisor.rules.families.ta7_grid import waves
+    from ..advisor.text import percent
 
     if arch is None and not spec_file:
         raise BadInput("--arch: required (see 'tuneadvise suggest --help')")
@@ -93,9 +94,9 @@ def suggest(ctx, arch, dynamic_shared_mem_per_thread, dynamic_shared_mem_base, s
                                                              dynamic_shared_mem=choice.dynamic_shared_mem))
         document["waves"] = waves(best, grid_size, sms)
     if choose_format(fmt) == "json":
-        emit_json(document)
+        write_json_line(document)
     else:
-        from .render import plural
+        from ..advisor.text import plural
 
         out = console()
         if errors or not choice.block_size:

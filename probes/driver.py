@@ -55,3 +55,25 @@ def engine_kernel(attributes: dict, block: int, dynamic: int, carveout: int = CA
         dynamic_shared_mem=dynamic, carveout=carveout, opt_in=opt_in,
         max_threads_per_block=attributes["max_threads_per_block"], barriers=barriers,
     )
+
+
+def current_device_arch() -> str | None:
+    """sm_XX of the current CUDA context's device (device 0 without one), through the driver
+    library; None where there is no driver or no device."""
+    try:
+        cuda = ctypes.CDLL("libcuda.so.1")
+    except OSError:
+        return None
+    if cuda.cuInit(0) != 0:
+        return None
+    device = ctypes.c_int(0)
+    if cuda.cuCtxGetDevice(ctypes.byref(device)) != 0:
+        device = ctypes.c_int(0)
+        count = ctypes.c_int(0)
+        if cuda.cuDeviceGetCount(ctypes.byref(count)) != 0 or count.value < 1:
+            return None
+    major, minor = ctypes.c_int(), ctypes.c_int()
+    if cuda.cuDeviceGetAttribute(ctypes.byref(major), 75, device) != 0 or \
+            cuda.cuDeviceGetAttribute(ctypes.byref(minor), 76, device) != 0:
+        return None
+    return f"sm_{major.value}{minor.value}"

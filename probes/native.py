@@ -25,6 +25,8 @@ FROM_SHIPPED = (
     # How cuda_occupancy.h treats the compute capability: no device attribute reports it.
     "header_max_registers_per_thread", "shared_mem_opt_in", "reserved_shared_mem_in_block_limit",
     "virtual_resources_per_sm",
+    # Whether shared memory and L1 are one array: no device attribute reports it either.
+    "shared_l1_unified",
 )
 LAYOUT_HOW = "probe cluster: SMs that shared a launched cluster"  # how a measured GPC layout was found
 MEASURED = {"memory_bandwidth_gbs": "dram_copy", "fp32_tflops": "fp32_fma", "fp64_tflops": "fp64_fma", "fp16_tflops": "fp16x2_fma"}
@@ -136,3 +138,20 @@ def native_catalog(device: dict, measured_extras: dict | None = None):
     product = match_product(shipped, cc, device["attributes"]["sm_count"], device["name"])
     doc = native_document(device, shipped.archs.get(cc), None, product, measured_extras)
     return catalog_with(doc, origin=f"driver ({device['name']})")[0]
+
+
+def native_resolved(what: str = "--arch native", clusters: bool = False):
+    """The local GPU as a Resolved spec: the limits its driver reports (GpuUnavailable without
+    one); with `clusters`, its GPC layout measured (a harvested chip's differs from the
+    product's nominal one). The `native` hook of specs/resolve.py."""
+    from .gpu import device_info, load_cupy
+
+    cupy = load_cupy(what)
+    info = device_info(cupy, cupy.cuda.runtime.getDevice())
+    extras = None
+    if clusters:
+        from .clusters import device_layout
+
+        layout = device_layout(cupy, info)
+        extras = {"gpc_sms": (layout, LAYOUT_HOW)} if layout else None
+    return native_catalog(info.as_dict(), extras).resolve("native")

@@ -26,6 +26,7 @@ from .names import (
 from .records import (
     ARCH_BEHAVIOUR_FIELDS,
     ARCH_INT_FIELDS,
+    ARCH_OPTIONAL_FLAG_FIELDS,
     ARCH_OPTIONAL_INT_FIELDS,
     PRODUCT_NUMBER_FIELDS,
     Arch,
@@ -38,7 +39,8 @@ from .records import (
 )
 
 __all__ = [
-    "ARCH_BEHAVIOUR_FIELDS", "ARCH_INT_FIELDS", "ARCH_OPTIONAL_INT_FIELDS", "DATA_DIR", "PRODUCT_NUMBER_FIELDS",
+    "ARCH_BEHAVIOUR_FIELDS", "ARCH_INT_FIELDS", "ARCH_OPTIONAL_FLAG_FIELDS", "ARCH_OPTIONAL_INT_FIELDS", "DATA_DIR",
+    "PRODUCT_NUMBER_FIELDS",
     "Arch", "Catalog", "Disagreement", "FrozenMap", "Product", "Resolved", "UnknownArchError",
     "build_arch", "build_product", "catalog_with", "describe_source", "family_files", "load_user_spec",
     "read_toml", "read_tomls", "shipped_catalog", "sources",
@@ -70,22 +72,10 @@ def _tomllib():
     return tomllib
 
 
-MAX_SPEC_BYTES = 16 << 20  # a spec file is kilobytes; /dev/zero given as one must not be read to the end
-
-
-def read_bytes_bounded(path: str | os.PathLike) -> bytes:
-    """The file's bytes, or OSError (errno EFBIG) beyond MAX_SPEC_BYTES."""
-    import errno
-
-    with open(path, "rb") as handle:
-        data = handle.read(MAX_SPEC_BYTES + 1)
-    if len(data) > MAX_SPEC_BYTES:
-        raise OSError(errno.EFBIG, f"larger than {MAX_SPEC_BYTES >> 20} MiB, more than any spec file")
-    return data
-
-
 def read_toml(path: str | os.PathLike) -> dict:
-    return _tomllib().loads(read_bytes_bounded(path).decode("utf-8"))
+    from .files import read_bounded
+
+    return _tomllib().loads(read_bounded(path, what="spec file").decode("utf-8"))
 
 
 def read_tomls(paths) -> list[dict]:
@@ -197,7 +187,7 @@ def load_user_spec(path: str | os.PathLike) -> tuple[Catalog, list[Arch]]:
     except SpecFileError:
         raise  # already names the file (and is a ValueError itself)
     except ValueError as exc:  # a behaviour field left out for a compute capability nothing ships
-        raise SpecFileError(f"--spec-file: {path}: {exc}") from None
+        raise SpecFileError(f"{path}: {exc}") from None
 
 
 def catalog_with(doc: dict, origin: str) -> tuple[Catalog, list[Arch]]:

@@ -19,12 +19,16 @@ from .catalog import (
     read_toml,
     sources,
 )
+from .errors import InputError
 
 T = TypeVar("T")
 
 
-class SpecFileError(ValueError):
-    """A spec file that does not validate; the message names file, field and rule."""
+class SpecFileError(InputError):
+    """A spec file (`spec_file`, --spec-file) that does not validate; the message names file, field and rule."""
+
+    def __init__(self, message: str):
+        super().__init__("spec_file", message)
 
 
 def _check_source(ref: str) -> str:
@@ -95,6 +99,7 @@ class ArchFields(Strict):
     max_cluster_size_portable: Sourced[Pos] | None = None
     max_cluster_size_nonportable: Sourced[Pos] | None = None
     virtual_resources_per_sm: Sourced[Pos] | None = None
+    shared_l1_unified: Sourced[bool] | None = None
     header_max_registers_per_thread: Sourced[Annotated[int, Field(ge=255, le=256)]] | None = None
     shared_mem_opt_in: Sourced[bool] | None = None
     reserved_shared_mem_in_block_limit: Sourced[bool] | None = None
@@ -238,19 +243,19 @@ def validate_family_document(path: Path) -> dict:
     try:
         raw = read_toml(path) if path.suffix != ".json" else _read_json(path)
     except OSError as exc:
-        raise SpecFileError(f"--spec-file: cannot read {path}: {exc.strerror}") from None
+        raise SpecFileError(f"cannot read {path}: {exc.strerror}") from None
     except (ValueError, RecursionError) as exc:  # TOML/JSON decode errors are ValueErrors; deep nesting recurses
-        raise SpecFileError(f"--spec-file: {path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from None
+        raise SpecFileError(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from None
     try:
         FamilyDocument.model_validate(raw)
     except ValidationError as err:
-        raise SpecFileError("--spec-file: " + _format_error(path, err)) from None
+        raise SpecFileError(_format_error(path, err)) from None
     return raw
 
 
 def _read_json(path: Path) -> dict:
     import json
 
-    from .catalog import read_bytes_bounded
+    from .files import read_bounded
 
-    return json.loads(read_bytes_bounded(path))
+    return json.loads(read_bounded(path, what="spec file"))

@@ -6,20 +6,19 @@ from __future__ import annotations
 
 import re
 
+from .errors import InputError
 from .records import Arch, Product
 
 
-class UnknownArchError(ValueError):
-    """An --arch value that names no architecture or product."""
+class UnknownArchError(InputError):
+    """An architecture name (`arch`, --arch) that names no architecture or product."""
 
     def __init__(self, text: str, suggestions: list[str]):
         self.text = text
         self.suggestions = suggestions
         hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
-        super().__init__(
-            f"--arch: unknown architecture '{text}'{hint} "
-            "(accepted: family names, sm_XX, compute_XX, X.Y, product names; see 'tuneadvise specs')"
-        )
+        super().__init__("arch", f"unknown architecture '{text}'{hint} "
+                                 "(accepted: family names, sm_XX, compute_XX, X.Y, product names; see 'tuneadvise specs')")
 
 
 def arch_aliases(arch: Arch) -> tuple[str, ...]:
@@ -62,6 +61,11 @@ def parse_cc(key: str) -> str | None:
 
 
 def suggest(key: str, candidates) -> list[str]:
+    """Close names with the same numbers as `key`: in a GPU's name a number is the model
+    (l40s is not l4, rtx4080 not rtx4090, sm_91 not sm_90), so a near spelling with other
+    numbers names another part, never the one meant."""
     import difflib  # only on the error path
 
-    return difflib.get_close_matches(key, sorted(set(candidates)), n=3, cutoff=0.5)
+    numbers = re.findall(r"\d+", key)
+    alike = sorted({name for name in candidates if re.findall(r"\d+", name) == numbers})
+    return difflib.get_close_matches(key, alike, n=3, cutoff=0.5)

@@ -42,9 +42,13 @@ ARCH_BEHAVIOUR_FIELDS = (
     "shared_mem_opt_in",
     "reserved_shared_mem_in_block_limit",
 )
+# Optional facts of the hardware that are not numbers: whether shared memory and the L1 cache are
+# one on-chip array (Fermi, Kepler, Volta and later) or separate caches (Maxwell, Pascal). The
+# roofline's pyramid reads it: with separate caches its bandwidth is shared memory's alone.
+ARCH_OPTIONAL_FLAG_FIELDS = ("shared_l1_unified",)
 # Optional values a user's spec file inherits from the shipped architecture of the same compute
 # capability when it leaves them out: what the header hard-codes and no device attribute reports.
-ARCH_INHERITED_OPTIONAL_FIELDS = ("virtual_resources_per_sm",)
+ARCH_INHERITED_OPTIONAL_FIELDS = ("virtual_resources_per_sm", "shared_l1_unified")
 PRODUCT_NUMBER_FIELDS = (
     "sm_count",
     "base_clock_mhz",
@@ -137,6 +141,7 @@ class Arch(NamedTuple):
     max_cluster_size_nonportable: int | None = None
     l1_shared_total: int | None = None
     virtual_resources_per_sm: int | None = None  # cudaOccMaxVirtualResourceCountPerSM (CUDA 13.5: 128 on 10.x-12.x)
+    shared_l1_unified: bool | None = None  # shared memory and L1 one on-chip array (None: not given)
     # Whether cudaOccAvailableDynamicSMemPerBlock subtracts the reserved shared memory (CUDA 13.5: 8.0+,
     # as the per-block limit adds it); an older header release may say otherwise (specs/releases.py).
     available_dynamic_subtracts_reserved: bool = False
@@ -212,7 +217,7 @@ def build_arch(family: str, defaults: dict, entry: dict, origin: str = "shipped"
     major, minor = (int(x) for x in entry["cc"].split("."))
     kwargs = {}
     sources = {}
-    for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS + ARCH_BEHAVIOUR_FIELDS + ("shared_mem_configs",):
+    for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS + ARCH_OPTIONAL_FLAG_FIELDS + ARCH_BEHAVIOUR_FIELDS + ("shared_mem_configs",):
         if key in merged:
             kwargs[key] = _value(merged[key])
             if isinstance(merged[key], dict):

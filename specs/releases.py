@@ -13,12 +13,17 @@ import os
 from functools import lru_cache
 from typing import NamedTuple
 
+from .errors import InputError
+
 DEFAULT_RELEASE = "13.5"  # the first release of releases.toml; tests/specs/test_specs.py holds them equal
 RELEASES_FILE = "releases.toml"
 
 
-class UnknownReleaseError(ValueError):
-    """A --cuda value naming no release, or an architecture the release's header does not know."""
+class UnknownReleaseError(InputError):
+    """A release (`cuda`, --cuda) naming no release, or an architecture the release's header does not know."""
+
+    def __init__(self, message: str):
+        super().__init__("cuda", message)
 
 
 class Difference(NamedTuple):
@@ -60,7 +65,7 @@ def release(cuda: str | None) -> Release:
     known = releases()
     key = DEFAULT_RELEASE if cuda is None else str(cuda).strip()
     if key not in known:
-        raise UnknownReleaseError(f"--cuda: unknown cuda_occupancy.h release '{str(cuda)[:32]}' "
+        raise UnknownReleaseError(f"unknown cuda_occupancy.h release '{str(cuda)[:32]}' "
                                   f"(known: {', '.join(known)})")
     return known[key]
 
@@ -71,7 +76,7 @@ def under_release(arch, cuda: str | None):
     if chosen.cuda == arch.cuda_release:
         return arch
     if arch.cc in chosen.unknown:
-        raise UnknownReleaseError(f"--cuda: CUDA {chosen.cuda}'s cuda_occupancy.h does not know compute capability "
+        raise UnknownReleaseError(f"CUDA {chosen.cuda}'s cuda_occupancy.h does not know compute capability "
                                   f"{arch.cc} ({arch.sm}); use --cuda {DEFAULT_RELEASE}")
     changes, sources = {}, dict(arch.sources)
     for difference in chosen.differences:
@@ -98,22 +103,28 @@ def header_cc(arch, cuda: str | None = None) -> tuple[int, int]:
 
 
 def differences_of(arch) -> list[dict]:
-    """How each other release answers for `arch`: field, value there, value here, function, why."""
-    out = []
+    """How the other releases answer for `arch`: releases (newest first), field, value there,
+    value here, function, why; releases that answer alike share one entry."""
+    grouped: dict[tuple, dict] = {}
     for other in releases().values():
         if other.cuda == arch.cuda_release:
             continue
-        if arch.cc in other.unknown:
-            out.append({"cuda": other.cuda, "field": None, "function": None, "value": None, "value_here": None,
-                        "why": f"CUDA {other.cuda}'s cuda_occupancy.h does not know compute capability {arch.cc}."})
-            continue
-        if arch.cc in other.known_as:
-            out.append({"cuda": other.cuda, "field": None, "function": None, "value": None, "value_here": None,
-                        "why": f"CUDA {other.cuda}'s cuda_occupancy.h knows compute capability {arch.cc} as "
-                               f"{other.known_as[arch.cc]}."})
-        for d in other.differences:
-            here = getattr(arch, d.field)
-            if arch.cc in d.ccs and here != d.value:
-                out.append({"cuda": other.cuda, "field": d.field, "function": d.function, "value": d.value,
-                            "value_here": here, "why": d.why})
+        for entry in _answers_of(other, arch):
+            key = (entry["field"], entry["value"], entry["function"], entry["why"])
+            grouped.setdefault(key, {"releases": [], **entry})["releases"].append(other.cuda)
+    return [{"releases": entry.pop("releases"), **entry} for entry in grouped.values()]
+
+
+def _answers_of(other: Release, arch) -> list[dict]:
+    """How the `other` release answers differently for `arch`, entry by entry."""
+    note = {"field": None, "function": None, "value": None, "value_here": None}
+    if arch.cc in other.unknown:
+        return [{**note, "why": f"cuda_occupancy.h does not know compute capability {arch.cc}."}]
+    out = []
+    if arch.cc in other.known_as:
+        out.append({**note, "why": f"cuda_occupancy.h knows compute capability {arch.cc} as {other.known_as[arch.cc]}."})
+    for d in other.differences:
+        here = getattr(arch, d.field)
+        if arch.cc in d.ccs and here != d.value:
+            out.append({"field": d.field, "function": d.function, "value": d.value, "value_here": here, "why": d.why})
     return out

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..readers.files import read_input
+from ...specs.files import read_bounded
 from ..report import SCHEMA_VERSION
 
 # figure -> True when a larger value is worse
@@ -55,7 +55,7 @@ def build(report) -> dict:
 
 def load(path) -> dict:
     try:
-        data = json.loads(read_input(path))
+        data = json.loads(read_bounded(path))
     except OSError as exc:
         raise BaselineError(f"--baseline: cannot read {path}: {exc.strerror}") from None
     except (ValueError, RecursionError) as exc:  # JSON and UTF-8 errors, 4,300-digit integers, deep nesting

@@ -23,12 +23,13 @@ and at most MAX_FILES files and MAX_METADATA_BYTES of metadata each are read.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
-import stat
 from pathlib import Path
 
+from ...specs.files import NotRegularFile, open_regular, read_bounded
 from ..readers.compiler_output import KernelUsage
 from ..readers.cubin import ELF_MAGIC, CubinError, read_cubin
 from ..readers.usage import (
@@ -84,19 +85,6 @@ def read_directory(root: str | Path, machine_code: MachineCode | None = None) ->
     return _apart(result)
 
 
-class NotRegularFile(OSError):
-    """A device, FIFO, socket or symbolic link met in a walk: never opened for reading (it could block or never end)."""
-
-
-def _open_regular(path: str):
-    """`path` opened for binary reading if it is a regular file; links are not followed and a FIFO never blocks."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise NotRegularFile(0, "not a regular file")
-    return os.fdopen(fd, "rb")
-
-
 def _cannot_read(path: str, exc: OSError) -> InputProblem:
     if isinstance(exc, NotRegularFile) or os.path.islink(path):
         return InputProblem(path, None, "not a regular file (a link, device or FIFO): not read")
@@ -105,7 +93,7 @@ def _cannot_read(path: str, exc: OSError) -> InputProblem:
 
 def _read_build_output(path: str, result: ReadResult, machine_code: MachineCode | None) -> None:
     try:
-        with _open_regular(path) as handle:
+        with open_regular(path) as handle:
             head = handle.read(80)
     except OSError as exc:
         result.problems.append(_cannot_read(path, exc))
@@ -120,6 +108,14 @@ def _read_build_output(path: str, result: ReadResult, machine_code: MachineCode 
     # command line such a file is an error, found in a walk it is simply not CUDA output.
     result.problems += [p for p in one.problems if p.message != NO_CUDA_CODE]
     result.ptx_only += one.ptx_only
+
+
+def without_cupy_header(data: bytes) -> bytes:
+    """The cubin of a CuPy cache file (its digest header stripped where the digest matches); other data as it is."""
+    size = _digest_size(data[:80])
+    if size and _DIGESTS[size](data[size:]).hexdigest().encode() == data[:size]:
+        return data[size:]
+    return data
 
 
 def _digest_size(head: bytes) -> int:
@@ -147,15 +143,13 @@ def _read_cupy(path: str, size: int, result: ReadResult, machine_code: MachineCo
 
 def _read_bytes(path: str, result: ReadResult, limit: int = MAX_CUBIN_BYTES) -> bytes | None:
     try:
-        with _open_regular(path) as handle:
-            data = handle.read(limit + 1)  # bounded even if the file grows while read
+        return read_bounded(path, limit, regular_only=True)
     except OSError as exc:
-        result.problems.append(_cannot_read(path, exc))
+        if exc.errno == errno.EFBIG:
+            result.problems.append(InputProblem(path, None, f"larger than {limit} bytes: not read"))
+        else:
+            result.problems.append(_cannot_read(path, exc))
         return None
-    if len(data) > limit:
-        result.problems.append(InputProblem(path, None, f"larger than {limit} bytes: not read"))
-        return None
-    return data
 
 
 def _read_triton(meta_path: str, cubin_path: str, result: ReadResult, machine_code: MachineCode | None) -> None:

@@ -8,7 +8,7 @@ error that suggests the closest valid one. A [[kernels]] entry's launch keys
 and figures are LaunchConfig's own (advisor/launch.FIELDS): the model is
 generated from them and the lint builds each kernel's LaunchConfig with
 LaunchConfig.from_mapping. Untrusted values are never str()ed into a message
-(`shown`), and YAML aliases are refused (a few hundred bytes expand to
+(`quoted`), and YAML aliases are refused (a few hundred bytes expand to
 gigabytes).
 """
 
@@ -33,11 +33,11 @@ from pydantic import (
     model_validator,
 )
 
+from ...specs.files import read_bounded
 from .. import inputs
 from ..launch import BY_KEY as LAUNCH_FIELDS
 from ..launch import MAX_CLUSTER_SIZE, MAX_LOCAL_BYTES
-from ..readers.files import read_input
-from ..rules.wording import clipped
+from ..text import quoted
 from .settings import normalise_archs
 
 Severity = Literal["error", "warning", "info"]
@@ -52,16 +52,6 @@ def _normalise_keys(data):
     if isinstance(data, dict):
         return {k.replace("-", "_") if isinstance(k, str) else k: v for k, v in data.items()}
     return data
-
-
-def shown(value, limit: int = 40) -> str:
-    """A user's value for an error message: repr() of a string or number, cut to `limit`
-    characters; never the str() of a structure (a YAML bomb expands to megabytes)."""
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        text = repr(value)
-    else:
-        text = f"a {type(value).__name__}"
-    return clipped(text, limit)
 
 
 def _via_inputs(parse, value, field: str):
@@ -295,15 +285,15 @@ def _rule_codes(v):
     from ..rules import registry
 
     if v is not None and not isinstance(v, (str, list, tuple)):
-        raise ValueError(f"expected rule codes such as TA301 (a string or a list of them), got {shown(v)}")
+        raise ValueError(f"expected rule codes such as TA301 (a string or a list of them), got {quoted(v, 40)}")
     items = [v] if isinstance(v, str) else list(v or [])
     codes = []
     for item in items:
         if not isinstance(item, str):
-            raise ValueError(f"expected rule codes such as TA301, got {shown(item)}")
+            raise ValueError(f"expected rule codes such as TA301, got {quoted(item, 40)}")
         code = item.strip().upper()
         if not any(known.startswith(code) for known in registry()):
-            raise ValueError(f"{shown(item)} matches no rule code (see 'tuneadvise rules')")
+            raise ValueError(f"{quoted(item, 40)} matches no rule code (see 'tuneadvise rules')")
         codes.append(code)
     return codes
 
@@ -367,7 +357,7 @@ def load_config(path: str | Path) -> LintConfig:
     """A config file, or the [tool.tuneadvise] table of a pyproject.toml."""
     path = Path(path)
     try:
-        text = read_input(path).decode("utf-8")
+        text = read_bounded(path).decode("utf-8")
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
@@ -466,8 +456,8 @@ def _loader(yaml):
 
 def _describe(path: Path, text: str, err: ValidationError) -> str:
     first = err.errors()[0]
-    loc = [p if isinstance(p, (str, int)) else shown(p) for p in first["loc"]]
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{shown(p)[1:-1]}" for p in loc).lstrip(".") or "(document)"
+    loc = [p if isinstance(p, (str, int)) else quoted(p, 40) for p in first["loc"]]
+    where = "".join(f"[{p}]" if isinstance(p, int) else f".{quoted(p, 40)[1:-1]}" for p in loc).lstrip(".") or "(document)"
     message = first["msg"].removeprefix("Value error, ")
     if first["type"] == "extra_forbidden":
         model = _model_at(loc[:-1])

@@ -17,11 +17,11 @@ import hashlib
 import io
 import json
 import os
-import re
 from collections.abc import Iterator
 from xml.sax.saxutils import escape, quoteattr
 
 from ..rules import SEVERITY_RANK, registry
+from ..text import COMPACT, hex_escaped, markdown_text, utf8_text, xml_text
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -29,52 +29,6 @@ GITHUB_COMMAND = {"error": "error", "warning": "warning", "info": "notice"}
 CSV_COLUMNS = ("kernel", "demangled", "arch", "registers", "shared_mem", "spill_stores", "spill_loads",
                "stack_frame", "block_size", "occupancy", "active_blocks_per_sm", "limiters", "code", "severity",
                "baseline", "message", "file", "line")
-
-_COMPACT = json.JSONEncoder(separators=(",", ":"))  # json.dumps(x, separators=(",", ":")), one encoder
-
-
-# -- text that is safe to write -------------------------------------------------
-
-def utf8_text(text: str) -> str:
-    """`text` as valid UTF-8 text: undecodable bytes (surrogate escapes from a pipe) and lone
-    surrogates become U+FFFD."""
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-        return text
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
-
-
-def terminal_text(text: str) -> str:
-    """`text` for a terminal: valid UTF-8 (utf8_text), every control character written as an
-    escape (a kernel name holding ESC [31m would otherwise recolour or move the user's terminal)."""
-    text = utf8_text(text)
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
-
-
-_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-
-
-def xml_text(text: str) -> str:
-    """Text XML 1.0 allows: forbidden control characters written as \\xNN."""
-    return _XML_FORBIDDEN.sub(lambda m: f"\\x{ord(m.group(0)):02x}", utf8_text(text))
-
-
-_CONTROL = re.compile("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f\x85\u2028\u2029]")
-
-
-_MARKDOWN_SYNTAX = re.compile(r"([\\`*_\[\]<>|~&$])")
-
-
-def markdown_text(text) -> str:
-    """Text shown as itself in (GitHub-flavoured) Markdown: its syntax backslash-escaped, one line."""
-    text = _MARKDOWN_SYNTAX.sub(r"\\\1", utf8_text(str(text))).replace("\r", " ").replace("\n", " ")
-    return _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
-
 
 def csv_cell(value):
     """A CSV cell no spreadsheet runs as a formula (OWASP's CSV injection advice: a leading ')."""
@@ -120,12 +74,12 @@ def _headline(finding: dict, kernel: dict | None) -> str:
 
 def json_chunks(doc) -> Iterator[str]:
     """json.dumps(doc.whole(), separators=(",", ":")) + "\\n", a kernel at a time (ASCII: json's escapes)."""
-    yield _COMPACT.encode(doc.head)[:-1] + ',"kernels":['
+    yield COMPACT.encode(doc.head)[:-1] + ',"kernels":['
     separator = ""
     for kernel in doc.kernels():
-        yield separator + _COMPACT.encode(kernel)
+        yield separator + COMPACT.encode(kernel)
         separator = ","
-    yield "]," + _COMPACT.encode(doc.tail)[1:] + "\n"
+    yield "]," + COMPACT.encode(doc.tail)[1:] + "\n"
 
 
 # -- SARIF ----------------------------------------------------------------------
@@ -147,7 +101,7 @@ def sarif_chunks(doc) -> Iterator[str]:
            f'   "tool": {_indented({"driver": driver}, 3)},\n   "results": [')
     separator, relative = "\n    ", {}
     for finding, kernel, file, line in findings_with_places(doc):
-        yield separator + _COMPACT.encode(_sarif_result(finding, kernel, file, line, index, relative))
+        yield separator + COMPACT.encode(_sarif_result(finding, kernel, file, line, index, relative))
         separator = ",\n    "
     yield f'\n   ],\n   "properties": {_indented({"summary": doc.summary}, 3)}\n  }}\n ]\n}}\n'
 
@@ -219,7 +173,7 @@ def _gh_escape(text: str, property_value: bool = False) -> str:
     """A workflow command's value: its own escapes for %, CR and LF, and other control and
     line-breaking characters written as \\xNN, so one annotation stays one line."""
     text = utf8_text(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-    text = _CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+    text = hex_escaped(text)
     if property_value:
         text = text.replace(":", "%3A").replace(",", "%2C")
     return text

@@ -18,7 +18,7 @@ from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 
 from ..readers.compiler_output import KernelUsage
-from ..rules.wording import clipped
+from ..text import clip
 from ..toolchain.cache import EntryStore, default_directory
 from ..toolchain.disassembler import Disassembler, DisassemblyError, available, find_disassembler
 
@@ -57,7 +57,7 @@ class MachineCodeReader:
         try:
             found = self.disassembler.kernels(cubin, self.store)
         except DisassemblyError as exc:
-            return f"{records[0].file}: machine code not read ({clipped(str(exc), 200)}): its spills stay unknown"
+            return f"{records[0].file}: machine code not read ({clip(str(exc), 200)}): its spills stay unknown"
         for record in records:
             attach(record, found.get(record.name))
         return None

@@ -26,7 +26,8 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from ...specs.catalog import UnknownArchError, shipped_catalog
+from ...specs.names import UnknownArchError
+from ...specs.resolve import resolve
 from ..engine.occupancy import Occupancy, occupancy
 from ..engine.whatif import bounds_register_cap
 from ..inputs import InputError
@@ -47,7 +48,7 @@ from ..rules import (
     finding_order,
     lint_findings,
 )
-from ..rules.wording import clipped
+from ..text import clip
 from ..toolchain.settings import BuildSettings, BuildSetupError, maxrregcount_of, with_line_info
 from .caches import side_by_side, usage_launch
 from .machine_code import with_machine_code
@@ -162,7 +163,7 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
     unknown: dict[str, int] = {}
     for (name, arch, variant), evidence in grouped.items():
         try:
-            resolved = _resolve(arch)
+            resolved = resolve(arch)
         except UnknownArchError:
             unknown[arch] = unknown.get(arch, 0) + 1
             continue
@@ -177,16 +178,11 @@ def lint_records(records, options: LintOptions, sources: SourceIndex | None = No
         report.skipped.append(f"{count} kernel(s) for {arch}, which no shipped spec describes")
     for index, entry in enumerate(config.kernels):
         if index not in linter.matched and entry.registers is None:
-            report.warnings.append(f"[[kernels]] entry {index + 1} (name = '{clipped(entry.name, 80)}') matches no "
+            report.warnings.append(f"[[kernels]] entry {index + 1} (name = '{clip(entry.name, 80)}') matches no "
                                    "kernel: check the glob against the mangled, demangled or bare names")
     ranked.sort()
     report.kernels = side_by_side([entry[-1] for entry in ranked])
     return report
-
-
-@lru_cache(maxsize=256)
-def _resolve(arch: str):
-    return shipped_catalog().resolve(arch)
 
 
 def _config_usage(entry: KernelEntry, arch: str, file: str) -> KernelUsage:
@@ -400,7 +396,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     report.warnings += unread
     if source_texts:
         majors = [k.result.arch.major for k in report.kernels] or \
-            [_resolve(a).arch.major for a in (options.archs or options.config.arch)]
+            [resolve(a).arch.major for a in (options.archs or options.config.arch)]
         if majors:
             for path, text in source_texts:
                 report.source_findings += scan_source(text, path, min(majors), options.selection)
@@ -434,10 +430,10 @@ def _gather(paths, compile_sources, options: LintOptions, stdin, build, machine_
 
 def _read_source(path: str, gathered, index: SourceIndex, source_texts: list, compiled: bool = False) -> bool:
     """Read a source into the index; False (and a problem) when it cannot be read, or compiled."""
-    from ..readers.files import MAX_SOURCE_BYTES, read_input, read_source_to_compile
+    from ...specs.files import MAX_SOURCE_BYTES, read_bounded, read_source_to_compile
 
     try:
-        read = read_source_to_compile if compiled else read_input
+        read = read_source_to_compile if compiled else read_bounded
         text = read(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
         gathered.problems.append(InputProblem(path, None, f"cannot read: {exc.strerror}"))

@@ -11,7 +11,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
-from ...specs.catalog import UnknownArchError, shipped_catalog
+from ...specs.names import UnknownArchError
+from ...specs.resolve import resolve
 
 CONFIG_SUFFIXES = (".toml", ".yaml", ".yml", ".json")
 
@@ -36,10 +37,10 @@ def find_project_config(start: Path | None = None) -> Path | None:
 
 
 def _mentions_tool_table(pyproject: Path) -> bool:
-    from ..readers.files import read_input
+    from ...specs.files import read_bounded
 
     try:
-        return b"[tool.tuneadvise" in read_input(pyproject)
+        return b"[tool.tuneadvise" in read_bounded(pyproject)
     except OSError:  # unreadable or larger than any pyproject: not this tool's
         return False
 
@@ -54,9 +55,9 @@ def normalise_archs(value) -> list[str]:
         if not isinstance(item, (str, int, float)) or isinstance(item, bool) or len(str(item)) > 40:
             raise ValueError("expected an architecture name such as sm_90, hopper or 9.0")
         try:
-            normalised.append(shipped_catalog().resolve(str(item)).arch.sm)
+            normalised.append(resolve(str(item)).arch.sm)
         except UnknownArchError as exc:
-            raise ValueError(str(exc).removeprefix("--arch: ")) from None
+            raise ValueError(exc.detail) from None
     return normalised
 
 

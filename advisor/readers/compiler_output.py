@@ -172,12 +172,13 @@ def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None,
 def spec_reserved_shared_mem(arch: str | None) -> int:
     """The spec's reserved shared memory per block for a target such as 'sm_90'
     (0 for a target the spec does not know, so nothing is subtracted)."""
-    from ...specs.catalog import UnknownArchError, shipped_catalog
+    from ...specs.names import UnknownArchError
+    from ...specs.resolve import resolve_arch
 
     if not arch:
         return 0
     try:
-        return shipped_catalog().resolve(arch).arch.reserved_shared_mem_per_block
+        return resolve_arch(arch).reserved_shared_mem_per_block
     except UnknownArchError:
         return 0
 

@@ -28,11 +28,11 @@ import hashlib
 import json
 import os
 import shutil
-import stat
 import tempfile
 import threading
 from pathlib import Path
 
+from ...specs.files import read_bounded
 from .bounded import RunningCompilers, run_bounded
 from .discovery import Toolchain
 from .settings import BuildSettings
@@ -77,13 +77,7 @@ class EntryStore:
     def get(self, key: str) -> str | None:
         try:
             # Only a regular file is an entry: a FIFO planted there would block, a link to /dev/zero never end.
-            fd = os.open(self._path(key), os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-            with os.fdopen(fd, "rb") as handle:
-                if not stat.S_ISREG(os.fstat(fd).st_mode):
-                    return None
-                data = handle.read(MAX_ENTRY + 1)
-            if len(data) > MAX_ENTRY:
-                return None
+            data = read_bounded(self._path(key), MAX_ENTRY, regular_only=True)
             entry = json.loads(data.decode("utf-8"))
         except (OSError, ValueError, UnicodeDecodeError, RecursionError):
             return None

@@ -24,7 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
 from ..readers.compiler_output import MAX_LINE, KernelUsage, parse_ptxas
-from ..rules.wording import clipped
+from ..text import clip
 from .bounded import RunningCompilers, run_bounded
 from .discovery import Toolchain
 from .settings import BuildSettings
@@ -91,7 +91,7 @@ def error_line(lines, returncode: int) -> str:
             if "error" in line.lower():
                 first_error = line
                 break
-    return clipped(first_error or last or f"exited with status {returncode}", MAX_ERROR_LINE)
+    return clip(first_error or last or f"exited with status {returncode}", MAX_ERROR_LINE)
 
 
 def output_lines(data) -> Iterator[str]:
@@ -128,7 +128,7 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
     if done.overflowed:
         first = next((line.strip() for line in output_lines(output) if line.strip()), "")
         return BuildResult(build, "", f"printed more than {MAX_COMPILER_OUTPUT >> 20} MiB and was stopped; "
-                                      f"it began: {clipped(first, MAX_ERROR_LINE)}")
+                                      f"it began: {clip(first, MAX_ERROR_LINE)}")
     if done.returncode != 0:
         error = error_line(output_lines(output), done.returncode)
         if settings.memory_mib is not None and (done.returncode < 0 or any(

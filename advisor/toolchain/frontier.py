@@ -141,18 +141,19 @@ def frontier(source: str, archs, block_size: int, kernel_glob: str | None = None
     """The frontier of every kernel of `source` (.cu or .ptx) matching `kernel_glob`, on each of
     `archs` (sm_XX), at `block_size` threads per block. Raises ToolchainMissing without a
     compiler, BuildSetupError for a source that cannot be read or an architecture no spec knows."""
-    from ...specs.catalog import UnknownArchError, shipped_catalog
+    from ...specs.names import UnknownArchError
+    from ...specs.resolve import resolve_arch
 
     settings = settings or BuildSettings()
     try:
-        resolved = {arch: shipped_catalog().resolve(arch).arch for arch in archs}
+        resolved = {arch: resolve_arch(arch) for arch in archs}
     except UnknownArchError as exc:
-        raise BuildSetupError(f"--arch: {exc}") from None
+        raise BuildSetupError(exc.as_option()) from None
     if not source.lower().endswith(FRONTIER_SUFFIXES):
         raise BuildSetupError(f"FILE: {source} is neither a CUDA source (.cu) nor PTX (.ptx)")
     index = SourceIndex()
     if not source.lower().endswith(".ptx"):
-        from ..readers.files import read_source_to_compile
+        from ...specs.files import read_source_to_compile
 
         try:
             index.add_file(source, read_source_to_compile(source).decode("utf-8", errors="replace"))

@@ -21,7 +21,7 @@ from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from tuneadvise.cli.common import MAX_ERROR
+from tuneadvise.advisor.text import MAX_ERROR
 from tuneadvise.cli.main import COMMANDS, cli
 
 from ..helpers import ROOT, assert_one_line_error

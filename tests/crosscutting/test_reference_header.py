@@ -1,5 +1,5 @@
-"""Differential test: the engine against NVIDIA's cuda_occupancy.h of every release the
-engine follows (specs/data/releases.toml: 13.5, the default, and 12.9), over seeded sweeps.
+"""Differential test: the engine against NVIDIA's cuda_occupancy.h of the releases the
+engine follows (specs/data/releases.toml), over seeded sweeps.
 
 Every compute capability a release's header covers is swept with random registers,
 block sizes (odd ones included), static and dynamic shared memory, carveouts,
@@ -7,10 +7,17 @@ opt-in, barrier and virtual-resource counts; every field of cudaOccResult is
 compared, the block-size optimizer with cudaOccMaxPotentialOccupancyBlockSizeVariableSMem,
 and `max_dynamic_shared_mem` with cudaOccAvailableDynamicSMemPerBlock. The engine
 answers for an older release through `specs.releases.under_release`, as `--cuda` does.
+
+Which releases a run sweeps (`swept_releases`): the newest two always, and one of the
+others, rotating by the day, so that successive runs cover them all; every release's
+header is also checked for the compute capabilities it refuses, on every run.
+TUNEADVISE_SWEEP_RELEASES=all sweeps every release (the slower run), or names them
+(`12.3,13.0`).
 """
 
 from __future__ import annotations
 
+import datetime
 import os
 import random
 
@@ -45,18 +52,51 @@ CACHE_PREFER_NONE, CACHE_PREFER_SHARED, CACHE_PREFER_L1 = 0, 1, 2
 FUNC_SHMEM_LIMIT_DEFAULT, FUNC_SHMEM_LIMIT_OPTIN = 0, 1
 
 
-@pytest.fixture(scope="module", params=list(releases()))
-def harness(request):
-    """(release, a function that runs harness lines against that release's header)."""
-    cuda = request.param
+ALWAYS_SWEPT = 2  # the newest releases, swept on every run
+
+
+def swept_releases() -> list[str]:
+    """The releases this run sweeps (see the module's docstring)."""
+    known = list(releases())
+    chosen = os.environ.get("TUNEADVISE_SWEEP_RELEASES", "").strip()
+    if chosen == "all":
+        return known
+    if chosen:
+        return [release(name).cuda for name in chosen.split(",")]
+    rest = known[ALWAYS_SWEPT:]
+    rotating = rest[datetime.date.today().toordinal() % len(rest)] if rest else None
+    return known[:ALWAYS_SWEPT] + ([rotating] if rotating else [])
+
+
+def reference(cuda: str):
+    """A function that runs harness lines against the release's header; a skip (a failure where
+    TUNEADVISE_REQUIRE_REFERENCE=1, as in CI) if the header cannot be had."""
     try:
         header.harness_binary(cuda)
     except header.Unavailable as exc:
-        # CI sets TUNEADVISE_REQUIRE_REFERENCE=1: there a missing reference fails the run, never skips.
         if os.environ.get("TUNEADVISE_REQUIRE_REFERENCE") == "1":
             pytest.fail(f"cuda_occupancy.h {cuda} reference required but unavailable: {exc}")
         pytest.skip(f"cuda_occupancy.h {cuda} reference unavailable: {exc}")
-    return cuda, lambda lines: header.run(cuda, lines)
+    return lambda lines: header.run(cuda, lines)
+
+
+@pytest.fixture(scope="module", params=swept_releases())
+def harness(request):
+    """(release, a function that runs harness lines against that release's header)."""
+    return request.param, reference(request.param)
+
+
+@pytest.mark.parametrize("cuda", list(releases()))
+def test_each_release_refuses_exactly_the_compute_capabilities_listed_as_unknown(cuda):
+    """releases.toml's `unknown` and `known_as` against the header itself: one plain launch per
+    shipped compute capability, sent by the number the release knows it by."""
+    run = reference(cuda)
+    catalog = shipped_catalog()
+    archs = [a for a in catalog.sorted_archs() if catalog.family_covered_by_header[a.family]]
+    kernel = LaunchConfig(registers=32, block_size=128, barriers=1)
+    lines = [f"O {encode_device(a._replace(cuda_release=cuda))} {encode_function(a, kernel)} 128 0" for a in archs]
+    refused = {a.cc for a, row in zip(archs, run(lines)) if row[0] != 0}
+    assert refused == set(release(cuda).unknown)
 
 
 def covered_archs(cuda: str = DEFAULT_RELEASE):

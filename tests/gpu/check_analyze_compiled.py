@@ -22,7 +22,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cuda_driver import check, cuda, function_attributes, occupancy, open_device  # noqa: E402  (this directory)
 
 from tuneadvise import analyze_compiled  # noqa: E402
-from tuneadvise.advisor.compiled import current_device_arch  # noqa: E402
+from tuneadvise.probes.driver import current_device_arch  # noqa: E402
 
 OUT = sys.argv[1] if len(sys.argv) > 1 else "."
 device = open_device(0)

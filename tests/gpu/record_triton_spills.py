@@ -27,13 +27,12 @@ os.environ["TRITON_CACHE_DIR"] = CACHE
 os.makedirs(OUT, exist_ok=True)
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from cuda_driver import check, cuda, function_attributes, open_device  # noqa: E402  (this directory)
-
 import ctypes  # noqa: E402
 
 import torch  # noqa: E402
 import triton  # noqa: E402
 import triton.language as tl  # noqa: E402
+from cuda_driver import check, cuda, function_attributes, open_device  # noqa: E402  (this directory)
 
 
 @triton.jit
@@ -71,8 +70,8 @@ def main():
     a = torch.randn(size, size, device="cuda", dtype=torch.float16)
     b = torch.randn(size, size, device="cuda", dtype=torch.float16)
     c = torch.empty(size, size, device="cuda", dtype=torch.float32)
-    runs = [("matmul 256x256x32 w4", dict(BM=256, BN=256, BK=32, num_warps=4)),
-            ("matmul 128x128x32 w4 maxnreg 64", dict(BM=128, BN=128, BK=32, num_warps=4, maxnreg=64))]
+    runs = [("matmul 256x256x32 w4", {"BM": 256, "BN": 256, "BK": 32, "num_warps": 4}),
+            ("matmul 128x128x32 w4 maxnreg 64", {"BM": 128, "BN": 128, "BK": 32, "num_warps": 4, "maxnreg": 64})]
     for label, settings in runs:
         grid = (size // settings["BM"], size // settings["BN"])
         try:

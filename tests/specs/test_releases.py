@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from tuneadvise.advisor import InputError, analyze, max_dynamic_smem
 from tuneadvise.advisor.engine.occupancy import shared_mem_ceiling
 from tuneadvise.cli.main import cli
-from tuneadvise.specs.catalog import DATA_DIR, read_toml, shipped_catalog
+from tuneadvise.specs.catalog import DATA_DIR, read_toml, shipped_catalog, sources
 from tuneadvise.specs.releases import DEFAULT_RELEASE, UnknownReleaseError, releases, under_release
 
 from ..helpers import JSON_VALUES, assert_one_line_error
@@ -30,8 +30,56 @@ def run(*args, input=None):
 
 def test_the_default_release_is_the_first_listed_and_every_shipped_arch_follows_it():
     assert list(read_toml(f"{DATA_DIR}/releases.toml")["release"])[0]["cuda"] == DEFAULT_RELEASE
-    assert list(releases()) == [DEFAULT_RELEASE, "12.9"]
     assert {a.cuda_release for a in CATALOG.archs.values()} == {DEFAULT_RELEASE}
+
+
+# Every minor release whose runtime wheel ships cuda_occupancy.h, as the package index has them
+# (there is no CUDA 12.7), newest first.
+INDEX_RELEASES = ["13.5", "13.4", "13.3", "13.2", "13.1", "13.0",
+                  "12.9", "12.8", "12.6", "12.5", "12.4", "12.3", "12.2", "12.1", "12.0"]
+
+
+def test_every_release_on_the_package_index_is_listed_with_its_wheel_and_source():
+    assert list(releases()) == INDEX_RELEASES
+    for cuda, entry in releases().items():
+        package, member = (("nvidia-cuda-runtime", "nvidia/cu13/") if cuda.startswith("13.")
+                           else ("nvidia-cuda-runtime-cu12", "nvidia/cuda_runtime/"))
+        assert entry.wheel.startswith(f"{package}=={cuda}."), entry.wheel
+        assert entry.member == f"{member}include/cuda_occupancy.h"
+        assert entry.source in sources() and cuda in sources()[entry.source]["title"]
+        assert entry.wheel.split("==")[1] in sources()[entry.source]["title"]
+
+
+@pytest.mark.parametrize("cuda, blocks", [("13.5", 16), ("13.4", 16), ("13.3", 16), ("13.2", 32), ("13.1", 32),
+                                          ("13.0", 32), ("12.9", 32)])
+def test_10_3_took_one_barrier_slot_per_block_from_13_3(cuda, blocks):
+    # 64-thread blocks: 32 block slots, two barriers per block; 13.0-13.2 give 10.3 two slots per block.
+    assert analyze("sm_103", cuda=cuda, registers=32, block_size=64, barriers=2).active_blocks_per_sm == blocks
+
+
+@pytest.mark.parametrize("cuda, available", [("13.5", 115712), ("13.1", 115712), ("13.0", 116736), ("12.9", 116736),
+                                             ("12.6", 116736), ("12.0", 116736)])
+def test_the_reserved_kilobyte_is_subtracted_from_13_1(cuda, available):
+    budget = max_dynamic_smem("h100-sxm", 2, cuda=cuda, registers=32, block_size=256, opt_in=True)
+    assert budget.max_dynamic_shared_mem == available
+
+
+@pytest.mark.parametrize("cc, newest_refusing", [("10.0", "12.6"), ("12.0", "12.6"), ("11.0", "12.6"), ("10.3", "12.8"),
+                                                 ("12.1", "12.8"), ("11.1", "12.9"), ("10.7", "13.3"), ("11.7", "13.3")])
+def test_a_compute_capability_is_refused_by_the_releases_before_its_header_support(cc, newest_refusing):
+    order = list(releases())
+    for cuda in order:
+        if order.index(cuda) < order.index(newest_refusing):
+            assert under_release(CATALOG.archs[cc], cuda).cuda_release == cuda
+        else:
+            with pytest.raises(UnknownReleaseError, match=f"does not know compute capability {cc}"):
+                under_release(CATALOG.archs[cc], cuda)
+
+
+def test_virtual_resources_limit_from_13_0():
+    kernel = {"registers": 32, "block_size": 128, "virtual_resources": 64}
+    assert analyze("sm_100", cuda="13.0", **kernel).active_blocks_per_sm == 2
+    assert analyze("sm_100", cuda="12.8", **kernel).active_blocks_per_sm == 16
 
 
 @pytest.mark.parametrize("arch, count, blocks, limit", [
@@ -104,7 +152,7 @@ def test_a_users_spec_file_inherits_the_virtual_resources_of_its_compute_capabil
 def test_an_older_release_refuses_what_its_header_does_not_know():
     with pytest.raises(UnknownReleaseError, match="does not know compute capability 10.7"):
         under_release(CATALOG.archs["10.7"], "12.9")
-    with pytest.raises(UnknownReleaseError, match="known: 13.5, 12.9"):
+    with pytest.raises(UnknownReleaseError, match="known: 13.5, 13.4, 13.3, .*, 12.1, 12.0"):
         under_release(CATALOG.archs["9.0"], "11.8")
     thor = under_release(CATALOG.archs["11.0"], "12.9")
     assert thor.virtual_resources_per_sm == 0 and thor.source_of("virtual_resources_per_sm").startswith("occ-h-12.9#")
@@ -123,7 +171,8 @@ def test_cuda_option_on_the_commands():
     assert single["cuda_release"] == "12.9" and single["active_blocks_per_sm"] == 32
     assert_one_line_error(run("occupancy", "--arch", "sm_107", "-r", "32", "-b", "64", "--cuda", "12.9"),
                           "--cuda:", "10.7")
-    assert_one_line_error(run("suggest", "--arch", "sm_90", "-r", "32", "--cuda", "13"), "--cuda:", "known: 13.5, 12.9")
+    assert_one_line_error(run("suggest", "--arch", "sm_90", "-r", "32", "--cuda", "13"), "--cuda:",
+                          "known: " + ", ".join(INDEX_RELEASES))
     lines = "".join(json.dumps({"arch": a, "registers": 32, "block_size": 64, "barriers": 2}) + "\n"
                     for a in ("sm_103", "sm_107"))
     batch = run("occupancy", "--batch", "-", "--cuda", "12.9", input=lines)
@@ -143,13 +192,16 @@ def test_version_and_specs_show_name_the_release_and_list_differences():
         None, "virtual_resources_per_sm", "available_dynamic_subtracts_reserved"}
     b300 = json.loads(run("specs", "show", "sm_103", "--format", "json").output)
     [barriers] = [d for d in b300["release_differences"] if d["field"] == "barriers_per_block_slot"]
-    assert (barriers["value"], barriers["value_here"], barriers["cuda"]) == (2, 1, "12.9")
+    assert (barriers["value"], barriers["value_here"], barriers["releases"]) == (2, 1, ["13.2", "13.1", "13.0", "12.9"])
+    [unknown] = [d for d in b300["release_differences"] if d["field"] is None]
+    assert unknown["releases"] == ["12.8", "12.6", "12.5", "12.4", "12.3", "12.2", "12.1", "12.0"]
     old = json.loads(run("specs", "show", "sm_103", "--cuda", "12.9", "--format", "json").output)
     assert old["cuda_release"] == "12.9" and "12.9.79" in old["exact_to"]
     assert old["values"]["barriers_per_block_slot"]["value"] == 2 and old["release_differences"] == b300["release_differences"]
     text = run("specs", "show", "thor", "--format", "table").output
     assert "* l1_shared_total" in text and "unconfirmed" in text and "Exact to cuda_occupancy.h of CUDA 13.5" in text
-    assert "knows compute capability 11.0 as 10.1" in text
+    assert "CUDA 12.9, 12.8: cuda_occupancy.h knows compute capability 11.0 as 10.1" in text
+    assert "CUDA 12.0 to 12.6: cuda_occupancy.h does not know compute capability 11.0" in text
 
 
 def test_max_dynamic_smem_library_and_command():

@@ -77,6 +77,21 @@ def test_unknown_arch_suggestions():
     assert "ampere" in info.value.suggestions
 
 
+@pytest.mark.parametrize("typed, meant, never", [
+    ("l40x", ["l40s"], ["l4"]),  # another number is another product: L40S, never L4
+    ("rtx4080", [], ["rtx4090", "rtx-4090"]),
+    ("sm_91", [], ["sm_90"]),
+    ("a1000", [], ["a100"]),
+    ("h100sxm", ["h100-sxm"], []),
+    ("hoper", ["hopper"], []),
+])
+def test_suggestions_keep_the_numbers_typed(typed, meant, never):
+    with pytest.raises(UnknownArchError) as info:
+        shipped_catalog().resolve(typed)
+    assert info.value.suggestions[: len(meant)] == meant
+    assert not set(never) & set(info.value.suggestions)
+
+
 def test_loading_the_catalog_writes_nothing(tmp_path, monkeypatch):
     # The parsed copy once kept in ~/.cache/tuneadvise was never cleaned and bought no
     # measurable start-up (benchmarks/startup.py); loading now only reads the data files.

@@ -84,8 +84,8 @@ TA108 = rule(
     (cudaOccFuncAttributes.virtualResourceCount) against 128 per SM on compute capability 10.x, 11.x and 12.x,
     so at most 128 / count blocks reside per SM; a count of 0 does not limit, and a count over 128 leaves no
     block resident. No compiler output (ptxas, cuobjdump) reports the count today: give it with
-    --virtual-resources (batch and lint configs: "virtual_resources") when you know it. CUDA 12.9's
-    calculator has no such limit (--cuda 12.9).""",
+    --virtual-resources (batch and lint configs: "virtual_resources") when you know it. The
+    calculators of CUDA 12 have no such limit (--cuda 12.9, for one).""",
     trigger={"arch": "blackwell", "registers": 32, "block_size": 128, "virtual_resources": 129},
     clean={"arch": "blackwell", "registers": 32, "block_size": 128, "virtual_resources": 128},
 )(_engine_error("virtual-resources"))

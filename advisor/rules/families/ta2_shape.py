@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ...engine.occupancy import Occupancy
+from ...text import plural
 from .. import rule
-from ..wording import count
 
 
 @rule(
@@ -21,8 +21,9 @@ def block_not_warp_multiple(result: Occupancy, params: dict):
         lanes = -size % warp
         below, above = size // warp * warp, -(-size // warp) * warp
         use = f"use {below} or {above}" if below else f"use {above}"
-        yield (f"block of {count(size, 'thread')} fills {count(-(-size // warp), 'warp')} with {count(lanes, 'idle lane')}; "
-               f"{use}"), {"block_size": size, "idle_lanes": lanes}
+        warps = plural(-(-size // warp), "warp", grouped=False)
+        yield (f"block of {plural(size, 'thread', grouped=False)} fills {warps} with "
+               f"{plural(lanes, 'idle lane', grouped=False)}; {use}"), {"block_size": size, "idle_lanes": lanes}
 
 
 @rule(

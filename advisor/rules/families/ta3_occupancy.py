@@ -6,8 +6,9 @@ from __future__ import annotations
 
 from ...engine import whatif
 from ...engine.occupancy import Occupancy, occupancy
+from ...text import percent, plural
 from .. import rule
-from ..wording import count, pct, per_sm
+from ..wording import per_sm
 
 
 def _step(resource: str, step) -> dict:
@@ -22,7 +23,7 @@ def _registers_advice(result: Occupancy, details: dict) -> str:
         return f"registers limit {per_sm(result.active_blocks_per_sm)}; fewer registers alone cannot add one"
     step = cliff.down[0]
     return (f"registers: {cliff.current} -> {step.value} gives {per_sm(step.blocks_per_sm)}, "
-            f"{pct(result.occupancy)} -> {pct(step.occupancy)} "
+            f"{percent(result.occupancy)} -> {percent(step.occupancy)} "
             f"(__launch_bounds__({result.kernel.block_size}, {step.blocks_per_sm}) or -maxrregcount={step.value})")
 
 
@@ -31,14 +32,14 @@ def _shared_mem_advice(result: Occupancy, details: dict) -> list[str]:
     carve = whatif.best_carveout(result)
     if carve is not None:
         parts.append(f"shared memory: carveout {carve.value}% gives {per_sm(carve.blocks_per_sm)}, "
-                     f"{pct(result.occupancy)} -> {pct(carve.occupancy)} "
+                     f"{percent(result.occupancy)} -> {percent(carve.occupancy)} "
                      "(cudaFuncAttributePreferredSharedMemoryCarveout)")
     cliff = whatif.shared_mem_cliff(result)
     if cliff.down:
         step = cliff.down[0]
         details["next_steps"].append(_step("shared_memory", step))
         parts.append(f"shared memory: {cliff.current} -> {step.value} B per block (-{cliff.current - step.value} B) "
-                     f"gives {per_sm(step.blocks_per_sm)}, {pct(result.occupancy)} -> {pct(step.occupancy)}")
+                     f"gives {per_sm(step.blocks_per_sm)}, {percent(result.occupancy)} -> {percent(step.occupancy)}")
     return parts
 
 
@@ -48,9 +49,9 @@ def _block_size_advice(result: Occupancy, limiter: str) -> str:
     # No warp-multiple block fits under a max_threads_per_block below one warp: then there is no block size to advise.
     best = max(whatif.block_size_table(result), key=lambda s: (s.occupancy, -s.value), default=None)
     if best is not None and best.occupancy > result.occupancy:
-        return f"{limiter}: block size {best.value} gives {pct(best.occupancy)}"
-    return (f"{limiter}: {count(result.active_blocks_per_sm, 'block')} of "
-            f"{count(result.warps_per_block, 'warp')} per SM")
+        return f"{limiter}: block size {best.value} gives {percent(best.occupancy)}"
+    return (f"{limiter}: {plural(result.active_blocks_per_sm, 'block', grouped=False)} of "
+            f"{plural(result.warps_per_block, 'warp', grouped=False)} per SM")
 
 
 def _fewer_advice(result: Occupancy, field: str, label: str) -> str | None:
@@ -61,7 +62,7 @@ def _fewer_advice(result: Occupancy, field: str, label: str) -> str | None:
         gained = occupancy(result.arch, kernel.replace(**{field: fewer}))
         if gained.active_blocks_per_sm > result.active_blocks_per_sm:
             return (f"{label}: {current} -> {fewer} per block gives {per_sm(gained.active_blocks_per_sm)}, "
-                    f"{pct(result.occupancy)} -> {pct(gained.occupancy)}")
+                    f"{percent(result.occupancy)} -> {percent(gained.occupancy)}")
     return None
 
 
@@ -92,7 +93,7 @@ def occupancy_limiter(result: Occupancy, params: dict):
             advice = _fewer_advice(result, limiter, limiter.replace("_", " "))
             if advice is not None:
                 parts.append(advice)
-    yield (f"occupancy {pct(result.occupancy)} ({result.active_warps_per_sm}/{result.max_warps_per_sm} warps) "
+    yield (f"occupancy {percent(result.occupancy)} ({result.active_warps_per_sm}/{result.max_warps_per_sm} warps) "
            f"limited by {' + '.join(result.limiters)}: " + "; ".join(parts)), details
 
 
@@ -108,7 +109,7 @@ def occupancy_limiter(result: Occupancy, params: dict):
 )
 def low_theoretical_occupancy(result: Occupancy, params: dict):
     if result.launchable and result.occupancy < params["threshold"]:
-        yield (f"theoretical occupancy {pct(result.occupancy)} is below {pct(params['threshold'])} "
+        yield (f"theoretical occupancy {percent(result.occupancy)} is below {percent(params['threshold'])} "
                f"of the maximum, limited by {' + '.join(result.limiters)}"), {"occupancy": round(result.occupancy, 6)}
 
 
@@ -127,16 +128,16 @@ def too_few_warps(result: Occupancy, params: dict):
     if not result.launchable:
         return
     if warps < params["with_ilp"]:
-        yield (f"{count(warps, 'resident warp')} per SM cannot hide FMA latency even with 4-way ILP "
+        yield (f"{plural(warps, 'resident warp', grouped=False)} per SM cannot hide FMA latency even with 4-way ILP "
                f"(at least {params['with_ilp']} needed)"), {"active_warps_per_sm": warps}
     elif warps < params["without_ilp"]:
-        yield (f"{count(warps, 'resident warp')} per SM hide FMA latency only with "
+        yield (f"{plural(warps, 'resident warp', grouped=False)} per SM hide FMA latency only with "
                f"~{-(-params['without_ilp'] // warps)}-way instruction-level parallelism "
                f"({params['without_ilp']} warps needed without)"), {"active_warps_per_sm": warps}
 
 
 def _headroom(n: int, unit: str) -> str:
-    return count(n, unit)
+    return plural(n, unit, grouped=False)
 
 
 @rule(

@@ -10,8 +10,9 @@ from ...engine.occupancy import (
     align_up_shared_mem,
     occupancy,
 )
+from ...text import percent
 from .. import rule
-from ..wording import pct, per_sm
+from ..wording import per_sm
 
 
 @rule(
@@ -49,7 +50,7 @@ def carveout_limits_occupancy(result: Occupancy, params: dict):
     best = whatif.best_carveout(result)
     if best is not None and result.kernel.carveout != CARVEOUT_DEFAULT:
         yield (f"carveout {result.kernel.carveout}% allows {per_sm(result.active_blocks_per_sm)}; "
-               f"{best.value}% or more allows {best.blocks_per_sm} ({pct(result.occupancy)} -> {pct(best.occupancy)}): "
+               f"{best.value}% or more allows {best.blocks_per_sm} ({percent(result.occupancy)} -> {percent(best.occupancy)}): "
                f"cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, {best.value})"), \
             {"carveout": best.value, "blocks_per_sm": best.blocks_per_sm}
 

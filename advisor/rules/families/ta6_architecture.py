@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from ...engine.occupancy import Occupancy
+from ...text import percent
 from .. import rule
-from ..wording import pct
 
 
 @rule(
@@ -21,7 +21,7 @@ def turing_smaller_sm(result: Occupancy, params: dict):
     if arch.cc == "7.5" and result.launchable and "blocks" in result.limiters and result.occupancy < 1:
         need = -(-arch.max_threads_per_sm // arch.max_blocks_per_sm)
         yield (f"Turing holds at most {arch.max_blocks_per_sm} blocks per SM: blocks of {result.kernel.block_size} "
-               f"threads reach {pct(result.occupancy)}; use at least {need} threads per block"), {"min_block_size": need}
+               f"threads reach {percent(result.occupancy)}; use at least {need} threads per block"), {"min_block_size": need}
 
 
 @rule(

@@ -4,8 +4,9 @@ the SM count (the launch's, else the product's), so they take a LaunchContext.""
 from __future__ import annotations
 
 from ...engine.occupancy import Occupancy
+from ...text import percent, plural
 from .. import LaunchContext, rule
-from ..wording import count, pct, per_sm
+from ..wording import per_sm
 
 
 @rule(
@@ -20,7 +21,7 @@ from ..wording import count, pct, per_sm
 def grid_smaller_than_sms(launch: LaunchContext, params: dict):
     grid, sms = launch.result.kernel.grid_size, launch.sm_count
     if grid and sms and grid < sms:
-        yield f"grid of {count(grid, 'block')} leaves {sms - grid} of {sms} SMs idle", {"grid_size": grid, "sm_count": sms}
+        yield f"grid of {plural(grid, 'block', grouped=False)} leaves {sms - grid} of {sms} SMs idle", {"grid_size": grid, "sm_count": sms}
 
 
 @rule(
@@ -37,7 +38,7 @@ def grid_small_with_barriers(launch: LaunchContext, params: dict):
     if grid and sms and kernel.barriers > 0 and sms <= grid < 2 * sms:
         # Blocks go out breadth first: every SM gets one, then grid - sm_count SMs a second.
         single = 2 * sms - grid
-        yield (f"grid of {grid} blocks on {sms} SMs leaves {count(single, 'SM')} with a single block, which idles "
+        yield (f"grid of {grid} blocks on {sms} SMs leaves {plural(single, 'SM', grouped=False)} with a single block, which idles "
                f"at every __syncthreads; aim for at least {2 * sms} blocks"), \
             {"grid_size": grid, "sm_count": sms, "single_block_sms": single}
 
@@ -81,7 +82,7 @@ def tail_effect(launch: LaunchContext, params: dict):
         return
     if w and w["partial_wave_blocks"] and w["tail_share_upper_bound"] >= params["min_share"]:
         yield (f"{w['waves']} waves of {w['blocks_per_wave']} blocks: the last holds "
-               f"{count(w['partial_wave_blocks'], 'block')}, "
-               f"so up to {pct(w['tail_share_upper_bound'])} of the run time may be spent with SMs idle "
+               f"{plural(w['partial_wave_blocks'], 'block', grouped=False)}, "
+               f"so up to {percent(w['tail_share_upper_bound'])} of the run time may be spent with SMs idle "
                "(local upper bound, uniform block times); round the grid to a multiple of "
                f"{w['blocks_per_wave']} or make blocks smaller"), w

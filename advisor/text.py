@@ -1,0 +1,131 @@
+"""Words and text every output shares: percentages, counted nouns, outside text clipped for a
+message, text made safe for a terminal, XML, Markdown or rich markup, and the one JSON line.
+
+Outside text (a kernel name, a path, a compiler's line, a user's value) can hold anything:
+control characters that would move the user's terminal, bytes that are not UTF-8, megabytes.
+Every output writes it through one of these, so the rules of what is shown live here once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+MAX_QUOTED = 60  # characters of a user's value an error message repeats
+MAX_ERROR = 400  # characters of one error line
+
+
+def percent(fraction: float) -> str:
+    """0.5 -> '50%', 0.625 -> '62.5%': one decimal, none when it is .0."""
+    return f"{fraction * 100:.1f}%".replace(".0%", "%")
+
+
+def plural(count, noun: str, nouns: str | None = None, grouped: bool = True) -> str:
+    """'1 block', '4 blocks', '1,024 threads': the count with its noun agreeing (`nouns` where
+    adding an s is wrong); `grouped=False` writes the count without thousands separators."""
+    if isinstance(count, int):
+        number = f"{count:,}" if grouped else str(count)
+    else:
+        number = f"{count:g}"
+    return f"{number} {noun if count == 1 else (nouns or noun + 's')}"
+
+
+def one_line(text) -> str:
+    """`text` on one line: line breaks and other control characters written as escapes."""
+    text = str(text)
+    if text.isprintable():
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+
+
+def clip(text, limit: int = MAX_ERROR) -> str:
+    """Outside text as a message quotes it: one line (one_line), at most `limit` characters, the
+    middle of an overlong text elided so both its start and its end stay readable."""
+    text = one_line(text)
+    if len(text) <= limit:
+        return text
+    head = (limit - 3) // 2
+    return f"{text[:head]}...{text[len(text) - (limit - 3 - head):]}"
+
+
+def quoted(value, limit: int = MAX_QUOTED) -> str:
+    """A user's value as an error message repeats it: repr() (quotes, escapes), clipped; a
+    structure by its type only (a YAML bomb or a nested JSON value expands to megabytes)."""
+    if value is not None and not isinstance(value, (str, int, float, bool)):
+        return f"a {type(value).__name__}"
+    try:
+        text = repr(value)
+    except ValueError:  # an integer of more digits than Python converts to text (4,300)
+        text = f"an integer of about {int(value.bit_length() * 0.30103) + 1} digits"
+    return clip(text, limit)
+
+
+# -- text that is safe to write -------------------------------------------------
+
+def utf8_text(text: str) -> str:
+    """`text` as valid UTF-8 text: undecodable bytes (surrogate escapes from a pipe) and lone
+    surrogates become U+FFFD."""
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def terminal_text(text: str) -> str:
+    """`text` for a terminal: valid UTF-8 (utf8_text), every control character written as an
+    escape (a kernel name holding ESC [31m would otherwise recolour or move the user's terminal)."""
+    return one_line(utf8_text(text))
+
+
+_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def xml_text(text: str) -> str:
+    """Text XML 1.0 allows: forbidden control characters written as \\xNN."""
+    return _XML_FORBIDDEN.sub(lambda m: f"\\x{ord(m.group(0)):02x}", utf8_text(text))
+
+
+CONTROL = re.compile("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f\x85\u2028\u2029]")  # what breaks or hides a line
+
+
+def hex_escaped(text: str) -> str:
+    """Control and line-breaking characters (CONTROL) written as \\xNN."""
+    return CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+
+
+_MARKDOWN_SYNTAX = re.compile(r"([\\`*_\[\]<>|~&$])")
+
+
+def markdown_text(text) -> str:
+    """Text shown as itself in (GitHub-flavoured) Markdown: its syntax backslash-escaped, one line."""
+    text = _MARKDOWN_SYNTAX.sub(r"\\\1", utf8_text(str(text))).replace("\r", " ").replace("\n", " ")
+    return hex_escaped(text)
+
+
+def markup_text(text) -> str:
+    """Text shown as itself through rich, whose markup would read '[b]' or '[[kernels]]' as styles."""
+    from rich.markup import escape
+
+    return escape(str(text))
+
+
+# -- the one JSON line ------------------------------------------------------------
+
+COMPACT = json.JSONEncoder(separators=(",", ":"))  # json.dumps(x, separators=(",", ":")), one encoder
+
+
+def json_line(document) -> str:
+    """A document as one compact JSON line, without the newline: what every JSON output prints."""
+    return COMPACT.encode(document)
+
+
+def write_json_line(document, stream=None) -> None:
+    """json_line(document) and a newline, on `stream` (stdout by default)."""
+    if stream is None:
+        import sys
+
+        stream = sys.stdout
+    stream.write(COMPACT.encode(document) + "\n")

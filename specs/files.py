@@ -1,0 +1,61 @@
+"""Files read whole, at most a size no such file reaches (configs, spec files, probe documents,
+baselines, CUDA sources, cubins, cache entries): a path such as /dev/zero, or a file given by
+mistake, is one line naming the limit, never gigabytes of memory and never a silent cut.
+
+Kept in specs/, the lowest layer, because spec files are read through it too.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+
+MAX_DOCUMENT_BYTES = 16 << 20  # a config, spec file, probe document or baseline: real ones are kilobytes
+MAX_SOURCE_BYTES = 32 << 20  # a CUDA source file: the largest real ones are a few megabytes
+
+
+class NotRegularFile(OSError):
+    """A link, device or FIFO where only a regular file is read (see read_bounded's `regular_only`)."""
+
+
+def open_regular(path):
+    """`path` opened for binary reading if it is a regular file; links are not followed and a FIFO
+    never blocks (NotRegularFile otherwise)."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotRegularFile(0, "not a regular file")
+    return os.fdopen(fd, "rb")
+
+
+def read_bounded(path, limit: int = MAX_DOCUMENT_BYTES, what: str = "file of this kind",
+                 regular_only: bool = False) -> bytes:
+    """The file's bytes; OSError (errno EFBIG, its strerror naming the limit and `what`) when it
+    holds more than `limit`, found by reading one byte past it (a device reports no size, and a
+    file may grow while read). `regular_only`: refuse anything but a regular file, links not
+    followed, without blocking on a FIFO (NotRegularFile)."""
+    with open_regular(path) if regular_only else open(path, "rb") as handle:
+        data = handle.read(limit + 1)
+    if len(data) > limit:
+        size = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit} bytes"
+        raise OSError(errno.EFBIG, f"larger than {size}, more than any {what}")
+    return data
+
+
+# The compiler opens the source again after tuneadvise read it: a FIFO then blocks or gives nothing.
+NOT_COMPILABLE = "not a regular file (a FIFO or a device), which the compiler cannot read again; name a file"
+# No C++ source holds one; the host preprocessor warns of each and takes quadratic time on them
+# (40,000 lines holding one: gcc -E 22 s; 500,000: past --compile-timeout).
+HOLDS_NUL = "holds NUL bytes, which no CUDA source does and the compiler's preprocessor takes quadratic time on"
+
+
+def read_source_to_compile(path, limit: int = MAX_SOURCE_BYTES) -> bytes:
+    """read_bounded for a source the compiler will read after tuneadvise: a regular file (after
+    links), checked before opening it, which for a FIFO with no writer blocks without end."""
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise OSError(errno.EINVAL, NOT_COMPILABLE)
+    data = read_bounded(path, limit)
+    if b"\0" in data:
+        raise OSError(errno.EINVAL, HOLDS_NUL)
+    return data
