@@ -100,7 +100,6 @@ class KernelSass:
     local_accesses: list[Site] = field(default_factory=list)
     loops: list[Loop] = field(default_factory=list)
     instructions: dict = field(default_factory=dict)
-    vector_candidates: list[tuple[int, int, int]] = field(default_factory=list)  # (offset, loads, bytes each)
 
 
 def access_width(modifiers: str) -> int:
@@ -164,10 +163,6 @@ class _Kernel:
         self.pending_labels: list[str] = []
         self.counts: dict[str, int] = {}
         self.memory: dict[tuple[str, str, int], int] = {}
-        # (address register, its definition) -> [(offset, immediate)]: a register written in between
-        # holds another address, so only loads under one definition are compared.
-        self.scalar_global: dict[tuple[str, int], list[tuple[int, int]]] = {}
-        self.definitions: dict[int, int] = {}  # register number -> writes seen so far
 
     def label(self, name: str) -> None:
         self.pending_labels.append(name)
@@ -197,9 +192,6 @@ class _Kernel:
             self.memory[key] = self.memory.get(key, 0) + 1
             if space[0] == "local":
                 self._local(offset, space[1], width, _SPILL in operands)
-            elif opcode == "LDG" and width == 4 and not modifiers.startswith((".U", ".S")):
-                self._scalar_global(offset, operands)
-        self._written(operands)
         if opcode.startswith("BRA") or opcode == "JMP":
             target = _TARGET.search(operands)
             head = self.labels.get(target.group(1)) if target else None
@@ -223,24 +215,6 @@ class _Kernel:
         if len(sites) < MAX_SITES:
             sites.append(Site(offset, kind, width, *self.where))
 
-    def _scalar_global(self, offset: int, operands: str) -> None:
-        """A 4-byte global load: its address register and immediate, to find adjacent ones."""
-        match = _ADDRESS.search(operands)
-        if match is not None and len(self.scalar_global) < MAX_SITES:
-            immediate = int(match.group(3), 16) * (-1 if match.group(2) == "-" else 1) if match.group(3) else 0
-            register = int(match.group(1)[1:])
-            key = (match.group(1), self.definitions.get(register, 0) + self.definitions.get(register + 1, 0) * 65536)
-            self.scalar_global.setdefault(key, []).append((offset, immediate))
-
-    def _written(self, operands: str) -> None:
-        """Count a write to the destination register: the first operand, when it is one. A
-        destination of up to four registers (a 128-bit load) is counted whole."""
-        match = _DESTINATION.match(operands)
-        if match is not None:
-            first = int(match.group(1))
-            for register in range(first, first + 4):
-                self.definitions[register] = self.definitions.get(register, 0) + 1
-
     def finish(self) -> KernelSass:
         sass = self.sass
         loops = sorted(sass.loops, key=lambda loop: loop.end - loop.start)  # innermost first
@@ -248,39 +222,15 @@ class _Kernel:
         sass.local_accesses = [_in_loop(site, loops) for site in sass.local_accesses]
         sass.peak_lines = list(self.peaks)
         sass.instructions = _summary(self.counts, self.memory)
-        sass.vector_candidates = _adjacent_loads(self.scalar_global, loops)
         return sass
 
 
 # `desc[UR4][R2.64+0x10]` or `[R2.64+-0x4]`: the address register and the immediate offset.
-_DESTINATION = re.compile(r"R(\d{1,3}),")
-_ADDRESS = re.compile(r"\[(R\d{1,3})(?:\.64)?(?:\+(-?)0x([0-9a-f]{1,8}))?\]")
-
-
 def _in_loop(site: Site, loops: list[Loop]) -> Site:
     loop = next((loop for loop in loops if loop.start <= site.offset <= loop.end), None)
     if loop is None:
         return site
     return Site(site.offset, site.kind, site.bytes, site.file, site.line, loop)
-
-
-def _adjacent_loads(by_register: dict[tuple[str, int], list[tuple[int, int]]], loops: list[Loop]) -> list[tuple[int, int, int]]:
-    """Runs of 4-byte global loads, inside one loop, from one address register at immediates
-    0, 4, 8, ... from a multiple of the run's size: one vector load of that size reads the same
-    bytes where the address is aligned to it. (first offset, loads, 4) per run of 2 or 4."""
-    runs = []
-    for loads in by_register.values():
-        for loop in loops:
-            inside = sorted({immediate: offset for offset, immediate in loads if loop.start <= offset <= loop.end}.items())
-            immediates = {immediate for immediate, _ in inside}
-            for immediate, offset in inside:
-                for count in (4, 2):
-                    if immediate % (4 * count) == 0 and all(immediate + 4 * k in immediates for k in range(count)):
-                        runs.append((offset, count, 4))
-                        break
-            if inside:
-                break  # the innermost loop holding them
-    return sorted(set(runs))[:MAX_SITES]
 
 
 def _summary(counts: dict[str, int], memory: dict[tuple[str, str, int], int]) -> dict:
