@@ -11,8 +11,14 @@ import math
 import re
 
 from ..specs.errors import InputError
-from .engine.occupancy import CARVEOUT_DEFAULT, CARVEOUT_NAMES
 from .text import quoted
+
+# Carveout preferences as cuda_occupancy.h encodes them (cudaOccCarveoutConfig): what a user
+# names, and what the engine's limits read (engine/limits.py imports them from here).
+CARVEOUT_DEFAULT = -1
+CARVEOUT_MAX_L1 = 0
+CARVEOUT_MAX_SHARED = 100
+CARVEOUT_NAMES = {"default": CARVEOUT_DEFAULT, "max-l1": CARVEOUT_MAX_L1, "max-shared": CARVEOUT_MAX_SHARED}
 
 MAX_REGISTERS = 255  # no architecture encodes more registers per thread
 MAX_THREADS = 1024  # no architecture allows larger blocks

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
-from .engine.occupancy import CARVEOUT_DEFAULT
 from .inputs import (
+    CARVEOUT_DEFAULT,
     MAX_BARRIERS,
     MAX_REGISTERS,
     MAX_SHARED_MEM,

@@ -45,8 +45,14 @@ CHILD = textwrap.dedent("""
     except BaseException as exc:
         code = type(exc).__name__
     seconds = time.perf_counter() - start
-    peak = max(resource.getrusage(who).ru_maxrss  # KiB on Linux; children: the demangler's worker
-               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)) / 1024
+    # This process's own high-water mark: ru_maxrss also counts the benchmark's memory, which a
+    # vfork-and-exec child inherits as its starting maximum (hundreds of MB after a large input).
+    try:
+        with open("/proc/self/status") as status:
+            own = next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+    except (OSError, StopIteration):
+        own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    peak = max(own, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss) / 1024  # KiB; children: the demangler
     sys.stderr.write("\\n" + json.dumps({"seconds": seconds, "peak_mb": peak, "code": code}) + "\\n")
 """)
 
@@ -69,6 +75,12 @@ def ptxas_many_kernels(size):
     for i in range(max(1, size // len(one))):
         lines.append(one.replace("_Z6kernelPfi", f"_Z{len(f'k{i}')}k{i}Pfi"))
     return "log", "".join(lines).encode(), ["lint", "{file}", "--format", "json"]
+
+
+def diff_many_kernels(size):
+    """diff of a large build against itself: memory must stay near lint's, not two whole reports."""
+    suffix, data, _ = ptxas_many_kernels(size)
+    return suffix, data, ["diff", "{file}", "{file}", "--format", "json"]
 
 
 def cuobjdump_long_line(size):
@@ -223,6 +235,7 @@ def mangled_names_many(count):
 KINDS = {
     "ptxas long line": (ptxas_long_line, 10_000, "double"),
     "ptxas many kernels": (ptxas_many_kernels, 200_000, "double"),
+    "diff many kernels": (diff_many_kernels, 12_500_000, "double"),
     "cuobjdump long line": (cuobjdump_long_line, 10_000, "double"),
     "cubin section claims": (cubin_section_claims, 4096, "double"),
     "cubin overlapping sections": (cubin_overlapping_info, 32_768, "double"),
@@ -275,6 +288,12 @@ def verdict(rows) -> tuple[str, str]:
     return ratio_text, "SUPERLINEAR" if any(r > 3 for r in ratios) else "linear"
 
 
+def peaks_by_size(kind: str, rows) -> str:
+    """Peak memory at each size, for a kind whose memory must stay flat as its input doubles (diff)."""
+    figures = ", ".join(f"{human(r['bytes'])}: {r['peak_mb']:.0f} MB" for r in rows if r["peak_mb"] is not None)
+    return f"{'':<32} peak at each size: {figures}"
+
+
 def human(size: int) -> str:
     for unit, scale in (("M", 1 << 20), ("K", 1 << 10)):
         if size >= scale:
@@ -307,6 +326,8 @@ def main() -> None:
             codes = ",".join(sorted({str(r["code"]) for r in rows}))
             print(f"{kind:<32} {' '.join(human(r['bytes']) for r in rows):<24} {times:<30} {ratio:>5} {peak:>8.0f}  "
                   f"{codes:<6} {word}", flush=True)
+            if kind == "diff many kernels":
+                print(peaks_by_size(kind, rows), flush=True)
 
 
 if __name__ == "__main__":

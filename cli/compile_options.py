@@ -43,7 +43,7 @@ def build_options(command=None, *, compile_commands: bool = True):
 
 def build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache=False,
                    compile_timeout=COMPILE_TIMEOUT_S, compile_memory=COMPILE_MEMORY_MIB):
-    from ..advisor.toolchain.settings import BuildSettings, source_flags
+    from ..advisor.toolchain.settings import BuildSettings, source_flags, split_maxrregcount
 
     # An empty -I would glue nothing to the flag: nvcc then takes the next argument as the
     # directory, and the build silently loses its resource report.
@@ -54,8 +54,8 @@ def build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no
     for define in defines:
         if not define.split("=", 1)[0].isidentifier():
             raise BadInput(f"--define: '{define[:80]}' is not NAME or NAME=VALUE")
-    return BuildSettings(source_flags(include_dirs, defines, nvcc_flags), compile_commands, jobs, not no_cache,
-                         compile_timeout, compile_memory or None)
+    flags, cap = split_maxrregcount(source_flags(include_dirs, defines, nvcc_flags))
+    return BuildSettings(flags, compile_commands, jobs, not no_cache, compile_timeout, compile_memory or None, cap)
 
 
 def compiling(function, *args, **kwargs):

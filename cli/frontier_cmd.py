@@ -1,5 +1,5 @@
 """`tuneadvise frontier`: ptxas's figures at every register cap where a kernel's occupancy
-changes (a thin command over advisor.toolchain.frontier)."""
+changes (a thin command over advisor.frontier)."""
 
 from __future__ import annotations
 
@@ -34,9 +34,9 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
     Exit codes: 0 done; 2 bad input, or the compiler rejected a build (the
     others are still reported); 3 no CUDA compiler.
     """
+    from ..advisor.frontier import frontier as compute
     from ..advisor.inputs import InputError, parse_block
     from ..advisor.lint.settings import normalise_archs
-    from ..advisor.toolchain.frontier import frontier as compute
 
     try:
         archs = tuple(dict.fromkeys(normalise_archs(arch)))

@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from ..advisor.launch import MAX_SM_COUNT
 from ..advisor.text import json_line
 from .common import (
     EXIT_BAD_INPUT,
@@ -41,14 +42,15 @@ def _load_config(explicit: str | None, paths: list[str]):
         raise BadInput(str(exc)) from None
 
 
-def _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy):
+def _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy, sm_count=None):
     from ..advisor.inputs import InputError, parse_block
     from ..advisor.lint.run import LintOptions
-    from ..advisor.lint.settings import normalise_archs
+    from ..advisor.lint.settings import normalise_archs, product_sm_counts
     from ..advisor.rules import RuleSelection
 
     try:
         archs = tuple(dict.fromkeys(normalise_archs(arch)))
+        products = product_sm_counts(arch)
     except ValueError as exc:
         raise BadInput(f"--arch: {exc}") from None
     try:
@@ -61,7 +63,8 @@ def _options(config, config_path, arch, block_size, select, ignore, fail_on, min
     except ValueError as exc:
         raise BadInput(str(exc)) from None
     return LintOptions(config=config, archs=archs, block_size=dims, selection=selection,
-                       fail_on=fail_on or config.fail_on, min_occupancy=min_occupancy, config_path=config_path)
+                       fail_on=fail_on or config.fail_on, min_occupancy=min_occupancy, config_path=config_path,
+                       sm_count=sm_count, product_sm_counts=products)
 
 
 def _write(text, output: str | None) -> None:
@@ -96,20 +99,24 @@ def _write(text, output: str | None) -> None:
 @click.option("--ignore", help="Drop these finding codes or prefixes (comma-separated).")
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), help="Exit 1 at or above this severity (default error).")
 @click.option("--min-occupancy", type=click.FloatRange(0, 1), help="Every kernel's theoretical occupancy at least (0-1).")
+@click.option("--sm-count", type=click.IntRange(1, MAX_SM_COUNT),
+              help="SMs on the device, for the grid rules with a kernel's grid_size (default: the product's).")
 @click.option("--format", "fmt", type=click.Choice(LINT_FORMATS),
               help="Default: table (human text), or TUNEADVISE_FORMAT; json with --output.")
 @click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here (atomically) instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Count findings per code instead of listing them.")
 @click.option("--baseline", type=click.Path(dir_okay=False), help="Accept the findings recorded in this file; fail on new or worse ones.")
 @click.option("--update-baseline", is_flag=True, help="Write today's findings to --baseline and exit 0.")
+@click.option("--allow-regressions", is_flag=True,
+              help="With --baseline: a kernel below the baseline's occupancy fails only through --fail-on.")
 @click.option("--sass/--no-sass", "sass", default=None,
               help="Read each cubin's machine code with nvdisasm: spill bytes and sites, register peaks "
                    "(default: where nvdisasm is installed; --sass requires it).")
 @build_options
 @click.pass_context
-def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min_occupancy, fmt, output, statistics,
-         baseline, update_baseline, sass, include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache,
-         compile_timeout, compile_memory):
+def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min_occupancy, sm_count, fmt, output,
+         statistics, baseline, update_baseline, allow_regressions, sass, include_dirs, defines, nvcc_flags,
+         compile_commands, jobs, no_cache, compile_timeout, compile_memory):
     """Lint kernels from build output: ptxas -v logs, cuobjdump listings,
     cubins and fatbins (.o, .so, executables), with launch settings and
     budgets from a config, and CUDA sources for locations and suppressions.
@@ -147,7 +154,8 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
         inputs = [str(base / p) for p in config.inputs]
     if update_baseline and not baseline:
         raise BadInput("--update-baseline: needs --baseline FILE")
-    options = _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy)
+    options = _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy, sm_count)
+    options.allow_regressions = allow_regressions
     options.machine_code = sass
     with cycle_collection_paused():
         _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update_baseline)
@@ -191,7 +199,7 @@ def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update
         click.echo(f"tuneadvise: wrote {len(report.kernels)} kernel(s) to {baseline}", err=True)
         ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
     comparison = ratchet.compare(report, recorded) if recorded is not None else None
-    doc = lint_document(report, options.fail_on, comparison, _version())
+    doc = lint_document(report, options.fail_on, comparison, _version(), options.allow_regressions)
     fmt = choose_format(fmt, LINT_FORMATS) if output is None else (fmt or "json")
     for problem in report.problems:
         click.echo(f"tuneadvise: bad input: {_terminal_text(str(problem))}", err=True)
@@ -209,7 +217,7 @@ def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update
         _write(SERIALIZERS[fmt](doc), output)
     if report.problems:
         ctx.exit(EXIT_BAD_INPUT)
-    ctx.exit(EXIT_FINDINGS if doc.summary["failing_findings"] else EXIT_OK)
+    ctx.exit(EXIT_OK if doc.summary["passed"] else EXIT_FINDINGS)
 
 
 def _statistics(doc: dict, fmt: str) -> str:
@@ -246,33 +254,25 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
 
     Exit codes: 0 no regression; 1 regressions; 2 bad input.
     """
-    from ..advisor.lint.baseline import diff_reports
-    from ..advisor.lint.run import lint_paths
+    from ..advisor.lint.diff import diff_paths
+    from ..advisor.lint.formats import diff_json_chunks
 
     if old == new == "-":
         raise BadInput("OLD and NEW: at most one of them may be '-' (standard input is read once)")
     config, config_path, _ = _load_config(config_file, [])
     options = _options(config, config_path, arch, block_size, None, None, None, None)
-    before = compiling(lint_paths, [old], options, stdin=_stdin_text())
-    # The new build is linted against the old one's registers: TA908 names a change that loses a block.
-    options.previous_registers = {(k.name, k.arch): k.launch.registers for k in before.kernels}
-    reports = [before, compiling(lint_paths, [new], options, stdin=_stdin_text())]
-    problems = reports[0].problems + reports[1].problems
-    for problem in problems:
+    doc = compiling(diff_paths, old, new, options, stdin=_stdin_text())
+    for problem in doc.problems:
         click.echo(f"tuneadvise: bad input: {_terminal_text(str(problem))}", err=True)
-    doc = diff_reports(*reports)
-    fmt = choose_format(fmt)
-    if fmt == "json":
-        sys.stdout.write(json_line(doc) + "\n")
-    else:
-        sys.stdout.write(_diff_text(doc, markdown=fmt == "markdown"))
-    if problems:
+    if doc.problems:  # no report: a side missing kernels would show them as added or removed
         ctx.exit(EXIT_BAD_INPUT)
-    ctx.exit(EXIT_FINDINGS if doc["summary"]["regressed"] else EXIT_OK)
+    fmt = choose_format(fmt)
+    _write(diff_json_chunks(doc) if fmt == "json" else _diff_text(doc, markdown=fmt == "markdown"), None)
+    ctx.exit(EXIT_FINDINGS if doc.summary["regressed"] else EXIT_OK)
 
 
-def _diff_text(doc: dict, markdown: bool) -> str:
-    rows = [r for r in doc["kernels"] if r["status"] != "unchanged"]
+def _diff_text(doc, markdown: bool) -> str:
+    rows = [r for r in doc.kernels() if r["status"] != "unchanged"]
     from ..advisor.text import markdown_text, terminal_text
 
     if markdown:
@@ -282,7 +282,7 @@ def _diff_text(doc: dict, markdown: bool) -> str:
     else:
         out = [f"{r['status']:<10} {terminal_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}"
                for r in rows]
-    s = doc["summary"]
+    s = doc.summary
     out.append(f"{s['regressed']} regressed, {s['improved']} improved, {s['added']} added, {s['removed']} removed, "
                f"{s['unchanged']} unchanged")
     return "\n".join(out) + "\n"

@@ -118,6 +118,7 @@ def _summary(summary: dict, width: int, style) -> Iterator[str]:
     notes += [("skipped", s) for s in summary["skipped"]]
     notes += [("PTX only", s) for s in summary["ptx_only_archs"]]
     if "baseline" in summary:
+        notes += [("lost occupancy", s) for s in summary["baseline"]["lost_occupancy"]]
         notes += [("improved", s) for s in summary["baseline"]["improved"]]
     for label, sentence in notes:
         text += "\n".join(wrap(sentence, width, f"{label}: ", "    ")) + "\n"

@@ -7,6 +7,7 @@ memory counts per block) is read from the Arch, which has it from the spec."""
 from __future__ import annotations
 
 from ...specs.records import Arch
+from ..inputs import CARVEOUT_DEFAULT, CARVEOUT_MAX_L1
 
 INT_MAX = 2**31 - 1  # the header's "unlimited"
 
@@ -14,12 +15,6 @@ INT_MAX = 2**31 - 1  # the header's "unlimited"
 LIMITERS = ("warps", "registers", "shared_memory", "blocks", "virtual_resources", "barriers")
 
 SIZE_T = 2**64  # cudaOccAvailableDynamicSMemPerBlock subtracts in size_t, which wraps
-
-# Carveout preferences as cuda_occupancy.h encodes them (cudaOccCarveoutConfig).
-CARVEOUT_DEFAULT = -1
-CARVEOUT_MAX_L1 = 0
-CARVEOUT_MAX_SHARED = 100
-CARVEOUT_NAMES = {"default": CARVEOUT_DEFAULT, "max-l1": CARVEOUT_MAX_L1, "max-shared": CARVEOUT_MAX_SHARED}
 
 
 def _div_round_up(x: int, y: int) -> int:

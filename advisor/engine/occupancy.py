@@ -20,12 +20,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, NamedTuple
 
 from ...specs.records import Arch
+from ..inputs import CARVEOUT_DEFAULT, CARVEOUT_MAX_L1, CARVEOUT_MAX_SHARED, CARVEOUT_NAMES
 from .cache import register_limits, shape_limits, shared_mem_limits
 from .limits import (
-    CARVEOUT_DEFAULT,
-    CARVEOUT_MAX_L1,
-    CARVEOUT_MAX_SHARED,
-    CARVEOUT_NAMES,
     INT_MAX,
     LIMITERS,
     _available_dynamic_shared_mem,

@@ -8,6 +8,11 @@ finding codes accepted today. Against it a finding is:
   spill stores or loads or stack frame, or reaches lower occupancy than recorded, so it counts again;
 - `new`: not in the baseline; counts.
 
+A kernel that reaches less theoretical occupancy than recorded (it lost a
+resident block: more registers or shared memory) is a regression, which fails
+the run whatever its findings' severities, unless regressions are allowed
+(`lint --allow-regressions`).
+
 Findings and kernels that improved on the baseline are reported so the
 baseline can be tightened (`--update-baseline` rewrites it).
 """
@@ -77,7 +82,7 @@ def recorded_registers(baseline: dict) -> dict[tuple[str, str], int]:
     return out
 
 
-def _changes(recorded: dict, current: dict) -> tuple[list[str], list[str]]:
+def changes(recorded: dict, current: dict) -> tuple[list[str], list[str]]:
     """("registers 32 -> 40", ...) sentences: (worse, better). A figure unknown on either side is not compared."""
     worse, better = [], []
     for figure, larger_is_worse in FIGURES.items():
@@ -93,6 +98,9 @@ class Comparison:
     status: dict = field(default_factory=dict)  # (kernel key, code) -> "new" | "baselined" | "worse"
     worse: dict = field(default_factory=dict)  # kernel key -> ["registers 32 -> 40", ...]
     improved: list = field(default_factory=list)  # sentences
+    # Kernel key -> "occupancy 1.0 -> 0.75": a kernel that reaches less occupancy than recorded (a lost
+    # block, TA908 among them). A regression fails the run unless the caller allows regressions.
+    lost_occupancy: dict = field(default_factory=dict)
 
     def counts(self, kernel, finding) -> bool:
         """Whether a finding counts toward failure (source findings always do)."""
@@ -110,9 +118,10 @@ def compare(report, baseline: dict) -> Comparison:
         seen.add(key)
         recorded = recorded_kernels.get(key)
         current = figures_of(kernel)
-        worse, better = _changes(recorded, current) if recorded else ([], [])
+        worse, better = changes(recorded, current) if recorded else ([], [])
         if worse:
             comparison.worse[key] = worse
+            comparison.lost_occupancy.update((key, w) for w in worse if w.startswith("occupancy "))
         accepted = set(recorded.get("findings", [])) if recorded else set()
         codes = {f.code for f in kernel.findings}
         for code in codes:
@@ -126,28 +135,3 @@ def compare(report, baseline: dict) -> Comparison:
     for key in sorted(set(recorded_kernels) - seen):
         comparison.improved.append(f"{key}: not in this run (removed, or its build output not given)")
     return comparison
-
-
-def diff_reports(old_report, new_report) -> dict:
-    """Kernel-by-kernel comparison of two builds: `tuneadvise diff`'s document."""
-    old = {kernel_key(k.name, k.arch, k.usage.variant): k for k in old_report.kernels}
-    new = {kernel_key(k.name, k.arch, k.usage.variant): k for k in new_report.kernels}
-    rows = []
-    for key in list(old) + [k for k in new if k not in old]:
-        before, after = old.get(key), new.get(key)
-        kernel = after or before
-        row = {"name": kernel.name, "demangled": kernel.demangled, "arch": kernel.arch,
-               "old": figures_of(before) if before else None, "new": figures_of(after) if after else None}
-        if before is None or after is None:
-            row["status"], row["changes"] = ("added" if before is None else "removed"), []
-        else:
-            worse, better = _changes(row["old"], row["new"])
-            # A register change that costs resident blocks, named by its rule (lint --baseline reports it too).
-            worse += [f"{f.code} {f.message}" for f in after.findings if f.code == LOST_BLOCK]
-            row["status"] = "regressed" if worse else ("improved" if better else "unchanged")
-            row["changes"] = worse + better
-        rows.append(row)
-    order = {"regressed": 0, "added": 1, "removed": 2, "improved": 3, "unchanged": 4}
-    rows.sort(key=lambda r: (order[r["status"]], r["name"], r["arch"]))
-    summary = {status: sum(1 for r in rows if r["status"] == status) for status in order}
-    return {"schema_version": SCHEMA_VERSION, "kernels": rows, "summary": summary}

@@ -27,6 +27,7 @@ import errno
 import hashlib
 import json
 import os
+from dataclasses import replace
 from pathlib import Path
 
 from ...specs.files import NotRegularFile, open_regular, read_bounded
@@ -57,8 +58,7 @@ class MetadataError(ValueError):
 
 
 def read_directory(root: str | Path, machine_code: MachineCode | None = None) -> ReadResult:
-    """Every kernel in a directory tree, with the launch of the framework that cached it; the
-    machine code of its cubins read by `machine_code` where given."""
+    """Every kernel in a directory tree, with the launch of the framework that cached it."""
     result = ReadResult()
     seen = 0
     for folder, dirs, files in os.walk(root, followlinks=False):
@@ -177,11 +177,9 @@ def _read_triton(meta_path: str, cubin_path: str, result: ReadResult, machine_co
         return
     record = from_cubin_kernel(kernels[0], cubin_path)
     if machine_code is not None:
-        machine_code(data, [record])
-    record.arch = entry["arch"] or record.arch
-    record.variant = entry["variant"]
-    record.launch = entry["launch"]
-    result.records.append(record)
+        record, = machine_code(data, [record])
+    result.records.append(replace(record, arch=entry["arch"] or record.arch, variant=entry["variant"],
+                                  launch=entry["launch"]))
 
 
 def triton_entry(meta) -> dict:
@@ -254,11 +252,14 @@ def _apart(result: ReadResult) -> ReadResult:
     files: dict[tuple, set[str]] = {}
     for record in result.records:
         files.setdefault((record.name, record.arch, record.variant), set()).add(record.file)
-    for record in result.records:
-        if len(files[(record.name, record.arch, record.variant)]) > 1:
-            where = os.path.basename(os.path.dirname(record.file))[:12] + "/" + os.path.basename(record.file)
-            record.variant = f"{record.variant}; {where}" if record.variant else where
+    result.records = [_named_apart(record) if len(files[(record.name, record.arch, record.variant)]) > 1 else record
+                      for record in result.records]
     return result
+
+
+def _named_apart(record):
+    where = os.path.basename(os.path.dirname(record.file))[:12] + "/" + os.path.basename(record.file)
+    return replace(record, variant=f"{record.variant}; {where}" if record.variant else where)
 
 
 def side_by_side(kernels: list) -> list:

@@ -26,6 +26,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PrivateAttr,
     ValidationError,
     WithJsonSchema,
     create_model,
@@ -36,9 +37,9 @@ from pydantic import (
 from ...specs.files import read_bounded
 from .. import inputs
 from ..launch import BY_KEY as LAUNCH_FIELDS
-from ..launch import MAX_CLUSTER_SIZE, MAX_LOCAL_BYTES
+from ..launch import MAX_CLUSTER_SIZE, MAX_LOCAL_BYTES, MAX_SM_COUNT
 from ..text import quoted
-from .settings import normalise_archs
+from .settings import normalise_archs, product_sm_counts
 
 Severity = Literal["error", "warning", "info"]
 Bytes = int | str  # 12288 or "12K"; normalised to int by the validators
@@ -311,13 +312,32 @@ class LintConfig(_Strict):
     fail_on: Severity = Field("error", description="Exit 1 on findings at or above this severity")
     min_occupancy: float | None = Field(None, ge=0, le=1, description="Every kernel's theoretical occupancy at least")
     block_size: int | str | list[int] | None = Field(None, description="Block size for kernels no entry configures")
+    sm_count: int | None = Field(None, ge=1, le=MAX_SM_COUNT,
+                                 description="SMs on the device, for the grid rules (TA7xx) with a kernel's grid_size "
+                                             "(default: the product's, when arch names one such as h100-sxm)")
     kernels: list[KernelEntry] = Field(default_factory=list, description="Per-kernel launch settings, first match wins")
     budgets: list[Budget] = Field(default_factory=list, description="Per-kernel resource budgets, first match wins")
+
+    _sm_counts: dict = PrivateAttr(default_factory=dict)  # sm_XX -> SMs, from the products `arch` names
 
     @field_validator("arch", mode="before")
     @classmethod
     def _archs(cls, v):
-        return normalise_archs(v)
+        archs = normalise_archs(v)
+        product_sm_counts(v)  # two products of one architecture: refused here, where the error names `arch`
+        return archs
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _products(cls, data, handler):
+        config = handler(data)
+        raw = data.get("arch") if isinstance(data, dict) else None
+        config._sm_counts = product_sm_counts(raw)
+        return config
+
+    def product_sm_counts(self) -> dict[str, int]:
+        """sm_XX -> the SM count of the product `arch` names for it."""
+        return dict(self._sm_counts)
 
     @field_validator("select", "ignore", mode="before")
     @classmethod

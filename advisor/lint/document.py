@@ -90,8 +90,10 @@ def kernel_document(kernel, comparison=None, occupancy: dict | None = None) -> d
     }
 
 
-def summary(report, fail_on: str, comparison=None) -> dict:
-    """The document's "summary": counts by severity and code, and whether the run passes."""
+def summary(report, fail_on: str, comparison=None, allow_regressions: bool = False) -> dict:
+    """The document's "summary": counts by severity and code, and whether the run passes: no
+    problem, no finding at or above `fail_on` that counts (against the baseline: new or worse),
+    and, unless `allow_regressions`, no kernel below the baseline's occupancy."""
     by_severity = dict.fromkeys(SEVERITIES, 0)
     by_code: dict[str, int] = {}
     counted = failing_kernels = 0
@@ -119,7 +121,8 @@ def summary(report, fail_on: str, comparison=None) -> dict:
         "fail_on": fail_on,
         "failing_findings": counted,
         "failing_kernels": failing_kernels,
-        "passed": counted == 0 and not report.problems,
+        "passed": counted == 0 and not report.problems and (allow_regressions or comparison is None
+                                                            or not comparison.lost_occupancy),
         "problems": len(report.problems),
         "skipped": report.skipped,
         "ptx_only_archs": report.ptx_only,
@@ -133,11 +136,14 @@ def summary(report, fail_on: str, comparison=None) -> dict:
             "baselined": sum(1 for s in comparison.status.values() if s == "baselined"),
             "regressed_kernels": comparison.worse,
             "improved": comparison.improved,
+            "lost_occupancy": [f"{key}: {change}" for key, change in sorted(comparison.lost_occupancy.items())],
+            "regressions_fail": not allow_regressions,
         }
     return result
 
 
-def lint_document(report, fail_on: str, comparison=None, tool_version: str = "") -> LintDocument:
+def lint_document(report, fail_on: str, comparison=None, tool_version: str = "",
+                  allow_regressions: bool = False) -> LintDocument:
     """The report's document, its kernels built one at a time as a serializer asks for them."""
 
     def kernels() -> Iterator[dict]:
@@ -155,7 +161,7 @@ def lint_document(report, fail_on: str, comparison=None, tool_version: str = "")
     tail = {
         "source_findings": [_finding_dict(f, None) for f in report.source_findings],
         "problems": [{"file": p.file, "line": p.line, "message": p.message} for p in report.problems],
-        "summary": summary(report, fail_on, comparison),
+        "summary": summary(report, fail_on, comparison, allow_regressions),
     }
     return LintDocument(head, kernels, tail)
 

@@ -82,6 +82,16 @@ def json_chunks(doc) -> Iterator[str]:
     yield "]," + COMPACT.encode(doc.tail)[1:] + "\n"
 
 
+def diff_json_chunks(doc) -> Iterator[str]:
+    """`diff --format json`: json.dumps(doc.whole(), separators=(",", ":")) + "\\n", a row at a time."""
+    yield COMPACT.encode(doc.head)[:-1] + ',"kernels":['
+    separator = ""
+    for row in doc.kernels():
+        yield separator + COMPACT.encode(row)
+        separator = ","
+    yield "]," + COMPACT.encode({"summary": doc.summary})[1:] + "\n"
+
+
 # -- SARIF ----------------------------------------------------------------------
 
 def _indented(value, depth: int) -> str:

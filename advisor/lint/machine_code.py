@@ -7,15 +7,12 @@ ptxas report gave them, their spill figures (`spills_from = "sass"`).
     >>> machine_code_reader(False) is None
     True
 
-Cubins are disassembled in a pool while the readers go on (MachineCodeReader); lint
-waits for them (`finish()`) before it analyses anything.
 """
 
 from __future__ import annotations
 
 import os
-from collections import deque
-from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import replace
 
 from ..readers.compiler_output import KernelUsage
 from ..text import clip
@@ -23,7 +20,7 @@ from ..toolchain.cache import EntryStore, default_directory
 from ..toolchain.disassembler import Disassembler, DisassemblyError, available, find_disassembler
 
 
-def machine_code_reader(wanted: bool | None, jobs: int | None = None) -> MachineCodeReader | None:
+def machine_code_reader(wanted: bool | None) -> MachineCodeReader | None:
     """`wanted` None: read machine code where nvdisasm is installed; True: it must be
     (DisassemblerMissing otherwise); False: never."""
     if wanted is False:
@@ -32,59 +29,38 @@ def machine_code_reader(wanted: bool | None, jobs: int | None = None) -> Machine
     if disassembler is None:
         return None
     directory = default_directory()
-    return MachineCodeReader(disassembler, jobs, EntryStore(directory) if directory is not None else None)
+    return MachineCodeReader(disassembler, EntryStore(directory) if directory is not None else None)
 
 
 class MachineCodeReader:
-    """Disassembles cubins as the readers meet them, `jobs` at a time (each is two nvdisasm
-    processes, and the readers go on meanwhile); `finish()` waits for all of them. At most
-    2 * jobs cubins wait at once, so a library of thousands is never held whole."""
+    """Called by the readers with each cubin and its kernels' records; returns the records with
+    what the machine code proves. A cubin nvdisasm cannot read keeps its records as they were
+    and adds a sentence to `unread` (a warning: CuPy's cache files, whose ELF lacks its program
+    headers, say)."""
 
-    def __init__(self, disassembler: Disassembler, jobs: int | None = None, store: EntryStore | None = None):
+    def __init__(self, disassembler: Disassembler, store: EntryStore | None = None):
         self.disassembler = disassembler
         self.store = store  # the listings of cubins read before, by their digest
-        self.jobs = max(1, jobs or (os.cpu_count() or 2) // 2)
-        self.pool = ThreadPoolExecutor(self.jobs)
-        self.pending: deque[Future] = deque()
         self.unread: list[str] = []
 
-    def __call__(self, cubin: bytes, records: list[KernelUsage]) -> None:
-        while len(self.pending) >= 2 * self.jobs:
-            self._collect(self.pending.popleft())
-        self.pending.append(self.pool.submit(self._read, cubin, records))
-
-    def _read(self, cubin: bytes, records: list[KernelUsage]) -> str | None:
+    def __call__(self, cubin: bytes, records: list[KernelUsage]) -> list[KernelUsage]:
         try:
             found = self.disassembler.kernels(cubin, self.store)
         except DisassemblyError as exc:
-            return f"{records[0].file}: machine code not read ({clip(str(exc), 200)}): its spills stay unknown"
-        for record in records:
-            attach(record, found.get(record.name))
-        return None
-
-    def _collect(self, future: Future) -> None:
-        unread = future.result()
-        if unread is not None:
-            self.unread.append(unread)
-
-    def finish(self) -> list[str]:
-        """Wait for every disassembly; a sentence per cubin nvdisasm could not read (CuPy's
-        cache files, whose ELF lacks its program headers, say): a warning, the figures stay."""
-        try:
-            while self.pending:
-                self._collect(self.pending.popleft())
-        finally:
-            self.pool.shutdown(wait=True, cancel_futures=True)
-        return self.unread
+            self.unread.append(f"{records[0].file}: machine code not read ({clip(str(exc), 200)}): "
+                               "its spills stay unknown")
+            return records
+        return [attach(record, found.get(record.name)) for record in records]
 
 
-def attach(record: KernelUsage, sass) -> None:
-    """Put one kernel's machine-code reading on its record; spill figures only where none are known."""
+def attach(record: KernelUsage, sass) -> KernelUsage:
+    """The record with its machine-code reading; spill figures only where none are known."""
     if sass is None:
-        return
-    record.sass = sass
-    if record.spill_stores is None:
-        record.spill_stores, record.spill_loads, record.spills_from = sass.spill_stores, sass.spill_loads, "sass"
+        return record
+    if record.spill_stores is not None:
+        return replace(record, sass=sass)
+    return replace(record, sass=sass, spill_stores=sass.spill_stores, spill_loads=sass.spill_loads,
+                   spills_from="sass")
 
 
 def _place(file: str | None, line: int | None) -> dict:

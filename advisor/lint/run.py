@@ -22,8 +22,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from ...specs.names import UnknownArchError
@@ -35,7 +34,7 @@ from ..launch import LaunchConfig
 from ..readers import demangle as names
 from ..readers.compiler_output import KernelUsage, cuobjdump_reserved
 from ..readers.source_index import SourceIndex
-from ..readers.usage import InputProblem
+from ..readers.usage import SOURCE_SUFFIXES, InputProblem, ReadResult, read_text, read_usage
 from ..rules import (
     ASSUMPTION_KEYS,
     SEVERITY_RANK,
@@ -45,11 +44,14 @@ from ..rules import (
     RegisterCap,
     RuleSelection,
     config_findings,
+    finding_of,
     finding_order,
     lint_findings,
+    registry,
 )
+from ..rules.families.ta9_lint import no_launch_settings_message
 from ..text import clip
-from ..toolchain.settings import BuildSettings, BuildSetupError, maxrregcount_of, with_line_info
+from ..toolchain.settings import BuildSettings, BuildSetupError, with_line_info
 from .caches import side_by_side, usage_launch
 from .machine_code import with_machine_code
 from .settings import NO_CONFIG
@@ -76,8 +78,16 @@ class LintOptions:
     config_path: str = ""  # where the config came from: named in the report
     # Registers per thread in an earlier build, by (name as written, arch): a baseline's or diff's old side (TA908).
     previous_registers: Mapping[tuple[str, str], int] = field(default_factory=dict)
+    allow_regressions: bool = False  # with a baseline: a kernel below its recorded occupancy does not fail the run
     # Read each cubin's machine code with nvdisasm: None where it is installed, True required, False never.
     machine_code: bool | None = None
+    sm_count: int | None = None  # --sm-count; else config's; else the product's that --arch names
+    product_sm_counts: Mapping[str, int] | None = None  # sm_XX -> SMs of the products --arch names
+
+    def sm_count_for(self, arch: str) -> int | None:
+        """The SM count the grid rules (TA7xx) use on `arch`; None when nothing says."""
+        products = self.product_sm_counts if self.archs else self.config.product_sm_counts()
+        return self.sm_count or self.config.sm_count or (products or {}).get(arch)
 
 
 class LintedKernel(NamedTuple):
@@ -126,63 +136,139 @@ class _Analysis(NamedTuple):
     result: Occupancy
     findings: tuple[Finding, ...]
     rank: tuple  # the report's order: worst first, then lowest occupancy
+    unconfigured: bool  # TA906 applies: said once for the run (run_findings), not on the kernel
+
+
+NO_LAUNCH_SETTINGS = "TA906"  # said once per run, not on each kernel
+
+
+def run_findings(unconfigured: dict[tuple[int, ...], int]) -> list[Finding]:
+    """The findings about the run as a whole: TA906 once, counting the kernels (by the block size
+    assumed for them) that no [[kernels]] entry configures."""
+    if not unconfigured:
+        return []
+    rule = registry()[NO_LAUNCH_SETTINGS]
+    assumed = sorted(unconfigured)
+    message = no_launch_settings_message(assumed, sum(unconfigured.values()))
+    return [finding_of(rule, message, "", {"kernels": sum(unconfigured.values()),
+                                           "block_dims": [list(dims) for dims in assumed]})]
 
 
 def lint_records(records, options: LintOptions, sources: SourceIndex | None = None) -> LintReport:
+    """Every kernel of `records` linted, in the report's order (worst first)."""
     report = LintReport(config_path=options.config_path)
-    config = options.config
-    archs = set(options.archs or config.arch)
-    grouped: dict[tuple[str, str, str | None], list[KernelUsage]] = {}  # variants (caches.py) stay apart
+    grouped = group_records(records, options, report)
+    ranked = sorted(lint_stream(grouped, options, sources, report))
+    report.kernels = side_by_side([entry[-1] for entry in ranked])
+    return report
+
+
+# (name, arch, variant) -> one kernel's records from every source: the record itself when there is
+# one (most kernels: a list each would be a third of a large log's records again), else a list.
+Grouped = dict
+
+
+def _evidence(grouped_value) -> list[KernelUsage]:
+    return grouped_value if isinstance(grouped_value, list) else [grouped_value]
+
+
+def group_records(records, options: LintOptions, report: LintReport) -> Grouped:
+    """The records of each kernel on each architecture linted (variants of a cache's kernel stay
+    apart), and the kernels the config describes on its own; what cannot be linted goes to `report`."""
+    archs = set(options.archs or options.config.arch)
+    grouped: Grouped = {}
     no_arch: dict[str, int] = {}
     for record in records:
         if record.arch == NO_ARCH:
             if len(archs) != 1:
                 no_arch[record.file or record.source] = no_arch.get(record.file or record.source, 0) + 1
                 continue
-            record.arch = next(iter(archs))
-            if record.source == "cuobjdump":  # its SHARED could not be corrected without the arch
-                record.shared_mem = max(0, record.shared_mem - cuobjdump_reserved(record.arch))
+            record = _with_arch(record, next(iter(archs)))
         if archs and record.arch not in archs:
             continue
-        grouped.setdefault((record.name, record.arch, record.variant), []).append(record)
+        key = (record.name, record.arch, record.variant)
+        known = grouped.get(key)
+        if known is None:
+            grouped[key] = record
+        elif isinstance(known, list):
+            known.append(record)
+        else:
+            grouped[key] = [known, record]
     for file, count in no_arch.items():
         report.problems.append(InputProblem(file, None, f"{count} kernel(s) in a cuobjdump listing that names no "
                                                         "architecture (a lone cubin's): give exactly one --arch"))
+    config = options.config
     for entry in config.kernels:  # kernels the config describes on its own
         if entry.registers is None:
             continue
         for arch in entry.arch or sorted(archs):
             if (entry.name, arch, None) not in grouped:
-                grouped[(entry.name, arch, None)] = [_config_usage(entry, arch, options.config_path)]
+                grouped[(entry.name, arch, None)] = _config_usage(entry, arch, options.config_path)
     if any(e.registers is not None and not (e.arch or archs) for e in config.kernels):
         report.skipped.append("config kernels with registers but no architecture: give arch in the entry, "
                               "the config or --arch")
+    return grouped
+
+
+DEMANGLED_AT_ONCE = 8192  # names demangled per batch: one bounded worker each, never every name of a log
+
+
+def lint_stream(grouped: Grouped, options: LintOptions, sources: SourceIndex | None, report: LintReport,
+                consume: bool = False):
+    """(rank, name, arch, variant, LintedKernel) for each kernel of `grouped`, in its order, as
+    each is linted; `consume`: each kernel's records are taken out of `grouped` once linted, so
+    a caller that keeps less than the records holds less as the stream goes. The run's own
+    problems, notes and findings are in `report` once the stream is exhausted."""
     linter = _Linter(options, sources)
-    linter.demangled = names.demangle_many(name for name, _, _ in grouped)  # all at once: one bounded worker
-    ranked = []  # (rank, name, arch, variant, LintedKernel): unique before the kernel, which is never compared
     unknown: dict[str, int] = {}
-    for (name, arch, variant), evidence in grouped.items():
-        try:
-            resolved = resolve(arch)
-        except UnknownArchError:
-            unknown[arch] = unknown.get(arch, 0) + 1
-            continue
-        try:
-            kernel, rank = linter.lint(name, arch, resolved, evidence)
-            ranked.append((rank, name, arch, variant or "", kernel))
-        except InputError as exc:  # figures no architecture allows (a corrupt or hand-edited log)
-            record = evidence[0]
-            report.problems.append(InputProblem(record.file or record.source, record.line,
-                                                f"{name} on {arch}: {exc}"))
+    keys = list(grouped)
+    for start in range(0, len(keys), DEMANGLED_AT_ONCE):
+        batch = keys[start:start + DEMANGLED_AT_ONCE]
+        linter.demangled = names.demangle_many(name for name, _, _ in batch)
+        for key in batch:
+            evidence = _evidence(grouped.pop(key) if consume else grouped[key])
+            name, arch, variant = key
+            try:
+                resolved = resolve(arch)
+            except UnknownArchError:
+                unknown[arch] = unknown.get(arch, 0) + 1
+                continue
+            try:
+                kernel, rank = linter.lint(name, arch, resolved, evidence)
+            except InputError as exc:  # figures no architecture allows (a corrupt or hand-edited log)
+                record = evidence[0]
+                report.problems.append(InputProblem(record.file or record.source, record.line,
+                                                    f"{name} on {arch}: {exc}"))
+                continue
+            yield rank, name, arch, variant or "", kernel  # unique before the kernel, which is never compared
     for arch, count in sorted(unknown.items()):
         report.skipped.append(f"{count} kernel(s) for {arch}, which no shipped spec describes")
-    for index, entry in enumerate(config.kernels):
+    _run_notes(linter, options, report)
+
+
+def _run_notes(linter: _Linter, options: LintOptions, report: LintReport) -> None:
+    """What the run as a whole says: config entries that matched nothing, TA906 once, grid rules skipped."""
+    for index, entry in enumerate(options.config.kernels):
         if index not in linter.matched and entry.registers is None:
             report.warnings.append(f"[[kernels]] entry {index + 1} (name = '{clip(entry.name, 80)}') matches no "
                                    "kernel: check the glob against the mangled, demangled or bare names")
-    ranked.sort()
-    report.kernels = side_by_side([entry[-1] for entry in ranked])
-    return report
+    report.source_findings += run_findings(linter.unconfigured)
+    if linter.grid_without_sm_count:
+        report.warnings.append(grid_rules_skipped(sorted(linter.grid_without_sm_count)))
+
+
+def _with_arch(record: KernelUsage, arch: str) -> KernelUsage:
+    """A record of a listing that named no architecture, on the one architecture linted."""
+    shared = record.shared_mem
+    if record.source == "cuobjdump":  # its SHARED could not be corrected without the arch
+        shared = max(0, shared - cuobjdump_reserved(arch))
+    return replace(record, arch=arch, shared_mem=shared)
+
+
+def grid_rules_skipped(archs: list[str]) -> str:
+    """Why the grid rules did not run, said once per run."""
+    return (f"grid_size is set but the SM count of {', '.join(archs)} is unknown, so the grid rules (TA7xx) did "
+            "not run: name a product (--arch h100-sxm), or give --sm-count or sm_count in the config")
 
 
 def _config_usage(entry: KernelEntry, arch: str, file: str) -> KernelUsage:
@@ -198,20 +284,13 @@ def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, tuple[str, ...
         return evidence[0], ()  # one source: its own figures, nothing to disagree with (the usual ptxas log)
     ordered = sorted(evidence, key=lambda r: SOURCE_PRIORITY.get(r.source, 9))
     chosen = ordered[0]
-    # Spill figures: ptxas's report before the machine code's reading (they agree where both exist).
+    # Stores and loads: one source's, ptxas's report before the machine code's reading (they agree).
     spills = next((r for r in ordered if r.spill_stores is not None and r.spills_from != "sass"), None) or \
-        next((r for r in ordered if r.spill_stores is not None), None)
-    barriers = next((r.barriers for r in ordered if r.barriers is not None), None)
-    stack = next((r.stack_frame for r in ordered if r.stack_frame is not None), None)
-    bounds = next((r.max_threads for r in ordered if r.max_threads is not None), None)
-    cap = next((r.max_registers for r in ordered if r.max_registers is not None), None)
-    usage = KernelUsage(name=chosen.name, arch=chosen.arch, registers=chosen.registers, shared_mem=chosen.shared_mem,
-                        barriers=barriers, stack_frame=stack,
-                        spill_stores=spills.spill_stores if spills else None,
-                        spill_loads=spills.spill_loads if spills else None,
-                        source=chosen.source, line=chosen.line, file=chosen.file, max_threads=bounds,
-                        max_registers=cap, spills_from=spills.spill_origin if spills else None,
-                        sass=next((r.sass for r in ordered if r.sass is not None), None))
+        next((r for r in ordered if r.spill_stores is not None), chosen)
+    missing = {name: next((v for v in (getattr(r, name) for r in ordered) if v is not None), None)
+               for name in _FILLED if getattr(chosen, name) is None}
+    missing["spills_from"] = spills.spill_origin
+    usage = replace(chosen, spill_stores=spills.spill_stores, spill_loads=spills.spill_loads, **missing)
     disagreements = []
     for label, attribute in (("registers", "registers"), ("static shared memory", "shared_mem"),
                              ("stack frame", "stack_frame")):
@@ -220,6 +299,12 @@ def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, tuple[str, ...
             figures = ", ".join(f"{r.source} {value} ({_where(r)})" for r, value in seen)
             disagreements.append(f"{label}: {figures}; using {seen[0][0].source}'s")
     return usage, tuple(disagreements)
+
+
+# What the winning source may lack and another give: every optional field (a reader's own too)
+# but the spills, which come as a pair, and where the winning record stands.
+_FILLED = tuple(f.name for f in fields(KernelUsage) if f.default is None
+                and f.name not in ("spill_stores", "spill_loads", "line"))
 
 
 def _where(record: KernelUsage) -> str:
@@ -243,7 +328,6 @@ def signature(demangled: str) -> str:
     return demangled[start:]
 
 
-@lru_cache(maxsize=65536)
 def kernel_names(name: str, demangled: str | None = None) -> tuple[str, ...]:
     """(as written, demangled, base name, signature without the return type): what config globs
     match (docs/lint.md) and what source definitions are looked up by (the base name).
@@ -268,6 +352,8 @@ class _Linter:
         self.configs: dict[tuple, LaunchConfig] = {}
         self.matched: set[int] = set()  # indexes of the [[kernels]] entries that matched a kernel
         self.demangled: dict[str, str] = {}  # name -> demangled name, for the names known up front
+        self.unconfigured: dict[tuple[int, ...], int] = {}  # block assumed -> kernels no entry configures (TA906)
+        self.grid_without_sm_count: set[str] = set()  # architectures of kernels whose grid rules could not run
         config = options.config
         self.default_dims = options.block_size or (tuple(config.block_size) if config.block_size else None)
 
@@ -291,12 +377,16 @@ class _Linter:
         launch = self._launch_config(usage, bound, entry_index, entry)
         cap = register_cap(resolved.arch, definition, usage.max_registers)
         previous = self.options.previous_registers.get((name, arch))
-        key = (arch, launch, entry_index, budget_index, disagreements, suppressed, usage.source == "config", cap, previous)
+        extras = usage.reader_figures()
+        key = (arch, launch, entry_index, budget_index, disagreements, suppressed, usage.source == "config", cap, previous,
+               extras)
         analysis = self.analyses.get(key)
         if analysis is None:
             budget = config.budgets[budget_index] if budget_index is not None else None
             analysis = self.analyses[key] = self._analyse(resolved, launch, usage, disagreements, entry, budget,
                                                           suppressed, cap, previous)
+        if analysis.unconfigured:
+            self.unconfigured[launch.dims] = self.unconfigured.get(launch.dims, 0) + 1
         kernel = LintedKernel(name=name, demangled=keys[1], arch=arch, usage=usage, evidence=tuple(evidence),
                               launch=launch, configured_by=entry.name if entry else None, result=analysis.result,
                               findings=with_machine_code(analysis.findings, usage.sass), location=location)
@@ -304,8 +394,8 @@ class _Linter:
 
     def _launch_config(self, usage: KernelUsage, bound, entry_index, entry) -> LaunchConfig:
         """The figures from the build output and the launch from the config, through the one parser."""
-        figures = (usage.registers, usage.shared_mem, usage.barriers, usage.spill_stores, usage.spill_loads,
-                   usage.stack_frame, bound, entry_index, usage.launch)
+        figures = (usage.arch, usage.registers, usage.shared_mem, usage.barriers, usage.spill_stores,
+                   usage.spill_loads, usage.stack_frame, bound, entry_index, usage.launch)
         launch = self.configs.get(figures)
         if launch is None:
             values = usage_launch(usage)  # how a cache's framework launches it; the config may say otherwise
@@ -314,6 +404,10 @@ class _Linter:
                           spill_stores=usage.spill_stores, spill_loads=usage.spill_loads,
                           stack_frame=usage.stack_frame)
             values.setdefault("max_threads_per_block", bound)
+            if values.get("grid_size") is not None and values.get("sm_count") is None:
+                values["sm_count"] = self.options.sm_count_for(usage.arch)
+                if values["sm_count"] is None:
+                    self.grid_without_sm_count.add(usage.arch)
             if values.get("block_size") is None:
                 if self.default_dims is not None:
                     values["block_size"] = list(self.default_dims)
@@ -329,13 +423,15 @@ class _Linter:
         context = LintContext(result=result, budget=Budget.of(budget) if budget is not None else None,
                               minimum=_minimum(budget, entry, self.options), disagreements=disagreements,
                               launch_given=entry is not None or usage.source == "config" or bool(usage.launch), register_cap=cap,
-                              previous_registers=previous, assumed_blocks=_assumed_blocks(entry))
+                              previous_registers=previous, assumed_blocks=_assumed_blocks(entry),
+                              reader_figures=usage.reader_figures())
         findings += lint_findings(context, self.options.selection)
         ignored = tuple(entry.ignore) if entry else ()
         findings = [f for f in findings if f.code not in suppressed and not f.code.startswith(ignored)]  # () matches nothing
-        findings.sort(key=finding_order)
-        return _Analysis(result, tuple(findings),
-                         (-worst_severity(findings), result.occupancy if result.launchable else -1))
+        kept = [f for f in findings if f.code != NO_LAUNCH_SETTINGS]
+        kept.sort(key=finding_order)
+        return _Analysis(result, tuple(kept), (-worst_severity(kept), result.occupancy if result.launchable else -1),
+                         len(kept) != len(findings))
 
 
 def _minimum(budget, entry, options: LintOptions) -> float | None:
@@ -376,8 +472,37 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     a source the compiler rejects is one problem, and the rest are still linted. Raises
     toolchain.discovery.ToolchainMissing when there is something to compile and no compiler,
     BuildSetupError when no architecture is named."""
-    from ..readers.usage import SOURCE_SUFFIXES
-    from ..rules.source_scan import scan_source
+    from ..rules.source_scan import scan_lines
+
+    gathered = gather(paths, options, stdin, build)
+    report = lint_records(gathered.read.records, options, gathered.index)
+    report.problems = gathered.read.problems + report.problems
+    report.ptx_only = gathered.read.ptx_only
+    report.warnings += gathered.unread
+    if gathered.sources:
+        majors = [k.result.arch.major for k in report.kernels] or \
+            [resolve(a).arch.major for a in (options.archs or options.config.arch)]
+        if majors:
+            for source in gathered.sources:
+                report.source_findings += scan_lines(source.lines, source.has_syncwarp, source.path, min(majors),
+                                                     options.selection)
+    return report
+
+
+class Gathered(NamedTuple):
+    """What lint reads from its inputs: the kernel records (and the inputs' problems), the source
+    index and the CUDA sources read."""
+
+    read: ReadResult
+    index: SourceIndex
+    sources: list[SourceText]
+    unread: list[str]  # a sentence per cubin whose machine code nvdisasm could not read (a warning)
+
+
+def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None = None) -> Gathered:
+    """Read (and, for CUDA sources with no build output, compile) lint's inputs: lint_paths's
+    first half, for a caller that lints the records its own way (diff)."""
+    from .caches import read_directory
     from .machine_code import machine_code_reader
 
     paths = [str(path) for path in paths]
@@ -386,51 +511,30 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     if compile_sources and not (options.archs or options.config.arch):  # before reading anything
         raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
     machine_code = machine_code_reader(options.machine_code)
-    try:
-        gathered, index, source_texts = _gather(paths, compile_sources, options, stdin, build, machine_code)
-    finally:  # the disassemblies under way end before anything is analysed, or raised
-        unread = machine_code.finish() if machine_code is not None else []
-    report = lint_records(gathered.records, options, index)
-    report.problems = gathered.problems + report.problems
-    report.ptx_only = gathered.ptx_only
-    report.warnings += unread
-    if source_texts:
-        majors = [k.result.arch.major for k in report.kernels] or \
-            [resolve(a).arch.major for a in (options.archs or options.config.arch)]
-        if majors:
-            for path, text in source_texts:
-                report.source_findings += scan_source(text, path, min(majors), options.selection)
-    return report
-
-
-def _gather(paths, compile_sources, options: LintOptions, stdin, build, machine_code):
-    """Read (and compile) the inputs: (their records and problems, the source index, the sources' texts)."""
-    from ..readers.usage import SOURCE_SUFFIXES, ReadResult, read_text, read_usage
-    from .caches import read_directory
-
-    gathered = ReadResult()
-    index = SourceIndex()
-    source_texts = []
+    gathered = Gathered(ReadResult(), SourceIndex(), [], machine_code.unread if machine_code is not None else [])
+    read = gathered.read
     for path in paths:
         if path == "-":
-            read_text(stdin, "<stdin>", gathered)
+            read_text(stdin, "<stdin>", read)
         elif path.lower().endswith(SOURCE_SUFFIXES):
-            _read_source(path, gathered, index, source_texts, compiled=path in compile_sources)
+            _read_source(path, read, gathered.index, gathered.sources, compiled=path in compile_sources)
         else:
             one = read_directory(path, machine_code) if os.path.isdir(path) else read_usage(path, machine_code)
-            gathered.records += one.records
-            gathered.problems += one.problems
-            gathered.ptx_only += [f"{path}: {arch}" for arch in one.ptx_only]
-    readable = {path for path, _ in source_texts}
+            read.records += one.records
+            read.problems += one.problems
+            read.ptx_only += [f"{path}: {arch}" for arch in one.ptx_only]
+    readable = {source.path for source in gathered.sources}
     compile_sources = [path for path in compile_sources if path in readable]
     if compile_sources or (build is not None and build.compile_commands):
-        _compile_into(compile_sources, options, build or BuildSettings(), gathered, index, source_texts, machine_code)
-    return gathered, index, source_texts
+        _compile_into(compile_sources, options, build or BuildSettings(), read, gathered.index, gathered.sources,
+                      machine_code)
+    return gathered
 
 
 def _read_source(path: str, gathered, index: SourceIndex, source_texts: list, compiled: bool = False) -> bool:
     """Read a source into the index; False (and a problem) when it cannot be read, or compiled."""
     from ...specs.files import MAX_SOURCE_BYTES, read_bounded, read_source_to_compile
+    from ..rules.source_scan import strip_comments
 
     try:
         read = read_source_to_compile if compiled else read_bounded
@@ -438,9 +542,19 @@ def _read_source(path: str, gathered, index: SourceIndex, source_texts: list, co
     except OSError as exc:
         gathered.problems.append(InputProblem(path, None, f"cannot read: {exc.strerror}"))
         return False
-    index.add_file(path, text)
-    source_texts.append((path, text))
+    source = SourceText(path, strip_comments(text), "__syncwarp" in text)  # tokenized once: index and source rules
+    index.add_lines(path, source.lines)
+    source_texts.append(source)
     return True
+
+
+class SourceText(NamedTuple):
+    """A CUDA source read for lint: its lines as strip_comments gives them, read by the source
+    index and the source rules alike."""
+
+    path: str
+    lines: list[tuple[str, str]]
+    has_syncwarp: bool
 
 
 def _shown_path(path: str) -> str:
@@ -452,9 +566,9 @@ def _shown_path(path: str) -> str:
 def _compile_into(sources, options: LintOptions, settings: BuildSettings, gathered, index, source_texts,
                   machine_code=None) -> None:
     """Compile `sources` (and the compile commands' entries) for each architecture, with line
-    info (-lineinfo: machine code by source line; it changes no code ptxas emits); add what ptxas
-    reports to `gathered`, each cubin to `machine_code` where given, and each compile-commands
-    source to the index."""
+    info (-lineinfo: machine code by source line; ptxas emits the same code); add what ptxas
+    reports to `gathered` (with each build's machine code where `machine_code` is given), and
+    each compile-commands source to the index."""
     from ..toolchain.compile import Build, Compiler
     from ..toolchain.compile_commands import CompileCommandsError, load_builds
     from ..toolchain.discovery import find_toolchain
@@ -462,20 +576,22 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
     archs = tuple(options.archs or options.config.arch)
     builds = []
     if sources:
-        builds += [Build(os.path.abspath(path), arch, with_line_info(settings.flags)) for path in sources
-                   for arch in archs]
+        builds += [Build(os.path.abspath(path), arch, with_line_info(settings.flags), settings.max_registers)
+                   for path in sources for arch in archs]
     if settings.compile_commands:
         try:
             entries, problems = load_builds(settings.compile_commands, archs)
         except CompileCommandsError as exc:
             raise BuildSetupError(str(exc)) from None
         gathered.problems += [InputProblem(settings.compile_commands, None, p) for p in problems]
-        known = {os.path.abspath(path) for path, _ in source_texts}
+        known = {os.path.abspath(source.path) for source in source_texts}
         unreadable = {source for source in dict.fromkeys(b.source for b in entries)
                       if source not in known and not _read_source(_shown_path(source), gathered, index, source_texts,
                                                                   compiled=True)}
-        builds += [b._replace(flags=with_line_info(b.flags + settings.flags)) for b in entries
-                   if b.source not in unreadable]
+        # The command line's flags come after the entry's: its -maxrregcount, like theirs, wins.
+        builds += [b._replace(flags=with_line_info(b.flags + settings.flags),
+                              max_registers=b.max_registers if settings.max_registers is None else settings.max_registers)
+                   for b in entries if b.source not in unreadable]
     shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
     for result in Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None).run(builds):
         build = result.build
@@ -483,10 +599,7 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
         if result.error is not None:
             gathered.problems.append(InputProblem(where, None, f"{build.arch}: the compiler failed: {result.error}"))
             continue
-        cap = maxrregcount_of(build.flags)
-        records = result.usage()
-        for record in records:
-            record.file, record.max_registers = where, cap
-            gathered.records.append(record)
+        records = result.usage(where)  # each record carries its build's -maxrregcount
         if machine_code is not None and result.cubin is not None and records:
-            machine_code(result.cubin, records)
+            records = machine_code(result.cubin, records)
+        gathered.records += records

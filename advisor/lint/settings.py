@@ -61,6 +61,26 @@ def normalise_archs(value) -> list[str]:
     return normalised
 
 
+def product_sm_counts(value) -> dict[str, int]:
+    """sm_XX -> the SM count of the product named for it (h100-sxm: sm_90 -> 132), for the grid
+    rules; architectures named by family or compute capability have none. ValueError when two
+    products of one architecture with different SM counts are named (the count would be a guess)."""
+    items = [value] if isinstance(value, str) else list(value or ())
+    counts: dict[str, int] = {}
+    named: dict[str, str] = {}
+    for item in items:
+        resolved = resolve(str(item))  # normalise_archs validated the names
+        sms = resolved.product.get("sm_count") if resolved.product else None
+        if sms is None:
+            continue
+        sm = resolved.arch.sm
+        if counts.get(sm, sms) != sms:
+            raise ValueError(f"{named[sm]} and {item} are both {sm} with different SM counts ({counts[sm]}, {sms}): "
+                             "lint them in separate runs")
+        counts[sm], named[sm] = sms, str(item)
+    return counts
+
+
 class NoConfig(NamedTuple):
     """The settings with no config file: LintConfig's defaults, field for field
     (tests/lint/test_lint.py holds the two equal), as an immutable tuple."""
@@ -73,8 +93,12 @@ class NoConfig(NamedTuple):
     fail_on: str = "error"
     min_occupancy: None = None
     block_size: None = None
+    sm_count: None = None
     kernels: tuple = ()
     budgets: tuple = ()
+
+    def product_sm_counts(self) -> dict[str, int]:
+        return {}
 
     def kernel_index(self, names: tuple[str, ...], arch: str) -> None:
         return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 # Linear-time patterns: a number is matched from its first digit only ((?<!\d)) and has at
 # most _DIGITS digits, a field name from its first letter only, so no pattern retries inside a
@@ -30,9 +30,15 @@ _CUOBJ_FIELDS = re.compile(r"(?<![A-Z])([A-Z]{1,16}(?:\[\d{1,4}\])?):" + _DIGITS
 _TOO_LONG = f"line longer than {MAX_LINE} characters: not compiler output"
 
 
-@dataclass(slots=True)  # slots: a large log makes tens of thousands of these
+@dataclass(frozen=True, slots=True)  # slots: a large log makes tens of thousands of these
 class KernelUsage:
-    """One kernel on one architecture, as a compiler tool reported it."""
+    """One kernel on one architecture, as a compiler tool reported it: immutable from the reader
+    to the report (a layer that learns more makes a new record with dataclasses.replace).
+
+    A reader that knows more of a kernel (disassembly, measurements) adds an optional field here,
+    defaulting to None, and nothing else: lint's reconciliation carries every field through (a
+    field the winning source lacks comes from the next source that has it), its rules read the
+    field in LintContext.reader_figures, and kernels share an analysis only when those agree."""
 
     name: str  # as written (mangled for C++)
     arch: str  # "sm_90"
@@ -63,12 +69,23 @@ class KernelUsage:
             return None
         return self.spills_from or self.source
 
+    def reader_figures(self) -> tuple[tuple[str, object], ...]:
+        """(field, value) of each optional field a reader added beyond BUILD_FIELDS and set:
+        what lint hands its rules (LintContext.reader_figures) and keys its shared analyses by."""
+        return tuple((name, getattr(self, name)) for name in _READER_FIELDS if getattr(self, name) is not None)
+
     @property
     def spill_bytes(self) -> int | None:
         if self.spill_stores is None:
             return None
         return self.spill_stores + (self.spill_loads or 0)
 
+
+# The fields every reader of build output fills or leaves None: lint turns them into the kernel's
+# LaunchConfig, location and variant. A field added after them is a reader's own (reader_figures).
+BUILD_FIELDS = ("name", "arch", "registers", "shared_mem", "barriers", "stack_frame", "spill_stores", "spill_loads",
+                "source", "line", "file", "max_threads", "max_registers", "variant", "launch")
+_READER_FIELDS = tuple(f.name for f in fields(KernelUsage) if f.name not in BUILD_FIELDS)
 
 _PTXAS_USED_LINE = re.compile(r"ptxas\s+info\s*:\s*Used\b")
 
@@ -78,13 +95,15 @@ def _problem(problems, number: int, message: str) -> None:
         problems.append((number, message))
 
 
-def parse_ptxas(lines, problems: list | None = None) -> Iterator[KernelUsage]:
+def parse_ptxas(lines, problems: list | None = None, file: str = "") -> Iterator[KernelUsage]:
     """`ptxas info` lines -> KernelUsage, one per 'Used N registers' line.
 
     Lines that look like ptxas's but do not parse are appended to `problems`
     as (line number, what was expected); the rest of the log is still read.
+    `file`: the name the records give as theirs.
     """
     name = arch = None
+    archs: dict[str, str] = {}  # one string per architecture, not one per record
     props: tuple | None = None
     for number, line in enumerate(lines, 1):
         if "ptxas" not in line and "bytes stack frame" not in line:
@@ -98,7 +117,7 @@ def parse_ptxas(lines, problems: list | None = None) -> Iterator[KernelUsage]:
         if "Compiling entry function" in line:
             match = _COMPILING.search(line)
             if match:
-                name, arch, props = match.group(1), match.group(2), None
+                name, arch, props = match.group(1), archs.setdefault(match.group(2), match.group(2)), None
             else:
                 _problem(problems, number, "expected \"Compiling entry function 'NAME' for 'sm_XX'\"")
                 name = None
@@ -123,12 +142,13 @@ def parse_ptxas(lines, problems: list | None = None) -> Iterator[KernelUsage]:
                 stack, stores, loads = props or (None, None, None)
                 # Positional, in field order: a large log has tens of thousands of these.
                 yield KernelUsage(name, arch, int(match.group(1)), int(smem.group(1)) if smem else 0,
-                                  int(barriers.group(1)) if barriers else None, stack, stores, loads, "ptxas", number)
+                                  int(barriers.group(1)) if barriers else None, stack, stores, loads, "ptxas", number,
+                                  file)
                 name = None
 
 
 def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None,
-                    problems: list | None = None) -> Iterator[KernelUsage]:
+                    problems: list | None = None, file: str = "") -> Iterator[KernelUsage]:
     """`cuobjdump --dump-resource-usage` -> KernelUsage.
 
     From sm_90 on (CUDA 13 verified on sm_90, sm_100, sm_120) the SHARED
@@ -164,7 +184,7 @@ def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None,
                 name=name, arch=arch or "unknown", registers=int(fields.get("REG", 0)),
                 shared_mem=max(0, shared - reserved_shared_mem(arch)),
                 stack_frame=int(fields["STACK"]) if "STACK" in fields else None,
-                source="cuobjdump", line=number,
+                source="cuobjdump", line=number, file=file,
             )
             name = None
 

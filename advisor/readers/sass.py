@@ -85,9 +85,11 @@ class Site:
     loop: Loop | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class KernelSass:
-    """What one kernel's machine code proves."""
+    """What one kernel's machine code proves. Compared (and hashed) as itself: lint keys shared
+    analyses by a record's reader fields, and two kernels' readings never stand for each other
+    (their lines differ even where their figures agree)."""
 
     name: str
     spill_stores: int = 0

@@ -54,7 +54,10 @@ class SourceIndex:
         self.definitions: dict[str, Definition] = {}
 
     def add_file(self, path: str, text: str) -> None:
-        lines = strip_comments(text)
+        self.add_lines(path, strip_comments(text))
+
+    def add_lines(self, path: str, lines: list[tuple[str, str]]) -> None:
+        """add_file over the file's lines as strip_comments gave them."""
         codes = [code for code, _ in lines]
         for number, code in enumerate(codes, 1):
             match = _GLOBAL.search(code)

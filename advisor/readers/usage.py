@@ -39,9 +39,9 @@ class ReadResult:
     ptx_only: list[str] = field(default_factory=list)  # archs present only as PTX (JIT-compiled at load)
 
 
-# Reads a cubin's machine code into its kernels' records (lint/machine_code.py), given the
-# cubin's bytes and its records; it may do so later, in the background.
-MachineCode = Callable[[bytes, list[KernelUsage]], None]
+# Reads a cubin's machine code (lint/machine_code.py): the cubin's bytes and its kernels' records
+# in, the records with what the machine code proves out (new records: they are immutable).
+MachineCode = Callable[[bytes, list[KernelUsage]], list[KernelUsage]]
 
 
 def cubin_records(data: bytes, file: str, source: str = "cubin",
@@ -49,7 +49,7 @@ def cubin_records(data: bytes, file: str, source: str = "cubin",
     """The kernels of one cubin (CubinError when it is not one), handed to `machine_code` where given."""
     records = [from_cubin_kernel(k, file, source) for k in read_cubin(data)]
     if machine_code is not None and records:
-        machine_code(data, records)
+        return machine_code(data, records)
     return records
 
 
@@ -130,12 +130,11 @@ def read_text(handle, name: str, result: ReadResult | None = None) -> ReadResult
                                                         "cuobjdump --dump-resource-usage output"))
         return result
     lines = itertools.chain(head, handle)
-    parser = parse_ptxas(lines, problems) if kind == "ptxas" else parse_cuobjdump(lines, problems=problems)
-    found = 0
-    for record in parser:
-        record.file = name
-        result.records.append(record)
-        found += 1
+    parser = parse_ptxas(lines, problems, name) if kind == "ptxas" else parse_cuobjdump(lines, problems=problems,
+                                                                                        file=name)
+    before = len(result.records)
+    result.records.extend(parser)
+    found = len(result.records) - before
     result.problems += [InputProblem(name, number, message) for number, message in problems]
     if not found and not problems:  # a log of a build that compiled no kernel: nothing was checked
         result.problems.append(InputProblem(name, None, f"no kernel in this {_KIND_NAMES[kind]}"))

@@ -148,6 +148,9 @@ class LintContext(NamedTuple):
     register_cap: RegisterCap | None = None  # __maxnreg__, __launch_bounds__ or -maxrregcount, where known
     previous_registers: int | None = None  # registers per thread in an earlier build (baseline, diff)
     assumed_blocks: tuple[tuple[str, int], ...] = ()  # (ASSUMPTION_KEYS key, resident blocks per SM) the host assumes
+    # (field, value) a reader added to the kernel's record beyond the build figures (KernelUsage.reader_figures):
+    # disassembly or measurements, for the rules that read them.
+    reader_figures: tuple[tuple[str, object], ...] = ()
 
 
 class SourceLine(NamedTuple):

@@ -71,13 +71,19 @@ def strip_comments(text: str) -> list[tuple[str, str]]:
 def scan_source(text: str, path: str, target_major: int, selection: RuleSelection | None = None) -> list[Finding]:
     """The selected source rules' findings (TA8xx, in families/ta8_source.py), line by line, with
     `path:line: ` before each message and file and line in its details."""
+    return scan_lines(strip_comments(text), "__syncwarp" in text, path, target_major, selection)
+
+
+def scan_lines(lines: list[tuple[str, str]], has_syncwarp: bool, path: str, target_major: int,
+               selection: RuleSelection | None = None) -> list[Finding]:
+    """scan_source over a file's lines as strip_comments gave them (a caller that also indexes
+    the file tokenizes it once); `has_syncwarp`: the file's text names __syncwarp."""
     rules = source_rules(selection)
     if not rules:
         return []
-    has_syncwarp = "__syncwarp" in text
     arch = f"sm_{target_major}x"
     findings = []
-    for number, (code, comment) in enumerate(strip_comments(text), 1):
+    for number, (code, comment) in enumerate(lines, 1):
         line = SourceLine(code=code, target_major=target_major, file_has_syncwarp=has_syncwarp)
         suppressed = SUPPRESS.search(comment) if comment else None
         ignored = suppressed.group(1).replace(" ", "").split(",") if suppressed else ()

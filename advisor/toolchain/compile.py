@@ -21,6 +21,7 @@ import os
 import tempfile
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from typing import NamedTuple
 
 from ..readers.compiler_output import MAX_LINE, KernelUsage, parse_ptxas
@@ -47,7 +48,7 @@ class Build(NamedTuple):
     source: str  # a .cu (through nvcc) or .ptx (through ptxas) file
     arch: str  # "sm_90"
     flags: tuple[str, ...] = ()  # -I, -D and free nvcc flags
-    max_registers: int | None = None  # -maxrregcount; None: uncapped
+    max_registers: int | None = None  # -maxrregcount (the flags' own, split_maxrregcount, or a frontier cap); None: uncapped
     cwd: str | None = None  # where relative paths in the flags start (compile_commands' directory)
 
     @property
@@ -61,14 +62,14 @@ class BuildResult(NamedTuple):
     error: str | None  # one line when the compiler failed
     cubin: bytes | None = None  # the machine code, where the Compiler keeps it (keep_cubins)
 
-    def usage(self) -> list[KernelUsage]:
-        """The kernels ptxas reported, named by the source they came from."""
+    def usage(self, file: str | None = None) -> list[KernelUsage]:
+        """The kernels ptxas reported, each named by its source (`file`: as the user named it; else
+        the build's path) and carrying the build's -maxrregcount. No line: the log is not a file."""
         if self.error is not None:
             return []
-        records = list(parse_ptxas(self.log.splitlines()))
-        for record in records:
-            record.file, record.line, record.source = self.build.source, None, "ptxas"
-        return records
+        where = self.build.source if file is None else file
+        return [replace(record, line=None, max_registers=self.build.max_registers)
+                for record in parse_ptxas(self.log.splitlines(), file=where)]
 
 
 def command(toolchain: Toolchain, build: Build, output: str) -> list[str]:

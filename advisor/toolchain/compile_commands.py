@@ -27,6 +27,7 @@ import re
 import shlex
 
 from .compile import Build
+from .settings import split_maxrregcount
 
 _WITH_VALUE = {"-o", "-MF", "-MT", "-MQ", "-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code",
                "--gpu-code", "-odir", "--output-directory", "--dependency-output", "-ccbin", "--compiler-bindir",
@@ -162,5 +163,6 @@ def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[st
             problems.append(f"entry {number} ({entry['file']}): names no architecture; give --arch")
             continue
         source = os.path.normpath(os.path.join(directory, entry["file"]))
-        builds += [Build(source, arch, tuple(flags), None, directory) for arch in targets]
+        kept, cap = split_maxrregcount(flags)
+        builds += [Build(source, arch, kept, cap, directory) for arch in targets]
     return builds, problems

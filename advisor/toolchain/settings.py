@@ -29,6 +29,7 @@ class BuildSettings(NamedTuple):
     cache: bool = True  # reuse ptxas's reports of unchanged builds from the disk cache (toolchain/cache.py)
     timeout_s: float = COMPILE_TIMEOUT_S  # one compiler run past this fails its build
     memory_mib: int | None = COMPILE_MEMORY_MIB  # address space of each compiler process (POSIX); None: unlimited
+    max_registers: int | None = None  # the -maxrregcount given with the flags (split_maxrregcount), if any
 
 
 def source_flags(includes=(), defines=(), extra=()) -> tuple[str, ...]:
@@ -40,21 +41,28 @@ def source_flags(includes=(), defines=(), extra=()) -> tuple[str, ...]:
     return tuple([f"-I{d}" for d in includes] + [f"-D{d}" for d in defines] + list(extra))
 
 
-def maxrregcount_of(flags) -> int | None:
-    """The -maxrregcount a list of nvcc flags sets (the last one wins), if any.
+def split_maxrregcount(flags) -> tuple[tuple[str, ...], int | None]:
+    """(the flags without their -maxrregcount, the cap it sets; the last one wins), read once where
+    the flags come in: a Build carries the cap as `max_registers`, which compile.command() passes
+    to the compiler, so nothing downstream reads the flags again for it. A malformed value stays
+    among the flags, for the compiler to reject.
 
-    >>> maxrregcount_of(["-O3", "-maxrregcount=64"]), maxrregcount_of(["--maxrregcount", "40"]), maxrregcount_of([])
-    (64, 40, None)
+    >>> split_maxrregcount(["-O3", "-maxrregcount=64"]), split_maxrregcount(["--maxrregcount", "40", "-g"])
+    ((('-O3',), 64), (('-g',), 40))
     """
-    found = None
     flags = list(flags)
-    for i, flag in enumerate(flags):
-        name, equals, value = flag.partition("=")
+    kept, cap, i = [], None, 0
+    while i < len(flags):
+        name, equals, value = flags[i].partition("=")
         if name in ("-maxrregcount", "--maxrregcount"):
             value = value if equals else (flags[i + 1] if i + 1 < len(flags) else "")
             if value.isdigit() and len(value) < 5:
-                found = int(value)
-    return found
+                cap = int(value)
+                i += 1 if equals else 2
+                continue
+        kept.append(flags[i])
+        i += 1
+    return tuple(kept), cap
 
 
 _LINE_INFO_FLAGS = ("-lineinfo", "--generate-line-info", "-G", "--device-debug")

@@ -201,5 +201,5 @@ def test_untrusted_names_come_out_valid_in_every_format(names):
                 assert line.replace("\\\\", "").replace("\\|", "").count("|") == 12
         elif fmt == "github":
             lines = text.split("\n")[:-1]
-            assert len(lines) == sum(1 for k in doc.kernels() for _ in k["findings"])
+            assert len(lines) == sum(1 for k in doc.kernels() for _ in k["findings"]) + len(doc.tail["source_findings"])
             assert all(line.startswith(("::error ", "::warning ", "::notice ")) for line in lines)

@@ -97,7 +97,9 @@ def test_contract_fields_and_demangling():
     for key in ("schema_version", "arch", "compute_capability", "active_blocks_per_sm", "active_warps_per_sm",
                 "max_warps_per_sm", "occupancy", "limiters", "launchable", "errors"):
         assert key in occ
-    assert doc["summary"]["by_code"]["TA906"] == 7  # nothing configured: every kernel says so
+    # nothing configured: said once for the run, counting every kernel
+    [unconfigured] = [f for f in doc["source_findings"] if f["code"] == "TA906"]
+    assert doc["summary"]["by_code"]["TA906"] == 1 and unconfigured["details"]["kernels"] == 7
     assert code == 0  # findings are warnings and infos only
 
 
@@ -111,7 +113,8 @@ def test_config_joins_launch_settings_budgets_and_archs(config):
     assert matmul["occupancy"]["input"]["shared_mem"] == 8448
     heavy = kernels[("_Z5heavyPKdPdi", "sm_90")]
     codes = [f["code"] for f in heavy["findings"]]
-    assert {"TA901", "TA903"} <= set(codes) and codes.index("TA901") < codes.index("TA906")
+    assert {"TA901", "TA903"} <= set(codes) and "TA906" not in codes  # TA906: once for the run
+    assert [f["details"]["kernels"] for f in doc["source_findings"] if f["code"] == "TA906"] == [10]
     assert heavy["launch"]["block_dims"] == [128]  # its __launch_bounds__(128), read from the binary
     spilling = kernels[("_Z8spillingPKfPfi", "sm_80")]
     assert "TA902" in [f["code"] for f in spilling["findings"]]  # ptxas gave the spills, the .o the rest
@@ -193,26 +196,26 @@ def test_sarif_validates_and_carries_rule_metadata(config, tmp_path):
 
 def test_github_junit_csv_markdown(config):
     args = (FIXTURES / "lint_multi.o", KERNELS_CU, "--config", config)
-    github = run("lint", *args, "--format", "github").output.splitlines()
+    github = run("lint", *args, "--format", "github").stdout.splitlines()
     assert github and all(line.startswith(("::error ", "::warning ", "::notice ")) for line in github)
     first = next(line for line in github if "TA901" in line)
     assert "file=" in first and ",line=" in first and "title=TA901 register-budget::" in first
-    junit = xml.dom.minidom.parseString(run("lint", *args, "--format", "junit").output)
+    junit = xml.dom.minidom.parseString(run("lint", *args, "--format", "junit").stdout)
     cases = junit.getElementsByTagName("testcase")
     failures = [c for c in cases if c.getElementsByTagName("failure")]
     code, doc = lint_json(*args)
     failing = [k for k in doc["kernels"] if any(f["severity"] == "error" for f in k["findings"])]
     assert len(cases) == 14 and len(failures) == len(failing) >= 2
-    rows = list(csv.DictReader(io.StringIO(run("lint", *args, "--format", "csv").output)))
+    rows = list(csv.DictReader(io.StringIO(run("lint", *args, "--format", "csv").stdout)))
     assert {r["code"] for r in rows} >= {"TA901", "TA903"}  # no spills known: the .o has none, no log given
     assert all(r["arch"] in ("sm_80", "sm_90") for r in rows)
-    markdown = run("lint", *args, "--format", "markdown").output
+    markdown = run("lint", *args, "--format", "markdown").stdout
     assert markdown.startswith("## tuneadvise lint: failed") and "| heavy(double const\\*, double\\*, int) | sm_80 |" in markdown
 
 
 def test_statistics(config):
     result = run("lint", FIXTURES / "lint_multi.o", "--config", config, "--statistics", "--format", "json")
-    stats = json.loads(result.output)["statistics"]
+    stats = json.loads(result.stdout)["statistics"]
     assert stats[0]["count"] >= stats[-1]["count"] and {"code", "count", "severity", "name"} <= set(stats[0])
     text = run("lint", FIXTURES / "lint_multi.o", "--config", config, "--statistics", "--format", "csv").output
     assert "TA901" in text

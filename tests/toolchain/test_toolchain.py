@@ -96,7 +96,7 @@ POINTS = st.lists(st.tuples(st.integers(0, 64), st.integers(1, 32), st.integers(
 def test_frontier_marks_read_the_points(rows):
     """best: the most occupancy with no spills, only where it beats the uncapped build (ties: the
     larger cap); spills begin: the first point that spills; the advice names best's cap."""
-    from tuneadvise.advisor.toolchain.frontier import Point, _marks
+    from tuneadvise.advisor.frontier import Point, _marks
     from tuneadvise.specs.catalog import shipped_catalog
 
     arch = shipped_catalog().resolve("sm_90").arch
@@ -249,3 +249,27 @@ def test_a_source_holding_nul_bytes_is_refused_before_compiling(no_compiler, tmp
     assert result.exit_code == 2 and len(errors) == 1
     assert errors[0].endswith("holds NUL bytes, which no CUDA source does and the compiler's preprocessor takes "
                               "quadratic time on")
+
+
+def test_the_register_cap_is_read_once_where_the_flags_come_in(tmp_path):
+    """-maxrregcount leaves the flags for Build.max_registers (compile.command passes it once), from
+    the command line and from compile_commands.json alike; a malformed value stays for nvcc to refuse."""
+    import json as json_module
+
+    from tuneadvise.advisor.toolchain.compile import Build, command
+    from tuneadvise.advisor.toolchain.compile_commands import load_builds
+    from tuneadvise.advisor.toolchain.discovery import Toolchain
+    from tuneadvise.advisor.toolchain.settings import split_maxrregcount
+    from tuneadvise.cli.compile_options import build_settings
+
+    settings = build_settings((), ("N=4",), ("-O3", "-maxrregcount=64"), None, None)
+    assert settings.flags == ("-DN=4", "-O3") and settings.max_registers == 64
+    assert split_maxrregcount(["-maxrregcount=x", "--maxrregcount", "32", "-maxrregcount=40"]) == (("-maxrregcount=x",), 40)
+    commands = tmp_path / "compile_commands.json"
+    commands.write_text(json_module.dumps([{"directory": str(tmp_path), "file": "k.cu",
+                                            "arguments": ["nvcc", "-maxrregcount", "48", "-c", "k.cu", "-o", "k.o"]}]))
+    [build], problems = load_builds(str(commands), ("sm_90",))
+    assert not problems and build.max_registers == 48 and not any("maxrregcount" in f for f in build.flags)
+    toolchain = Toolchain(nvcc="nvcc", ptxas="ptxas", origin="PATH")
+    argv = command(toolchain, Build("k.cu", "sm_90", build.flags, build.max_registers), "out.cubin")
+    assert [a for a in argv if "maxrregcount" in a] == ["-maxrregcount=48"]

@@ -9,6 +9,7 @@ suite lints them."""
 
 from __future__ import annotations
 
+from ...text import plural
 from .. import LintContext, rule
 
 _ENTRY = "ptxas info    : Compiling entry function '{}' for 'sm_90'\n"
@@ -133,8 +134,15 @@ def sources_disagree(kernel: LintContext, params: dict):
 def no_launch_settings(kernel: LintContext, params: dict):
     if not kernel.launch_given:
         dims = kernel.result.kernel.dims
-        yield (f"no [[kernels]] entry matches; assumed block {'x'.join(map(str, dims))}, no dynamic shared memory",
-               {"block_dims": list(dims)})
+        yield no_launch_settings_message([dims]), {"block_dims": list(dims)}
+
+
+def no_launch_settings_message(assumed: list[tuple[int, ...]], kernels: int | None = None) -> str:
+    """TA906's message: for one kernel, or (`kernels`) once for every kernel of a run no entry
+    configures, with each block size assumed."""
+    blocks = " or ".join("x".join(map(str, dims)) for dims in assumed)
+    matches = "matches" if kernels is None else f"matches {plural(kernels, 'kernel')}"
+    return f"no [[kernels]] entry {matches}; assumed block {blocks}, no dynamic shared memory"
 
 
 _SPILLING_AT_CAP = (_ENTRY.format("_Z4stepPf") + "ptxas info    : Function properties for _Z4stepPf\n"

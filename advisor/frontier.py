@@ -20,16 +20,16 @@ import os
 from fnmatch import fnmatchcase
 from typing import NamedTuple
 
-from ..engine.occupancy import occupancy
-from ..engine.whatif import bounds_register_cap, register_caps
-from ..launch import LaunchConfig
-from ..lint.machine_code import lines_by_bytes, machine_code_reader
-from ..lint.run import kernel_names
-from ..readers.compiler_output import KernelUsage
-from ..readers.source_index import SourceIndex
-from .compile import Build, Compiler
-from .discovery import find_toolchain
-from .settings import BuildSettings, BuildSetupError, with_line_info
+from .engine.occupancy import occupancy
+from .engine.whatif import bounds_register_cap, register_caps
+from .launch import LaunchConfig
+from .lint.machine_code import lines_by_bytes, machine_code_reader
+from .lint.run import kernel_names
+from .readers.compiler_output import KernelUsage
+from .readers.source_index import SourceIndex
+from .toolchain.compile import Build, Compiler
+from .toolchain.discovery import find_toolchain
+from .toolchain.settings import BuildSettings, BuildSetupError, with_line_info
 
 SCHEMA_VERSION = 1
 FRONTIER_SUFFIXES = (".cu", ".cuda", ".ptx")
@@ -141,52 +141,37 @@ def frontier(source: str, archs, block_size: int, kernel_glob: str | None = None
     """The frontier of every kernel of `source` (.cu or .ptx) matching `kernel_glob`, on each of
     `archs` (sm_XX), at `block_size` threads per block. Raises ToolchainMissing without a
     compiler, BuildSetupError for a source that cannot be read or an architecture no spec knows."""
-    from ...specs.names import UnknownArchError
-    from ...specs.resolve import resolve_arch
+    from ..specs.names import UnknownArchError
+    from ..specs.resolve import resolve_arch
 
     settings = settings or BuildSettings()
     try:
         resolved = {arch: resolve_arch(arch) for arch in archs}
     except UnknownArchError as exc:
         raise BuildSetupError(exc.as_option()) from None
-    if not source.lower().endswith(FRONTIER_SUFFIXES):
-        raise BuildSetupError(f"FILE: {source} is neither a CUDA source (.cu) nor PTX (.ptx)")
-    index = SourceIndex()
-    if not source.lower().endswith(".ptx"):
-        from ...specs.files import read_source_to_compile
-
-        try:
-            index.add_file(source, read_source_to_compile(source).decode("utf-8", errors="replace"))
-        except OSError as exc:
-            raise BuildSetupError(f"FILE: cannot read {source}: {exc.strerror}") from None
-    elif not os.path.isfile(source):
-        raise BuildSetupError(f"FILE: cannot read {source}: not a file")
+    index = _source_index(source)
     machine_code = machine_code_reader(None)  # where nvdisasm is installed: where each cap's spills land
     compiler = compiler or Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None)
-    path = os.path.abspath(source)
     problems: list[str] = []
-    flags = with_line_info(settings.flags)
-    try:
-        kernels = _frontier(compiler, machine_code, source, path, flags, resolved, block_size, kernel_glob, index,
-                            problems)
-    finally:
-        if machine_code is not None:
-            machine_code.finish()
+    kernels = _frontier(compiler, machine_code, source, resolved, settings, block_size, kernel_glob, index, problems)
     return FrontierReport(kernels, problems, compiler.toolchain.version)
 
 
 def _usages(result, machine_code) -> list[KernelUsage]:
-    """A build's kernels, their machine code read where it can be (MachineCodeReader.finish waits)."""
+    """A build's kernels, with their machine code where it can be read."""
     records = result.usage()
     if machine_code is not None and result.cubin is not None and records:
-        machine_code(result.cubin, records)
+        return machine_code(result.cubin, records)
     return records
 
 
-def _frontier(compiler, machine_code, source, path, flags, resolved, block_size, kernel_glob, index, problems):
-    uncapped = compiler.run([Build(path, arch, flags) for arch in resolved])
+def _frontier(compiler, machine_code, source, resolved, settings, block_size, kernel_glob, index, problems):
+    """Every build of the frontier (with -lineinfo: machine code by source line; ptxas emits the same
+    code), then each kernel's points."""
+    path = os.path.abspath(source)
+    flags = with_line_info(settings.flags)
     wanted = []  # (arch, usage, its source definition, caps)
-    for result in uncapped:
+    for result in compiler.run([Build(path, arch, flags, settings.max_registers) for arch in resolved]):
         if result.error is not None:
             problems.append(f"{source}: {result.build.arch}: the compiler failed: {result.error}")
             continue
@@ -205,20 +190,36 @@ def _frontier(compiler, machine_code, source, path, flags, resolved, block_size,
             problems.append(f"{source}: {result.build.arch} at -maxrregcount={result.build.max_registers}: "
                             f"the compiler failed: {result.error}")
     usages = {key: {u.name: u for u in _usages(result, machine_code)} for key, result in by_build.items()}
-    if machine_code is not None:
-        machine_code.finish()  # every build's machine code read before the points are made
-    kernels = []
-    for arch_name, usage, definition, caps in wanted:
-        arch = resolved[arch_name]
-        bound = definition.max_threads if definition is not None else None
-        points = [_point(arch, usage, block_size, bound, None)]
-        for cap in caps:
-            capped_usage = usages.get((arch_name, cap), {}).get(usage.name)
-            if capped_usage is not None:
-                points.append(_point(arch, capped_usage, block_size, bound, cap))
-        names = kernel_names(usage.name)
-        own = _own_cap(definition)
-        best, spills_begin, advice = _marks(arch, points, block_size, own)
-        kernels.append(KernelFrontier(usage.name, names[1], arch_name, block_size, tuple(points), best,
-                                      spills_begin, advice, own))
-    return kernels
+    return [_kernel_frontier(resolved[arch_name], arch_name, usage, definition, caps, usages, block_size)
+            for arch_name, usage, definition, caps in wanted]
+
+
+def _source_index(source: str) -> SourceIndex:
+    """The source's kernel definitions (none for PTX); BuildSetupError for a file that cannot be read."""
+    if not source.lower().endswith(FRONTIER_SUFFIXES):
+        raise BuildSetupError(f"FILE: {source} is neither a CUDA source (.cu) nor PTX (.ptx)")
+    index = SourceIndex()
+    if not source.lower().endswith(".ptx"):
+        from ..specs.files import read_source_to_compile
+
+        try:
+            index.add_file(source, read_source_to_compile(source).decode("utf-8", errors="replace"))
+        except OSError as exc:
+            raise BuildSetupError(f"FILE: cannot read {source}: {exc.strerror}") from None
+    elif not os.path.isfile(source):
+        raise BuildSetupError(f"FILE: cannot read {source}: not a file")
+    return index
+
+
+def _kernel_frontier(arch, arch_name: str, usage, definition, caps, usages, block_size: int) -> KernelFrontier:
+    """One kernel's points: the uncapped build's, then each cap's that compiled."""
+    bound = definition.max_threads if definition is not None else None
+    points = [_point(arch, usage, block_size, bound, None)]
+    for cap in caps:
+        capped_usage = usages.get((arch_name, cap), {}).get(usage.name)
+        if capped_usage is not None:
+            points.append(_point(arch, capped_usage, block_size, bound, cap))
+    own = _own_cap(definition)
+    best, spills_begin, advice = _marks(arch, points, block_size, own)
+    return KernelFrontier(usage.name, kernel_names(usage.name)[1], arch_name, block_size, tuple(points), best,
+                          spills_begin, advice, own)

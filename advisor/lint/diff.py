@@ -1,0 +1,149 @@
+"""`tuneadvise diff` as a library: two builds compared kernel by kernel, in memory that
+grows with the kernel count by a small index, never by two whole lint reports.
+
+Each side is read and linted a kernel at a time (`run.lint_stream`, each kernel's records
+dropped once linted) into an index keyed by (name, architecture, variant) that keeps only
+the figures diff compares (`FIGURES`); the new side is linted against the old side's
+registers, so TA908 names a register change that loses resident blocks. The rows are then
+written one at a time in the document's order, their demangled names a batch at a time.
+
+    >>> from tuneadvise.advisor.lint.run import LintOptions
+    >>> doc = diff_paths("old.log", "new.log", LintOptions())  # doctest: +SKIP
+    >>> doc.summary["regressed"]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Mapping
+from dataclasses import replace
+from typing import NamedTuple
+
+from ..readers import demangle as names
+from ..report import SCHEMA_VERSION
+from .baseline import FIGURES, LOST_BLOCK, changes
+from .run import DEMANGLED_AT_ONCE, LintOptions, LintReport, gather, group_records, lint_stream
+
+HEAD = {"schema_version": SCHEMA_VERSION}
+STATUSES = ("regressed", "added", "removed", "improved", "unchanged")  # the document's order
+
+
+class Side(NamedTuple):
+    """One build's index: (name, arch, variant) -> its figures, in FIGURES' order (equal figures
+    share one tuple), and the TA908 sentences of the kernels that lost a block to a register change."""
+
+    figures: dict[tuple, tuple]
+    lost_blocks: dict[tuple, list[str]]
+    problems: list
+
+
+class DiffDocument(NamedTuple):
+    """The diff as a stream: `kernels()` yields each row afresh; `summary` counts rows by status."""
+
+    head: dict  # "schema_version"
+    kernels: Callable[[], Iterator[dict]]
+    summary: dict
+    problems: list  # the inputs' problems (InputProblem): with any, there is no comparison to report
+
+    def whole(self) -> dict:
+        return {**self.head, "kernels": list(self.kernels()), "summary": self.summary}
+
+
+class _Registers(Mapping):
+    """(name, arch) -> registers per thread in the old build, read from its index (TA908's earlier build)."""
+
+    def __init__(self, side: Side):
+        self._figures = side.figures
+
+    def __getitem__(self, key):
+        figures = self._figures.get((*key, None))
+        if figures is None:
+            raise KeyError(key)
+        return figures[0]
+
+    def __iter__(self):
+        return ((name, arch) for name, arch, variant in self._figures if variant is None)
+
+    def __len__(self):
+        return sum(1 for _ in self)
+
+
+def index_side(path: str, options: LintOptions, stdin=None) -> Side:
+    """One build's figures per kernel, linted a kernel at a time."""
+    gathered = gather([path], options, stdin)
+    report = LintReport()
+    grouped = group_records(gathered.read.records, options, report)
+    gathered.read.records.clear()  # the grouped records are all that is kept, and only until linted
+    side = Side({}, {}, gathered.read.problems)
+    shared: dict[tuple, tuple] = {}  # equal figures, one tuple
+    for _, name, arch, variant, kernel in lint_stream(grouped, options, gathered.index, report, consume=True):
+        key = (name, arch, variant or None)
+        figures = _figures(kernel)
+        side.figures[key] = shared.setdefault(figures, figures)
+        lost = [f"{f.code} {f.message}" for f in kernel.findings if f.code == LOST_BLOCK]
+        if lost:
+            side.lost_blocks[key] = lost
+    side.problems.extend(report.problems)
+    return side
+
+
+def _figures(kernel) -> tuple:
+    launch = kernel.launch
+    return (launch.registers, launch.static_shared_mem + launch.dynamic_shared_mem, launch.spill_stores,
+            launch.spill_loads, launch.stack_frame, round(kernel.result.occupancy, 6))
+
+
+def diff_paths(old: str, new: str, options: LintOptions, stdin=None) -> DiffDocument:
+    """The comparison of two builds' kernels (ptxas logs, cuobjdump listings or binaries; '-':
+    `stdin`). With a problem in either input, `problems` says so and there is no comparison."""
+    before = index_side(old, options, stdin)
+    after = index_side(new, replace(options, previous_registers=_Registers(before)), stdin)
+    if before.problems or after.problems:  # a side missing kernels would report them as added or removed
+        return DiffDocument(HEAD, lambda: iter(()), dict.fromkeys(STATUSES, 0), before.problems + after.problems)
+    return compare_sides(before, after)
+
+
+def compare_sides(before: Side, after: Side) -> DiffDocument:
+    """The rows of two indexes in the document's order: by status, then name and architecture."""
+    order = [(STATUSES.index(_status(key, before, after)), key[0], key[1], key[2] or "", key)
+             for keys in (before.figures, (k for k in after.figures if k not in before.figures)) for key in keys]
+    order.sort()
+    counts = dict.fromkeys(STATUSES, 0)
+    for status, *_ in order:
+        counts[STATUSES[status]] += 1
+
+    def kernels() -> Iterator[dict]:
+        for start in range(0, len(order), DEMANGLED_AT_ONCE):
+            batch = order[start:start + DEMANGLED_AT_ONCE]
+            demangled = names.demangle_many(key[0] for *_, key in batch)
+            for status, name, _, _, key in batch:
+                yield _row(key, STATUSES[status], demangled[name], before, after)
+
+    return DiffDocument(HEAD, kernels, counts, [])
+
+
+def _sentences(key, before: Side, after: Side) -> tuple[list[str], list[str]]:
+    """(worse, better) changes of a kernel in both builds; a lost block named by its rule."""
+    worse, better = changes(dict(zip(FIGURES, before.figures[key])), dict(zip(FIGURES, after.figures[key])))
+    return worse + after.lost_blocks.get(key, []), better
+
+
+def _status(key, before: Side, after: Side) -> str:
+    if key not in before.figures:
+        return "added"
+    if key not in after.figures:
+        return "removed"
+    worse, better = _sentences(key, before, after)
+    return "regressed" if worse else ("improved" if better else "unchanged")
+
+
+def _row(key, status: str, demangled: str, before: Side, after: Side) -> dict:
+    old, new = before.figures.get(key), after.figures.get(key)
+    row = {"name": key[0], "demangled": demangled, "arch": key[1],
+           "old": dict(zip(FIGURES, old)) if old else None, "new": dict(zip(FIGURES, new)) if new else None,
+           "status": status}
+    if old is None or new is None:
+        row["changes"] = []
+    else:
+        worse, better = _sentences(key, before, after)
+        row["changes"] = worse + better
+    return row
