@@ -161,7 +161,7 @@ def test_roofline_page_kernels_example(tmp_path, monkeypatch):
 #     <!-- not-run: needs a GPU -->
 # and a block's exit code is pinned by  <!-- exit: 1 -->  (otherwise 0 or 1,
 # the two outcomes of a successful run: see the README's exit codes).
-# <!-- needs: nvcc --> runs the block with NVIDIA's compiler (tests/reference/nvcc.py:
+# <!-- needs: nvcc --> runs the block with NVIDIA's compiler and disassembler (tests/reference/nvcc.py:
 # skipped only where it cannot be installed, and never where TUNEADVISE_REQUIRE_REFERENCE=1).
 
 DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
