@@ -109,8 +109,7 @@ def _spilling_kernel() -> KernelUsage:
     sass = found["_Z8spillingPKfPfi"]
     record = KernelUsage("_Z8spillingPKfPfi", "sm_90", registers=32, shared_mem=0, stack_frame=528, source="cubin",
                          file="lint_kernels.cubin", max_registers=32)
-    attach(record, sass)
-    return record
+    return attach(record, sass)
 
 
 def test_findings_name_the_lines_and_sarif_relates_them():
