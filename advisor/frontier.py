@@ -24,8 +24,8 @@ from .engine.occupancy import occupancy
 from .engine.whatif import bounds_register_cap, register_caps
 from .launch import LaunchConfig
 from .lint.machine_code import lines_by_bytes, machine_code_reader
-from .lint.run import kernel_names
 from .readers.compiler_output import KernelUsage
+from .readers.demangle import kernel_names
 from .readers.source_index import SourceIndex
 from .toolchain.compile import Build, Compiler
 from .toolchain.discovery import find_toolchain
@@ -33,8 +33,6 @@ from .toolchain.settings import BuildSettings, BuildSetupError, with_line_info
 
 SCHEMA_VERSION = 1
 FRONTIER_SUFFIXES = (".cu", ".cuda", ".ptx")
-POINT_KEYS = ("max_registers", "registers", "spill_stores", "spill_loads", "stack_frame", "active_blocks_per_sm",
-              "occupancy")
 
 
 class Point(NamedTuple):

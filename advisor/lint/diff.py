@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from ..readers import demangle as names
 from ..report import SCHEMA_VERSION
-from .baseline import FIGURES, LOST_BLOCK, changes
+from .baseline import FIGURES, LOST_BLOCK, changes, figures_of
 from .run import DEMANGLED_AT_ONCE, LintOptions, LintReport, gather, group_records, lint_stream
 
 HEAD = {"schema_version": SCHEMA_VERSION}
@@ -87,9 +87,9 @@ def index_side(path: str, options: LintOptions, stdin=None) -> Side:
 
 
 def _figures(kernel) -> tuple:
-    launch = kernel.launch
-    return (launch.registers, launch.static_shared_mem + launch.dynamic_shared_mem, launch.spill_stores,
-            launch.spill_loads, launch.stack_frame, round(kernel.result.occupancy, 6))
+    """The baseline's figures of a kernel (figures_of), as a tuple in FIGURES' order."""
+    figures = figures_of(kernel)
+    return tuple(figures[figure] for figure in FIGURES)
 
 
 def diff_paths(old: str, new: str, options: LintOptions, stdin=None) -> DiffDocument:

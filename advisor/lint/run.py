@@ -33,6 +33,7 @@ from ..inputs import InputError
 from ..launch import LaunchConfig
 from ..readers import demangle as names
 from ..readers.compiler_output import KernelUsage, cuobjdump_reserved
+from ..readers.demangle import kernel_names
 from ..readers.source_index import SourceIndex
 from ..readers.usage import SOURCE_SUFFIXES, InputProblem, ReadResult, read_text, read_usage
 from ..rules import (
@@ -309,32 +310,6 @@ _FILLED = tuple(f.name for f in fields(KernelUsage) if f.default is None
 
 def _where(record: KernelUsage) -> str:
     return f"{record.file}:{record.line}" if record.line else record.file or record.source
-
-
-def signature(demangled: str) -> str:
-    """`void saxpy<float, 4>(float, ...)` -> `saxpy<float, 4>(float, ...)`: the demangled name
-    without its return type, which a glob such as `saxpy<float*` means."""
-    depth = 0
-    start = 0
-    for i, ch in enumerate(demangled):
-        if ch in "<(":
-            if ch == "(" and depth == 0:
-                break
-            depth += 1
-        elif ch in ">)":
-            depth -= 1
-        elif ch == " " and depth == 0:
-            start = i + 1
-    return demangled[start:]
-
-
-def kernel_names(name: str, demangled: str | None = None) -> tuple[str, ...]:
-    """(as written, demangled, base name, signature without the return type): what config globs
-    match (docs/lint.md) and what source definitions are looked up by (the base name).
-    `demangled`: the name already demangled (demangle_many), else it is demangled here."""
-    if demangled is None:
-        demangled = names.demangle(name)
-    return name, demangled, names.base_name(demangled), signature(demangled)
 
 
 _NOTHING = frozenset()  # no suppressions

@@ -286,3 +286,29 @@ def base_name(demangled: str) -> str:
             depth -= 1
     head = head[:cut] if cut < len(head) else head
     return head.rsplit(" ", 1)[-1]
+
+
+def signature(demangled: str) -> str:
+    """`void saxpy<float, 4>(float, ...)` -> `saxpy<float, 4>(float, ...)`: the demangled name
+    without its return type, which a glob such as `saxpy<float*` means."""
+    depth = 0
+    start = 0
+    for i, ch in enumerate(demangled):
+        if ch in "<(":
+            if ch == "(" and depth == 0:
+                break
+            depth += 1
+        elif ch in ">)":
+            depth -= 1
+        elif ch == " " and depth == 0:
+            start = i + 1
+    return demangled[start:]
+
+
+def kernel_names(name: str, demangled: str | None = None) -> tuple[str, ...]:
+    """(as written, demangled, base name, signature without the return type): what config globs
+    match (docs/lint.md) and what source definitions are looked up by (the base name).
+    `demangled`: the name already demangled (demangle_many), else it is demangled here."""
+    if demangled is None:
+        demangled = demangle(name)
+    return name, demangled, base_name(demangled), signature(demangled)

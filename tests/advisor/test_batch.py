@@ -84,19 +84,21 @@ def test_deeply_nested_batch_line_is_one_error_line():
     assert first["error"]["code"] == "bad-json" and second["launchable"] and result.exit_code == 2
 
 
-def test_the_engine_caches_never_change_an_answer():
-    # The limits are cached by value (the Arch and the numbers); cached answers must equal the
-    # header's plain arithmetic, also for equal Archs that are distinct objects.
-    catalog = shipped_catalog()
-    for arch in catalog.archs.values():
-        twin = arch._replace(names=tuple(arch.names))  # equal by value, another object
-        assert twin == arch and hash(twin) == hash(arch)
-        for registers in (0, 1, 32, 64, 128, 255):
-            for block in (1, 96, 256, 1024):
-                assert engine.shape_limits(twin, registers, block) == engine.shape_limits.__wrapped__(arch, registers, block)
-        for static, dynamic, carveout, opt_in in ((0, 0, -1, False), (40000, 70000, 50, True), (1, 2, 0, False)):
-            assert engine.shared_mem_limits(arch, static, dynamic, carveout, opt_in) == \
-                engine._shared_mem_limit(arch, static, dynamic, carveout, opt_in)
+def test_the_engine_caches_answer_for_the_arch_asked_not_one_cached_before():
+    """The limits are cached by the Arch's values: an Arch with the same name and compute
+    capability but other values (a user's spec file, a --cuda release) gets its own answer.
+    sm_90, 64 registers, 256 threads: 2,048 registers a warp, 8 warps a block. 65,536
+    registers hold 32 such warps (4 blocks), 32,768 hold 16 (2); 64 warps per SM hold 8
+    blocks, 32 hold 4."""
+    shipped = shipped_catalog().archs["9.0"]
+    assert engine.shape_limits(shipped, 64, 256)[:2] == (8, 4)
+    halved = shipped._replace(registers_per_sm=32768, max_warps_per_sm=32)
+    assert halved.sm == shipped.sm and halved != shipped
+    assert engine.shape_limits(halved, 64, 256)[:2] == (4, 2)
+    assert engine.register_limits(shipped, 256)[64] == 4 and engine.register_limits(halved, 256)[64] == 2
+    twin = halved._replace(names=tuple(halved.names))  # equal by value, another object: the same answer
+    assert twin == halved and hash(twin) == hash(halved)
+    assert engine.shape_limits(twin, 64, 256)[:2] == (4, 2)
 
 
 # --------------------------------------------------------------------------
@@ -189,7 +191,7 @@ def test_the_default_arch_serves_lines_without_one():
 
 
 def test_an_undecodable_line_is_one_error_line_and_the_batch_goes_on(tmp_path):
-    """Issue 20 item 6: the first invalid UTF-8 byte stopped the batch (even earlier lines were lost)."""
+    """A line that is not UTF-8 is that line's error: the lines before and after it are answered."""
     good = json.dumps({"arch": "sm_90", "registers": 32, "block_size": 256}).encode() + b"\n"
     data = b"\xef\xbb\xbf" + good + b'{"arch": "sm_90\xff"}\n' + b"\xc3\x28\n" + good
     path = tmp_path / "lines.jsonl"

@@ -51,8 +51,8 @@ def test_the_document_keeps_the_block_shape_and_product():
 
 
 def test_provenance_names_the_driver_when_the_driver_gave_the_value():
-    # Issue 15 item 14: with --arch native (or a spec saved by probe --save) the per-SM warp
-    # limit came from the driver, yet the document said "spec".
+    # With --arch native (or a spec saved by probe --save) a value the driver gave is the
+    # driver's, not the spec's: the document says where each limit came from.
 
     from tuneadvise.advisor.report import occupancy_document
     from tuneadvise.specs.catalog import load_user_spec

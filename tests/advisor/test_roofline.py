@@ -101,7 +101,7 @@ def test_ceiling_never_above_either_roof(intensity, shared_bytes):
     assert placement.ceiling <= machine.shared_l1.value / shared_bytes * (1 + 1e-12)
 
 
-# -- malformed probe documents and figures at the edge of floats (issue 20 item 10) --------
+# -- malformed probe documents and figures at the edge of floats ---------------------------
 
 def _probe_with(tmp_path, change) -> str:
     doc = recompute_document(json.loads(PROBE.read_text()), shipped_catalog())

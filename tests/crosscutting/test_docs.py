@@ -278,3 +278,34 @@ def test_a_wrong_documented_output_fails(tmp_path, monkeypatch):
     (command, shown), = doc_commands("console", body)
     result = CliRunner().invoke(cli, shlex.split(command)[1:])
     assert result.stdout.rstrip("\n").splitlines() != shown
+
+
+# A file a page names in backticks (`advisor/lint/diff.py`, `tests/lint/test_lint.py`): found from
+# the repository root, or from the folder the page's context implies (a module under advisor/, a
+# recorded fixture under tests/fixtures/, another page under docs/). `tuneadvise/...` is the
+# installed name: tuneadvise/__init__.py is api/__init__.py, everything else keeps its folder.
+NAMED_FILE = re.compile(r"`([\w./-]+/[\w.-]+\.(?:py|toml|cu|cpp|json|md|yml|yaml|sh))`")
+NAMED_FROM = ("", "advisor", "tests/fixtures", "docs")
+
+
+def named_files(text: str) -> list[str]:
+    return NAMED_FILE.findall(text)
+
+
+def named_file_exists(name: str) -> bool:
+    if name.startswith("tuneadvise/"):
+        name = "api/__init__.py" if name == "tuneadvise/__init__.py" else name.removeprefix("tuneadvise/")
+    return any((ROOT / folder / name).exists() for folder in NAMED_FROM)
+
+
+@pytest.mark.parametrize("page", sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"], ids=lambda p: p.name)
+def test_every_file_a_page_names_exists(page):
+    missing = [name for name in named_files(page.read_text()) if not named_file_exists(name)]
+    assert missing == [], f"{page.name} names files that do not exist: {missing}"
+
+
+def test_a_page_naming_a_missing_file_fails():
+    """The check can fail: a moved module's old path is reported."""
+    names = named_files("`advisor/toolchain/frontier.py` and `tests/test_report.py`, beside `advisor/text.py`")
+    assert [name for name in names if not named_file_exists(name)] == ["advisor/toolchain/frontier.py",
+                                                                       "tests/test_report.py"]

@@ -419,8 +419,9 @@ def test_shared_analyses_equal_each_kernel_linted_alone(kernels, ignore):
     # kernel's findings must be what a lint of that kernel alone gives, and its config rules'
     # findings what check_occupancy gives for occupancy(arch, its LaunchConfig).
     from tuneadvise.advisor.engine.occupancy import occupancy
-    from tuneadvise.advisor.lint.run import LintOptions, kernel_names, lint_records
+    from tuneadvise.advisor.lint.run import LintOptions, lint_records
     from tuneadvise.advisor.readers.compiler_output import KernelUsage
+    from tuneadvise.advisor.readers.demangle import kernel_names
     from tuneadvise.advisor.rules import RuleSelection, check_occupancy
     from tuneadvise.specs.catalog import shipped_catalog
 
