@@ -155,11 +155,14 @@ def read_live_registers(lines: Iterable[str], problems: list | None = None) -> d
 class _Kernel:
     """The state of one kernel while its instructions stream past."""
 
-    def __init__(self, name: str, live: LiveRegisters | None, files: dict[str, str]):
+    def __init__(self, name: str, live: LiveRegisters | None, files: dict[str, str], where=(None, None)):
         self.sass = KernelSass(name, peak_live_registers=live.peak if live else None)
         self.peak_offsets = live.offsets if live else frozenset()
         self.files = files  # one string per file name, shared by the kernels of a listing
-        self.where: tuple[str | None, int | None] = (None, None)  # the source line of the code that follows
+        # The source line of the code that follows. nvdisasm prints a line comment only where the line
+        # changes from the instruction before, in the previous section too: a kernel whose first
+        # instructions are on the line the previous kernel ended on starts with no comment.
+        self.where: tuple[str | None, int | None] = where
         self.peaks: dict[tuple[str, int], None] = {}
         self.labels: dict[str, tuple[int, tuple]] = {}
         self.pending_labels: list[str] = []
@@ -253,6 +256,7 @@ def read_sass(lines: Iterable[str], live: Mapping[str, LiveRegisters] | None = N
     without it, peak_live_registers stays None."""
     live = live or {}
     files: dict[str, str] = {}
+    where: tuple = (None, None)  # the last line comment printed, in whichever section
     current: _Kernel | None = None
     for number, line in enumerate(lines, 1):
         if len(line) > MAX_LINE:
@@ -260,9 +264,10 @@ def read_sass(lines: Iterable[str], live: Mapping[str, LiveRegisters] | None = N
             continue
         if line.startswith(".text."):
             if current is not None:
+                where = current.where
                 yield current.finish()
             match = _FUNCTION.match(line)
-            current = _Kernel(match.group(1), live.get(match.group(1)), files) if match else None
+            current = _Kernel(match.group(1), live.get(match.group(1)), files, where) if match else None
             if match is None:
                 _problem(problems, number, "expected '.text.NAME:'")
             continue
@@ -283,6 +288,7 @@ def read_sass(lines: Iterable[str], live: Mapping[str, LiveRegisters] | None = N
             if match is not None:  # else a data word of a jump table, not code
                 current.instruction(int(match.group(1), 16), match.group(2), match.group(3), match.group(4) or "")
         elif line.startswith("//-") or line.lstrip().startswith(".section"):  # the next section's header
+            where = current.where
             yield current.finish()
             current = None
     if current is not None:

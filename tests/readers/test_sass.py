@@ -141,3 +141,16 @@ def test_overlong_line_is_a_problem_not_a_search():
     problems: list = []
     list(read_sass([".text.k:\n", "/*0000*/ " + "A" * (MAX_LINE + 1) + "\n"], None, problems))
     assert problems and "longer than" in problems[0][1]
+
+
+def test_a_kernel_starting_on_the_line_the_last_one_ended_on_keeps_it():
+    """nvdisasm prints a line comment only where the line changes, across sections too: a
+    template's second instantiation ended and began on one line, and its listing had no comment
+    (nvdisasm's JSON line table puts its first instruction on that line)."""
+    listing = [".text.a:\n", '\t//## File "k.cu", line 21\n',
+               "        /*0000*/                   STL [R1], R2 (*\"SpillRefill\"*);\n",
+               "//--------------------- .text.b --------------------------\n",
+               "\t.section\t.text.b,\"ax\",@progbits\n", ".text.b:\n",
+               "        /*0000*/                   STL [R1], R2 (*\"SpillRefill\"*);\n"]
+    first, second = read_sass(listing)
+    assert (second.spill_sites[0].file, second.spill_sites[0].line) == ("k.cu", 21)
