@@ -5,7 +5,8 @@ undecodable line is an error line and the batch goes on; a byte-order mark on
 line 1 is skipped) or text. A line takes every key `occupancy --format json` takes as an option
 (advisor/launch.KEYS) plus "arch", and its result line is the same document
 with the same findings as that single query, serialized the same way
-(text.json_line). A bad line yields {"error": {...}} and the batch goes on;
+(text.json_line). A line may carry an "id" (any JSON value): its result line, or its error
+line, then starts with the same "id". A bad line yields {"error": {...}} and the batch goes on;
 the return value is the worst exit code seen (0 ok, 1 cannot launch, 2 bad
 input).
 """
@@ -62,40 +63,23 @@ def run_batch(lines, out, default=None, selection=None, cuda: str | None = None)
     worst = 0
     write = out.write
     for number, line in enumerate(lines, 1):
-        if len(line) > MAX_LINE_BYTES:
-            write(json_line(error_document("bad-json", f"line {number}: longer than {MAX_LINE_BYTES} bytes, "
-                                                        "more than any configuration")) + "\n")
-            worst = 2
-            continue
-        if type(line) is bytes:  # from a file or stdin: decoded line by line, so one bad byte costs one line
-            try:
-                line = line.decode("utf-8-sig" if number == 1 else "utf-8")
-            except UnicodeDecodeError as exc:
-                write(json_line(error_document("bad-json", f"line {number}: not UTF-8 text (byte "
-                                                            f"0x{line[exc.start]:02x} at column {exc.start + 1})"))
-                      + "\n")
-                worst = 2
-                continue
-        elif number == 1:
-            line = line.removeprefix("\ufeff")  # a byte-order mark, as Windows editors write
-        if not line.strip():
-            continue
+        line_id = _NO_ID
         try:
-            try:
-                item = json.loads(line)
-            except json.JSONDecodeError:
-                raise
-            except ValueError as exc:  # valid JSON that Python will not read: an integer of over 4,300 digits
-                raise json.JSONDecodeError(str(exc).split(";")[0], line, 0) from None
-            if type(item) is not dict:
-                raise InputError("line", "expected a JSON object")
+            text = _text_of(line, number)
+            if text is None:
+                continue
+            item = _object_of(text)
+            line_id = item.pop("id", _NO_ID)
+            shown_id = _id_text(line_id)
             if "arch" in item:
                 arch_name = str(item["arch"])
             elif default is not None:
                 arch_name = None
             else:
                 raise InputError("arch", "missing")
-            text, launches = result_line(arch_name, LaunchConfig.from_mapping(item, keys=BATCH_KEYS))
+            result, launches = result_line(arch_name, LaunchConfig.from_mapping(item, keys=BATCH_KEYS))
+        except _BadLine as exc:
+            code, message = exc.code, exc.message
         except json.JSONDecodeError as exc:
             code, message = "bad-json", f"not JSON: {exc.msg}"
         except RecursionError:
@@ -105,10 +89,61 @@ def run_batch(lines, out, default=None, selection=None, cuda: str | None = None)
         except InputError as exc:
             code, message = "bad-input", str(exc)
         else:
-            write(text)
+            write(result if shown_id is None else f'{{"id":{shown_id},{result[1:]}')
             if not launches and worst < 1:
                 worst = 1
             continue
-        write(json_line(error_document(code, f"line {number}: {message}")) + "\n")
+        document = error_document(code, f"line {number}: {message}")
+        shown_id = _id_text(line_id, strict=False)
+        line_text = json_line(document)
+        write(line_text + "\n" if shown_id is None else f'{{"id":{shown_id},{line_text[1:]}\n')
         worst = 2
     return worst
+
+
+_NO_ID = object()  # a line without "id"
+
+
+class _BadLine(Exception):
+    def __init__(self, code: str, message: str):
+        super().__init__(message)
+        self.code, self.message = code, message
+
+
+def _text_of(line, number: int) -> str | None:
+    """The line as text, None for a blank one; _BadLine for one too long or not UTF-8."""
+    if len(line) > MAX_LINE_BYTES:
+        raise _BadLine("bad-json", f"longer than {MAX_LINE_BYTES} bytes, more than any configuration")
+    if type(line) is bytes:  # from a file or stdin: decoded line by line, so one bad byte costs one line
+        try:
+            line = line.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError as exc:
+            raise _BadLine("bad-json", f"not UTF-8 text (byte 0x{line[exc.start]:02x} at column {exc.start + 1})") from None
+    elif number == 1:
+        line = line.removeprefix("\ufeff")  # a byte-order mark, as Windows editors write
+    return line if line.strip() else None
+
+
+def _object_of(text: str) -> dict:
+    try:
+        item = json.loads(text)
+    except json.JSONDecodeError:
+        raise
+    except ValueError as exc:  # valid JSON that Python will not read: an integer of over 4,300 digits
+        raise json.JSONDecodeError(str(exc).split(";")[0], text, 0) from None
+    if type(item) is not dict:
+        raise InputError("line", "expected a JSON object")
+    return item
+
+
+def _id_text(value, strict: bool = True) -> str | None:
+    """A line's "id" (any JSON value) as the result line echoes it; None where the line has none.
+    NaN and Infinity, which Python reads but JSON lacks, are bad input (left out of an error line)."""
+    if value is _NO_ID:
+        return None
+    try:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)  # json_line would write NaN
+    except ValueError:
+        if strict:
+            raise InputError("id", "NaN and Infinity are not JSON; give any JSON value") from None
+        return None

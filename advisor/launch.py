@@ -66,6 +66,9 @@ class LaunchConfig(NamedTuple):
     spill_stores: int | None = None  # bytes per thread, ptxas "N bytes spill stores"
     spill_loads: int | None = None  # bytes per thread, ptxas "N bytes spill loads"
     stack_frame: int | None = None  # bytes per thread, ptxas "N bytes stack frame"
+    # How the kernel's register cap is set where -maxrregcount cannot: "__maxnreg__" (its own
+    # attribute) or "triton" (triton.Config's maxnreg); None: by __launch_bounds__ or the flag.
+    register_control: str | None = None
 
     @property
     def dims(self) -> tuple[int, ...]:
@@ -76,7 +79,7 @@ class LaunchConfig(NamedTuple):
     def resources(self) -> LaunchConfig:
         """This configuration without its launch context: what the occupancy depends on."""
         return self._replace(grid_size=None, sm_count=None, cluster_size=None, compiled_for=None,
-                             spill_stores=None, spill_loads=None, stack_frame=None)
+                             spill_stores=None, spill_loads=None, stack_frame=None, register_control=None)
 
     def replace(self, **changes) -> LaunchConfig:
         """A copy with `changes`; a new block_size without new dims makes the block one-dimensional."""

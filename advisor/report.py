@@ -22,8 +22,22 @@ PROVENANCE = {
     "block_limits": "model",
     "allocated": "model",
     "shared_mem_config_per_sm": "model",
+    "predicted_shared_mem_config": "measured",
     "max_warps_per_sm": "spec",
 }
+
+
+def shared_config_prediction(result: Occupancy) -> dict:
+    """The configuration the driver will pick at launch (engine/shared_config.py), in bytes, null
+    where the recordings leave its rule unknown, with its lower bound, rule and the L1 it leaves."""
+    from .engine.shared_config import predicted_config_of
+
+    predicted = predicted_config_of(result)
+    if predicted is None:
+        return {"predicted_shared_mem_config": None, "shared_mem_config_prediction": None}
+    return {"predicted_shared_mem_config": predicted.size,
+            "shared_mem_config_prediction": {"at_least": predicted.at_least, "rule": predicted.rule,
+                                             "l1_bytes": predicted.l1_bytes}}
 
 
 def provenance(arch) -> dict:
@@ -72,6 +86,7 @@ def occupancy_document(result: Occupancy, dims: tuple = (), arch_note: str | Non
             "reserved_shared_mem_per_block": arch.reserved_shared_mem_per_block,
         },
         "shared_mem_config_per_sm": result.shared_mem_config,
+        **shared_config_prediction(result),
         "launchable": result.launchable,
         "errors": [{"code": e.code, "field": e.field, "message": e.message} for e in result.errors],
         "notes": result.notes,

@@ -4,6 +4,9 @@ stay bounded, for every kind of input the tool reads (issue 20).
 
     python benchmarks/adversarial.py [--steps 4] [--scale 1] [--timeout 60] [--kinds ptxas,cubin,...]
 
+The newer surfaces (YAML tags, compile_commands.json, long quoted values, --cuda, a report
+written through a pipe) are their own group of kinds, after the first.
+
 Each kind is a shape found to be slow or large before (a long line, a
 decompression bomb, a header that claims more than the file holds, nesting
 that expands); its generator makes an input of about `size` bytes. Each run is
@@ -257,6 +260,53 @@ KINDS = {
     "mangled names many": (mangled_names_many, 4, "double"),
 }
 
+
+# -- files and outputs of the newer surfaces: YAML tags, compile_commands.json, long quoted
+# -- values, --cuda, and a report written through a pipe (-o /dev/stdout) --------------------
+
+def yaml_tagged_values(size):
+    # Tagged values a constructor cannot read, `size` bytes of them: refused at the first, at once.
+    line = "- !!timestamp 2001-12-14t21:59:xx.10-05:00\n"
+    return "yaml", ("ignore:\n" + line * max(1, size // len(line))).encode(), \
+        ["lint", str(FIXTURES / "ptxas_sm_90.log"), "--config", "{file}", "--format", "json"]
+
+
+def compile_commands_entries(size):
+    # Entries that each give a problem (a NUL byte, no architecture), about `size` bytes of them.
+    entries = [{"directory": ".", "file": f"k{i}\0.cu" if i % 2 else f"k{i}.cu", "arguments": ["nvcc", "-c", f"k{i}.cu"]}
+               for i in range(max(1, size // 70))]
+    return "json", json.dumps(entries).encode(), ["lint", "--compile-commands", "{file}", "--format", "json"]
+
+
+def compile_commands_long_name(size):
+    name = "a" * size + ".cu"
+    return "json", json.dumps([{"directory": ".", "file": name, "arguments": ["nvcc", "-c", name]}]).encode(), \
+        ["lint", "--compile-commands", "{file}"]
+
+
+def batch_long_arch(size):
+    return "jsonl", json.dumps({"arch": "x" * size, "registers": 32, "block_size": 256}).encode() + b"\n", \
+        ["occupancy", "--batch", "-", "__stdin__"]
+
+
+def cuda_long_release(size):
+    return "txt", b"", ["occupancy", "--arch", "sm_90", "-r", "32", "-b", "256", "--cuda", "1" * size]
+
+
+def report_through_a_pipe(size):
+    # `lint big.log -o /dev/stdout | ...`: the report streams into the pipe the child's stdout is.
+    _, data, _ = ptxas_many_kernels(size)
+    return "log", data, ["lint", "{file}", "-o", "/dev/stdout"]
+
+
+KINDS.update({
+    "config yaml tagged values": (yaml_tagged_values, 50_000, "double"),
+    "compile_commands problems": (compile_commands_entries, 50_000, "double"),
+    "compile_commands long name": (compile_commands_long_name, 5_000, "double"),
+    "batch long arch": (batch_long_arch, 25_000, "double"),
+    "--cuda long value": (cuda_long_release, 5_000, "double"),
+    "lint -o /dev/stdout (a pipe)": (report_through_a_pipe, 200_000, "double"),
+})
 
 def run_one(kind: str, size: int, timeout: float, folder: Path) -> dict:
     generator = KINDS[kind][0]

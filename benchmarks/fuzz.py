@@ -10,12 +10,18 @@ every shape otherwise), files that are the real fixtures of tests/fixtures
 mutated (bytes flipped, inserted, deleted, repeated, truncated, two files
 spliced; JSON/YAML documents mutated node by node, TOML value by value),
 structured build output with random figures and names, batch lines of random
-JSON, arbitrary bytes; stdin of any bytes; output paths that are regular files,
-new paths, a directory, /dev/null, a FIFO (drained), symlinks to a file and to
-/dev/null; sometimes a tuneadvise.toml or pyproject.toml in the working
-directory, TUNEADVISE_FORMAT set. A share of inputs goes to library calls
-directly (readers, parsers, config and spec loading, the batch, the
-demangler).
+JSON, YAML configs with tags, anchors and values their constructors refuse,
+compile_commands.json entries holding NUL bytes, names of thousands of
+characters and flags that write or skip the compile, arbitrary bytes; stdin of
+any bytes; output paths that are regular files, new paths, a directory,
+/dev/null, a FIFO (drained), an anonymous pipe as /dev/fd/N (drained, as
+`>(cat)` gives one), /dev/stdout, a closed or read-only descriptor, /proc,
+symlinks to a file and to /dev/null; sometimes a tuneadvise.toml or
+pyproject.toml in the working directory, TUNEADVISE_FORMAT set. Options
+(--cuda, --bytes-in-flight, --virtual-resources, max-dynamic-smem's) come from
+each command's own parameters. A share of inputs goes to library calls
+directly (readers, parsers, config and spec loading, the batch, the demangler,
+the catalog's resolve, compile_commands loading).
 
 Most inputs run in-process (click's CliRunner) with a per-input alarm; one in
 --subprocess-every runs as `python -m tuneadvise.cli` in its own process,
@@ -24,13 +30,16 @@ timed and measured (peak RSS from wait4) — a sample of those with stdout on
 
 Checked for every input: no traceback (and no internal error, exit 70); the
 exit code within the documented set (0, 1, 2, 3, 74, 130, 141; library calls:
-only their documented exceptions); under 5 s for an input under 1 MB; peak
+only their documented exceptions); no error line over 500 characters (a
+`tuneadvise:` line, a batch line's error message, a library error's message);
+under 5 s for an input under 1 MB; peak
 memory under 500 MB (in-process: the worker's peak RSS may not cross it;
 subprocesses: each child's own); no path other than a regular file replaced
 (every non-regular output path keeps its type and target). Printed: inputs
 per target, exit codes, failures per check, the slowest input and the peaks,
 inputs per second. Each failure is written to --failures with what
-reproduces it.
+reproduces it, and its wall and CPU seconds: on a shared machine the wall
+time of a slow input is also the load's.
 """
 
 from __future__ import annotations
@@ -87,13 +96,18 @@ VALID = {
     "achieved": ["1.2T", "5e11"], "only": ["compute", "dram,l2"], "device": ["0", "all"],
     "code": ["TA301", "registers-per-thread", "ta106", "TA906"], "dynamic_shared_mem_per_thread": ["64", "0"],
     "dynamic_shared_mem_base": ["1K"], "precision": ["fp32", "fp64", "fp16"], "severity": ["error", "info"],
+    "cuda": ["13.5", "12.9", "13.0", "12.0", "11.8", "13", "13.5.1"], "virtual_resources": ["0", "1", "2", "128"],
+    "bytes_in_flight": ["64", "16K", "1e6", "0"], "blocks_per_sm": ["1", "2", "4", "64"],
 }
 BASE = {
     "occupancy": ["--arch", "sm_90", "-r", "32", "-b", "256"], "suggest": ["--arch", "h100-sxm", "-r", "32"],
     "roofline": ["--arch", "h100-sxm", "--intensity", "2"], "check-source": ["-t", "sm_70"],
+    "max-dynamic-smem": ["--arch", "sm_90", "-r", "32", "-b", "256"],
 }
 SEEDS_FOR = {
-    "config_file": [FIXTURES / "lint" / "driver_lint.toml", ROOT / "docs" / "examples" / "roofline-kernels.toml"],
+    "config_file": [FIXTURES / "lint" / "driver_lint.toml", ROOT / "docs" / "examples" / "roofline-kernels.toml",
+                    "yaml", "yaml"],
+    "compile_commands": ["compile_commands"],
     "kernels_path": [ROOT / "docs" / "examples" / "roofline-kernels.toml"],
     "spec_file": [FIXTURES / "h100" / "native.toml", ROOT / "specs" / "data" / "volta.toml"],
     "probe_path": [FIXTURES / "h100" / "probe_quick.json"],
@@ -101,6 +115,7 @@ SEEDS_FOR = {
     "paths": ["source"],
 }
 OUTPUT_OPTIONS = {"output", "save", "plot", "baseline"}
+MAX_ERROR_LINE = 500  # characters of one error line (stderr, or a batch line's error message)
 
 
 # -- generated files ------------------------------------------------------------------
@@ -252,6 +267,58 @@ def cuda_source(rng: random.Random) -> bytes:
     return "".join(rng.choice(pieces) + rng.choice([" ", "\n", ""]) for _ in range(rng.randint(1, 120))).encode()
 
 
+YAML_TAGS = ["!!timestamp", "!!bool", "!!int", "!!float", "!!binary", "!!str", "!!null", "!!seq", "!!map", "!!set",
+             "!!omap", "!!pairs", "!", "!x", "!!python/object:os.system", "!<tag:yaml.org,2002:int>", "&a", "*a"]
+YAML_SCALARS = ["maybe", "''", "2001-12-14t21:59:xx.10-05:00", "2001-13-45", "2001-02-30", "0x", "0b2", "0o9",
+                "1_000", ".inf", ".nan", "~", "-", "sm_90", "'x'", "yes", "on", "12:30:45", "1e999", "0x_1",
+                "\"\\q\"", "[", "{", "|", ">", "%TAG", "@", "`", "\t", "9" * 5000]
+
+
+def yaml_config(rng: random.Random) -> tuple[bytes, str]:
+    """A lint config in YAML: keys of the config, values plain, quoted, tagged, anchored or aliased."""
+    keys = ["arch", "block_size", "ignore", "select", "fail_on", "min_occupancy", "inputs", "schema_version",
+            "kernels", "budgets", rng.choice(WORDS) or "x"]
+    lines = []
+    for _ in range(rng.randint(1, 6)):
+        key = rng.choice(keys)
+        value = rng.choice(YAML_SCALARS + [json.dumps(random_json(rng)), rng.choice(VALID["arch"]), "256"])
+        if rng.random() < 0.5:
+            value = f"{rng.choice(YAML_TAGS)} {value}"
+        if rng.random() < 0.3:
+            value = f"[{value}]"
+        if key in ("kernels", "budgets"):
+            lines += [f"{key}:", f"  - name: {rng.choice(['k', '_Z*', value])}",
+                      f"    {rng.choice(['block_size', 'registers', 'max_registers', 'arch', 'x'])}: {value}"]
+        else:
+            lines.append(f"{key}: {value}")
+    return ("\n".join(lines) + "\n").encode("utf-8", "surrogateescape"), rng.choice([".yaml", ".yml"])
+
+
+def compile_commands(rng: random.Random) -> tuple[bytes, str]:
+    """A compile_commands.json: entries whose file, directory, command or arguments hold what a
+    file can (NUL bytes, names of thousands of characters, flags that write or skip the compile);
+    now and then one that compiles the sandbox's tiny.cu for real."""
+    entries = []
+    for _ in range(rng.randint(1, 4)):
+        name = rng.choice(["tiny.cu", "missing.cu", "a\0b.cu", "a" * rng.randint(200, 6000) + ".cu", "k.cpp",
+                           "../tiny.cu", "", "x.CU", rng.choice(WORDS) + ".cu"])
+        flags = rng.sample(["-DN=4", "-D\0=1", "-I\0", "-O3", "-std=c++17", "-arch=sm_90", "--keep", "-o", "x.o",
+                            "-MD", "-MF", "-Xcompiler=-fPIC,-MD", "--dryrun", "-optf", "f", "-gencode",
+                            "arch=compute_90,code=sm_90", "'", '"', "-Xptxas", rng.choice(WORDS)], rng.randint(0, 5))
+        entry = {"directory": rng.choice([".", "", "missing", "a\0", "/", "x" * 3000]), "file": name}
+        if rng.random() < 0.5:
+            entry["arguments"] = ["nvcc", *flags, "-c", name]
+        else:
+            entry["command"] = " ".join(["nvcc", *flags, "-c", name])
+        for _ in range(rng.randint(0, 1)):
+            entry = mutate_tree(rng, entry) if rng.random() < 0.3 else entry
+        entries.append(entry)
+    if rng.random() < 0.02:  # a real compile, rare: nvcc takes seconds
+        entries = [{"directory": ".", "file": "tiny.cu", "arguments": ["nvcc", "-arch=sm_90", "-c", "tiny.cu"]}]
+    document = entries if rng.random() < 0.9 else random_json(rng)
+    return json.dumps(document).encode(), ".json"
+
+
 def hostile_body(rng: random.Random) -> tuple[bytes, str]:
     """A large input of a shape that was slow or large before (issue 20), 50 KB to 1 MB: the
     per-input time and memory limits apply to these most of all."""
@@ -288,6 +355,10 @@ def file_body(rng: random.Random, seeds) -> tuple[bytes, str]:
     if rng.random() < 0.01:
         return hostile_body(rng)
     seed = rng.choice(seeds)
+    if seed == "yaml":
+        return yaml_config(rng)
+    if seed == "compile_commands":
+        return compile_commands(rng)
     if seed == "batch":
         return batch_lines(rng), ".jsonl"
     if seed == "source":
@@ -344,6 +415,12 @@ class Sandbox:
         self.dangling.symlink_to(folder / "nowhere" / "x.json")
         self.subdir = folder / "a-directory"
         self.subdir.mkdir()
+        (folder / "tiny.cu").write_text("__global__ void k(float *x) { x[threadIdx.x] = 1.0f; }\n")
+        # An anonymous pipe as `>(cat > /dev/null)` gives one: written as /dev/fd/N, drained by a process.
+        read_end, self.pipe = os.pipe()
+        self.pipe_drainer = subprocess.Popen(["cat"], stdin=read_end, stdout=subprocess.DEVNULL,
+                                             start_new_session=True)
+        os.close(read_end)
         self.special = [self.fifo, self.link_to_file, self.link_to_null, self.dangling, self.subdir, Path(os.devnull)]
         self.state = {path: self._state(path) for path in self.special}
 
@@ -381,11 +458,13 @@ class Sandbox:
     def output_path(self, rng, readable: bool = False) -> str:
         """A path to write to; `readable`: one that is read too (--baseline), so never the FIFO,
         which a read would wait on for a writer as `cat` does."""
-        return rng.choice([str(self.folder / "out.json"), str(self.folder / "out.svg"), str(self.folder / "out.png"),
-                           str(self.folder / "out"), "-", os.devnull, str(self.folder / "out.json") if readable
-                           else str(self.fifo), str(self.link_to_file),
-                           str(self.link_to_null), str(self.dangling), str(self.subdir),
-                           str(self.folder / "no" / "such" / "dir.json"), str(self.target)])
+        paths = [str(self.folder / "out.json"), str(self.folder / "out.svg"), str(self.folder / "out.png"),
+                 str(self.folder / "out"), "-", os.devnull, str(self.link_to_file), str(self.link_to_null),
+                 str(self.dangling), str(self.subdir), str(self.folder / "no" / "such" / "dir.json"), str(self.target),
+                 "/dev/fd/99", "/proc/out.json"]
+        if not readable:  # the pipes: a read would wait for a writer
+            paths += [str(self.fifo), "/dev/stdout", f"/dev/fd/{self.pipe}", "/dev/fd/0", "/dev/stderr"]
+        return rng.choice(paths)
 
 
 def value_for(rng, param, sandbox: Sandbox, valid: float = 0.5) -> str:
@@ -430,9 +509,48 @@ def arguments(rng, command, sandbox: Sandbox, prefix=(), valid: float = 0.5, cho
     return args
 
 
+SURFACE_SHARE = 0.3  # of the CLI inputs, aimed at the surfaces below rather than any option of any command
+
+
+def surface_input(rng, sandbox: Sandbox) -> list[str]:
+    """An argument vector aimed at one of the newer surfaces: a YAML config, a compile_commands.json,
+    --cuda/--bytes-in-flight/--virtual-resources, max-dynamic-smem, a batch, an output path that is a
+    pipe or a descriptor."""
+    log = sandbox.new_file(rng, [FIXTURES / "lint" / "ptxas_sm_90.log", FIXTURES / "lint" / "ptxas_multi.log"])
+    kind = rng.choice(["yaml", "compile_commands", "launch", "max-dynamic-smem", "batch", "output"])
+    if kind == "yaml":
+        path = sandbox.new_file(rng, ["yaml"])
+        return ["lint", log, "--config", path, *rng.choice([[], ["--format", "json"], ["-o", sandbox.output_path(rng)]])]
+    if kind == "compile_commands":
+        return ["lint", "--compile-commands", sandbox.new_file(rng, ["compile_commands"]),
+                *rng.choice([[], ["--arch", "sm_90"], ["--arch", rng.choice(WORDS)]]), "--compile-timeout", "20"]
+    extras = []
+    for option, key in (("--cuda", "cuda"), ("--bytes-in-flight", "bytes_in_flight"),
+                        ("--virtual-resources", "virtual_resources")):
+        if rng.random() < 0.5:
+            extras += [option, rng.choice(VALID[key]) if rng.random() < 0.6 else rng.choice(WORDS)]
+    arch = rng.choice(VALID["arch"]) if rng.random() < 0.8 else rng.choice(WORDS)
+    if kind == "launch":
+        name = rng.choice(["occupancy", "suggest"])
+        extras = [e for e in extras if name == "occupancy" or e != "--bytes-in-flight"]
+        return [name, "--arch", arch, "-r", rng.choice(VALID["registers"]), *(["-b", "256"] if name == "occupancy"
+                                                                                 else []), *extras]
+    if kind == "max-dynamic-smem":
+        return ["max-dynamic-smem", "--arch", arch, "-r", rng.choice(VALID["registers"] + WORDS[:8]),
+                "-b", rng.choice(VALID["block_size"]), "-n", rng.choice(VALID["blocks_per_sm"] + WORDS[:8]),
+                *[e for e in extras if e != "--bytes-in-flight"][:2], *rng.choice([[], ["--opt-in"]])]
+    if kind == "batch":
+        return ["occupancy", "--batch", sandbox.new_file(rng, ["batch"]), *extras[:2]]
+    return ["lint", log, "-o", sandbox.output_path(rng), *rng.choice([[], ["--format", rng.choice(
+        ["json", "sarif", "csv", "junit", "markdown", "github", "table"])]])]
+
+
 def cli_input(rng, sandbox: Sandbox) -> tuple[list[str], bytes, dict]:
     from tuneadvise.cli.main import COMMANDS, cli
 
+    env = {"NO_COLOR": "1", "TUNEADVISE_FORMAT": rng.choice([None] * 8 + ["json", "sarif", "x"])}
+    if rng.random() < SURFACE_SHARE:
+        return surface_input(rng, sandbox), b"", env
     name = rng.choice(sorted(COMMANDS))
     command = cli.get_command(None, name)
     base = BASE.get(name, []) if rng.random() < 0.8 else []
@@ -442,7 +560,6 @@ def cli_input(rng, sandbox: Sandbox) -> tuple[list[str], bytes, dict]:
     stdin = b""
     if "-" in args or rng.random() < 0.1:
         stdin, _ = file_body(rng, SEEDS + ["batch"])
-    env = {"NO_COLOR": "1", "TUNEADVISE_FORMAT": rng.choice([None] * 8 + ["json", "sarif", "x"])}
     return args, stdin, env
 
 
@@ -463,7 +580,11 @@ def library_input(rng, sandbox: Sandbox):
     from tuneadvise.specs.models import SpecFileError
 
     kind = rng.choice(["read_usage", "ptxas", "cuobjdump", "cubin", "launch", "config", "spec", "batch", "source",
-                       "demangle"])
+                       "demangle", "resolve", "compile_commands"])
+    if kind == "resolve":
+        return resolve_input(rng)
+    if kind == "compile_commands":
+        return compile_commands_input(rng, sandbox)
     if kind == "read_usage":
         path = sandbox.new_file(rng, SEEDS)
         return f"read_usage({path})", lambda: read_usage(path), ()
@@ -499,10 +620,56 @@ def library_input(rng, sandbox: Sandbox):
         return "run_batch", lambda: run_batch(data.splitlines(keepends=True), io.StringIO()), ()
     if kind == "source":
         text = cuda_source(rng).decode()
-        return "scan_source", lambda: scan_source(text, "k.cu", rng.choice([2, 6, 7, 9])), ()
+        from tuneadvise.specs.catalog import shipped_catalog
+
+        targets = [shipped_catalog().resolve(name).arch for name in rng.sample(["sm_20", "sm_60", "sm_70", "sm_90"], 2)]
+        return "scan_source", lambda: scan_source(text, "k.cu", targets), ()
     names = ["_Z" + "".join(rng.choice("SITE_0123456789vifPKNZJRLD") for _ in range(rng.randint(0, 60)))
              for _ in range(rng.randint(1, 20))]
     return "demangle_many", lambda: demangle_many(names), ()
+
+
+def bounded_message(exc: Exception) -> Exception:
+    """`exc`, or a ValueError saying that its message is over MAX_ERROR_LINE characters."""
+    if len(str(exc)) > MAX_ERROR_LINE:
+        return ValueError(f"a message of {len(str(exc)):,} characters: {str(exc)[:100]}")
+    return exc
+
+
+def resolve_input(rng):
+    """Catalog.resolve of any text: an architecture, or UnknownArchError with a short message."""
+    from tuneadvise.specs.catalog import Catalog
+    from tuneadvise.specs.names import UnknownArchError
+
+    text = rng.choice([rng.choice(WORDS), "x" * rng.randint(100, 200_000), "sm_" + "9" * rng.randint(10, 6000),
+                       "".join(chr(rng.randrange(1, 0x10FFFF)) for _ in range(rng.randint(0, 600)))])
+
+    def call():
+        try:
+            Catalog().resolve(text)
+        except UnknownArchError as exc:
+            raise bounded_message(exc) from None
+
+    return f"Catalog.resolve({text!r:.80})", call, (UnknownArchError,)
+
+
+def compile_commands_input(rng, sandbox):
+    """load_builds of a generated compile_commands.json: builds and problems, each problem short."""
+    from tuneadvise.advisor.toolchain.compile_commands import CompileCommandsError, load_builds
+
+    path = sandbox.new_file(rng, ["compile_commands"])
+    archs = rng.choice([(), ("sm_90",), ("sm_90", "sm_80")])
+
+    def call():
+        try:
+            _, problems = load_builds(path, archs)
+        except CompileCommandsError as exc:
+            raise bounded_message(exc) from None
+        for problem in problems:
+            if len(problem) > MAX_ERROR_LINE:
+                raise ValueError(f"a problem of {len(problem):,} characters: {problem[:100]}")
+
+    return f"load_builds({path})", call, (CompileCommandsError,)
 
 
 # -- running ------------------------------------------------------------------------------------
@@ -513,6 +680,13 @@ class Hang(Exception):
 
 def _alarm(signum, frame):
     raise Hang()
+
+
+def cpu_seconds() -> float:
+    """User and system time of this process and its waited-for children: beside the wall time of
+    a slow input, it tells a slow input from a loaded machine."""
+    return sum(getattr(resource.getrusage(who), field) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for field in ("ru_utime", "ru_stime"))
 
 
 def peak_mb() -> float:
@@ -570,6 +744,26 @@ def run_subprocess(args, stdin, env, stdout_kind: str) -> tuple[int | str, str, 
     return process.returncode, text, seconds, usage.ru_maxrss / 1024
 
 
+def long_error_line(output: str) -> int:
+    """The length of the longest error line over MAX_ERROR_LINE characters in `output`, or 0: a
+    `tuneadvise:` line (errors, bad input, warnings), or a batch line's error message."""
+    longest = 0
+    for line in output.splitlines():
+        if line.startswith("tuneadvise:"):
+            longest = max(longest, len(line))
+        elif line.startswith('{"schema_version"') and '"error"' in line[:60]:
+            try:
+                longest = max(longest, len(json.loads(line)["error"]["message"]))
+            except (ValueError, KeyError, TypeError):
+                longest = max(longest, len(line))
+    return longest if longest > MAX_ERROR_LINE else 0
+
+
+def surface_of(args) -> bool:
+    return any(a in ("--compile-commands", "--cuda", "--virtual-resources", "--bytes-in-flight") or
+               a.endswith((".yaml", ".yml")) or a.startswith("/dev/fd/") or a == "/dev/stdout" for a in args)
+
+
 def input_bytes(args, stdin) -> int:
     total = len(stdin)
     for arg in args:
@@ -604,6 +798,7 @@ def worker(index: int, count: int, seed: int, every: int, queue) -> None:
                 data, _ = file_body(rng, SEEDS_FOR["config_file"])
                 (folder / name).write_bytes((b"[tool.tuneadvise]\n" if name == "pyproject.toml" else b"") + data)
         problem = None
+        cpu_before = cpu_seconds()
         if rng.random() < LIBRARY_SHARE:
             what, call, allowed = library_input(rng, sandbox)
             targets["library: " + what.split("(")[0]] += 1
@@ -627,7 +822,7 @@ def worker(index: int, count: int, seed: int, every: int, queue) -> None:
         else:
             args, stdin, env = cli_input(rng, sandbox)
             size = input_bytes(args, stdin)
-            targets[args[0]] += 1
+            targets[args[0] + (" (surface)" if surface_of(args) else "")] += 1
             record = {"args": args, "env": env}
             if every and number % every == every - 1:
                 stdout_kind = rng.choice(["devnull"] * 6 + ["full", "closed"])
@@ -647,6 +842,8 @@ def worker(index: int, count: int, seed: int, every: int, queue) -> None:
                 problem = f"exit {code}"
             elif "Traceback" in output or "internal error" in output:
                 problem = "traceback"
+            elif long_error_line(output):
+                problem = f"long-line: an error line of {long_error_line(output):,} characters"
             if size < (1 << 20) and seconds > slowest[0]:
                 slowest = (seconds, " ".join(a[:40] for a in args)[:200])
             if stdin and len(stdin) < 65536:
@@ -666,7 +863,7 @@ def worker(index: int, count: int, seed: int, every: int, queue) -> None:
             stats["failures"] += 1
             kind = problem.split(":")[0].split(" ")[0]
             stats[f"failure: {kind}"] += 1
-            record.update(problem=problem, seconds=round(seconds, 3))
+            record.update(problem=problem, seconds=round(seconds, 3), cpu_seconds=round(cpu_seconds() - cpu_before, 3))
             for arg in record.get("args", []):
                 if os.path.isfile(arg) and os.path.getsize(arg) < 65536 and arg.startswith(str(folder)):
                     record.setdefault("files_b64", {})[arg] = base64.b64encode(Path(arg).read_bytes()).decode()
@@ -675,6 +872,8 @@ def worker(index: int, count: int, seed: int, every: int, queue) -> None:
         if number % 1000 == 999:
             queue.put(("progress", index, number + 1))
     os.killpg(sandbox.drainer.pid, signal.SIGKILL)  # the shell and its cat
+    os.close(sandbox.pipe)
+    sandbox.pipe_drainer.wait()
     queue.put(("done", index, {"stats": stats, "codes": {str(k): v for k, v in codes.items()}, "targets": targets,
                                "failures": failures, "slowest": slowest, "peak_mb": peak_mb(),
                                "baseline_peak_mb": baseline_peak, "child_peak_mb": child_peak}))

@@ -9,12 +9,36 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from rich.text import Text
 
-# Eighths of a cell, for area charts: index k fills k/8 of the cell from below.
-_EIGHTHS = " ▁▂▃▄▅▆▇█"
 _MIN_LABEL_WIDTH = 6
+
+
+class Glyphs(NamedTuple):
+    """The characters a chart is drawn with."""
+
+    eighths: str  # index k fills k/8 of a cell from below (area charts)
+    tick: str  # the y axis at a labelled row
+    axis: str  # the y axis elsewhere
+    origin: str  # where the axes meet, labelled
+    corner: str  # where the axes meet
+    rule: str  # the x axis
+    current: str  # the mark under the axis for the configuration itself
+    refused: str  # a value that cannot launch
+
+
+UNICODE = Glyphs(" ▁▂▃▄▅▆▇█", "┤", "│", "┼", "└", "─", "▲", "×")
+# Output that is not a terminal (a pipe, a log, a file) gets no box drawing: nine distinct fills, so
+# that the drawing still reads (and parses) to the eighth of a cell.
+ASCII = Glyphs(" _.:;=*%#", "+", "|", "+", "+", "-", "^", "x")
+
+
+def glyphs_for(out) -> Glyphs:
+    """Box drawing on a terminal that can show it; ASCII elsewhere (piped, or an ASCII-only terminal)."""
+    encoding = (getattr(out, "encoding", "") or "").lower().replace("-", "")
+    return UNICODE if out.is_terminal and encoding.startswith("utf") else ASCII
 
 
 @dataclass(frozen=True)
@@ -38,8 +62,9 @@ class Axis:
 class Canvas:
     """width x height cells; (0, 0) is the top-left cell."""
 
-    def __init__(self, x: Axis, y: Axis, width: int = 60, height: int = 12):
+    def __init__(self, x: Axis, y: Axis, width: int = 60, height: int = 12, glyphs: Glyphs = UNICODE):
         self.x, self.y, self.width, self.height = x, y, width, height
+        self.glyphs = glyphs
         self.cells = [[(" ", "")] * width for _ in range(height)]
 
     def column(self, x: float) -> int:
@@ -60,7 +85,7 @@ class Canvas:
         for row in range(self.height - 1, -1, -1):
             part = min(8, eighths)
             if part:
-                self.put(column, row, _EIGHTHS[part], style)
+                self.put(column, row, self.glyphs.eighths[part], style)
             eighths -= part
 
     def lines(self, y_ticks: dict[int, str], x_labels: tuple[str, str], x_title: str, axis_label: str = "",
@@ -73,11 +98,12 @@ class Canvas:
         out = []
         for index, row in enumerate(self.cells):
             label = y_ticks.get(index, "")
-            line = Text(f"{label:>{pad}} " + ("┤" if label else "│"))
+            line = Text(f"{label:>{pad}} " + (self.glyphs.tick if label else self.glyphs.axis))
             for char, style in row:
                 line.append(char, style)
             out.append(line)
-        out.append(Text(f"{axis_label:>{pad}} " + ("┼" if axis_label else "└") + "─" * self.width))
+        g = self.glyphs
+        out.append(Text(f"{axis_label:>{pad}} " + (g.origin if axis_label else g.corner) + g.rule * self.width))
         if marks:
             line = [" "] * self.width
             styles = {}

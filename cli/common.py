@@ -9,6 +9,7 @@ wrong`, with echoed input clipped (advisor/text.py's `clip`).
 
 from __future__ import annotations
 
+import errno
 import gc
 import os
 import sys
@@ -60,6 +61,53 @@ class BadInput(click.UsageError):
 
     def show(self, file=None):
         click.echo(error_line(self.format_message()), err=True)
+
+
+def require(command: str, **given) -> None:
+    """BadInput naming every required option left out, as `--arch, --registers: required`;
+    `given` maps option names (arch, block_size) to their values, None where not given."""
+    missing = [f"--{name.replace('_', '-')}" for name, value in given.items() if value is None]
+    if missing:
+        raise BadInput(f"{', '.join(missing)}: required (see 'tuneadvise {command} --help')")
+
+
+@contextmanager
+def option_errors():
+    """A library InputError raised inside becomes BadInput naming the option (`--registers: ...`)."""
+    from ..advisor.inputs import InputError
+
+    try:
+        yield
+    except InputError as exc:
+        raise BadInput(exc.as_option()) from None
+
+
+def rule_selection(select: str | None, ignore: str | None):
+    """--select/--ignore as a RuleSelection, or BadInput."""
+    from ..advisor.rules import RuleSelection
+
+    try:
+        return RuleSelection.parse(select, ignore)
+    except ValueError as exc:
+        raise BadInput(str(exc)) from None
+
+
+def arch_list(values) -> tuple[str, ...]:
+    """A repeatable --arch of lint, diff and frontier as sm_XX names, each once, in order; or BadInput."""
+    from ..advisor.lint.settings import normalise_archs
+
+    try:
+        return tuple(dict.fromkeys(normalise_archs(values)))
+    except ValueError as exc:
+        raise BadInput(f"--arch: {exc}") from None
+
+
+def block_dims(text: str) -> tuple[int, ...]:
+    """--block-size (256, 16x16) as its dimensions, or BadInput."""
+    from ..advisor.inputs import parse_block
+
+    with option_errors():
+        return parse_block(text)
 
 
 def usage_error_text(exc: click.UsageError) -> str:
@@ -124,28 +172,47 @@ def console():
 
     # emoji=False: rich turns ':name:' into an emoji, and 'k.cu:100: ...' into 'k.cu💯 ...'.
     if stdout_is_terminal():
-        return Console(no_color=bool(os.environ.get("NO_COLOR")), highlight=False, emoji=False)
-    out = Console(file=_TrimmedLines(sys.stdout), no_color=True, highlight=False, emoji=False)
-    out.push_render_hook(_PlainTables())
+        out = Console(no_color=bool(os.environ.get("NO_COLOR")), highlight=False, emoji=False)
+    else:
+        lines = _TrimmedLines(sys.stdout)
+        out = Console(file=lines, no_color=True, highlight=False, emoji=False)
+        lines.width = out.width
+        out.push_render_hook(_PlainTables(out))
+    # rich ends the process with status 1 when the reader goes away; the command's end decides (141).
+    out.on_broken_pipe = _reader_gone
     return out
 
 
-class _TrimmedLines:
-    """A text stream that drops the spaces rich pads lines with, for plain-text output."""
+def _reader_gone():
+    raise BrokenPipeError(errno.EPIPE, "the reader of the output went away")
 
-    def __init__(self, stream):
+
+class _TrimmedLines:
+    """A text stream that drops the spaces rich pads lines with, for plain-text output, and clips
+    a line wider than the output (a single word longer than the width, which nothing can wrap)."""
+
+    def __init__(self, stream, width: int | None = None):
         self.stream = stream
+        self.width = width
         self.pending = ""
+
+    def _fitted(self, line: str) -> str:
+        line = line.rstrip(" ")
+        if self.width is None or len(line) <= self.width:
+            return line
+        from ..advisor.text import clip
+
+        return clip(line, self.width)
 
     def write(self, text: str) -> int:
         *lines, self.pending = (self.pending + text).split("\n")
         if lines:
-            self.stream.write("".join(line.rstrip(" ") + "\n" for line in lines))
+            self.stream.write("".join(self._fitted(line) + "\n" for line in lines))
         return len(text)
 
     def flush(self) -> None:
         if self.pending:
-            self.stream.write(self.pending.rstrip(" "))
+            self.stream.write(self._fitted(self.pending))
             self.pending = ""
         self.stream.flush()
 
@@ -155,18 +222,43 @@ class _TrimmedLines:
 
 class _PlainTables:
     """A rich render hook that draws tables without borders, for output that is not a terminal:
-    the columns stay aligned and the text stays greppable. (rich.console.RenderHook by duck
+    the columns stay aligned and the text stays greppable. A table whose columns cannot stand
+    side by side in the width (rich would cut its cells to '…') becomes a record per row, each
+    cell on a line of its own after its column's header. (rich.console.RenderHook by duck
     typing: importing rich's class here would load rich for JSON output too.)"""
+
+    def __init__(self, out):
+        self.out = out
 
     def process_renderables(self, renderables):
         from rich.table import Table
 
+        shown = []
         for renderable in renderables:
             if isinstance(renderable, Table):
                 renderable.box = None
                 renderable.title_justify = "left"
                 renderable.pad_edge = False
-        return renderables
+                if renderable.__rich_measure__(self.out, self.out.options).minimum > self.out.width:
+                    shown += _records(renderable)
+                    continue
+            shown.append(renderable)
+        return shown
+
+
+def _records(table) -> list:
+    """A table as records: the first cell of a row, then each other cell indented after its header."""
+    from rich.text import Text
+
+    def plain(cell) -> str:
+        return Text.from_markup(cell).plain if isinstance(cell, str) else getattr(cell, "plain", str(cell))
+
+    lines = [Text(plain(table.title))] if table.title else []
+    headers = [plain(column.header) for column in table.columns]
+    for row in zip(*(column.cells for column in table.columns)):
+        lines.append(Text(plain(row[0])))
+        lines += [Text(f"  {header}: {plain(cell)}") for header, cell in zip(headers[1:], row[1:]) if plain(cell)]
+    return lines
 
 
 def choose_format(requested: str | None, offered: tuple[str, ...] = ("table", "json")) -> str:

@@ -62,6 +62,7 @@ def compiling(function, *args, **kwargs):
     """Run a library call that may compile or disassemble: no compiler (or no disassembler where
     one is required) is exit 3 with one sentence; a build that
     cannot be set up is bad input."""
+    from ..advisor.readers.ncu import NcuMissing
     from ..advisor.toolchain.disassembler import DisassemblerMissing
     from ..advisor.toolchain.discovery import ToolchainMissing
     from ..advisor.toolchain.settings import BuildSetupError
@@ -69,7 +70,7 @@ def compiling(function, *args, **kwargs):
 
     try:
         return function(*args, **kwargs)
-    except (ToolchainMissing, DisassemblerMissing) as exc:
+    except (ToolchainMissing, NcuMissing, DisassemblerMissing) as exc:
         fail_unavailable(str(exc))
     except BuildSetupError as exc:
         raise BadInput(str(exc)) from None

@@ -3,11 +3,14 @@ changes (a thin command over advisor.frontier)."""
 
 from __future__ import annotations
 
+import math
+
 import click
 
 from ..advisor.text import write_json_line
-from .common import EXIT_BAD_INPUT, EXIT_OK, BadInput, choose_format
+from .common import EXIT_BAD_INPUT, EXIT_OK, BadInput, arch_list, block_dims, choose_format
 from .compile_options import build_options, build_settings, compiling
+from .lint_render import output_width, wrap
 
 
 @click.command()
@@ -35,23 +38,11 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
     others are still reported); 3 no CUDA compiler.
     """
     from ..advisor.frontier import frontier as compute
-    from ..advisor.inputs import InputError, parse_block
-    from ..advisor.lint.settings import normalise_archs
 
-    try:
-        archs = tuple(dict.fromkeys(normalise_archs(arch)))
-    except ValueError as exc:
-        raise BadInput(f"--arch: {exc}") from None
-    try:
-        dims = parse_block(block_size)
-    except InputError as exc:
-        raise BadInput(exc.as_option()) from None
-    threads = 1
-    for d in dims:
-        threads *= d
+    archs, dims = arch_list(arch), block_dims(block_size)
     settings = build_settings(include_dirs, defines, nvcc_flags, None, jobs, no_cache, compile_timeout,
                               compile_memory)
-    report = compiling(compute, file, archs, threads, kernel_glob, settings)
+    report = compiling(compute, file, archs, math.prod(dims), kernel_glob, settings)
     for problem in report.problems:
         click.echo(f"tuneadvise: bad input: {problem}", err=True)
     if not report.kernels and not report.problems:
@@ -60,7 +51,7 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
     if choose_format(fmt) == "json":
         write_json_line(report.to_dict())
     else:
-        click.echo(render(report), nl=False)
+        click.echo(render(report, output_width()), nl=False)
     ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
 
 
@@ -90,7 +81,7 @@ def _spill_places(lines) -> str:
     """'k.cu:23 (96 B), k.cu:14 (64 B) and 2 more lines': the lines that spill most, stores and loads."""
     import os
 
-    from ..advisor.lint.formats import utf8_text
+    from ..advisor.text import utf8_text
 
     shown = [f"{utf8_text(os.path.basename(p['file'] or '?'))}:{p['line']} ({p['stores'] + p['loads']} B)"
              for p in lines[:SPILL_LINES_SHOWN]]
@@ -98,32 +89,39 @@ def _spill_places(lines) -> str:
     return ", ".join(shown) + more
 
 
-def render(report) -> str:
-    """Plain aligned columns per kernel (no colour: the same text on a terminal and in a pipe). Spill
-    stores and loads and the stack frame are bytes per thread; 'best' marks the most occupancy with
-    no spills (where a cap gains any), 'spills begin' the first point that spills; under the table, the
-    source lines where each spilling build spills most (from its machine code, where nvdisasm read it)."""
-    import textwrap
-
+def render(report, width: int = 80) -> str:
+    """Aligned columns per kernel, or where they do not fit in `width`, a line per cap (no colour:
+    the same text on a terminal and in a pipe). Spill stores and loads and the stack frame are bytes
+    per thread; 'best' marks the most occupancy with no spills (where a cap gains any), 'spills
+    begin' the first point that spills; under the table, the source lines where each spilling build
+    spills most (from its machine code, where nvdisasm read it)."""
     from ..advisor.text import utf8_text
 
     out = []
     for kernel in report.kernels:
-        out.append(f"{utf8_text(kernel.demangled)} [{kernel.arch}], block {kernel.block_size}")
+        out += wrap(f"{utf8_text(kernel.demangled)} [{kernel.arch}], block {kernel.block_size}", width, "", "    ")
         if kernel.own_cap:
-            out.append(f"  ({kernel.own_cap} in the source: -maxrregcount does not apply)")
-        rows = [HEADERS] + [_cells(p, i, kernel) for i, p in enumerate(kernel.points)]
-        widths = [max(len(row[c]) for row in rows) for c in range(len(HEADERS))]
-        for row in rows:
-            out.append("  " + "  ".join(cell.rjust(w) if c < 7 else cell for c, (cell, w) in
-                                        enumerate(zip(row, widths))).rstrip())
+            out += wrap(f"({kernel.own_cap} in the source: -maxrregcount does not apply)", width, "  ", "    ")
+        out += _table(kernel, width)
         for point in kernel.points:  # where each cap's spills land, from its machine code
             if point.spills and point.spill_lines:
-                out.append(textwrap.fill(f"{_cap_name(point)} spills at {_spill_places(point.spill_lines)}", width=78,
-                                         initial_indent="  ", subsequent_indent="    ", break_long_words=False,
-                                         break_on_hyphens=False))
+                out += wrap(f"{_cap_name(point)} spills at {_spill_places(point.spill_lines)}", width, "  ", "    ")
         if kernel.advice:
-            out.append(textwrap.fill(f"best: {kernel.advice}", width=78, initial_indent="  ", subsequent_indent="    ",
-                                     break_long_words=False, break_on_hyphens=False))
+            out += wrap(f"best: {kernel.advice}", width, "  ", "    ")
         out.append("")
     return "\n".join(out)
+
+
+def _table(kernel, width: int) -> list[str]:
+    rows = [HEADERS] + [_cells(p, i, kernel) for i, p in enumerate(kernel.points)]
+    widths = [max(len(row[c]) for row in rows) for c in range(len(HEADERS))]
+    lines = ["  " + "  ".join(cell.rjust(w) if c < 7 else cell for c, (cell, w) in enumerate(zip(row, widths))).rstrip()
+             for row in rows]
+    if max(map(len, lines)) <= width:
+        return lines
+    lines = []
+    for cap, registers, stores, loads, stack, blocks, occupancy, marks in rows[1:]:
+        text = (f"{registers} registers, spill stores {stores}, spill loads {loads}, stack {stack}, "
+                f"{blocks} blocks/SM, {occupancy}" + (f" ({marks})" if marks else ""))
+        lines += wrap(text, width, f"  cap {cap}: ", "      ")
+    return lines

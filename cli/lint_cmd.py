@@ -1,5 +1,5 @@
 """`tuneadvise lint`, `tuneadvise diff` and `tuneadvise schema`: thin commands
-over advisor.lint, advisor.baseline and advisor.lint_config."""
+over advisor.lint (advisor.lint.run, advisor.lint.baseline, advisor.lint.config)."""
 
 from __future__ import annotations
 
@@ -15,11 +15,15 @@ from .common import (
     EXIT_FINDINGS,
     EXIT_OK,
     BadInput,
+    arch_list,
+    block_dims,
     choose_format,
     cycle_collection_paused,
+    rule_selection,
     stdout_is_terminal,
 )
 from .compile_options import build_options, build_settings, compiling
+from .options import ignore_option, select_option
 
 LINT_FORMATS = ("table", "json", "sarif", "github", "junit", "csv", "markdown")
 
@@ -43,33 +47,25 @@ def _load_config(explicit: str | None, paths: list[str]):
 
 
 def _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy, sm_count=None):
-    from ..advisor.inputs import InputError, parse_block
     from ..advisor.lint.run import LintOptions
-    from ..advisor.lint.settings import normalise_archs, product_sm_counts
-    from ..advisor.rules import RuleSelection
+    from ..advisor.lint.settings import product_sm_counts
 
+    archs = arch_list(arch)
     try:
-        archs = tuple(dict.fromkeys(normalise_archs(arch)))
         products = product_sm_counts(arch)
     except ValueError as exc:
         raise BadInput(f"--arch: {exc}") from None
-    try:
-        dims = parse_block(block_size) if block_size is not None else None
-    except InputError as exc:
-        raise BadInput(exc.as_option()) from None
-    try:
-        selection = RuleSelection.parse(select if select is not None else ",".join(config.select),
-                                        ignore if ignore is not None else ",".join(config.ignore))
-    except ValueError as exc:
-        raise BadInput(str(exc)) from None
+    dims = block_dims(block_size) if block_size is not None else None
+    selection = rule_selection(select if select is not None else ",".join(config.select),
+                               ignore if ignore is not None else ",".join(config.ignore))
     return LintOptions(config=config, archs=archs, block_size=dims, selection=selection,
                        fail_on=fail_on or config.fail_on, min_occupancy=min_occupancy, config_path=config_path,
                        sm_count=sm_count, product_sm_counts=products)
 
 
-def _write(text, output: str | None) -> None:
+def _write(text, output: str | None, option: str = "--output") -> None:
     """Write `text`: a str, or an iterable of str chunks as a serializer yields them (a lint
-    report can be tens of megabytes), as UTF-8."""
+    report can be tens of megabytes), as UTF-8, to stdout or `output` (given by `option`)."""
     chunks = (chunk.encode("utf-8", "surrogatepass") for chunk in ([text] if isinstance(text, str) else text))
     if output is None:
         binary = getattr(sys.stdout, "buffer", None)  # None where a caller swapped in a text-only stream
@@ -86,7 +82,7 @@ def _write(text, output: str | None) -> None:
     try:
         write_atomically(output, chunks)
     except OSError as exc:
-        raise output_error(exc, "--output", output) from None
+        raise output_error(exc, option, output) from None
 
 
 @click.command()
@@ -95,17 +91,19 @@ def _write(text, output: str | None) -> None:
               help="Config file (TOML, YAML or JSON). Default: tuneadvise.toml or [tool.tuneadvise] in pyproject.toml.")
 @click.option("--arch", "-a", multiple=True, help="Lint only these architectures (repeatable): sm_90, hopper, 9.0...")
 @click.option("--block-size", "-b", help="Block size for kernels no [[kernels]] entry configures (default 256).")
-@click.option("--select", help="Only these finding codes or prefixes (comma-separated).")
-@click.option("--ignore", help="Drop these finding codes or prefixes (comma-separated).")
+@select_option()
+@ignore_option()
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), help="Exit 1 at or above this severity (default error).")
 @click.option("--min-occupancy", type=click.FloatRange(0, 1), help="Every kernel's theoretical occupancy at least (0-1).")
 @click.option("--sm-count", type=click.IntRange(1, MAX_SM_COUNT),
               help="SMs on the device, for the grid rules with a kernel's grid_size (default: the product's).")
 @click.option("--format", "fmt", type=click.Choice(LINT_FORMATS),
               help="Default: table (human text), or TUNEADVISE_FORMAT; json with --output.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False), help="Write the report here (atomically) instead of stdout.")
+@click.option("--output", "-o", type=click.Path(dir_okay=False, readable=False),
+              help="Write the report here (atomically) instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Count findings per code instead of listing them.")
-@click.option("--baseline", type=click.Path(dir_okay=False), help="Accept the findings recorded in this file; fail on new or worse ones.")
+@click.option("--baseline", type=click.Path(dir_okay=False, readable=False),
+              help="Accept the findings recorded in this file; fail on new or worse ones.")
 @click.option("--update-baseline", is_flag=True, help="Write today's findings to --baseline and exit 0.")
 @click.option("--allow-regressions", is_flag=True,
               help="With --baseline: a kernel below the baseline's occupancy fails only through --fail-on.")
@@ -185,7 +183,10 @@ def _lint_or_compile(inputs, options, build):
 def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update_baseline):
     from ..advisor.lint import baseline as ratchet
     from ..advisor.lint.document import lint_document
+    from .fileio import check_writable
 
+    check_writable(output, "--output")
+    check_writable(baseline if update_baseline else None, "--baseline")
     recorded = None
     if baseline and not update_baseline:
         try:
@@ -195,7 +196,7 @@ def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update
         options.previous_registers = ratchet.recorded_registers(recorded)
     report = _lint_or_compile(inputs, options, build)
     if update_baseline:
-        _write(json.dumps(ratchet.build(report), indent=1, sort_keys=True) + "\n", baseline)
+        _write(json.dumps(ratchet.build(report), indent=1, sort_keys=True) + "\n", baseline, "--baseline")
         click.echo(f"tuneadvise: wrote {len(report.kernels)} kernel(s) to {baseline}", err=True)
         ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
     comparison = ratchet.compare(report, recorded) if recorded is not None else None
@@ -220,17 +221,19 @@ def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update
     ctx.exit(EXIT_OK if doc.summary["passed"] else EXIT_FINDINGS)
 
 
-def _statistics(doc: dict, fmt: str) -> str:
-    from ..advisor.rules import registry
+def _statistics(doc, fmt: str) -> str:
+    from ..advisor.queries.lint_statistics import statistics_query
 
-    rows = [(code, count, registry()[code].severity, registry()[code].name)
-            for code, count in sorted(doc.summary["by_code"].items(), key=lambda kv: (-kv[1], kv[0]))]
+    document = statistics_query(doc)
     if fmt == "json":
-        return json_line({"schema_version": doc.head["schema_version"], "statistics": [
-            {"code": c, "count": n, "severity": s, "name": name} for c, n, s, name in rows],
-            "summary": doc.summary}) + "\n"
-    width = max((len(str(n)) for _, n, _, _ in rows), default=1)
-    return "".join(f"{n:>{width}}  {c}  {s:<7}  {name}\n" for c, n, s, name in rows)
+        return json_line(document) + "\n"
+    from .lint_render import output_width, wrap
+
+    rows = document["statistics"]
+    width = max((len(str(row["count"])) for row in rows), default=1)
+    head = [f"{row['count']:>{width}}  {row['code']}  {row['severity']:<7}  " for row in rows]
+    return "".join("\n".join(wrap(row["name"], output_width(), first, " " * (width + 2))) + "\n"
+                   for first, row in zip(head, rows))
 
 
 def _version() -> str:
@@ -272,20 +275,26 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
 
 
 def _diff_text(doc, markdown: bool) -> str:
-    rows = [r for r in doc.kernels() if r["status"] != "unchanged"]
+    """The changed kernels, one row each (a Markdown table, or lines that wrap between words at
+    the output's width), then the counts."""
     from ..advisor.text import markdown_text, terminal_text
+    from .lint_render import output_width, wrap
 
+    rows = [r for r in doc.kernels() if r["status"] != "unchanged"]
+    s = doc.summary
+    summary = (f"{s['regressed']} regressed, {s['improved']} improved, {s['added']} added, {s['removed']} removed, "
+               f"{s['unchanged']} unchanged")
     if markdown:
         out = ["| kernel | arch | status | changes |", "| --- | --- | --- | --- |"]
         out += [f"| {markdown_text(r['demangled'])} | {r['arch']} | {r['status']} | "
                 f"{markdown_text('; '.join(r['changes']) or '-')} |" for r in rows]
-    else:
-        out = [f"{r['status']:<10} {terminal_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}"
-               for r in rows]
-    s = doc.summary
-    out.append(f"{s['regressed']} regressed, {s['improved']} improved, {s['added']} added, {s['removed']} removed, "
-               f"{s['unchanged']} unchanged")
-    return "\n".join(out) + "\n"
+        return "\n".join(out + [summary]) + "\n"
+    width = output_width()
+    out = []
+    for r in rows:
+        out += wrap(f"{terminal_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}", width,
+                    f"{r['status']:<10} ", " " * 11)
+    return "\n".join(out + wrap(summary, width)) + "\n"
 
 
 @click.command()

@@ -9,6 +9,7 @@ only on a terminal and never under NO_COLOR. Streamed like every format.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import sys
 from collections.abc import Iterator
@@ -21,19 +22,37 @@ _STYLE = {"error": "\x1b[1;31m", "warning": "\x1b[33m", "info": "\x1b[36m", "bol
 _RESET = "\x1b[0m"
 
 
-def wrap(text: str, width: int, first: str = "", rest: str = "") -> list[str]:
-    """`text` in lines of at most `width` characters where words allow, broken only at spaces:
-    a word longer than a line (a kernel name) stands whole on its own line."""
+def wrap(text: str, width: int, first: str = "", rest: str = "", whole_words: bool = False) -> list[str]:
+    """`text` in lines of at most `width` characters, broken at spaces. A word longer than a line
+    (a path, a mangled kernel name) continues on the next lines, broken after its slashes, a part
+    still too long with its middle elided; with `whole_words` (a file:line location, which editors
+    and terminals jump to) it stands whole on its own line instead."""
+    room = max(8, width - max(len(first), len(rest)))
     lines, line = [], first
     empty = True
     for word in text.split(" "):
-        if not empty and len(line) + 1 + len(word) > width:
-            lines.append(line)
-            line, empty = rest + word, False
-        else:
-            line, empty = (line + word, False) if empty else (line + " " + word, False)
+        parts = _parts(word, room) if len(word) > room and not whole_words else [word]
+        for index, part in enumerate(parts):
+            if not empty and (index or len(line) + 1 + len(part) > width):
+                lines.append(line)
+                line = rest + part
+            else:
+                line = line + part if empty else line + " " + part
+            empty = False
     lines.append(line)
     return lines
+
+
+def _parts(word: str, room: int) -> list[str]:
+    """A word too long for `room` in pieces that fit: broken after a '/', else its middle elided."""
+    from ..advisor.text import clip
+
+    parts = [""]
+    for piece in re.split(r"(?<=/)", word):
+        if parts[-1] and len(parts[-1]) + len(piece) > room:
+            parts.append("")
+        parts[-1] += piece
+    return [clip(part, room) for part in parts]
 
 
 def _width(terminal: bool) -> int:
@@ -43,6 +62,11 @@ def _width(terminal: bool) -> int:
         return max(40, int(os.environ.get("COLUMNS", DEFAULT_WIDTH)))
     except ValueError:
         return DEFAULT_WIDTH
+
+
+def output_width() -> int:
+    """The width text for stdout fits: the terminal's, else COLUMNS (80 by default)."""
+    return _width(stdout_is_terminal())
 
 
 def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
@@ -65,39 +89,64 @@ def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
         if text is None:
             head = f"  {finding['severity']:<7} {finding['code']} "
             status = f" ({finding['baseline']})" if finding.get("baseline") else ""
-            lines = wrap(terminal_text(finding["message"]) + status, width, head, " " * len(head))
+            # whole words: a source finding starts with its file:line, which editors jump to
+            lines = wrap(terminal_text(finding["message"]) + status, width, head, " " * len(head), whole_words=True)
             lines[0] = "  " + style(f"{finding['severity']:<7}", finding["severity"]) + lines[0][9:]
             text = wrapped[key] = "\n".join(lines) + "\n"
         return text
 
     for kernel in doc.kernels():
-        occ = kernel["occupancy"]
-        where = kernel["location"]
-        place = f"{where['file']}:{where['line']}" if where["line"] else where["file"] or ""
-        name_lines = wrap(terminal_text(kernel["demangled"]) + f" [{kernel['arch']}]", width, "", "    ")
-        out = [style(line, "bold") for line in name_lines]
-        if kernel.get("variant"):  # a cache entry's configuration: the variants of one kernel differ here
-            out += wrap(terminal_text(kernel["variant"]), width, "  config ", "    ")
-        if place:
-            out += wrap(terminal_text(place), width, "  at ", "    ")
-        launch = kernel["launch"]
-        block = "x".join(map(str, launch["block_dims"]))
-        if launch["dynamic_shared_mem"]:
-            block += f", {launch['dynamic_shared_mem']} B dynamic shared memory" + (" (opted in)" if launch["opt_in"] else "")
-        if launch["cluster_size"]:
-            block += f", clusters of {launch['cluster_size']}"
-        figures = (f"{kernel['registers']} registers, {kernel['shared_mem']} B static shared memory, "
-                   + ", ".join(f"{'-' if kernel[k] is None else kernel[k]} B {words}"
-                               for k, words in (("spill_stores", "spill stores"), ("spill_loads", "spill loads"),
-                                                ("stack_frame", "stack frame")))
-                   + f"; block {block}: {occ['active_blocks_per_sm']} blocks/SM, occupancy {occ['occupancy']:.1%}"
-                   + (f" ({' + '.join(occ['limiters'])})" if occ["limiters"] else "")
-                   + ("" if occ["launchable"] else " cannot launch"))
-        out += wrap(figures, width, "  ", "    ")
+        out = [style(line, "bold") for line in _heading(kernel, width)] + _kernel_lines(kernel, width)
         yield "\n".join(out) + "\n" + "".join(finding_lines(f) for f in kernel["findings"]) + "\n"
     for finding in doc.tail["source_findings"]:
         yield finding_lines(finding)
     yield from _summary(doc.summary, width, style)
+
+
+def _measured_line(measured: dict, launch: dict) -> str:
+    """A profiled launch's report figures, beside the engine's line above."""
+    def share(value):
+        return "-" if value is None else f"{value:.1%}"
+
+    grid = "x".join(map(str, measured["grid_dims"]))
+    waves = "-" if measured["waves_per_sm"] is None else f"{measured['waves_per_sm']:g}"
+    return (f"measured: achieved {share(measured['achieved_occupancy'])} of theoretical "
+            f"{share(measured['theoretical_occupancy'])}, grid {grid}, {waves} waves/SM, the driver's shared "
+            f"memory configuration {measured['shared_mem_config_size']:,} B; {measured['process']}, "
+            f"launch {measured['launch_index']}")
+def _heading(kernel: dict, width: int) -> list[str]:
+    from ..advisor.text import terminal_text
+
+    return wrap(terminal_text(kernel["demangled"]) + f" [{kernel['arch']}]", width, "", "    ")
+
+
+def _kernel_lines(kernel: dict, width: int) -> list[str]:
+    """Where a kernel is (its variant, its file:line) and its figures, under its name."""
+    from ..advisor.text import terminal_text
+
+    occ, where, launch = kernel["occupancy"], kernel["location"], kernel["launch"]
+    place = f"{where['file']}:{where['line']}" if where["line"] else where["file"] or ""
+    out = []
+    if kernel.get("variant"):  # a cache entry's configuration: the variants of one kernel differ here
+        out += wrap(terminal_text(kernel["variant"]), width, "  config ", "    ")
+    if place:
+        out += wrap(terminal_text(place), width, "  at ", "    ", whole_words=True)
+    block = "x".join(map(str, launch["block_dims"]))
+    if launch["dynamic_shared_mem"]:
+        block += f", {launch['dynamic_shared_mem']} B dynamic shared memory" + (" (opted in)" if launch["opt_in"] else "")
+    if launch["cluster_size"]:
+        block += f", clusters of {launch['cluster_size']}"
+    figures = (f"{kernel['registers']} registers, {kernel['shared_mem']} B static shared memory, "
+               + ", ".join(f"{'-' if kernel[k] is None else kernel[k]} B {words}"
+                           for k, words in (("spill_stores", "spill stores"), ("spill_loads", "spill loads"),
+                                            ("stack_frame", "stack frame")))
+               + f"; block {block}: {occ['active_blocks_per_sm']} blocks/SM, occupancy {occ['occupancy']:.1%}"
+               + (f" ({' + '.join(occ['limiters'])})" if occ["limiters"] else "")
+               + ("" if occ["launchable"] else " cannot launch"))
+    out += wrap(figures, width, "  ", "    ")
+    if "measured" in kernel:
+        out += wrap(terminal_text(_measured_line(kernel["measured"], launch)), width, "  ", "    ")
+    return out
 
 
 def _summary(summary: dict, width: int, style) -> Iterator[str]:
@@ -121,6 +170,6 @@ def _summary(summary: dict, width: int, style) -> Iterator[str]:
         notes += [("lost occupancy", s) for s in summary["baseline"]["lost_occupancy"]]
         notes += [("improved", s) for s in summary["baseline"]["improved"]]
     for label, sentence in notes:
-        text += "\n".join(wrap(sentence, width, f"{label}: ", "    ")) + "\n"
+        text += "\n".join(wrap(sentence, width, f"{label}: ", "    ", whole_words=True)) + "\n"  # paths whole
     verdict = "passed" if summary["passed"] else "failed"
     yield text + style(verdict, verdict) + "\n"

@@ -50,14 +50,19 @@ class LazyGroup(click.Group):
         # __import__ rather than importlib.import_module: importing importlib costs ~1 ms of start-up.
         return getattr(__import__(f"tuneadvise.cli.{module}", fromlist=[attr]), attr)
 
+    # Here, before click's main would make a closed pipe a plain exit 1: in the command, and in
+    # the group's own --help and --version (printed while the arguments are parsed).
     def invoke(self, ctx):
         try:
             return super().invoke(ctx)
-        except BrokenPipeError:  # here, before click's main would make it a plain exit 1
-            from .common import EXIT_BROKEN_PIPE
+        except BrokenPipeError:
+            _reader_went_away()
 
-            _silence_stdout()
-            raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
+    def make_context(self, info_name, args, parent=None, **extra):
+        try:
+            return super().make_context(info_name, args, parent, **extra)
+        except BrokenPipeError:
+            _reader_went_away()
 
     def main(self, args=None, prog_name=None, complete_var=None, standalone_mode=True, **extra):
         if not standalone_mode:
@@ -65,6 +70,13 @@ class LazyGroup(click.Group):
         args = sys.argv[1:] if args is None else list(args)
         sys.exit(_run(lambda: super(LazyGroup, self).main(args, prog_name, complete_var, False, **extra),
                       debug="--debug" in args))
+
+
+def _reader_went_away():
+    from .common import EXIT_BROKEN_PIPE
+
+    _silence_stdout()
+    raise click.exceptions.Exit(EXIT_BROKEN_PIPE) from None
 
 
 class _Closed:
@@ -119,6 +131,7 @@ def _run(command, debug: bool) -> int:
         sys.stdin = _Closed("stdin")
     if sys.stdout is None:
         sys.stdout = _Closed("stdout")
+    _replace_unencodable(sys.stdout)
     try:
         try:
             code = command()
@@ -148,6 +161,14 @@ def _run(command, debug: bool) -> int:
         return common.EXIT_OUTPUT
     except Exception as exc:  # noqa: BLE001 - the last line of defence: one line, not a traceback
         return _internal(exc, debug)
+
+
+def _replace_unencodable(stream) -> None:
+    """Output to an encoding that lacks a character (PYTHONIOENCODING=ascii, a C locale) shows '?'
+    for it rather than ending the command: text is drawn in ASCII there where it can be."""
+    encoding = (getattr(stream, "encoding", None) or "utf-8").lower().replace("-", "").replace("_", "")
+    if not encoding.startswith("utf") and hasattr(stream, "reconfigure"):
+        stream.reconfigure(errors="replace")
 
 
 def _silence_stdout() -> None:

@@ -11,7 +11,7 @@ import click
 
 from ..advisor import MAX_BLOCKS_ASKED
 from ..advisor.text import write_json_line
-from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, console, resolve_arch
+from .common import EXIT_FINDINGS, EXIT_OK, choose_format, console, option_errors, require, resolve_arch
 from .options import arch_option, cuda_option, format_option, launch_config, launch_options
 
 BUDGET_KEYS = ("registers", "block_size", "shared_mem", "carveout", "opt_in", "barriers", "virtual_resources",
@@ -41,47 +41,38 @@ def max_dynamic_smem(ctx, arch, blocks_per_sm, spec_file, cuda, fmt, **launch):
     \b
     Exit codes: 0 answered; 1 N blocks cannot reside even without dynamic shared memory; 2 bad input.
     """
-    from ..advisor.engine.occupancy import max_dynamic_shared_mem
-    from ..advisor.inputs import InputError, parse_int
-    from ..advisor.report import budget_document
+    from ..advisor.inputs import parse_int
+    from ..advisor.queries.max_dynamic_smem import max_dynamic_smem_query
 
-    missing = [name for name, value in (("--arch", arch), ("--registers", launch["registers"]),
-                                        ("--block-size", launch["block_size"]), ("--blocks-per-sm", blocks_per_sm))
-               if value is None and not (name == "--arch" and spec_file)]
-    if missing:
-        raise BadInput(f"{', '.join(missing)}: required (see 'tuneadvise max-dynamic-smem --help')")
-    try:
+    require("max-dynamic-smem", arch=arch or spec_file, registers=launch["registers"],
+            block_size=launch["block_size"], blocks_per_sm=blocks_per_sm)
+    with option_errors():
         blocks = parse_int(blocks_per_sm, "blocks_per_sm", 1, MAX_BLOCKS_ASKED)
-    except InputError as exc:
-        raise BadInput(exc.as_option()) from None
-    resolved = resolve_arch(arch, spec_file, cuda)
-    budget = max_dynamic_shared_mem(resolved.arch, launch_config(launch), blocks)
-    document = budget_document(resolved, budget)
+    answer = max_dynamic_smem_query(resolve_arch(arch, spec_file, cuda), launch_config(launch), blocks)
     if choose_format(fmt) == "json":
-        write_json_line(document)
+        write_json_line(answer.to_json())
     else:
-        _render(resolved, budget)
-    ctx.exit(EXIT_OK if budget.max_dynamic_shared_mem is not None else EXIT_FINDINGS)
+        _render(answer)
+    ctx.exit(EXIT_OK if answer.answered else EXIT_FINDINGS)
 
 
-def _render(resolved, budget) -> None:
-    from rich.markup import escape
-
-    from ..advisor.text import plural
+def _render(answer) -> None:
+    from ..advisor.text import markup_text, plural
 
     out = console()
+    resolved, budget = answer.resolved, answer.budget
     arch, kernel = budget.arch, budget.kernel
     if resolved.note:
-        out.print(f"[dim]{escape(resolved.note)}[/]")
+        out.print(f"[dim]{markup_text(resolved.note)}[/]")
     where = resolved.product.title if resolved.product else f"{arch.sm} (compute capability {arch.cc}, {arch.family})"
-    out.print(f"{escape(where)}, as cuda_occupancy.h of CUDA {arch.cuda_release} computes it")
+    out.print(f"{markup_text(where)}, as cuda_occupancy.h of CUDA {arch.cuda_release} computes it")
     out.print(f"Input: {plural(kernel.registers, 'register')}/thread, {plural(kernel.block_size, 'thread')}/block, "
               f"{kernel.static_shared_mem:,} B static shared memory{', opt-in' if kernel.opt_in else ''}")
     wanted = plural(budget.blocks_per_sm, "block")
     if budget.max_dynamic_shared_mem is None:
         reason = budget.errors[0].message if budget.errors else (
             f"{budget.limiter} allow only {plural(budget.blocks_without_dynamic, 'block')}/SM")
-        out.print(f"[bold red]{wanted}/SM cannot reside[/] even without dynamic shared memory: {escape(reason)}")
+        out.print(f"[bold red]{wanted}/SM cannot reside[/] even without dynamic shared memory: {markup_text(reason)}")
         return
     out.print(f"[bold]Up to {budget.max_dynamic_shared_mem:,} B of dynamic shared memory per block keep {wanted}/SM[/] "
               f"(bound by {LIMITER_WORDS[budget.limiter]})")

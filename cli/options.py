@@ -165,14 +165,12 @@ def complete_release(ctx, param, incomplete: str) -> list[str]:
     return [name for name in releases() if name.startswith(incomplete)]
 
 
-def select_option(**settings):
-    return click.option("--select", metavar="CODES", shell_complete=complete_rule_codes,
-                        help="Only these finding codes or prefixes (comma-separated).", **settings)
+def select_option(help: str = "Only these finding codes or prefixes (comma-separated).", **settings):
+    return click.option("--select", metavar="CODES", shell_complete=complete_rule_codes, help=help, **settings)
 
 
-def ignore_option(**settings):
-    return click.option("--ignore", metavar="CODES", shell_complete=complete_rule_codes,
-                        help="Drop these finding codes or prefixes (comma-separated).", **settings)
+def ignore_option(help: str = "Drop these finding codes or prefixes (comma-separated).", **settings):
+    return click.option("--ignore", metavar="CODES", shell_complete=complete_rule_codes, help=help, **settings)
 
 
 def format_option(choices=("table", "json"), help: str | None = None):

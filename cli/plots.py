@@ -13,6 +13,7 @@ from pathlib import Path
 
 import click
 
+from ..advisor.text import plural
 from .common import BadInput, fail_unavailable
 
 FORMATS = {".png": "png", ".svg": "svg", ".pdf": "pdf"}
@@ -27,6 +28,9 @@ def plot_format(path: str) -> str:
         raise BadInput(f"--plot: '{path}' must end in {', '.join(FORMATS)}")
     if not Path(path).resolve().parent.is_dir():
         raise BadInput(f"--plot: the folder of '{path}' does not exist")
+    from .fileio import check_writable
+
+    check_writable(path, "--plot")
     return fmt
 
 
@@ -155,7 +159,8 @@ def occupancy_figure(curves, title: str):
             else (1, curve.x_label)
         steps = curve.resource != "block_size"  # only warp multiples of the block are sampled: points, not a staircase
         xs, ys = _curve_vertices(curve, scale, steps)
-        (line,) = axes.plot(xs, ys, marker="" if steps else ".", color=_CURVE, label="occupancy")
+        # Unclipped: every point lies within the limits, and a marker at either end stays whole.
+        (line,) = axes.plot(xs, ys, marker="" if steps else ".", color=_CURVE, label="occupancy", clip_on=False)
         line.set_gid("curve")
         refused = [point.value / scale for point in curve.points if not point.blocks_per_sm]
         if refused:
@@ -165,9 +170,10 @@ def occupancy_figure(curves, title: str):
             marks.set_gid("cannot-launch")
         current = curve.current
         cx, cy = current.value / scale, current.occupancy * 100
-        axes.plot([cx], [cy], "o", color=_CURRENT if current.blocks_per_sm else _CANNOT_LAUNCH, markersize=8, zorder=3)
+        axes.plot([cx], [cy], "o", color=_CURRENT if current.blocks_per_sm else _CANNOT_LAUNCH, markersize=8, zorder=3,
+                  clip_on=False)
         axes.axvline(cx, color=_CURRENT, linestyle=":", linewidth=1)
-        outcome = f"{current.blocks_per_sm} blocks/SM, {cy:.1f}%" if current.blocks_per_sm else "cannot launch"
+        outcome = f"{plural(current.blocks_per_sm, 'block')}/SM, {cy:.1f}%" if current.blocks_per_sm else "cannot launch"
         label = axes.annotate(f"current: {curve.format(current.value)}\n{outcome}", (cx, cy), textcoords="offset points",
                               xytext=(8, 8), color=_CURRENT, fontsize=9)
         label.set_gid("current-label")
@@ -196,21 +202,25 @@ def occupancy_figure(curves, title: str):
 
 # -- the roofline --------------------------------------------------------------------------
 
-def roofline_figure(machine, kernels, title: str):
-    """Log-log roofline: the memory and compute roofs, the ridge point marked,
-    the shared-memory pyramid's bands, and each kernel at its intensity
-    (filled at its achieved FLOP/s where given, hollow at its ceiling otherwise).
-    The window holds every kernel's point whole; a pyramid band's label goes where
-    it crosses no roof, band or other label, and is left out (the table lists every
-    band) where there is no such place."""
-    from ..advisor.roofline import chart_range, pyramid
+# Where the ridge point's label may go (offsets in points): below and right of the point first.
+_RIDGE_OFFSETS = [(6, -28, "left", "baseline"), (-6, -28, "right", "baseline"), (6, 10, "left", "bottom"),
+                  (-6, 10, "right", "bottom"), (6, -56, "left", "baseline"), (-6, -56, "right", "baseline")]
 
-    figure = _figure_class()(figsize=(8.5, 6), layout="constrained")
-    axes = figure.subplots()
-    ridge = machine.ridge
-    window = chart_range(machine, [placement for _, placement in kernels])
-    low, high = window.x_low, window.x_high
-    xs = [low * (high / low) ** (k / 200) for k in range(201)]
+
+def _marker_boxes(axes, kernels, renderer) -> list:
+    """The display boxes of the kernels' markers (8 points across), which no label may cover."""
+    from matplotlib.transforms import Bbox
+
+    half = renderer.points_to_pixels(6)
+    boxes = []
+    for _, placement in kernels:
+        x, y = axes.transData.transform((placement.intensity, placement.achieved or placement.ceiling))
+        boxes.append(Bbox.from_extents(x - half, y - half, x + half, y + half))
+    return boxes
+
+
+def _roofs(axes, machine, xs) -> list:
+    """The roofline, and the theoretical memory roof where measured bandwidth replaces it."""
     roofs = axes.loglog(xs, [min(machine.peak.value, x * machine.memory.value) for x in xs], color="black",
                         label=f"roofline ({machine.memory.value / 1e9:.4g} GB/s, {machine.peak.value / 1e12:.4g} TFLOP/s)")
     if machine.memory_theoretical and machine.memory_theoretical.value != machine.memory.value:
@@ -219,9 +229,13 @@ def roofline_figure(machine, kernels, title: str):
                              label=f"theoretical memory bandwidth ({machine.memory_theoretical.value / 1e9:.4g} GB/s)")
     for roof in roofs:
         roof.set_gid("roof")
-    axes.plot([ridge], [machine.peak.value], "D", color="black")
-    axes.annotate(f"ridge point\n{ridge:.3g} FLOP/byte", (ridge, machine.peak.value), textcoords="offset points",
-                  xytext=(6, -28), fontsize=9)
+    return roofs
+
+
+def _pyramid_bands(axes, machine, high: float) -> list:
+    """(line, label) per shared-memory pyramid band below the compute roof."""
+    from ..advisor.roofline import pyramid
+
     bands = []
     for bytes_per_flop, cap in pyramid(machine):
         if cap < machine.peak.value:
@@ -232,6 +246,30 @@ def roofline_figure(machine, kernels, title: str):
             text.set_gid("pyramid-label")
             text.set_in_layout(False)
             bands.append((band, text))
+    return bands
+
+
+def roofline_figure(machine, kernels, title: str):
+    """Log-log roofline: the memory and compute roofs, the ridge point marked,
+    the shared-memory pyramid's bands, and each kernel at its intensity
+    (filled at its achieved FLOP/s where given, hollow at its ceiling otherwise).
+    The window holds every kernel's point whole; a pyramid band's label goes where
+    it crosses no roof, band or other label, and is left out (the table lists every
+    band) where there is no such place."""
+    from ..advisor.roofline import chart_range
+
+    figure = _figure_class()(figsize=(8.5, 6), layout="constrained")
+    axes = figure.subplots()
+    ridge = machine.ridge
+    window = chart_range(machine, [placement for _, placement in kernels])
+    low, high = window.x_low, window.x_high
+    xs = [low * (high / low) ** (k / 200) for k in range(201)]
+    roofs = _roofs(axes, machine, xs)
+    axes.plot([ridge], [machine.peak.value], "D", color="black")
+    ridge_label = axes.annotate(f"ridge point\n{ridge:.3g} FLOP/byte", (ridge, machine.peak.value),
+                                textcoords="offset points", xytext=(6, -28), fontsize=9)
+    ridge_label.set_gid("ridge-label")
+    bands = _pyramid_bands(axes, machine, high)
     for index, (name, placement) in enumerate(kernels):
         colour = f"C{index % 10}"
         y = placement.achieved or placement.ceiling
@@ -246,8 +284,13 @@ def roofline_figure(machine, kernels, title: str):
     axes.set_title(title)
     axes.grid(True, which="both", alpha=0.25)
     legend = axes.legend(fontsize=8, loc="lower right")
+    renderer = _renderer(figure)
+    if not _place(ridge_label, renderer, _RIDGE_OFFSETS, roofs, _marker_boxes(axes, kernels, renderer)):
+        dx, dy, ha, va = _RIDGE_OFFSETS[0]
+        ridge_label.xyann = (dx, dy)
+        ridge_label.set_ha(ha)
+        ridge_label.set_va(va)
     if bands:
-        renderer = _renderer(figure)
         lines = [*roofs, *(band for band, _ in bands)]
         placed = [legend.get_window_extent(renderer)]
         # Below its band first (the roof is above every band), then above it.

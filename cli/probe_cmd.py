@@ -9,6 +9,7 @@ import click
 
 from ..advisor.text import write_json_line
 from .common import EXIT_FINDINGS, BadInput, choose_format, console, fail_unavailable
+from .options import format_option
 
 
 def _cupy_or_exit(what: str):
@@ -53,8 +54,8 @@ def _parse_devices(device: str, count: int) -> list[int]:
                    "disagree by more than 10% are flagged unstable, not reported).")
 @click.option("--device", default="0", show_default=True, metavar="N|N,M,...|all",
               help="Which GPU, several in turn, or every GPU in turn.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table on a terminal, else json.")
-@click.option("--save", "save", type=click.Path(dir_okay=False, writable=True),
+@format_option()
+@click.option("--save", "save", type=click.Path(dir_okay=False, readable=False, writable=True),
               help="Write the device as a spec file (driver limits + measured peaks) for --spec-file.")
 @click.option("--tiny", is_flag=True, hidden=True, help="Smallest sizes, for compute-sanitizer runs.")
 def probe(only, quick, device, fmt, save, tiny):
@@ -64,9 +65,11 @@ def probe(only, quick, device, fmt, save, tiny):
     Exit codes: 0 all probes ran; 1 a probe failed (the others still report);
     2 bad input; 3 no CuPy or no GPU.
     """
-    from ..probes.results import differs_most
+    from ..advisor.queries.probe import probe_document
+    from .fileio import check_writable
 
     names = _parse_only(only)
+    check_writable(save, "--save")
     fmt = choose_format(fmt)
     cupy = _cupy_or_exit("probe")
     from ..probes.gpu import device_count
@@ -75,22 +78,22 @@ def probe(only, quick, device, fmt, save, tiny):
     documents = [_probe_one(cupy, index, names, quick, fmt, tiny) for index in devices]
     if save:
         _save_spec(save, documents[0])
+    document = probe_document(documents)
     if fmt == "json":
-        write_json_line(documents[0] if len(documents) == 1 else {"schema_version": documents[0]["schema_version"],
-                                                             "devices": documents,
-                                                             "differs_most": differs_most(documents)})
-    elif len(documents) > 1:
-        _print_differences(differs_most(documents))
-    failed = any(doc["failed"] for doc in documents)
-    sys.exit(EXIT_FINDINGS if failed else 0)
+        write_json_line(document)
+    elif "differs_most" in document:
+        _print_differences(document["differs_most"])
+    sys.exit(EXIT_FINDINGS if any(doc["failed"] for doc in documents) else 0)
 
 
 def _print_differences(rows: list[dict]) -> None:
+    from ..advisor.text import markup_text
+
     out = console()
     out.print("Across devices, the one that differs most from its siblings on each figure:")
     for row in rows:
-        out.print(f"  {row['name']}: device {row['device']} ({row['position']}) at {row['value']:.4g} {row['unit']}, "
-                  f"{row['difference']:+.1%} against the others' median {row['others_median']:.4g}")
+        out.print(markup_text(f"  {row['name']}: device {row['device']} ({row['position']}) at {row['value']:.4g} "
+                         f"{row['unit']}, {row['difference']:+.1%} against the others' median {row['others_median']:.4g}"))
 
 
 def _probe_one(cupy, index: int, names: list[str], quick: bool, fmt: str, tiny: bool = False) -> dict:
@@ -147,7 +150,7 @@ def _save_spec(path: str, doc: dict) -> None:
 @click.command()
 @click.argument("path", type=click.Path(exists=True, dir_okay=False))
 @click.option("--device", default=0, show_default=True, help="GPU index.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table on a terminal, else json.")
+@format_option()
 def verify(path, device, fmt):
     """Load a .cubin or .ptx through CuPy and compare the driver's occupancy
     answers with the engine's over a sweep of block sizes, dynamic shared memory
@@ -156,11 +159,21 @@ def verify(path, device, fmt):
     \b
     Exit codes: 0 every answer equal; 1 a disagreement; 2 bad input; 3 no GPU.
     """
+    fmt = choose_format(fmt)
+    doc = _verify_on_device(_cupy_or_exit("verify"), path, device)
+    if fmt == "json":
+        write_json_line(doc)
+    else:
+        _render_verify(doc)
+    sys.exit(EXIT_FINDINGS if any(k["disagreements"] for k in doc["kernels"]) else 0)
+
+
+def _verify_on_device(cupy, path: str, device: int) -> dict:
     from pathlib import Path
 
-    fmt = choose_format(fmt)
-    cupy = _cupy_or_exit("verify")
+    from ..advisor.queries.probe import verify_document
     from ..advisor.readers.cubin import CubinError
+    from ..probes.clusters import device_layout
     from ..probes.gpu import device_info
     from ..probes.verify import entry_points, verify_module
     from ..specs.catalog import shipped_catalog
@@ -171,37 +184,25 @@ def verify(path, device, fmt):
         raise BadInput(f"{path}: {exc}") from None
     if not kernels:
         raise BadInput(f"{path}: no kernel entry points found (expected a .cubin or .ptx)")
-
     with cupy.cuda.Device(device):
         info = device_info(cupy, device)
         arch = shipped_catalog().archs.get(info.cc)
         if arch is None:
             raise BadInput(f"no spec for this device's compute capability {info.cc}")
-        from ..probes.clusters import device_layout
-
         gpc_sms = device_layout(cupy, info)
         try:
             verdicts = verify_module(cupy, Path(path), arch, kernels, gpc_sms)
         except cupy.cuda.driver.CUDADriverError as exc:
             raise BadInput(f"{path}: the driver could not load it ({exc})") from None
-    from ..advisor.report import SCHEMA_VERSION
+    return verify_document(info.name, device, arch, gpc_sms, verdicts)
 
-    doc = {
-        "schema_version": SCHEMA_VERSION,
-        "device": info.name,
-        "device_index": device,
-        "arch": arch.sm,
-        "gpc_sms": gpc_sms,
-        "kernels": [{"name": v.name, "attributes": v.attributes, "checked": v.checked,
-                     "clusters_checked": v.clusters_checked, "disagreements": v.disagreements} for v in verdicts],
-    }
-    if fmt == "json":
-        write_json_line(doc)
-    else:
-        out = console()
-        for v in verdicts:
-            status = "[green]equal[/]" if not v.disagreements else f"[red]{len(v.disagreements)} disagreements[/]"
-            out.print(f"{v.name}: {v.checked} driver answers"
-                      + (f" and {v.clusters_checked} cluster answers" if v.clusters_checked else "") + f", {status} "
-                      f"({v.attributes['registers']} registers, {v.attributes['static_shared_mem']} B static shared)")
-    sys.exit(EXIT_FINDINGS if any(v.disagreements for v in verdicts) else 0)
+
+def _render_verify(doc: dict) -> None:
+    from ..advisor.text import markup_text
+
+    out = console()
+    for k in doc["kernels"]:
+        status = "[green]equal[/]" if not k["disagreements"] else f"[red]{len(k['disagreements'])} disagreements[/]"
+        clusters = f" and {k['clusters_checked']} cluster answers" if k["clusters_checked"] else ""
+        out.print(f"{markup_text(k['name'])}: {k['checked']} driver answers{clusters}, {status} "
+                  f"({k['attributes']['registers']} registers, {k['attributes']['static_shared_mem']} B static shared)")

@@ -9,7 +9,7 @@ and numbers are right-aligned.
 
 from __future__ import annotations
 
-from ..advisor.text import percent, plural
+from ..advisor.text import markup_text, percent, plural
 from .common import console
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -29,18 +29,22 @@ _ROWS = (
 )
 
 
-def dynamic_budget(result):
-    """max_dynamic_shared_mem at the result's own blocks per SM (None when it cannot launch)."""
-    if not result.launchable or not result.active_blocks_per_sm:
-        return None
-    from ..advisor.engine.occupancy import max_dynamic_shared_mem
-
-    return max_dynamic_shared_mem(result.arch, result.kernel, result.active_blocks_per_sm)
+def _render_driver_config(out, predicted: dict | None) -> None:
+    """The shared-memory configuration the driver will pick (the document's shared_mem_config_prediction)."""
+    if predicted is None:
+        return
+    if predicted["l1_bytes"] is not None:
+        out.print(f"Shared memory the driver configures: {predicted['at_least']:,} B, leaving "
+                  f"{predicted['l1_bytes']:,} B of L1 [dim](rule measured on 9.0)[/]")
+    else:
+        out.print(f"Shared memory the driver configures: at least {predicted['at_least']:,} B "
+                  f"[dim]({markup_text(predicted['rule'])})[/]")
 
 
 def render_findings(out, findings: list) -> None:
-    from rich.markup import escape
     from rich.table import Table
+
+    from ..advisor.text import markup_text
 
     if not findings:
         return
@@ -49,22 +53,56 @@ def render_findings(out, findings: list) -> None:
     table.add_column("Severity", no_wrap=True)
     table.add_column("Message", overflow="fold")  # wraps between words; a word longer than the column folds
     for f in findings:
-        table.add_row(f["code"], f"[{SEVERITY_STYLE[f['severity']]}]{f['severity']}[/]", escape(f["message"]))
+        table.add_row(f["code"], f"[{SEVERITY_STYLE[f['severity']]}]{f['severity']}[/]", markup_text(f["message"]))
     out.print(table)
 
 
-def render_occupancy(resolved, result, dims, findings, curves=None) -> None:
-    from rich.markup import escape
-    from rich.table import Table
+def render_occupancy(answer) -> None:
+    """An OccupancyAnswer (advisor/queries/occupancy.py) as text."""
+    from ..advisor.text import markup_text
 
     out = console()
-    arch, kernel = result.arch, result.kernel
+    resolved, result = answer.resolved, answer.result
+    if resolved.note:
+        out.print(f"[dim]{markup_text(resolved.note)}[/]")
+    out.print(_limits_table(resolved, result))
+    kernel = result.kernel
+    out.print(f"Input: {plural(kernel.registers, 'register')}/thread, block {'x'.join(map(str, kernel.dims))} "
+              f"({plural(kernel.block_size, 'thread')}), {kernel.static_shared_mem:,} B static + "
+              f"{kernel.dynamic_shared_mem:,} B dynamic shared memory{', opt-in' if kernel.opt_in else ''}")
+    if result.launchable:
+        out.print(f"[bold]Occupancy: {plural(result.active_blocks_per_sm, 'block')}/SM, {result.active_warps_per_sm}/"
+                  f"{plural(result.max_warps_per_sm, 'warp')} per SM = {percent(result.occupancy)}[/] [dim](model)[/]")
+        _render_driver_config(out, answer.driver_config)
+        budget = answer.budget
+        if budget is not None and budget.keeps_blocks:
+            out.print(f"What if: up to {budget.max_dynamic_shared_mem:,} B of dynamic shared memory keep "
+                      f"{plural(budget.blocks_per_sm, 'block')}/SM [dim](cudaOccAvailableDynamicSMemPerBlock)[/]")
+    for error in result.errors:
+        out.print(f"[bold red]cannot launch:[/] {markup_text(error.message)}")
+    for note in result.notes:
+        out.print(f"[dim]note: {markup_text(note)}[/]")
+    render_findings(out, answer.findings)
+    if answer.graphs:
+        from .curves_render import render_curves
+
+        render_curves(out, answer.curves)
+    if answer.clusters is not None:
+        out.print(markup_text(cluster_sentence(answer.clusters)))
+    if answer.memory_asked:
+        out.print(markup_text(memory_sentence(answer)))
+
+
+def _limits_table(resolved, result):
+    from rich.table import Table
+
+    from ..advisor.text import markup_text
+
+    arch = result.arch
     title = f"{arch.sm} (compute capability {arch.cc}, {arch.family})"
     if resolved.product:
         title += f" - {resolved.product.title}"
-    if resolved.note:
-        out.print(f"[dim]{escape(resolved.note)}[/]")
-    table = Table(title=escape(title), title_justify="left")
+    table = Table(title=markup_text(title), title_justify="left")
     table.add_column("Resource", overflow="fold")
     table.add_column("Per block", justify="right")
     table.add_column("Per SM", justify="right")
@@ -77,24 +115,22 @@ def render_occupancy(resolved, result, dims, findings, curves=None) -> None:
         style = "bold magenta" if key in result.limiters else ""
         table.add_row(f"[{style}]{label}{' (limiter)' if key in result.limiters else ''}[/]" if style else label,
                       per_block(result), per_sm(result), f"[{style}]{shown}[/]" if style else shown)
-    out.print(table)
-    dims_text = "x".join(map(str, dims))
-    out.print(f"Input: {plural(kernel.registers, 'register')}/thread, block {dims_text} "
-              f"({plural(kernel.block_size, 'thread')}), {kernel.static_shared_mem:,} B static + "
-              f"{kernel.dynamic_shared_mem:,} B dynamic shared memory{', opt-in' if kernel.opt_in else ''}")
-    if result.launchable:
-        out.print(f"[bold]Occupancy: {plural(result.active_blocks_per_sm, 'block')}/SM, {result.active_warps_per_sm}/"
-                  f"{plural(result.max_warps_per_sm, 'warp')} per SM = {percent(result.occupancy)}[/] [dim](model)[/]")
-        budget = dynamic_budget(result)
-        if budget is not None and budget.keeps_blocks:
-            out.print(f"What if: up to {budget.max_dynamic_shared_mem:,} B of dynamic shared memory keep "
-                      f"{plural(budget.blocks_per_sm, 'block')}/SM [dim](cudaOccAvailableDynamicSMemPerBlock)[/]")
-    for error in result.errors:
-        out.print(f"[bold red]cannot launch:[/] {escape(error.message)}")
-    for note in result.notes:
-        out.print(f"[dim]note: {escape(note)}[/]")
-    render_findings(out, findings)
-    if curves:
-        from .curves_render import render_curves
+    return table
 
-        render_curves(out, curves)
+
+def cluster_sentence(clusters: dict) -> str:
+    if clusters["max_active_clusters"] is None:
+        return f"Clusters of {clusters['cluster_size']}: {clusters['why_not']}."
+    per_gpc = ", ".join(map(str, clusters["per_gpc"]))
+    return (f"Clusters of {clusters['cluster_size']}{' (non-portable size)' if clusters['non_portable'] else ''}: "
+            f"{clusters['max_active_clusters']} active at once on the device (per GPC: {per_gpc}; "
+            f"{clusters['blocks_per_sm_in_clusters']} blocks per SM). GPC layout {clusters['layout_basis']}.")
+
+
+def memory_sentence(answer) -> str:
+    from ..advisor.memory_parallelism import sentence
+
+    if answer.memory is None:
+        return ("Memory parallelism: this --arch carries no DRAM latency or measured curve "
+                "(name a product such as h100-sxm, or a spec from 'probe --save').")
+    return sentence(answer.memory, answer.result.active_warps_per_sm, answer.bytes_in_flight)

@@ -6,7 +6,7 @@ import string
 
 from rich.text import Text
 
-from .charts import Axis, Canvas
+from .charts import UNICODE, Axis, Canvas, Glyphs, glyphs_for
 
 # Kernel marks on the chart: 'o' for a lone kernel, else 1-9 then a-z.
 _MARKS = string.digits[1:] + string.ascii_lowercase
@@ -25,7 +25,7 @@ def marks_for(kernels) -> list[str]:
     return ["o"] if len(kernels) == 1 else [_MARKS[i] if i < len(_MARKS) else "*" for i in range(len(kernels))]
 
 
-def chart(machine, kernels, width: int = 64, height: int = 14) -> list[Text]:
+def chart(machine, kernels, width: int = 64, height: int = 14, glyphs: Glyphs = UNICODE) -> list[Text]:
     """Log-log roofline: x = FLOP/byte, y = FLOP/s; '/' the memory roof, '-' the
     compute roof, '|' the ridge point, and each kernel's mark at its intensity
     and achieved FLOP/s (its ceiling where none was given)."""
@@ -35,7 +35,7 @@ def chart(machine, kernels, width: int = 64, height: int = 14) -> list[Text]:
     window = chart_range(machine, [placement for _, placement in kernels])
     x = Axis(window.x_low, window.x_high, log=True)
     y = Axis(window.y_low, window.y_high, log=True)
-    canvas = Canvas(x, y, width, height)
+    canvas = Canvas(x, y, width, height, glyphs)
     for column in range(width):
         at = canvas.x_at(column)
         canvas.put(column, canvas.row(min(machine.peak.value, at * machine.memory.value)), "-" if at >= ridge else "/",
@@ -95,7 +95,7 @@ def _kernels_table(kernels, marks, width: int, with_names: bool = True):
         table.add_column(title, justify="left" if title in ("#", "kernel", "bound") else "right", width=column_width,
                          no_wrap=title == "kernel")
     for row in rows:
-        table.add_row(*row)
+        table.add_row(*map(Text, row))  # Text: a kernel's name is shown as written, never read as markup
     return table
 
 
@@ -119,30 +119,40 @@ def print_kernels(out, kernels, marks) -> None:
             out.print(Text("  ".join(f"{h} {c}" for h, c in zip(header, row))))
 
 
-def render_roofline(out, machine, kernels, doc: dict) -> None:
+def _ceilings_table(machine, doc: dict):
+    """The machine's ceilings with their basis (spec or probe text: shown as written, never as markup)."""
     from rich.table import Table
 
-    table = Table(title=f"{machine.name}, {machine.precision}", title_justify="left")
+    rows = [("peak", _si(machine.peak.value, "FLOP/s"), machine.peak.basis),
+            ("memory bandwidth", _si(machine.memory.value, "B/s"), machine.memory.basis)]
+    if machine.memory_theoretical and machine.memory_theoretical.value != machine.memory.value:
+        rows.append(("theoretical memory", _si(machine.memory_theoretical.value, "B/s"), machine.memory_theoretical.basis))
+    if machine.shared_l1:
+        rows.append((machine.shared_name, _si(machine.shared_l1.value, "B/s"), machine.shared_l1.basis))
+    rows.append(("ridge point", f"{machine.ridge:.3g} FLOP/byte", "peak / memory bandwidth"))
+    shared = "shared+L1" if machine.shared_l1_unified else "shared-memory"
+    rows += [(f"pyramid {band['shared_bytes_per_flop']:g} B/FLOP", _si(band["attainable_flop_per_s"], "FLOP/s"),
+              f"min(peak, {shared} bandwidth / bytes per FLOP)") for band in doc["pyramid"]]
+    table = Table(title=Text(f"{machine.name}, {machine.precision}"), title_justify="left")
     for column in ("ceiling", "value", "basis"):
         table.add_column(column)
-    table.add_row("peak", _si(machine.peak.value, "FLOP/s"), machine.peak.basis)
-    table.add_row("memory bandwidth", _si(machine.memory.value, "B/s"), machine.memory.basis)
-    if machine.memory_theoretical and machine.memory_theoretical.value != machine.memory.value:
-        table.add_row("theoretical memory", _si(machine.memory_theoretical.value, "B/s"), machine.memory_theoretical.basis)
-    if machine.shared_l1:
-        table.add_row(machine.shared_name, _si(machine.shared_l1.value, "B/s"), machine.shared_l1.basis)
-    table.add_row("ridge point", f"{machine.ridge:.3g} FLOP/byte", "peak / memory bandwidth")
-    for band in doc["pyramid"]:
-        table.add_row(f"pyramid {band['shared_bytes_per_flop']:g} B/FLOP", _si(band["attainable_flop_per_s"], "FLOP/s"),
-                      f"min(peak, {'shared+L1' if machine.shared_l1_unified else 'shared-memory'} bandwidth / bytes per FLOP)")
-    out.print(table)
+    for row in rows:
+        table.add_row(*map(Text, row))
+    return table
+
+
+def render_roofline(out, answer) -> None:
+    """A RooflineAnswer (advisor/queries/roofline.py) as tables, verdicts and the chart."""
+    machine, kernels, doc = answer.machine, list(answer.kernels), answer.document
+
+    out.print(_ceilings_table(machine, doc))
     marks = marks_for(kernels)
     if len(kernels) > 1:
         print_kernels(out, kernels, marks)
     for name, placement in kernels:
-        out.print(verdict(name, placement))
+        out.print(Text(verdict(name, placement)))
         if placement.achieved_above_ceiling:
-            out.print(f"{name}: the achieved figure is above the ceiling: check the FLOP and byte counts, or measure "
-                      "the machine (probe) rather than trusting its spec.")
-    for line in chart(machine, kernels, width=max(32, min(64, out.width - 14))):
+            out.print(Text(f"{name}: the achieved figure is above the ceiling: check the FLOP and byte counts, or "
+                           "measure the machine (probe) rather than trusting its spec."))
+    for line in chart(machine, kernels, width=max(32, min(64, out.width - 14)), glyphs=glyphs_for(out)):
         out.print(line)

@@ -4,28 +4,30 @@ from __future__ import annotations
 
 import click
 
-from ..advisor.report import SCHEMA_VERSION
 from ..advisor.text import write_json_line
-from .common import BadInput, choose_format, console
+from .common import BadInput, choose_format, console, rule_selection
+from .options import complete_rule, select_option
 
 
 @click.command()
 @click.option("--severity", type=click.Choice(["error", "warning", "info"]), help="Only rules of this severity.")
-@click.option("--select", help="Codes or prefixes to list (comma-separated).")
+@select_option(help="Codes or prefixes to list (comma-separated).")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]))
 def rules(severity, select, fmt):
     """List the rules: code, name, severity, summary and source."""
-    from ..advisor.rules import RuleSelection, registry
+    from ..advisor.queries.rules import rules_query
 
-    try:
-        selection = RuleSelection.parse(select, None)
-    except ValueError as exc:
-        raise BadInput(str(exc)) from None
-    chosen = [r for r in registry().values() if selection.allows(r.code) and (not severity or r.severity == severity)]
+    answer = rules_query(rule_selection(select, None), severity)
     if choose_format(fmt) == "json":
-        write_json_line({"schema_version": SCHEMA_VERSION, "rules": [r.to_dict() for r in chosen]})
-        return
+        write_json_line(answer.to_json())
+    else:
+        _render_rules(answer.rules)
+
+
+def _render_rules(chosen) -> None:
     from rich.table import Table
+
+    from ..advisor.text import markup_text
 
     table = Table(title="Rules")
     # Codes, names and severities are what a reader types back (--select, explain): never cut or
@@ -35,7 +37,7 @@ def rules(severity, select, fmt):
         table.add_column(column, no_wrap=True, min_width=max(map(len, values), default=0))
     table.add_column("Summary", overflow="fold")
     for r in chosen:
-        table.add_row(r.code, r.name, r.severity, r.summary)
+        table.add_row(r.code, markup_text(r.name), r.severity, markup_text(r.summary))
     console().print(table)
 
 
@@ -66,22 +68,26 @@ def _command(line: str, width: int) -> str:
 
 def _example(example: dict, width: int) -> str:
     from ..advisor.rules.markdown import _example as render
+    from ..advisor.text import clip
 
     lines = []
     for line in render(example).splitlines():
-        lines.append(_command(line, width) if line.startswith("tuneadvise ") else "  " + line)
+        if line.startswith("tuneadvise "):
+            lines.append(_command(line, width))
+        else:  # a file's lines (a log, a config) as written: clipped where longer than the width
+            lines.append("  " + (line if len(line) <= width - 2 else clip(line, width - 2)))
     return "\n".join(lines)
 
 
 @click.command()
-@click.argument("code")
+@click.argument("code", shell_complete=complete_rule)
 def explain(code):
     """The full explanation of one rule, by code (TA106) or name, with an example that triggers it
     and one that does not."""
-    from ..advisor.rules import lookup
+    from ..advisor.queries.rules import explain_query
     from ..specs.catalog import describe_source
 
-    rule = lookup(code)
+    rule = explain_query(code)
     if rule is None:
         raise BadInput(f"CODE: no rule '{code}' (see 'tuneadvise rules')")
     width = _width()

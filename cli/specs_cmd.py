@@ -6,54 +6,9 @@ import re
 
 import click
 
-from ..advisor.report import SCHEMA_VERSION
 from ..advisor.text import write_json_line
 from .common import BadInput, choose_format, console, resolve_arch
-from .options import complete_release
-
-
-def _arch_document(arch, differences: list) -> dict:
-    """`differences`: how the releases' headers differ for this architecture (releases.differences_of
-    of the default release's Arch, whichever release `arch` follows)."""
-    from ..specs.catalog import (
-        ARCH_BEHAVIOUR_FIELDS,
-        ARCH_INT_FIELDS,
-        ARCH_OPTIONAL_FLAG_FIELDS,
-        ARCH_OPTIONAL_INT_FIELDS,
-        describe_source,
-    )
-    from ..specs.releases import release
-
-    values = {}
-    for key in ARCH_INT_FIELDS + ARCH_OPTIONAL_INT_FIELDS + ("shared_mem_configs",) + ARCH_OPTIONAL_FLAG_FIELDS \
-            + ARCH_BEHAVIOUR_FIELDS:
-        value = getattr(arch, key)
-        if value is None or (key == "shared_mem_configs" and not value):
-            continue
-        ref = arch.source_of(key)
-        values[key] = {"value": list(value) if isinstance(value, tuple) else value, "source": ref,
-                       "citation": describe_source(ref), "provenance": arch.provenance(key),
-                       "unconfirmed": ref.partition("#")[0] == "unconfirmed"}
-    header = release(arch.cuda_release)
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "arch": arch.sm,
-        "compute_capability": arch.cc,
-        "family": arch.family,
-        "names": list(arch.names),
-        "formerly": list(arch.formerly),
-        "cuda_release": arch.cuda_release,
-        "exact_to": f"cuda_occupancy.h of CUDA {header.cuda} ({header.wheel}, {header.member})",
-        "release_differences": differences,
-        "shared_mem_model": arch.shared_mem_model,
-        "values": values,
-        "disagreements": [
-            {"field": d.field, "values": [{"value": v, "source": s, "citation": describe_source(s)} for v, s in d.values],
-             "used": d.used, "why": d.why}
-            for d in arch.disagreements
-        ],
-        "origin": arch.origin,
-    }
+from .options import complete_release, format_option
 
 
 def _releases_text(names: list[str]) -> str:
@@ -78,30 +33,25 @@ def _readable(ref: str, citation: str) -> str:
 
 
 @click.group(invoke_without_command=True)
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table on a terminal, json otherwise.")
+@format_option()
 @click.pass_context
 def specs(ctx, fmt):
     """List architectures and products; `specs show ARCH` prints one with sources."""
     if ctx.invoked_subcommand is not None:
         return
-    from ..specs.catalog import shipped_catalog
+    from ..advisor.queries.specs import catalog_query
 
-    catalog = shipped_catalog()
-    archs = catalog.sorted_archs()
+    answer = catalog_query()
     if choose_format(fmt) == "json":
-        from ..specs.releases import DEFAULT_RELEASE
+        write_json_line(answer.to_json())
+    else:
+        _render_catalog(answer)
 
-        write_json_line({
-            "schema_version": SCHEMA_VERSION,
-            "cuda_release": DEFAULT_RELEASE,
-            "architectures": [{"arch": a.sm, "compute_capability": a.cc, "family": a.family, "names": list(a.names),
-                               "cuda_occupancy_h": catalog.family_covered_by_header[a.family]} for a in archs],
-            "families": {f: cc for f, (cc, _) in catalog.family_default.items()},
-            "products": [{"name": p.name, "title": p.title, "compute_capability": p.cc, "names": list(p.names)}
-                         for p in catalog.products.values()],
-        })
-        return
+
+def _render_catalog(answer) -> None:
     from rich.table import Table
+
+    from ..advisor.text import markup_text
 
     table = Table(title="Architectures")
     # Names users type never wrap or get cut; headers wrap between words; numbers right-aligned.
@@ -109,9 +59,9 @@ def specs(ctx, fmt):
         table.add_column(column, no_wrap=True)
     for column in ("Max warps /SM", "Max blocks /SM", "Regs /SM", "Shared /SM", "Opt-in /block"):
         table.add_column(column, justify="right")
-    for a in archs:
-        table.add_row(a.cc, a.sm, a.family, str(a.max_warps_per_sm), str(a.max_blocks_per_sm), f"{a.registers_per_sm:,}",
-                      f"{a.shared_mem_per_sm:,}", f"{a.shared_mem_per_block_optin:,}")
+    for a in answer.archs:
+        table.add_row(a.cc, a.sm, markup_text(a.family), str(a.max_warps_per_sm), str(a.max_blocks_per_sm),
+                      f"{a.registers_per_sm:,}", f"{a.shared_mem_per_sm:,}", f"{a.shared_mem_per_block_optin:,}")
     out = console()
     out.print(table)
     products = Table(title="Products")
@@ -120,8 +70,8 @@ def specs(ctx, fmt):
     products.add_column("CC", no_wrap=True)
     for column in ("SMs", "Boost MHz", "DRAM GB/s", "FP32 TFLOP/s"):
         products.add_column(column, justify="right")
-    for p in catalog.products.values():
-        products.add_row(p.name, p.title, p.cc, str(p.get("sm_count")), str(p.get("boost_clock_mhz")),
+    for p in answer.products:
+        products.add_row(markup_text(p.name), markup_text(p.title), p.cc, str(p.get("sm_count")), str(p.get("boost_clock_mhz")),
                          str(p.get("memory_bandwidth_gbs")), str(p.get("fp32_tflops")))
     out.print(products)
 
@@ -131,72 +81,94 @@ def specs(ctx, fmt):
 @click.option("--spec-file", type=click.Path(dir_okay=False), help="Show an architecture from your own spec file.")
 @click.option("--cuda", metavar="RELEASE", shell_complete=complete_release,
               help="Show the values as this cuda_occupancy.h release computes with them.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]))
+@format_option()
 def show(arch, spec_file, cuda, fmt):
     """One architecture: every value with its source (unconfirmed ones marked), where sources
     disagree, the cuda_occupancy.h release the engine is exact to and how other releases differ."""
-    from ..specs.releases import differences_of
+    from ..advisor.queries.specs import spec_query
 
-    resolved = resolve_arch(arch, spec_file, cuda)
-    document = _arch_document(resolved.arch, differences_of(resolve_arch(arch, spec_file).arch))
-    if resolved.product:
-        from ..specs.catalog import describe_source
-
-        p = resolved.product
-        document["product"] = {"name": p.name, "title": p.title,
-                               "values": {k: {"value": v, "source": p.sources[k], "citation": describe_source(p.sources[k])}
-                                          for k, v in p.values.items()},
-                               "disagreements": [{"field": d.field, "values": [{"value": v, "source": s} for v, s in d.values],
-                                                  "used": d.used, "why": d.why} for d in p.disagreements]}
-    if resolved.note:
-        document["arch_note"] = resolved.note
+    document = spec_query(resolve_arch(arch, spec_file, cuda), resolve_arch(arch, spec_file))
     if choose_format(fmt) == "json":
         write_json_line(document)
-        return
-    from rich.table import Table
+    else:
+        _render_spec(document)
+
+
+def _render_spec(document: dict) -> None:
+    from ..advisor.text import markup_text
 
     out = console()
-    if resolved.note:
-        out.print(f"[dim]{resolved.note}[/]")
+    if document.get("arch_note"):
+        out.print(f"[dim]{markup_text(document['arch_note'])}[/]")
     names = f"; also {', '.join(document['names'])}" if document["names"] else ""
-    table = Table(title=f"{document['arch']} (compute capability {document['compute_capability']}, "
-                        f"{document['family']}{names})")
-    # Field names are typed (--format json keys, spec files): never cut; values wrap between
-    # list items; citations wrap between words.
-    table.add_column("Field", no_wrap=True, min_width=max(map(len, document["values"])))
-    table.add_column("Value", justify="right", max_width=16)
-    table.add_column("Source", overflow="fold")
-    for key, item in document["values"].items():
-        mark = "* " if item["unconfirmed"] else ""
-        table.add_row(f"{mark}{key}", _value_text(item["value"]), _readable(item["source"], item["citation"]))
-    out.print(table)
+    title = (f"{document['arch']} (compute capability {document['compute_capability']}, "
+             f"{document['family']}{names})")
+    _values_table(out, title, document["values"], unconfirmed=True)
     if any(item["unconfirmed"] for item in document["values"].values()):
         out.print("* unconfirmed: no primary source gives this value (see its source column for where it comes from)")
     for old in document["formerly"]:
         out.print(f"Formerly compute capability {old}: CUDA 13 renamed it to {document['compute_capability']}; "
                   f"sm_{old.replace('.', '')} is accepted as a name.")
+    out.print(markup_text(f"Exact to {document['exact_to']}."))
+    for line in _release_lines(document["release_differences"]):
+        out.print(markup_text(line))
+    if "product" in document:
+        _values_table(out, document["product"]["title"], document["product"]["values"])
+    for d in document["disagreements"] + document.get("product", {}).get("disagreements", []):
+        listed = "; ".join(f"{v['value']:g} ({v['source']})" for v in d["values"])
+        out.print(f"[yellow]Sources disagree on {markup_text(d['field'])}:[/] "
+                  + markup_text(f"{listed}. Used: {d['used']:g}. {d['why']}"))
+
+
+def _release_lines(differences: list) -> list[str]:
     from ..specs.releases import DEFAULT_RELEASE
 
-    out.print(f"Exact to {document['exact_to']}.")
-    for d in document["release_differences"]:
+    lines = []
+    for d in differences:
         which = _releases_text(d["releases"])
         if d["field"] is None:
-            out.print(f"CUDA {which}: {d['why']}")
+            lines.append(f"CUDA {which}: {d['why']}")
         else:
-            out.print(f"CUDA {which} {'differs' if len(d['releases']) == 1 else 'differ'}: {d['field']} = {d['value']} "
-                      f"there, {d['value_here']} in CUDA {DEFAULT_RELEASE} ({d['function']}). {d['why']}")
-    if "product" in document:
-        ptable = Table(title=document["product"]["title"])
-        ptable.add_column("Field", no_wrap=True, min_width=max(map(len, document["product"]["values"]), default=0))
-        ptable.add_column("Value", justify="right")
-        ptable.add_column("Source", overflow="fold")
-        for key, item in document["product"]["values"].items():
-            ptable.add_row(key, _value_text(item["value"]), _readable(item["source"], item["citation"]))
-        out.print(ptable)
-    disagreements = document["disagreements"] + document.get("product", {}).get("disagreements", [])
-    for d in disagreements:
-        listed = "; ".join(f"{v['value']:g} ({v['source']})" for v in d["values"])
-        out.print(f"[yellow]Sources disagree on {d['field']}:[/] {listed}. Used: {d['used']:g}. {d['why']}")
+            lines.append(f"CUDA {which} {'differs' if len(d['releases']) == 1 else 'differ'}: {d['field']} = "
+                         f"{d['value']} there, {d['value_here']} in CUDA {DEFAULT_RELEASE} ({d['function']}). {d['why']}")
+    return lines
+
+
+def _values_table(out, title: str, values: dict, unconfirmed: bool = False) -> None:
+    """Field, value and source per row. Field names are typed (--format json keys, spec files) and
+    citations name identifiers: neither is ever cut. Where the three do not fit side by side,
+    each source goes on the lines under its field instead."""
+    from rich.table import Table
+
+    from ..advisor.text import markup_text
+
+    rows = [((f"* {key}" if unconfirmed and item["unconfirmed"] else key), _value_text(item["value"]),
+             _readable(item["source"], item["citation"])) for key, item in values.items()]
+    field_width = max((len(field) for field, _, _ in rows), default=0)
+    value_width = min(16, max((len(value) for _, value, _ in rows), default=0))
+    word_width = max((len(word) for _, _, source in rows for word in source.split()), default=0)
+    if field_width + value_width + word_width + 4 > out.width:
+        _stacked(out, title, rows)
+        return
+    table = Table(title=markup_text(title))
+    table.add_column("Field", no_wrap=True, min_width=field_width)
+    table.add_column("Value", justify="right", max_width=16)
+    table.add_column("Source", min_width=word_width)
+    for field, value, source in rows:
+        table.add_row(markup_text(field), markup_text(value), markup_text(source))
+    out.print(table)
+
+
+def _stacked(out, title: str, rows: list) -> None:
+    """A values table too wide for the width: `field  value`, then its source indented below."""
+    from .lint_render import wrap
+
+    lines = wrap(title, out.width, "", "  ")
+    for field, value, source in rows:
+        lines += wrap(f"{field}  {value}", out.width, "", "      ")
+        lines += wrap(source, out.width, "    ", "    ")
+    for line in lines:
+        out.print(line, markup=False, highlight=False)
 
 
 def _value_text(value) -> str:

@@ -99,6 +99,7 @@ class ArchFields(Strict):
     max_cluster_size_portable: Sourced[Pos] | None = None
     max_cluster_size_nonportable: Sourced[Pos] | None = None
     virtual_resources_per_sm: Sourced[Pos] | None = None
+    global_memory_sector_bytes: Sourced[Pos] | None = None
     shared_l1_unified: Sourced[bool] | None = None
     header_max_registers_per_thread: Sourced[Annotated[int, Field(ge=255, le=256)]] | None = None
     shared_mem_opt_in: Sourced[bool] | None = None
@@ -246,11 +247,41 @@ def validate_family_document(path: Path) -> dict:
         raise SpecFileError(f"cannot read {path}: {exc.strerror}") from None
     except (ValueError, RecursionError) as exc:  # TOML/JSON decode errors are ValueErrors; deep nesting recurses
         raise SpecFileError(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from None
+    if isinstance(raw, dict) and "schema_version" in raw and "values" in raw:
+        raw = family_document_of_shown(raw)
     try:
         FamilyDocument.model_validate(raw)
     except ValidationError as err:
         raise SpecFileError(_format_error(path, err)) from None
     return raw
+
+
+def family_document_of_shown(shown: dict) -> dict:
+    """The spec file that `specs show ARCH --format json` describes: one [[arch]] entry with every
+    value and its source, and the product where one was shown (an edited copy of a shipped
+    architecture or product is a valid spec file). Keys
+    that are not values of a spec file (citations, provenance, the header release) are left out;
+    the models check the rest."""
+    values = shown["values"]
+    entry = {"cc": shown.get("compute_capability"), "names": shown.get("names", []),
+             "formerly": shown.get("formerly", [])}
+    if "shared_mem_model" in shown:
+        entry["shared_mem_model"] = shown["shared_mem_model"]
+    entry.update(_sourced_values(values))
+    document = {"family": shown.get("family"), "arch": [entry]}
+    product = shown.get("product")
+    if isinstance(product, dict):  # `specs show PRODUCT`: the product too
+        document["product"] = [{"name": product.get("name"), "title": product.get("title"),
+                                "cc": shown.get("compute_capability"), **_sourced_values(product.get("values", {}))}]
+    return document
+
+
+def _sourced_values(values) -> dict:
+    """`specs show`'s values ({value, source, citation, ...}) as a spec file's ({value, source})."""
+    if not isinstance(values, dict):
+        return {}
+    return {key: {k: item[k] for k in ("value", "source") if k in item} if isinstance(item, dict) else item
+            for key, item in values.items()}
 
 
 def _read_json(path: Path) -> dict:

@@ -9,6 +9,9 @@ import re
 from .errors import InputError
 from .records import Arch, Product
 
+# The longest name quoted back: every real one is a few characters, and the text can come from a file.
+MAX_QUOTED_NAME = 60
+
 
 class UnknownArchError(InputError):
     """An architecture name (`arch`, --arch) that names no architecture or product."""
@@ -17,7 +20,8 @@ class UnknownArchError(InputError):
         self.text = text
         self.suggestions = suggestions
         hint = f"; did you mean {', '.join(suggestions)}?" if suggestions else ""
-        super().__init__("arch", f"unknown architecture '{text}'{hint} "
+        name = f"'{text}'" if len(text) <= MAX_QUOTED_NAME else f"(a name of {len(text):,} characters)"
+        super().__init__("arch", f"unknown architecture {name}{hint} "
                                  "(accepted: family names, sm_XX, compute_XX, X.Y, product names; see 'tuneadvise specs')")
 
 

@@ -32,6 +32,7 @@ ARCH_OPTIONAL_INT_FIELDS = (
     "max_cluster_size_nonportable",
     "l1_shared_total",
     "virtual_resources_per_sm",
+    "global_memory_sector_bytes",
 )
 # How cuda_occupancy.h behaves per compute capability, as data: the header's register cap per
 # thread, whether the opt-in shared-memory limit exists, whether the reserved shared memory
@@ -48,7 +49,7 @@ ARCH_BEHAVIOUR_FIELDS = (
 ARCH_OPTIONAL_FLAG_FIELDS = ("shared_l1_unified",)
 # Optional values a user's spec file inherits from the shipped architecture of the same compute
 # capability when it leaves them out: what the header hard-codes and no device attribute reports.
-ARCH_INHERITED_OPTIONAL_FIELDS = ("virtual_resources_per_sm", "shared_l1_unified")
+ARCH_INHERITED_OPTIONAL_FIELDS = ("virtual_resources_per_sm", "global_memory_sector_bytes", "shared_l1_unified")
 PRODUCT_NUMBER_FIELDS = (
     "sm_count",
     "base_clock_mhz",
@@ -140,6 +141,7 @@ class Arch(NamedTuple):
     max_cluster_size_portable: int | None = None
     max_cluster_size_nonportable: int | None = None
     l1_shared_total: int | None = None
+    global_memory_sector_bytes: int | None = None  # the unit a warp's global access is served in (32 B from 3.0)
     virtual_resources_per_sm: int | None = None  # cudaOccMaxVirtualResourceCountPerSM (CUDA 13.5: 128 on 10.x-12.x)
     shared_l1_unified: bool | None = None  # shared memory and L1 one on-chip array (None: not given)
     # Whether cudaOccAvailableDynamicSMemPerBlock subtracts the reserved shared memory (CUDA 13.5: 8.0+,

@@ -138,8 +138,8 @@ def launch_errors(arch: Arch, kernel: LaunchConfig, limits: dict) -> list[Launch
         if arch.shared_mem_opt_in and not kernel.opt_in and requested <= arch.shared_mem_per_block_optin:
             errors.append(LaunchError("opt-in-required", "dynamic_shared_mem",
                                       f"{requested} bytes of shared memory per block exceeds {arch.shared_mem_per_block} without opt-in; "
-                                      "set cudaFuncAttributeMaxDynamicSharedMemorySize (and pass opt_in) to use up to "
-                                      f"{arch.shared_mem_per_block_optin}"))
+                                      "opt in with cudaFuncAttributeMaxDynamicSharedMemorySize (and say so: --opt-in, "
+                                      f"or opt_in in a config or batch line) to use up to {arch.shared_mem_per_block_optin}"))
         else:
             ceiling = shared_mem_ceiling(arch, kernel.opt_in)
             errors.append(LaunchError("shared-mem-per-block", "dynamic_shared_mem",

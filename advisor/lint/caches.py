@@ -179,7 +179,7 @@ def _read_triton(meta_path: str, cubin_path: str, result: ReadResult, machine_co
     if machine_code is not None:
         record, = machine_code(data, [record])
     result.records.append(replace(record, arch=entry["arch"] or record.arch, variant=entry["variant"],
-                                  launch=entry["launch"]))
+                                  launch=entry["launch"], framework="triton"))
 
 
 def triton_entry(meta) -> dict:

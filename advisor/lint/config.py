@@ -38,7 +38,7 @@ from ...specs.files import read_bounded
 from .. import inputs
 from ..launch import BY_KEY as LAUNCH_FIELDS
 from ..launch import MAX_CLUSTER_SIZE, MAX_LOCAL_BYTES, MAX_SM_COUNT
-from ..text import quoted
+from ..text import clip, quoted
 from .settings import normalise_archs, product_sm_counts
 
 Severity = Literal["error", "warning", "info"]
@@ -311,6 +311,8 @@ class LintConfig(_Strict):
     ignore: list[str] = Field(default_factory=list, description="Drop these finding codes or prefixes")
     fail_on: Severity = Field("error", description="Exit 1 on findings at or above this severity")
     min_occupancy: float | None = Field(None, ge=0, le=1, description="Every kernel's theoretical occupancy at least")
+    min_achieved_occupancy: float | None = Field(
+        None, ge=0, le=1, description="Every profiled launch's achieved occupancy at least (Nsight Compute exports)")
     block_size: int | str | list[int] | None = Field(None, description="Block size for kernels no entry configures")
     sm_count: int | None = Field(None, ge=1, le=MAX_SM_COUNT,
                                  description="SMs on the device, for the grid rules (TA7xx) with a kernel's grid_size "
@@ -343,6 +345,14 @@ class LintConfig(_Strict):
     @classmethod
     def _codes(cls, v):
         return _rule_codes(v)
+
+    @field_validator("inputs")
+    @classmethod
+    def _paths(cls, v):
+        for path in v:
+            if "\0" in path:  # no file has such a name, and the OS refuses to look one up
+                raise ValueError(f"{quoted(path)} holds a NUL byte, which no path can")
+        return v
 
     @field_validator("block_size")
     @classmethod
@@ -440,18 +450,31 @@ def _parse(path: Path, text: str) -> dict:
             raise ConfigError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
         except ValueError as exc:  # an integer of 4,300+ digits
             raise ConfigError(f"{path}: not valid JSON: {_first_clause(exc)}") from None
+    return _parse_yaml(path, text)
+
+
+# Real configs are a few kilobytes; PyYAML builds a document at some 100 KB/s (libyaml parses, the
+# constructors are Python), so a YAML config of megabytes would take many seconds to refuse.
+MAX_YAML_CHARACTERS = 128 << 10
+
+
+def _parse_yaml(path: Path, text: str):
     try:
         import yaml
     except ImportError:
         raise ConfigError(f"{path}: YAML configs need PyYAML: pip install 'tuneadvise[yaml]'") from None
+    if len(text) > MAX_YAML_CHARACTERS:
+        raise ConfigError(f"{path}: a YAML config of more than {MAX_YAML_CHARACTERS >> 10} KiB, more than a config "
+                          "needs (TOML or JSON are read faster)")
+    loader = _loader(yaml)
     try:
-        return yaml.load(text, Loader=_loader(yaml)) or {}
+        _refuse_aliases_and_tags(yaml, text, loader)
+        return yaml.load(text, Loader=loader) or {}
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f":{mark.line + 1}" if mark is not None else ""
-        raise ConfigError(f"{path}{where}: not valid YAML: {getattr(exc, 'problem', None) or exc}") from None
-    except (ValueError, TypeError, OverflowError) as exc:  # a tagged value its constructor refuses (!!timestamp 2001-13-45)
-        raise ConfigError(f"{path}: not valid YAML: a value cannot be read: {_first_clause(exc)}") from None
+        problem = str(getattr(exc, "problem", None) or exc)
+        raise ConfigError(f"{path}{where}: not valid YAML: {clip(problem, 200)}") from None
 
 
 def _first_clause(exc: Exception) -> str:
@@ -461,17 +484,32 @@ def _first_clause(exc: Exception) -> str:
 
 
 def _loader(yaml):
-    """PyYAML's safe loader without aliases: `*name` repeats a node by reference, and a few
-    hundred bytes of nested aliases expand to gigabytes. A config never needs them."""
+    """PyYAML's safe loader (libyaml's parser where installed) that names the line of a plain value
+    its constructor refuses (`2001-13-45`)."""
 
-    class NoAliases(yaml.SafeLoader):
-        def compose_node(self, parent, index):
-            if self.check_event(yaml.AliasEvent):
-                raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in a config",
-                                                  self.peek_event().start_mark)
-            return super().compose_node(parent, index)
+    class PlainYaml(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):
+        def construct_object(self, node, deep=False):
+            try:
+                return super().construct_object(node, deep)
+            except (ValueError, TypeError, OverflowError, ArithmeticError, LookupError, AttributeError) as exc:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"a value cannot be read: {_first_clause(exc)}", node.start_mark) from None
 
-    return NoAliases
+    return PlainYaml
+
+
+def _refuse_aliases_and_tags(yaml, text: str, loader) -> None:
+    """A config holds neither aliases nor explicit tags. `*name` repeats a node by reference, and
+    a few hundred bytes of nested aliases expand to gigabytes; a tag (`!!int`, `!!timestamp`) asks
+    a constructor to read a value it may not be able to read. Found in the parser's events, before
+    any node is built."""
+    for event in yaml.parse(text, Loader=loader):
+        if isinstance(event, yaml.AliasEvent):
+            raise yaml.composer.ComposerError(None, None, "aliases (*name) are not allowed in a config",
+                                              event.start_mark)
+        if getattr(event, "tag", None) is not None:  # only written tags (`!`, `!!int`, `!x`) set one
+            raise yaml.composer.ComposerError(None, None, "tags (!!type) are not allowed in a config",
+                                              event.start_mark)
 
 
 def _describe(path: Path, text: str, err: ValidationError) -> str:

@@ -82,6 +82,9 @@ def index_side(path: str, options: LintOptions, stdin=None) -> Side:
         lost = [f"{f.code} {f.message}" for f in kernel.findings if f.code == LOST_BLOCK]
         if lost:
             side.lost_blocks[key] = lost
+    for kernel in gathered.profiled:  # profiled launches, each its own entry ("launch N")
+        figures = _figures(kernel)
+        side.figures[(kernel.name, kernel.arch, kernel.usage.variant)] = shared.setdefault(figures, figures)
     side.problems.extend(report.problems)
     return side
 

@@ -73,7 +73,7 @@ def kernel_document(kernel, comparison=None, occupancy: dict | None = None) -> d
     (kernels with the same launch on the same architecture have the same one)."""
     usage, status = kernel.usage, None
     key = kernel_key(kernel.name, kernel.arch, kernel.usage.variant) if comparison is not None else None
-    return {
+    entry = {
         "name": kernel.name, "demangled": kernel.demangled, "arch": kernel.arch,
         "registers": usage.registers, "shared_mem": usage.shared_mem,
         "spill_stores": usage.spill_stores, "spill_loads": usage.spill_loads, "stack_frame": usage.stack_frame,
@@ -88,6 +88,9 @@ def kernel_document(kernel, comparison=None, occupancy: dict | None = None) -> d
                      for f in kernel.findings],
         "sass": sass_document(usage.sass),
     }
+    if kernel.measured is not None:  # a profiled launch (advisor/lint/profiled.py)
+        entry["measured"] = kernel.measured
+    return entry
 
 
 def summary(report, fail_on: str, comparison=None, allow_regressions: bool = False) -> dict:

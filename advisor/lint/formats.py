@@ -132,7 +132,7 @@ def _sarif_result(finding, kernel, file, line, index, relative) -> dict:
     if uri:
         location = {"physicalLocation": {"artifactLocation": {"uri": uri}}}
         if line:
-            location["physicalLocation"]["region"] = {"startLine": int(line)}
+            location["physicalLocation"]["region"] = _region(finding, line)
         if kernel is not None:
             location["logicalLocations"] = [{"name": utf8_text(kernel["name"]),
                                              "fullyQualifiedName": utf8_text(kernel["demangled"]),
@@ -147,6 +147,8 @@ def _sarif_result(finding, kernel, file, line, index, relative) -> dict:
                                                    "stack_frame") if kernel[k] is not None)
     if properties:
         result["properties"] = properties
+    if uri and line and "replacement" in finding["details"]:
+        result["fixes"] = [_sarif_fix(finding, uri, line)]
     return result
 
 
@@ -162,6 +164,24 @@ def _related_locations(finding, relative) -> list[dict]:
                                                                "region": {"startLine": int(place["line"])}},
                             "message": {"text": "spills here" if "stores" in place else "register pressure peaks here"}})
     return related
+
+
+def _region(finding: dict, line) -> dict:
+    """A result's region: its line, and the columns a source finding names (endColumn is one past the end)."""
+    region = {"startLine": int(line)}
+    details = finding["details"]
+    if "column" in details:
+        region.update(startColumn=int(details["column"]), endColumn=int(details["end_column"]))
+    return region
+
+
+def _sarif_fix(finding: dict, uri: str, line) -> dict:
+    """The suggested fix of a source finding: its `replacement` text in place of its columns."""
+    replacement = utf8_text(finding["details"]["replacement"])
+    return {"description": {"text": f"Replace with '{replacement}' (a full-warp lane mask)"},
+            "artifactChanges": [{"artifactLocation": {"uri": uri},
+                                 "replacements": [{"deletedRegion": _region(finding, line),
+                                                   "insertedContent": {"text": replacement}}]}]}
 
 
 def _sarif_rule(rule) -> dict:
@@ -199,6 +219,9 @@ def github_chunks(doc) -> Iterator[str]:
             props.append(f"file={_gh_escape(uri, True)}")
             if line:
                 props.append(f"line={int(line)}")
+                if "column" in finding["details"]:
+                    props.append(f"col={int(finding['details']['column'])}")
+                    props.append(f"endColumn={int(finding['details']['end_column']) - 1}")  # inclusive here
         props.append(f"title={titles[finding['code']]}")
         yield (f"::{GITHUB_COMMAND[finding['severity']]} {','.join(props)}::"
                f"{_gh_escape(_headline(finding, kernel))}\n")

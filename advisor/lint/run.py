@@ -104,6 +104,7 @@ class LintedKernel(NamedTuple):
     result: Occupancy
     findings: tuple[Finding, ...]  # worst first
     location: tuple[str, int | None]
+    measured: dict | None = None  # a profiled launch's report figures (advisor/lint/profiled.py)
 
     @property
     def worst(self) -> int:
@@ -143,7 +144,7 @@ class _Analysis(NamedTuple):
 NO_LAUNCH_SETTINGS = "TA906"  # said once per run, not on each kernel
 
 
-def run_findings(unconfigured: dict[tuple[int, ...], int]) -> list[Finding]:
+def run_findings(unconfigured: dict[tuple[tuple[int, ...], str], int]) -> list[Finding]:
     """The findings about the run as a whole: TA906 once, counting the kernels (by the block size
     assumed for them) that no [[kernels]] entry configures."""
     if not unconfigured:
@@ -152,7 +153,8 @@ def run_findings(unconfigured: dict[tuple[int, ...], int]) -> list[Finding]:
     assumed = sorted(unconfigured)
     message = no_launch_settings_message(assumed, sum(unconfigured.values()))
     return [finding_of(rule, message, "", {"kernels": sum(unconfigured.values()),
-                                           "block_dims": [list(dims) for dims in assumed]})]
+                                           "block_dims": [list(dims) for dims, _ in assumed],
+                                           "block_from": [origin for _, origin in assumed]})]
 
 
 def lint_records(records, options: LintOptions, sources: SourceIndex | None = None) -> LintReport:
@@ -327,7 +329,8 @@ class _Linter:
         self.configs: dict[tuple, LaunchConfig] = {}
         self.matched: set[int] = set()  # indexes of the [[kernels]] entries that matched a kernel
         self.demangled: dict[str, str] = {}  # name -> demangled name, for the names known up front
-        self.unconfigured: dict[tuple[int, ...], int] = {}  # block assumed -> kernels no entry configures (TA906)
+        # (block assumed, where it came from) -> kernels no entry configures (TA906)
+        self.unconfigured: dict[tuple[tuple[int, ...], str], int] = {}
         self.grid_without_sm_count: set[str] = set()  # architectures of kernels whose grid rules could not run
         config = options.config
         self.default_dims = options.block_size or (tuple(config.block_size) if config.block_size else None)
@@ -350,6 +353,10 @@ class _Linter:
             self.matched.add(entry_index)
             entry = config.kernels[entry_index]
         launch = self._launch_config(usage, bound, entry_index, entry)
+        if definition is not None and definition.max_registers is not None:  # what the register advice changes
+            launch = launch._replace(register_control="__maxnreg__")
+        elif usage.framework == "triton":
+            launch = launch._replace(register_control="triton")
         cap = register_cap(resolved.arch, definition, usage.max_registers)
         previous = self.options.previous_registers.get((name, arch))
         extras = usage.reader_figures()
@@ -361,7 +368,8 @@ class _Linter:
             analysis = self.analyses[key] = self._analyse(resolved, launch, usage, disagreements, entry, budget,
                                                           suppressed, cap, previous)
         if analysis.unconfigured:
-            self.unconfigured[launch.dims] = self.unconfigured.get(launch.dims, 0) + 1
+            assumed = (launch.dims, self._block_origin(launch))
+            self.unconfigured[assumed] = self.unconfigured.get(assumed, 0) + 1
         kernel = LintedKernel(name=name, demangled=keys[1], arch=arch, usage=usage, evidence=tuple(evidence),
                               launch=launch, configured_by=entry.name if entry else None, result=analysis.result,
                               findings=with_machine_code(analysis.findings, usage.sass), location=location)
@@ -392,6 +400,13 @@ class _Linter:
             launch = self.configs[figures] = LaunchConfig.from_mapping(values)
         return launch
 
+    def _block_origin(self, launch: LaunchConfig) -> str:
+        """Where the assumed block came from when no launch was given (see _launch_config)."""
+        if self.default_dims is not None:
+            return "option"
+        bound = launch.max_threads_per_block
+        return "launch_bounds" if bound is not None and bound <= DEFAULT_BLOCK else "default"
+
     def _analyse(self, resolved, launch, usage, disagreements, entry, budget, suppressed, cap, previous) -> _Analysis:
         result = occupancy(resolved.arch, launch)
         findings = config_findings(resolved, result, self.options.selection)
@@ -399,6 +414,7 @@ class _Linter:
                               minimum=_minimum(budget, entry, self.options), disagreements=disagreements,
                               launch_given=entry is not None or usage.source == "config" or bool(usage.launch), register_cap=cap,
                               previous_registers=previous, assumed_blocks=_assumed_blocks(entry),
+                              block_origin=self._block_origin(launch),
                               reader_figures=usage.reader_figures())
         findings += lint_findings(context, self.options.selection)
         ignored = tuple(entry.ignore) if entry else ()
@@ -451,16 +467,21 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
 
     gathered = gather(paths, options, stdin, build)
     report = lint_records(gathered.read.records, options, gathered.index)
+    if gathered.compiled is not None:  # the suggested register caps, built
+        from ..toolchain.cap_check import check_caps
+
+        report.kernels = check_caps(report.kernels, gathered.compiled[1], gathered.compiled[0])
+    report.kernels += gathered.profiled
     report.problems = gathered.read.problems + report.problems
     report.ptx_only = gathered.read.ptx_only
     report.warnings += gathered.unread
     if gathered.sources:
-        majors = [k.result.arch.major for k in report.kernels] or \
-            [resolve(a).arch.major for a in (options.archs or options.config.arch)]
-        if majors:
-            for source in gathered.sources:
-                report.source_findings += scan_lines(source.lines, source.has_syncwarp, source.path, min(majors),
-                                                     options.selection)
+        # Every architecture the sources are built for: a rule flags what breaks on any of them.
+        targets = [k.result.arch for k in report.kernels] or \
+            [resolve(a).arch for a in (options.archs or options.config.arch)]
+        for source in gathered.sources:
+            report.source_findings += scan_lines(source.lines, source.has_syncwarp, source.path, targets,
+                                                 options.selection)
     return report
 
 
@@ -471,7 +492,9 @@ class Gathered(NamedTuple):
     read: ReadResult
     index: SourceIndex
     sources: list[SourceText]
-    unread: list[str]  # a sentence per cubin whose machine code nvdisasm could not read (a warning)
+    profiled: list  # kernel entries of profiled launches (advisor/lint/profiled.py), each analysed on its own
+    compiled: tuple | None = None  # (the Compiler, {(source as shown, arch): its Build}) where lint compiled
+    unread: list | tuple = ()  # a sentence per cubin whose machine code nvdisasm could not read (a warning)
 
 
 def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None = None) -> Gathered:
@@ -485,14 +508,21 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
     compile_sources = [] if build_output else [p for p in paths if p.lower().endswith(COMPILED_SUFFIXES)]
     if compile_sources and not (options.archs or options.config.arch):  # before reading anything
         raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
+    from .profiled import lint_profile, profile_path
+
     machine_code = machine_code_reader(options.machine_code)
-    gathered = Gathered(ReadResult(), SourceIndex(), [], machine_code.unread if machine_code is not None else [])
+    gathered = Gathered(ReadResult(), SourceIndex(), [], [], None,
+                        machine_code.unread if machine_code is not None else ())
     read = gathered.read
     for path in paths:
         if path == "-":
             read_text(stdin, "<stdin>", read)
         elif path.lower().endswith(SOURCE_SUFFIXES):
             _read_source(path, read, gathered.index, gathered.sources, compiled=path in compile_sources)
+        elif profile_path(path):
+            kernels, problems = lint_profile(path, options)
+            gathered.profiled.extend(kernels)
+            read.problems += problems
         else:
             one = read_directory(path, machine_code) if os.path.isdir(path) else read_usage(path, machine_code)
             read.records += one.records
@@ -501,8 +531,9 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
     readable = {source.path for source in gathered.sources}
     compile_sources = [path for path in compile_sources if path in readable]
     if compile_sources or (build is not None and build.compile_commands):
-        _compile_into(compile_sources, options, build or BuildSettings(), read, gathered.index, gathered.sources,
-                      machine_code)
+        compiled = _compile_into(compile_sources, options, build or BuildSettings(), read, gathered.index,
+                                 gathered.sources, machine_code)
+        return gathered._replace(compiled=compiled)
     return gathered
 
 
@@ -539,11 +570,12 @@ def _shown_path(path: str) -> str:
 
 
 def _compile_into(sources, options: LintOptions, settings: BuildSettings, gathered, index, source_texts,
-                  machine_code=None) -> None:
+                  machine_code=None):
     """Compile `sources` (and the compile commands' entries) for each architecture, with line
     info (-lineinfo: machine code by source line; ptxas emits the same code); add what ptxas
     reports to `gathered` (with each build's machine code where `machine_code` is given), and
-    each compile-commands source to the index."""
+    each compile-commands source to the index. Returns the compiler and {(source as shown, arch):
+    its Build} of the builds that succeeded."""
     from ..toolchain.compile import Build, Compiler
     from ..toolchain.compile_commands import CompileCommandsError, load_builds
     from ..toolchain.discovery import find_toolchain
@@ -568,13 +600,16 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
                               max_registers=b.max_registers if settings.max_registers is None else settings.max_registers)
                    for b in entries if b.source not in unreadable]
     shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
-    for result in Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None).run(builds):
+    compiler, built = Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None), {}
+    for result in compiler.run(builds):
         build = result.build
         where = shown.get(build.source) or _shown_path(build.source)
         if result.error is not None:
             gathered.problems.append(InputProblem(where, None, f"{build.arch}: the compiler failed: {result.error}"))
             continue
+        built[(where, build.arch)] = build
         records = result.usage(where)  # each record carries its build's -maxrregcount
         if machine_code is not None and result.cubin is not None and records:
             records = machine_code(result.cubin, records)
         gathered.records += records
+    return compiler, built

@@ -8,7 +8,8 @@ nvdisasm read it (null elsewhere).
 Version 2: a kernel's and each source's `spill_bytes` (stores plus loads) is
 replaced by `spill_stores` and `spill_loads`, beside `stack_frame`; the
 summary adds `failing_kernels`, `config` (the config file used) and `warnings`
-(config entries that matched nothing)."""
+(config entries that matched nothing). Added within version 2: a profiled
+launch's `measured` object and the source tool `ncu`."""
 
 from ..engine.limits import LIMITERS
 from .document import SCHEMA_VERSION
@@ -32,7 +33,7 @@ _SOURCE = {
     "required": ["tool", "file", "line", "registers", "shared_mem", "stack_frame", "spill_stores", "spill_loads",
                  "barriers"],
     "properties": {
-        "tool": {"enum": ["ptxas", "cuobjdump", "cubin", "fatbin", "config"]},
+        "tool": {"enum": ["ptxas", "cuobjdump", "cubin", "fatbin", "config", "ncu"]},
         "file": {"type": "string"}, "line": _NULLABLE_INT,
         "registers": {"type": "integer"}, "shared_mem": {"type": "integer"},
         "stack_frame": _NULLABLE_INT, "spill_stores": _NULLABLE_INT, "spill_loads": _NULLABLE_INT,
@@ -86,6 +87,24 @@ _OCCUPANCY = {
         "launchable": {"type": "boolean"},
     },
 }
+_NULLABLE_NUMBER = {"type": ["number", "null"]}
+_MEASURED = {
+    "type": "object",
+    "description": "a profiled launch (Nsight Compute export): the report's figures; `occupancy` is the engine's",
+    "required": ["achieved_occupancy", "theoretical_occupancy", "waves_per_sm", "block_limits",
+                 "shared_mem_config_size", "duration_ns", "process", "launch_index", "grid_dims"],
+    "properties": {
+        "achieved_occupancy": {**_NULLABLE_NUMBER, "description": "0..1, as the report gives it"},
+        "theoretical_occupancy": {**_NULLABLE_NUMBER, "description": "0..1, as the report gives it"},
+        "waves_per_sm": _NULLABLE_NUMBER,
+        "block_limits": {"type": "object", "additionalProperties": {"type": "integer"}},
+        "shared_mem_config_size": {"type": "integer", "description": "bytes: the configuration the driver chose"},
+        "duration_ns": _NULLABLE_NUMBER,
+        "process": {"type": "string"},
+        "launch_index": {"type": "integer", "description": "ncu's ID of the launch"},
+        "grid_dims": {"type": "array", "items": {"type": "integer"}},
+    },
+}
 _KERNEL = {
     "type": "object",
     "required": ["name", "demangled", "arch", "registers", "shared_mem", "spill_stores", "spill_loads",
@@ -117,6 +136,7 @@ _KERNEL = {
         "location": {"type": "object", "required": ["file", "line"]},
         "occupancy": _OCCUPANCY,
         "findings": {"type": "array", "items": _FINDING},
+        "measured": _MEASURED,
     },
 }
 LINT_OUTPUT_SCHEMA = {

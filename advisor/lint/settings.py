@@ -92,6 +92,7 @@ class NoConfig(NamedTuple):
     ignore: tuple = ()
     fail_on: str = "error"
     min_occupancy: None = None
+    min_achieved_occupancy: None = None
     block_size: None = None
     sm_count: None = None
     kernels: tuple = ()

@@ -56,6 +56,7 @@ class KernelUsage:
     # A kernel cache entry (advisor/lint/caches.py): the configuration it was compiled with, which keeps
     # variants of one kernel apart, and the launch its framework makes, as LaunchConfig keys.
     variant: str | None = None
+    framework: str | None = None  # the framework whose cache held it ("triton"), where one did
     launch: tuple[tuple[str, object], ...] | None = None
     # What the kernel's machine code proves (readers/sass.py), where it was disassembled; and whose
     # the spill figures are: "ptxas" (its report), "sass" (the spill-annotated instructions), "config".

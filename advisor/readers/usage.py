@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..text import clip
 from .compiler_output import KernelUsage, parse_cuobjdump, parse_ptxas
 from .cubin import ELF_MAGIC, CubinError, CubinKernel, read_cubin
 from .fatbin import FATBIN_MAGIC, KIND_ELF, FatbinError, scan_fatbins
@@ -21,6 +22,9 @@ EM_CUDA = 190
 NO_CUDA_CODE = "binary file with no CUDA fatbin or cubin in it"
 _SNIFF_LINES = 400  # a build log may print other tools' lines before ptxas's
 
+MAX_QUOTED_PATH = 120  # characters of a file's name a problem repeats (a name from a file can be of any length)
+MAX_MESSAGE = 300  # characters of the message after it
+
 
 @dataclass
 class InputProblem:
@@ -29,7 +33,9 @@ class InputProblem:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.file}{f':{self.line}' if self.line else ''}: {self.message}"
+        """One line of bounded length: the file and the message are outside text of any length."""
+        where = clip(self.file, MAX_QUOTED_PATH)
+        return f"{where}{f':{self.line}' if self.line else ''}: {clip(self.message, MAX_MESSAGE)}"
 
 
 @dataclass

@@ -20,7 +20,10 @@ check's first parameter (`Rule.context`), so they cannot drift from the code:
   occupancy that applies, the disagreements between its build sources and
   whether its launch settings were given. Kind "lint".
 - `SourceLine`: one line of CUDA source (comments and literals blanked) and
-  the target. Kind "source".
+  every target it is built for. Kind "source".
+- `MeasuredContext`: one profiled launch of an Nsight Compute export (the
+  engine's figures beside the report's, the grid's layout over the SMs) and
+  the lint config's min_achieved_occupancy. Kind "measured".
 
 A check is `check(context, params) -> iterable of (message, details)` or
 `(message, details, severity)` where it lowers its rule's severity for one
@@ -55,7 +58,7 @@ if TYPE_CHECKING:
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {name: rank for rank, name in enumerate(reversed(SEVERITIES))}  # info 0 < warning 1 < error 2
-KINDS = ("config", "lint", "source")
+KINDS = ("config", "lint", "source", "measured")
 
 
 # NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
@@ -102,9 +105,13 @@ class LaunchContext(NamedTuple):
 
     @classmethod
     def of(cls, resolved, result: Occupancy) -> LaunchContext:
-        product = resolved.product
-        return cls(result=result,
-                   sm_count=result.kernel.sm_count or (product.get("sm_count") if product else None))
+        return cls(result=result, sm_count=device_sm_count(resolved, result.kernel))
+
+
+def device_sm_count(resolved, launch) -> int | None:
+    """The SMs a launch runs on: its own --sm-count, else its product's; None when neither says."""
+    product = resolved.product
+    return launch.sm_count or (product.get("sm_count") if product else None)
 
 
 class Budget(NamedTuple):
@@ -148,23 +155,44 @@ class LintContext(NamedTuple):
     register_cap: RegisterCap | None = None  # __maxnreg__, __launch_bounds__ or -maxrregcount, where known
     previous_registers: int | None = None  # registers per thread in an earlier build (baseline, diff)
     assumed_blocks: tuple[tuple[str, int], ...] = ()  # (ASSUMPTION_KEYS key, resident blocks per SM) the host assumes
+    block_origin: str = "default"  # with no launch given: "default", "option" (--block-size) or "launch_bounds"
     # (field, value) a reader added to the kernel's record beyond the build figures (KernelUsage.reader_figures):
     # disassembly or measurements, for the rules that read them.
     reader_figures: tuple[tuple[str, object], ...] = ()
 
 
+class SourceTarget(NamedTuple):
+    """An architecture a source is built for, as the source rules read it."""
+
+    sm: str  # "sm_90"
+    major: int  # the compute capability's major
+
+
+class MeasuredContext(NamedTuple):
+    """One profiled launch (advisor/measured.py): the engine's figures beside the report's."""
+    measured: object  # a Measured: the launch, the engine's result, the disagreements
+    shape: object  # its LaunchShape, or None when the engine says nothing fits
+    minimum: float | None = None  # the lint config's min_achieved_occupancy (a fraction)
+
+
 class SourceLine(NamedTuple):
-    """One line of CUDA source, comments and string/character literals blanked."""
+    """One line of CUDA source, comments and string/character literals blanked, and every
+    architecture the file is built for: a rule flags what breaks or slows on any of them."""
 
     code: str
-    target_major: int  # the oldest compute capability's major the file is built for
+    targets: tuple[SourceTarget, ...]
     file_has_syncwarp: bool  # the file calls __syncwarp somewhere
+
+    def targets_from(self, major: int) -> list[str]:
+        """The targets at compute capability `major`.0 or later (where a rule's concern begins)."""
+        return [target.sm for target in self.targets if target.major >= major]
 
 
 def _kind_of(context: type) -> str:
     from ..engine.occupancy import Occupancy
 
-    kinds = {Occupancy: "config", LaunchContext: "config", LintContext: "lint", SourceLine: "source"}
+    kinds = {Occupancy: "config", LaunchContext: "config", LintContext: "lint", SourceLine: "source",
+             MeasuredContext: "measured"}
     if context not in kinds:
         raise TypeError(f"a check's first parameter must be annotated with one of "
                         f"{', '.join(t.__name__ for t in kinds)}, not {context!r}")
@@ -290,6 +318,14 @@ def config_findings(resolved, result: Occupancy, selection: RuleSelection) -> li
         else:
             launch = launch or LaunchContext.of(resolved, result)
             _collect(findings, rule, launch, arch)
+    return findings
+
+
+def measured_findings(context: MeasuredContext, selection: RuleSelection) -> list[Finding]:
+    """The findings on one profiled launch (TA0xx), in no particular order."""
+    findings, arch = [], context.measured.arch.sm
+    for rule in selected(selection, "measured"):
+        _collect(findings, rule, context, arch)
     return findings
 
 

@@ -19,7 +19,28 @@ def _toml_value(value) -> str:
     return f'"{value}"' if isinstance(value, str) else str(value)
 
 
+def _measured_example(example: dict) -> str:
+    """A profiled launch's figures, and the command that lints its export (written by
+    rules.families.ta0_measured.example_export)."""
+    figures = example["ncu"]
+    pairs = [f"{key} = {value}" for key, value in figures.items() if key not in ("kernel", "cc")]
+    lines, line = [], "#"
+    for pair in pairs:  # a few figures a line, to fit 80 columns where `rules explain` prints it
+        if len(line) + len(pair) > 70:
+            lines.append(line.rstrip(","))
+            line = "#"
+        line += f" {pair},"
+    lines.append(line.rstrip(","))
+    config = (f"# tuneadvise.toml\nmin_achieved_occupancy = {example['min_achieved_occupancy']}\n"
+              if "min_achieved_occupancy" in example else "")
+    return (f"{config}# report.csv (ncu --csv), one launch of {figures['kernel']} on a {figures['cc']} GPU:\n"
+            + "\n".join(lines) + "\n# checked with: tuneadvise lint report.csv"
+            + (" --config tuneadvise.toml" if config else ""))
+
+
 def _example(config: dict) -> str:
+    if "ncu" in config:
+        return _measured_example(config)
     if "log" in config:
         settings = "\n".join(f"{k} = {_toml_value(v)}" for k, v in config["config"].items())
         source = f"# file.cu\n{config['source'].rstrip()}\n" if "source" in config else ""

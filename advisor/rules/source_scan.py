@@ -11,8 +11,10 @@ then patterns without nested repetition over each line.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Iterator
+from typing import NamedTuple
 
-from . import Finding, RuleSelection, SourceLine, source_rules
+from . import SEVERITIES, SEVERITY_RANK, Finding, RuleSelection, SourceLine, SourceTarget, source_rules
 
 # What starts a comment or a literal: the only places the code/text split can change.
 _OPENERS = re.compile(r'//|/\*|R"([^()\\\s"]{0,16})\(|"|\'')
@@ -68,29 +70,88 @@ def strip_comments(text: str) -> list[tuple[str, str]]:
     return [(source, comments.get(number, "")) for number, source in enumerate(lines, 1)]
 
 
-def scan_source(text: str, path: str, target_major: int, selection: RuleSelection | None = None) -> list[Finding]:
-    """The selected source rules' findings (TA8xx, in families/ta8_source.py), line by line, with
-    `path:line: ` before each message and file and line in its details."""
-    return scan_lines(strip_comments(text), "__syncwarp" in text, path, target_major, selection)
+def built_for_targets(targets: Iterable) -> tuple[SourceTarget, ...]:
+    """Each distinct target once, oldest first."""
+    return tuple(sorted({SourceTarget(t.sm, t.major) for t in targets}, key=lambda t: (t.major, len(t.sm), t.sm)))
 
 
-def scan_lines(lines: list[tuple[str, str]], has_syncwarp: bool, path: str, target_major: int,
+def scan_source(text: str, path: str, targets: Iterable, selection: RuleSelection | None = None) -> list[Finding]:
+    """The selected source rules' findings (TA8xx, in families/ta8_source.py), line by line, for
+    every target the file is built for (Arch records, or anything with `sm` and `major`): a rule
+    flags what breaks or slows on any of them. `path:line:column: ` goes before each message, and
+    file, line and column into its details."""
+    return scan_lines(strip_comments(text), "__syncwarp" in text, path, targets, selection)
+
+
+def scan_lines(lines: list[tuple[str, str]], has_syncwarp: bool, path: str, targets: Iterable,
                selection: RuleSelection | None = None) -> list[Finding]:
     """scan_source over a file's lines as strip_comments gave them (a caller that also indexes
     the file tokenizes it once); `has_syncwarp`: the file's text names __syncwarp."""
     rules = source_rules(selection)
-    if not rules:
+    built_for = built_for_targets(targets)
+    if not rules or not built_for:
         return []
-    arch = f"sm_{target_major}x"
     findings = []
     for number, (code, comment) in enumerate(lines, 1):
-        line = SourceLine(code=code, target_major=target_major, file_has_syncwarp=has_syncwarp)
+        line = SourceLine(code=code, targets=built_for, file_has_syncwarp=has_syncwarp)
         suppressed = SUPPRESS.search(comment) if comment else None
         ignored = suppressed.group(1).replace(" ", "").split(",") if suppressed else ()
         for rule in rules:
             if rule.code in ignored:
                 continue
             for message, details in rule.check(line, rule.params):
-                findings.append(Finding(rule.code, rule.severity, f"{path}:{number}: {message}", arch,
-                                        {"file": path, "line": number, **details}, rule.source))
+                column = details.get("column", 1)
+                findings.append(Finding(rule.code, rule.severity, f"{path}:{number}:{column}: {message}",
+                                        ",".join(details["targets"]), {"file": path, "line": number, **details},
+                                        rule.source))
     return findings
+
+
+# -- check-source's document --------------------------------------------------------
+
+# 2: --target names every architecture the code is built for (`targets`, was `target`); findings carry
+# `column`, `end_column`, `targets` and, where one exists, `replacement`; `tool` and `summary` added.
+SOURCE_SCHEMA_VERSION = 2
+
+
+class SourceDocument(NamedTuple):
+    """check-source's result: what its text, JSON, SARIF and GitHub outputs are all written from.
+    Shaped like lint's document (head, kernels, tail) so lint's serializers write it too."""
+
+    head: dict  # "schema_version", "tool", "targets"
+    tail: dict  # "source_findings", "problems", "summary"
+
+    @staticmethod
+    def kernels() -> Iterator[dict]:
+        return iter(())
+
+    @property
+    def summary(self) -> dict:
+        return self.tail["summary"]
+
+    def whole(self) -> dict:
+        """`check-source --format json`'s document."""
+        return {**self.head, "findings": self.tail["source_findings"], "summary": self.summary}
+
+
+def source_document(sources: Iterable[tuple[str, str]], targets, selection: RuleSelection | None = None,
+                    fail_on: str = "error", tool_version: str = "") -> SourceDocument:
+    """Scan each (path, text) for `targets` and count the findings against `fail_on`."""
+    targets = list(targets)
+    findings, files = [], 0
+    for path, text in sources:
+        findings += scan_source(text, path, targets, selection)
+        files += 1
+    by_severity = dict.fromkeys(SEVERITIES, 0)
+    by_code: dict[str, int] = {}
+    for finding in findings:
+        by_severity[finding.severity] += 1
+        by_code[finding.code] = by_code.get(finding.code, 0) + 1
+    failing = sum(1 for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on])
+    summary = {"files": files, "findings": len(findings), "by_severity": by_severity,
+               "by_code": dict(sorted(by_code.items())), "fail_on": fail_on, "failing_findings": failing,
+               "passed": failing == 0, "warnings": []}
+    head = {"schema_version": SOURCE_SCHEMA_VERSION, "tool": {"name": "tuneadvise", "version": tool_version},
+            "targets": [t.sm for t in built_for_targets(targets)]}
+    return SourceDocument(head, {"source_findings": [f.to_dict() for f in findings], "problems": [],
+                                 "summary": summary})

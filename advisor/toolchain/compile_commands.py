@@ -26,6 +26,8 @@ import os
 import re
 import shlex
 
+from ...specs.files import read_bounded
+from ..text import quoted
 from .compile import Build
 from .settings import split_maxrregcount
 
@@ -48,6 +50,8 @@ _ARCH_OPTIONS = ("-arch", "--gpu-architecture", "-gencode", "--generate-code", "
 _SM = re.compile(r"sm_(\d+[a-z]?)")
 _COMPUTE = re.compile(r"compute_(\d+[a-z]?)")
 MAX_ENTRIES = 100_000
+MAX_FILE_BYTES = 64 << 20  # a project of tens of thousands of sources writes tens of megabytes
+MAX_QUOTED = 120  # characters of an entry's file name a message repeats
 
 
 class CompileCommandsError(ValueError):
@@ -61,8 +65,13 @@ def _arguments(entry: dict) -> list[str]:
         try:
             return shlex.split(entry["command"])
         except ValueError as exc:
-            raise CompileCommandsError(f"command of {entry.get('file')!r} is not a shell command line: {exc}") from None
-    raise CompileCommandsError(f"entry for {entry.get('file')!r} has neither 'arguments' nor 'command'")
+            raise CompileCommandsError(f"command of {_file_of(entry)} is not a shell command line: {exc}") from None
+    raise CompileCommandsError(f"entry for {_file_of(entry)} has neither 'arguments' nor 'command'")
+
+
+def _file_of(entry: dict) -> str:
+    """An entry's file as a message quotes it (a name read from a file can be of any length)."""
+    return quoted(entry.get("file"), MAX_QUOTED)
 
 
 def _archs(values: list[str]) -> list[str]:
@@ -132,15 +141,27 @@ def _host_flags(value: str) -> str:
     return ",".join(kept)
 
 
+def _holds_nul(entry: dict) -> str | None:
+    """The first key of `entry` whose text the OS would refuse (a NUL byte) before a path or an
+    argument reaches it, or None."""
+    for key in ("file", "directory", "command", "arguments"):
+        value = entry.get(key)
+        texts = value if isinstance(value, list) else [value]
+        if any(isinstance(text, str) and "\0" in text for text in texts):
+            return key
+    return None
+
+
 def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[str]]:
     """(one Build per .cu entry and architecture, problems as sentences)."""
     try:
-        with open(path, encoding="utf-8") as handle:
-            entries = json.load(handle)
+        entries = json.loads(read_bounded(path, MAX_FILE_BYTES, "compile_commands.json").decode("utf-8"))
     except OSError as exc:
         raise CompileCommandsError(f"--compile-commands: cannot read {path}: {exc.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:
         raise CompileCommandsError(f"--compile-commands: {path} is not JSON: {exc}") from None
+    except ValueError as exc:  # valid JSON Python will not read: an integer of over 4,300 digits
+        raise CompileCommandsError(f"--compile-commands: {path} is not JSON: {str(exc).split(';')[0]}") from None
     if not isinstance(entries, list) or len(entries) > MAX_ENTRIES:
         raise CompileCommandsError(f"--compile-commands: {path} is not a list of compile commands "
                                    f"(at most {MAX_ENTRIES} entries)")
@@ -149,6 +170,10 @@ def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[st
     for number, entry in enumerate(entries, 1):
         if not isinstance(entry, dict) or not isinstance(entry.get("file"), str):
             problems.append(f"entry {number}: expected an object with 'directory', 'file' and 'command' or 'arguments'")
+            continue
+        refused = _holds_nul(entry)
+        if refused:
+            problems.append(f"entry {number}: its '{refused}' holds a NUL byte, which no path or argument can")
             continue
         if not entry["file"].lower().endswith(".cu"):
             continue
@@ -160,7 +185,7 @@ def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[st
             continue
         targets = archs or tuple(own_archs)
         if not targets:
-            problems.append(f"entry {number} ({entry['file']}): names no architecture; give --arch")
+            problems.append(f"entry {number} ({_file_of(entry)}): names no architecture; give --arch")
             continue
         source = os.path.normpath(os.path.join(directory, entry["file"]))
         kept, cap = split_maxrregcount(flags)

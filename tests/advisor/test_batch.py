@@ -220,3 +220,31 @@ def _gives_a_line(line: bytes, number: int) -> bool:
         return bool(line.decode("utf-8-sig" if number == 1 else "utf-8").strip())
     except UnicodeDecodeError:
         return True  # an error line
+
+
+def test_a_line_id_of_any_json_value_is_echoed_first_on_its_result_and_error_lines():
+    import io
+
+    from tuneadvise.advisor.batch import run_batch
+
+    ids = [7, "k-1", {"a": [1, None, True]}, [2.5], None]
+    lines = [json.dumps({"id": i, "arch": "sm_90", "registers": 32, "block_size": 128}) for i in ids]
+    lines.append(json.dumps({"id": "bad", "arch": "sm_90", "registers": 999, "block_size": 128}))
+    lines.append(json.dumps({"arch": "sm_90", "registers": 32, "block_size": 128}))
+    out = io.StringIO()
+    assert run_batch(lines, out) == 2
+    docs = [json.loads(line) for line in out.getvalue().splitlines()]
+    assert [d.get("id", "none") for d in docs] == [*ids, "bad", "none"]
+    assert all(next(iter(d)) == "id" for d in docs[:-1])
+    assert docs[0]["occupancy"] == docs[-1]["occupancy"] and "registers" in docs[5]["error"]["message"]
+
+
+def test_an_id_json_cannot_write_back_is_bad_input():
+    import io
+
+    from tuneadvise.advisor.batch import run_batch
+
+    out = io.StringIO()
+    assert run_batch(['{"id": NaN, "arch": "sm_90", "registers": 32, "block_size": 128}'], out) == 2
+    doc = json.loads(out.getvalue())
+    assert "id" not in doc and "id:" in doc["error"]["message"]

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from tuneadvise.advisor import analyze, occupancy
 from tuneadvise.advisor.engine.curves import curves_document, occupancy_curves
 from tuneadvise.advisor.engine.whatif import with_total_shared_mem
+from tuneadvise.cli.charts import ASCII, UNICODE
 from tuneadvise.cli.main import cli
 from tuneadvise.specs.catalog import shipped_catalog
 
@@ -102,17 +103,17 @@ def _chart_blocks(output: str) -> list[list[str]]:
     return charts
 
 
-def _column_heights(chart: list[str], height: int = 10) -> tuple[list[int], int]:
-    """Filled eighths per column, and the column of the ▲ mark."""
-    rows = [line for line in chart if "┤" in line or "│" in line][:height]
-    start = rows[0].index("┤") + 1
-    eighths = " ▁▂▃▄▅▆▇█"
-    rows = [row.replace("×", " ") for row in rows]  # a column that cannot launch has no bar
-    width = next(line for line in chart if "┼" in line).count("─")
-    heights = [sum(eighths.index(row[start + c]) if start + c < len(row) else 0 for row in rows) for c in range(width)]
-    axis = next(i for i, line in enumerate(chart) if "┼" in line)
+def _column_heights(chart: list[str], height: int = 10, glyphs=ASCII) -> tuple[list[int], int]:
+    """Filled eighths per column, and the column of the current configuration's mark."""
+    rows = [line for line in chart if glyphs.tick in line or glyphs.axis in line][:height]
+    start = rows[0].index(glyphs.tick) + 1
+    rows = [row.replace(glyphs.refused, " ") for row in rows]  # a column that cannot launch has no bar
+    axis = next(i for i, line in enumerate(chart) if f"{glyphs.origin}{glyphs.rule}" in line)
+    width = chart[axis].count(glyphs.rule)
+    heights = [sum(glyphs.eighths.index(row[start + c]) if start + c < len(row) else 0 for row in rows)
+               for c in range(width)]
     mark_line = chart[axis + 1]
-    return heights, mark_line.index("▲") - start
+    return heights, mark_line.index(glyphs.current) - start
 
 
 @pytest.mark.parametrize("arch, registers, block, shared", [("volta", 64, 256, "12K"), ("sm_90", 40, 256, "20K"),
@@ -131,7 +132,7 @@ def test_terminal_graphs_draw_the_occupancy_and_mark_the_current_configuration(a
         # The marked column is drawn at the configuration's occupancy, to the eighth of a cell.
         assert heights[mark] == round(expected.occupancy * 10 * 8), chart[0]
         assert f"{expected.occupancy * 100:.1f}%" in chart[0] or f"{expected.occupancy * 100:.1f}%" in chart[1]
-        assert any("100%" in line for line in chart) and any("0% ┼" in line for line in chart)
+        assert any("100%" in line for line in chart) and any("0% +" in line for line in chart)
 
 
 def test_register_graph_columns_follow_the_staircase():
@@ -148,7 +149,7 @@ def test_graphs_honour_no_color(monkeypatch):
     monkeypatch.setenv("NO_COLOR", "1")
     result = CliRunner().invoke(cli, ["occupancy", "--arch", "volta", "-r", "64", "-b", "256", "--graphs",
                                       "--format", "table"], color=True)
-    assert "\x1b[" not in result.output and "▲" in result.output
+    assert "\x1b[" not in result.output and "^" in result.output
 
 
 def test_batch_refuses_graphs():
@@ -262,11 +263,12 @@ def test_roofline_kernels_from_json_and_yaml(tmp_path):
         assert [(k["name"], k["intensity_flop_per_byte"]) for k in doc["kernels"]] == [("a", 0.5), ("b", 100.0)]
 
 
-def _roofline_grid(output: str, height: int = 14) -> list[str]:
+def _roofline_grid(output: str, height: int = 14, glyphs=ASCII) -> list[str]:
     """The chart's rows, without the y labels, from the last drawn chart."""
     lines = output.splitlines()
-    axis = max(i for i, line in enumerate(lines) if "└" in line)
-    return [line.split("┤")[-1] if "┤" in line else line.split("│", 1)[-1] for line in lines[axis - height:axis]]
+    axis = max(i for i, line in enumerate(lines) if f"{glyphs.corner}{glyphs.rule * 8}" in line)
+    pad = lines[axis].index(glyphs.corner) + 1
+    return [line[pad:] for line in lines[axis - height:axis]]
 
 
 def test_roofline_terminal_chart_places_each_kernel():
@@ -428,14 +430,14 @@ def test_cannot_launch_points_are_marked_apart_in_the_plot(plotting):
 def test_cannot_launch_columns_are_marked_apart_in_the_terminal():
     result = run("occupancy", "--arch", "volta", "-r", "64", "-b", "1024", "--graphs", "--format", "table")
     chart = _chart_blocks(result.output)[1]
-    rows = [line for line in chart if "┤" in line or "│" in line][:10]
-    start = rows[0].index("┤") + 1
+    rows = [line for line in chart if "+" in line or "|" in line][:10]
+    start = rows[0].index("+") + 1
     bottom = rows[-1][start:]
     curve = occupancy_curves(analyze("volta", registers=64, block_size=1024))[1]
-    assert "×" in bottom and "× cannot launch" in "\n".join(chart)
-    # Left of the first ×, every column has a bar; from it on, none does.
-    first = bottom.index("×")
-    assert all(c != " " for c in bottom[:first]) and set(bottom[first:].rstrip()) == {"×"}
+    assert "x" in bottom and "x cannot launch" in "\n".join(chart)
+    # Left of the first x, every column has a bar; from it on, none does.
+    first = bottom.index("x")
+    assert all(c != " " for c in bottom[:first]) and set(bottom[first:].rstrip()) == {"x"}
     assert all(p.blocks_per_sm for p in curve.points if p.value <= 64)
 
 
@@ -458,3 +460,50 @@ def test_roofline_kernel_names_stay_whole_at_80_columns(tmp_path):
         ends = {line.rstrip().rindex("x") for line in lines if line.rstrip().endswith("x") and "headroom" not in line
                 and line.lstrip()[:1].isdigit()}
         assert len(ends) == 1, ends
+
+
+def test_graphs_on_a_terminal_use_box_drawing_and_the_same_heights():
+    """The terminal's drawing (Unicode eighths) and the piped one (ASCII) are the same bars."""
+    from tuneadvise.cli.curves_render import curve_lines
+
+    curve = occupancy_curves(analyze("volta", registers=64, block_size=256))[1]
+    drawn = {glyphs: [line.plain for line in curve_lines(curve, 60, glyphs=glyphs)] for glyphs in (UNICODE, ASCII)}
+    assert _column_heights(drawn[UNICODE], glyphs=UNICODE) == _column_heights(drawn[ASCII], glyphs=ASCII)
+    assert all(line.isascii() for line in drawn[ASCII])
+
+
+@pytest.mark.parametrize("args", [["occupancy", "--arch", "sm_70", "-r", "32", "-b", "256", "--graphs"],
+                                  ["roofline", "--arch", "v100-pcie", "--intensity", "2"]])
+@pytest.mark.parametrize("encoding", ["ascii", "utf-8"])
+def test_piped_charts_are_ascii_and_an_ascii_stream_does_not_fail(args, encoding):
+    import os
+    import subprocess
+
+    env = {**os.environ, "PYTHONIOENCODING": encoding, "COLUMNS": "80"}
+    done = subprocess.run([sys.executable, "-m", "tuneadvise.cli", *args], capture_output=True, env=env, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.isascii() and not done.stderr
+
+
+def test_ridge_label_never_covers_a_kernel(plotting):
+    """A kernel just right of and below the ridge sat under the ridge point's label."""
+    from tuneadvise.advisor.roofline import machine_from_product, place
+    from tuneadvise.cli.plots import _marker_boxes, _renderer, roofline_figure
+
+    machine = machine_from_product(shipped_catalog().products["v100-pcie"], 32, "fp64")
+    for factor in (1.05, 1.4, 2.0):
+        for share in (0.6, 0.8, 0.9):
+            kernels = [("kernel", place(machine, machine.ridge * factor, None, machine.peak.value * share))]
+            figure = roofline_figure(machine, kernels, "t")
+            axes, renderer = figure.axes[0], _renderer(figure)
+            label = next(text for text in axes.texts if text.get_gid() == "ridge-label")
+            box = label.get_window_extent(renderer)
+            assert not any(box.overlaps(marker) for marker in _marker_boxes(axes, kernels, renderer)), (factor, share)
+
+
+def test_plot_labels_agree_in_number(plotting, tmp_path):
+    path = tmp_path / "one.svg"
+    result = run("occupancy", "--arch", "sm_90", "-r", "64", "-b", "1024", "--plot", str(path), "--format", "json")
+    assert result.exit_code == 0, result.output
+    text = _svg_texts(path)
+    assert "1 block/SM" in text and "1 blocks/SM" not in text

@@ -1,17 +1,24 @@
-"""Output paths (issue 20 item 1): a report, plot or saved spec replaces only a
-regular file (or creates a new one), atomically; devices, FIFOs and `-` are
-written directly; a symlink's target is written and the link kept; the
-temporary file cannot be redirected by a link planted at its name."""
+"""Output paths: a report, plot or saved spec replaces only a regular file (or
+creates a new one), atomically; anything else a shell's `>` accepts is written
+in place: devices, FIFOs, `-`, /dev/stdout, /dev/fd/N (`>(gzip > r.gz)`); a
+symlink's target is written and the link kept; the temporary file cannot be
+redirected by a link planted at its name."""
 
+import gzip
+import json
 import os
+import shlex
+import shutil
 import stat
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 
-from tuneadvise.cli.fileio import write_atomically
+from tuneadvise.cli.fileio import check_writable, open_descriptor, write_atomically
 from tuneadvise.cli.main import cli
 
 from ..helpers import TESTS
@@ -127,3 +134,96 @@ def test_a_directory_is_an_error_and_left_alone(tmp_path):
     with pytest.raises(OSError):
         write_atomically(folder, b"x")
     assert folder.is_dir() and not list(folder.iterdir())
+
+
+# -- pipes and descriptors: any path a shell's `>` accepts ------------------------------------
+
+def _tuneadvise(*args, **popen):
+    """The installed command in its own process, as a shell runs it."""
+    return subprocess.run([sys.executable, "-m", "tuneadvise.cli", *args], capture_output="stdout" not in popen,
+                          timeout=60, **popen)
+
+
+def test_dev_stdout_into_a_pipe_carries_the_report():
+    done = _tuneadvise("lint", str(LOG), "-o", "/dev/stdout")
+    assert done.returncode in (0, 1), done.stderr
+    assert json.loads(done.stdout)["kernels"], done.stdout[:200]
+
+
+def test_dev_stdout_into_a_pipe_closed_early_is_a_broken_pipe_not_bad_input(tmp_path):
+    # `tuneadvise lint big.log -o /dev/stdout | head -c 1`: the reader goes away, as for stdout.
+    big = tmp_path / "big.log"
+    big.write_bytes(LOG.read_bytes() * 400)
+    process = subprocess.Popen([sys.executable, "-m", "tuneadvise.cli", "lint", str(big), "-o", "/dev/stdout"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.read(1)
+    process.stdout.close()
+    errors = process.stderr.read().decode()
+    assert process.wait(60) == 141, errors
+    assert "cannot write" not in errors
+
+
+def test_dev_stdout_appended_to_a_file_is_not_replaced(tmp_path):
+    # `>> log` then `-o /dev/stdout`: the shell's descriptor is written, so what the log held stays.
+    log = tmp_path / "log"
+    log.write_bytes(b"earlier\n")
+    with open(log, "ab") as handle:
+        done = _tuneadvise("lint", str(LOG), "-o", "/dev/stdout", stdout=handle, stderr=subprocess.PIPE)
+    assert done.returncode in (0, 1), done.stderr
+    text = log.read_bytes()
+    assert text.startswith(b"earlier\n{") and json.loads(text[len(b"earlier\n"):])["kernels"]
+
+
+@pytest.mark.skipif(not shutil.which("bash"), reason="no bash")
+def test_process_substitution_is_written(tmp_path):
+    script = f"{shlex.quote(sys.executable)} -m tuneadvise.cli lint {shlex.quote(str(LOG))} -o >(gzip > r.json.gz)"
+    done = subprocess.run(["bash", "-c", script + "; status=$?; wait; exit $status"], cwd=tmp_path,
+                          capture_output=True, timeout=60)
+    assert done.returncode in (0, 1), done.stderr
+    assert json.loads(gzip.decompress((tmp_path / "r.json.gz").read_bytes()))["kernels"]
+
+
+def test_a_descriptor_given_as_dev_fd_is_written(tmp_path):
+    read_end, write_end = os.pipe()
+    process = subprocess.Popen([sys.executable, "-m", "tuneadvise.cli", "lint", str(LOG), "-o", f"/dev/fd/{write_end}"],
+                               pass_fds=(write_end,), stderr=subprocess.PIPE)
+    os.close(write_end)
+    with open(read_end, "rb") as reader:
+        received = reader.read()
+    assert process.wait(60) in (0, 1), process.stderr.read()
+    assert json.loads(received)["kernels"]
+
+
+def test_a_fifo_with_a_reader_process_is_written_and_stays_a_fifo(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen(["cat", str(fifo)], stdout=subprocess.PIPE)
+    done = _tuneadvise("lint", str(LOG), "-o", str(fifo))
+    received = reader.communicate(timeout=60)[0]
+    assert done.returncode in (0, 1), done.stderr
+    assert json.loads(received)["kernels"] and stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+@pytest.mark.parametrize("path, descriptor", [("/dev/stdout", 1), ("/dev/stderr", 2), ("/dev/fd/7", 7),
+                                              ("/dev/fd/x", None), ("/dev/fd/", None), ("/dev/stdin", None),
+                                              ("/dev/fd/٣", None), ("out.json", None), ("-", None)])
+def test_the_names_of_open_descriptors(path, descriptor):
+    assert open_descriptor(path) == descriptor
+
+
+def test_a_descriptor_not_open_for_writing_is_refused_before_any_output():
+    from tuneadvise.cli.common import BadInput
+
+    read_end, write_end = os.pipe()
+    try:
+        with pytest.raises(BadInput, match="--output: cannot write /dev/fd/"):
+            check_writable(f"/dev/fd/{read_end}", "--output")
+        check_writable(f"/dev/fd/{write_end}", "--output")
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+def test_checking_a_new_path_leaves_nothing_behind(tmp_path):
+    check_writable(tmp_path / "new.json", "--output")
+    assert not list(tmp_path.iterdir())

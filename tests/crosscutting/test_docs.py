@@ -42,10 +42,29 @@ def test_documented_rule_examples_run_through_the_cli(code, tmp_path):
         for example, expect in ((rule.trigger, True), (rule.clean, False)):
             assert (code in _lint_documented_example(_example(example), tmp_path)) is expect
         return
+    if rule.kind == "measured":
+        for example, expect in ((rule.trigger, True), (rule.clean, False)):
+            assert (code in _measured_documented_example(example, tmp_path)) is expect
+        return
     triggered = invoke(_example(rule.trigger) + " --format json")
     assert code in [f["code"] for f in json.loads(triggered.output)["findings"]]
     quiet = invoke(_example(rule.clean) + " --format json")
     assert code not in [f["code"] for f in json.loads(quiet.output)["findings"]]
+
+
+def _measured_documented_example(example: dict, tmp_path) -> list:
+    """Write the export the documented figures describe (and the config it shows), run the documented command."""
+    from tuneadvise.advisor.rules.families.ta0_measured import example_export
+
+    text = _example(example)
+    (tmp_path / "report.csv").write_text(example_export(example["ncu"]))
+    if text.startswith("# tuneadvise.toml\n"):
+        (tmp_path / "tuneadvise.toml").write_text(text.split("# report.csv", 1)[0].removeprefix("# tuneadvise.toml\n"))
+    command = text.rsplit("# checked with: ", 1)[1]
+    args = [str(tmp_path / a) if a in ("report.csv", "tuneadvise.toml") else a for a in shlex.split(command)[1:]]
+    result = CliRunner().invoke(cli, args + ["--format", "json"], catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.output
+    return [f["code"] for k in json.loads(result.output)["kernels"] for f in k["findings"]]
 
 
 def _lint_documented_example(text: str, tmp_path) -> list:
@@ -128,11 +147,20 @@ def test_occupancy_page_graphs_example(tmp_path, monkeypatch):
     result = invoke(command + " --format table")
     assert result.exit_code == 0 and (tmp_path / "occupancy.png").stat().st_size > 10_000
     documented = re.search(r"```text\n(Impact of varying register.*?)\n```", text, re.S).group(1)
+    # The page shows the terminal's drawing (box drawing); piped, the same chart is drawn in ASCII.
+    from tuneadvise.advisor import analyze
+    from tuneadvise.advisor.engine.curves import occupancy_curves
+    from tuneadvise.cli.charts import ASCII, UNICODE
+    from tuneadvise.cli.curves_render import curve_lines
+
+    curve = occupancy_curves(analyze("volta", registers=64, block_size=256, shared_mem="12K"))[1]
+    terminal = [line.plain.rstrip() for line in curve_lines(curve, 66, glyphs=UNICODE)]
+    assert terminal == documented.splitlines()
     drawn = result.stdout.splitlines()
     start = next(i for i, line in enumerate(drawn) if line.startswith("Impact of varying register"))
-    top = next(i for i in range(start, len(drawn)) if "100% ┤" in drawn[i])
-    heading = " ".join(line.strip() for line in drawn[start:top])  # the terminal may wrap the heading
-    assert [heading, *(line.rstrip() for line in drawn[top:top + 14])] == documented.splitlines()
+    top = next(i for i in range(start, len(drawn)) if "100% +" in drawn[i])
+    piped = [line.plain.rstrip() for line in curve_lines(curve, 66, glyphs=ASCII)]
+    assert [line.rstrip() for line in drawn[top:top + 14]] == piped[1:]
 
 
 def test_roofline_page_kernels_example(tmp_path, monkeypatch):
@@ -157,17 +185,20 @@ def test_roofline_page_kernels_example(tmp_path, monkeypatch):
 # after a `$ tuneadvise ...` line are its documented output and must be what
 # it prints); a python block is executed. The commands of one page run in
 # order in one scratch folder, so a page may write a file and read it later.
+# A command may write its standard output to a file (`tuneadvise ... > FILE`).
 # A block is left out only by a visible marker on the line before it:
 #     <!-- not-run: needs a GPU -->
 # and a block's exit code is pinned by  <!-- exit: 1 -->  (otherwise 0 or 1,
 # the two outcomes of a successful run: see the README's exit codes).
+# <!-- file: NAME --> before a block of any language writes the block, as shown, to NAME
+# in the page's folder, where the later commands of the page read it (a config, a workflow).
 # <!-- needs: nvcc --> runs the block with NVIDIA's compiler and disassembler (tests/reference/nvcc.py:
 # skipped only where it cannot be installed, and never where TUNEADVISE_REQUIRE_REFERENCE=1).
 
 DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 RUN_LANGUAGES = {"bash", "sh", "shell", "console", ""}
 FENCE = re.compile(r"^```(?P<lang>[\w-]*)[^\n]*\n(?P<body>.*?)^```[ \t]*$", re.S | re.M)
-MARKER = re.compile(r"<!--\s*(not-run|exit|needs):\s*(.*?)\s*-->")
+MARKER = re.compile(r"<!--\s*(not-run|exit|needs|file):\s*(.*?)\s*-->")
 # The files the pages' examples name, as the recorded build output standing in for them.
 FIXTURES = ROOT / "tests" / "fixtures" / "lint"
 DOC_FILES = {
@@ -175,8 +206,10 @@ DOC_FILES = {
     "kernels.o": FIXTURES / "lint_multi.o",
     "kernels.cu": ROOT / "tests" / "gpu" / "lint_kernels.cu",
     "build/ptxas.log": FIXTURES / "ptxas_multi.log",
+    "build/ptxas-next.log": FIXTURES / "ptxas_multi_next.log",
     "build/kernels.o": FIXTURES / "lint_multi.o",
     "build/compile_commands.json": ROOT / "docs" / "examples" / "compile_commands.json",
+    "build/kernels.cu": ROOT / "docs" / "examples" / "kernels.cu",
     "tiled_kernels.cu": ROOT / "tests" / "fixtures" / "sources" / "tiled_kernels.cu",
     "docs/examples/roofline-kernels.toml": ROOT / "docs" / "examples" / "roofline-kernels.toml",
     "saxpy.cubin": ROOT / "tests" / "fixtures" / "python_caches" / "numba" / "saxpy.cubin",
@@ -216,7 +249,7 @@ def doc_commands(lang: str, body: str):
 def _page_examples():
     for page in DOC_PAGES:
         for lang, body, markers, line in doc_blocks(page.read_text()):
-            if lang == "python" or (lang in RUN_LANGUAGES and any(doc_commands(lang, body))):
+            if lang == "python" or "file" in markers or (lang in RUN_LANGUAGES and any(doc_commands(lang, body))):
                 yield pytest.param(page, lang, body, markers, id=f"{page.relative_to(ROOT)}:{line}")
 
 
@@ -253,13 +286,22 @@ def test_documented_example_runs(page, lang, body, markers, page_folders, monkey
 
         monkeypatch.setenv("CUDA_HOME", str(Path(required_toolchain().nvcc).parent.parent))
     monkeypatch.chdir(page_folders(page))
+    if "file" in markers:
+        Path(markers["file"]).parent.mkdir(parents=True, exist_ok=True)
+        Path(markers["file"]).write_text(body)
+        return
     if lang == "python":
         exec(compile(body, str(page), "exec"), {})
         return
     allowed = {int(markers["exit"])} if "exit" in markers else {0, 1}
     for command, shown in doc_commands(lang, body):
-        result = CliRunner().invoke(cli, shlex.split(command)[1:], catch_exceptions=False, env={"COLUMNS": "80"})
+        args, written = shlex.split(command)[1:], None
+        if ">" in args:  # `tuneadvise ... > FILE`: its standard output is the file later commands read
+            args, written = args[:args.index(">")], args[args.index(">") + 1]
+        result = CliRunner().invoke(cli, args, catch_exceptions=False, env={"COLUMNS": "80"})
         assert result.exit_code in allowed, f"{command}\n{result.output}"
+        if written:
+            Path(written).write_text(result.stdout)
         if shown is not None:
             assert [line.rstrip() for line in result.stdout.rstrip("\n").splitlines()] == \
                 [line.rstrip() for line in shown], command
@@ -278,6 +320,22 @@ def test_a_wrong_documented_output_fails(tmp_path, monkeypatch):
     (command, shown), = doc_commands("console", body)
     result = CliRunner().invoke(cli, shlex.split(command)[1:])
     assert result.stdout.rstrip("\n").splitlines() != shown
+
+
+def test_the_example_compile_commands_name_files_that_are_shipped():
+    examples = ROOT / "docs" / "examples"
+    for entry in json.loads((examples / "compile_commands.json").read_text()):
+        assert (examples / entry["directory"] / entry["file"]).is_file(), entry["file"]
+
+
+def test_only_what_needs_a_gpu_is_left_unrun():
+    """A block with a tuneadvise command or Python is skipped only where it needs a GPU; other
+    skipped blocks (installing, CMake) hold no tuneadvise command."""
+    for page in DOC_PAGES:
+        for lang, body, markers, line in doc_blocks(page.read_text()):
+            runs_tuneadvise = lang == "python" or any(doc_commands(lang, body))
+            if "not-run" in markers and runs_tuneadvise:
+                assert "GPU" in markers["not-run"], f"{page.name}:{line}: {markers['not-run']}"
 
 
 # A file a page names in backticks (`advisor/lint/diff.py`, `tests/lint/test_lint.py`): found from

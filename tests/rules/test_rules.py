@@ -11,6 +11,13 @@ RULES = sorted(registry())
 
 
 def codes_for(example: dict) -> set:
+    if "ncu" in example:
+        from tuneadvise.advisor.measured import findings_of, measure
+        from tuneadvise.advisor.readers.ncu import read_lines
+        from tuneadvise.advisor.rules.families.ta0_measured import example_export
+
+        launch = read_lines(example_export(example["ncu"]).splitlines(keepends=True), "report.csv").launches[0]
+        return {f.code for f in findings_of(measure(launch), minimum=example.get("min_achieved_occupancy"))}
     if "log" in example:
         from tuneadvise.advisor.lint.config import LintConfig
         from tuneadvise.advisor.lint.run import LintOptions, lint_records
@@ -28,8 +35,8 @@ def codes_for(example: dict) -> set:
     if "source" in example:
         from tuneadvise.advisor.rules.source_scan import scan_source
 
-        major = shipped_catalog().resolve(example["target"]).arch.major
-        return {f.code for f in scan_source(example["source"], "example.cu", major)}
+        target = shipped_catalog().resolve(example["target"]).arch
+        return {f.code for f in scan_source(example["source"], "example.cu", [target])}
     resolved, result = analyze_example(example)
     return {f.code for f in check_occupancy(resolved, result)}
 
@@ -74,8 +81,44 @@ def test_limiter_message_names_the_next_step_and_the_change():
     resolved, result = analyze_example({"arch": "volta", "registers": 44, "block_size": 256})
     [finding] = [f for f in check_occupancy(resolved, result) if f.code == "TA301"]
     assert "registers: 44 -> 40 gives 6 blocks/SM, 62.5% -> 75%" in finding.message
-    assert "__launch_bounds__(256, 6) or -maxrregcount=40" in finding.message
+    assert "__launch_bounds__(256, 6), or -maxrregcount=40 for a kernel without __launch_bounds__" in finding.message
+    assert "a candidate to time" in finding.message
     assert finding.details["next_steps"][1] == {"resource": "registers", "value": 32, "blocks_per_sm": 8, "occupancy": 1.0}
+
+
+def test_a_kernel_with_launch_bounds_is_told_to_change_their_second_argument_never_the_flag():
+    """ptxas ignores -maxrregcount for a kernel with __launch_bounds__: the old message offered it."""
+    resolved, result = analyze_example({"arch": "hopper", "registers": 48, "block_size": 256,
+                                        "max_threads_per_block": 256})
+    [finding] = [f for f in check_occupancy(resolved, result) if f.code == "TA301"]
+    assert "__launch_bounds__(256, 6); -maxrregcount is ignored for a kernel with __launch_bounds__" in finding.message
+    assert finding.details["register_change"] == {"via": "launch_bounds", "launch_bounds": [256, 6], "maxnreg": None,
+                                                  "register_cap": 40, "maxrregcount": None}
+
+
+@pytest.mark.parametrize(("control", "said"), [
+    ("__maxnreg__", "(__maxnreg__(40); -maxrregcount is ignored for a kernel with __maxnreg__)"),
+    ("triton", "(maxnreg=40 in its triton.Config)"),
+])
+def test_a_kernel_capped_another_way_is_told_that_way(control, said):
+    """nvcc refuses __launch_bounds__ beside __maxnreg__, and a Triton kernel has neither: each is capped its own way."""
+    from tuneadvise.advisor.rules.families.ta3_occupancy import occupancy_limiter
+
+    resolved, _ = analyze_example({"arch": "hopper", "registers": 48, "block_size": 256})
+    result = occupancy(resolved.arch, LaunchConfig(registers=48, block_size=256, register_control=control))
+    [(message, details)] = list(occupancy_limiter.check(result, dict(occupancy_limiter.params)))
+    assert said in message and "-maxrregcount=" not in message
+    assert details["register_change"]["maxnreg"] == 40
+
+
+def test_bounds_above_the_block_are_changed_at_their_own_thread_count():
+    """__launch_bounds__(1024) with a block of 256: the cap ptxas derives is for 1024 threads, so minBlocks
+    counts 1024-thread blocks (65536 / (1024 * 2) = 32 registers), not the launch's."""
+    resolved, result = analyze_example({"arch": "hopper", "registers": 40, "block_size": 256,
+                                        "max_threads_per_block": 1024})
+    [finding] = [f for f in check_occupancy(resolved, result) if f.code == "TA301"]
+    assert finding.details["register_change"]["launch_bounds"] == [1024, 2]
+    assert finding.details["register_change"]["register_cap"] == 32
 
 
 @pytest.mark.parametrize("limit", [1, 31])
@@ -101,10 +144,10 @@ def test_source_scan_reports_file_and_line_and_honours_suppression():
 
     text = "// __shfl(x, 1) in a comment is fine\n__global__ void k(float x) {\n  float a = __shfl_xor(x, 1);\n" \
            "  float b = __ballot(x > 0); // tuneadvise: ignore[TA801]\n  /* __any(1) */ }\n"
-    findings = scan_source(text, "k.cu", 7)
+    findings = scan_source(text, "k.cu", [shipped_catalog().resolve("sm_70").arch])
     assert [(f.code, f.details["line"]) for f in findings] == [("TA801", 3)]
-    assert findings[0].message.startswith("k.cu:3: __shfl_xor")
-    assert scan_source(text, "k.cu", 6) == []  # Pascal: lock-step holds
+    assert findings[0].message.startswith("k.cu:3:13: __shfl_xor")
+    assert scan_source(text, "k.cu", [shipped_catalog().resolve("sm_60").arch]) == []  # Pascal: lock-step holds
 
 
 def test_findings_are_not_interned_across_kernels():
@@ -251,9 +294,10 @@ def test_rules_are_discovered_from_their_family_modules():
 
 def test_a_rules_kind_follows_from_its_checks_context_type():
     from tuneadvise.advisor.engine.occupancy import Occupancy
-    from tuneadvise.advisor.rules import LaunchContext, LintContext, SourceLine, rule
+    from tuneadvise.advisor.rules import LaunchContext, LintContext, MeasuredContext, SourceLine, rule
 
-    kinds = {Occupancy: "config", LaunchContext: "config", LintContext: "lint", SourceLine: "source"}
+    kinds = {Occupancy: "config", LaunchContext: "config", LintContext: "lint", SourceLine: "source",
+             MeasuredContext: "measured"}
     for code, r in registry().items():
         assert kinds[r.context] == r.kind, code
     assert {r.context for r in registry().values() if r.code.startswith("TA7")} == {LaunchContext}
@@ -311,9 +355,10 @@ def test_source_rules_go_through_the_selection():
     from tuneadvise.advisor.rules.source_scan import scan_source
 
     text = "int a = __shfl(a, 1); int b = __mul24(2, 3); volatile float *p;\n"
-    assert [f.code for f in scan_source(text, "k.cu", 7)] == ["TA801", "TA802", "TA803"]
-    assert [f.code for f in scan_source(text, "k.cu", 7, RuleSelection.parse("TA803", None))] == ["TA803"]
-    assert [f.code for f in scan_source(text, "k.cu", 7, RuleSelection.parse(None, "TA80"))] == []
+    volta = [shipped_catalog().resolve("sm_70").arch]
+    assert [f.code for f in scan_source(text, "k.cu", volta)] == ["TA801", "TA802", "TA803"]
+    assert [f.code for f in scan_source(text, "k.cu", volta, RuleSelection.parse("TA803", None))] == ["TA803"]
+    assert [f.code for f in scan_source(text, "k.cu", volta, RuleSelection.parse(None, "TA80"))] == []
 
 
 def test_rule_params_are_read_only():
@@ -389,3 +434,56 @@ def test_lint_takes_its_own_findings_from_the_rules_layer():
     assert {"TA901", "TA903"} <= set(codes) and any(not c.startswith("TA9") for c in codes)
     assert {f.arch for f in kernel.findings} == {"sm_90"}
     assert [f.code for f in report.source_findings] == ["TA906"]  # said once for the run, not on the kernel
+
+
+def test_a_dynamically_indexed_local_array_without_spills_is_flagged(tmp_path):
+    """ptxas's report for a kernel with a 256-byte stack frame and no spills (recorded with
+    CUDA 13.5 for sm_90): lint gives TA502 with the local bytes, and not for spills alone."""
+    import json
+
+    from click.testing import CliRunner
+
+    from tuneadvise.cli.main import cli
+
+    from ..helpers import TESTS
+
+    log = TESTS / "fixtures" / "sources" / "local_array.sm_90.log"
+    result = CliRunner().invoke(cli, ["lint", str(log), "--arch", "sm_90", "--format", "json"])
+    (kernel,) = json.loads(result.output)["kernels"]
+    (finding,) = [f for f in kernel["findings"] if f["code"] == "TA502"]
+    assert finding["details"]["local_bytes"] == 256 and kernel["stack_frame"] == 256
+    assert finding["severity"] == "warning"
+    spills_only = log.read_text().replace("0 bytes spill stores", "256 bytes spill stores")
+    (tmp_path / "spills.log").write_text(spills_only)
+    result = CliRunner().invoke(cli, ["lint", str(tmp_path / "spills.log"), "--arch", "sm_90", "--format", "json"])
+    codes = {f["code"] for f in json.loads(result.output)["kernels"][0]["findings"]}
+    assert "TA501" in codes and "TA502" not in codes
+
+
+@pytest.mark.parametrize(("arch", "block", "fires"), [
+    ("rtx4090", "16x16", False),  # 64 B rows: two full 32-byte sectors
+    ("rtx4090", "8x32", False),  # 32 B rows: one sector
+    ("rtx4090", "4x64", True),  # 16 B rows: half a sector each
+    ("h100-sxm", "24x8", False),  # 96 B: three sectors
+    ("fermi", "16x16", True),  # 64 B of a 128-byte L1 line
+    ("fermi", "32x8", False),
+])
+def test_block_rows_are_judged_by_the_architectures_sector(arch, block, fires):
+    resolved = shipped_catalog().resolve(arch)
+    result = occupancy(resolved.arch, LaunchConfig.from_mapping({"registers": 32, "block_size": block}))
+    assert any(f.code == "TA202" for f in check_occupancy(resolved, result)) == fires
+
+
+def test_every_architecture_has_a_sourced_sector_size():
+    for arch in shipped_catalog().sorted_archs():
+        assert arch.global_memory_sector_bytes in (32, 128), arch.cc
+        assert describe_source(arch.source_of("global_memory_sector_bytes")) != arch.source_of("global_memory_sector_bytes")
+
+
+def test_a_kernel_at_full_occupancy_next_to_a_cliff_is_told_not_warned():
+    """32 registers at 256 threads on 9.0: 100% occupancy, and 33 would cost a block. Nothing is
+    lost, so a team failing on warnings is not failed by it."""
+    resolved, result = analyze_example({"arch": "sm_90", "registers": 32, "block_size": 256})
+    findings = check_occupancy(resolved, result)
+    assert [f.code for f in findings if f.code == "TA304"] == ["TA304"]
+    assert [f for f in findings if f.severity != "info"] == []

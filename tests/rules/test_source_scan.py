@@ -10,10 +10,18 @@ from hypothesis import strategies as st
 
 from tuneadvise.advisor.rules.source_scan import scan_source, strip_comments
 from tuneadvise.cli.main import cli
+from tuneadvise.specs.catalog import shipped_catalog
 
 
-def codes(text: str, major: int = 7) -> list[tuple[str, int]]:
-    return [(f.code, f.details["line"]) for f in scan_source(text, "k.cu", major)]
+def archs(*names: str) -> list:
+    return [shipped_catalog().resolve(name).arch for name in names]
+
+
+VOLTA = archs("sm_70")
+
+
+def codes(text: str, targets=VOLTA) -> list[tuple[str, int]]:
+    return [(f.code, f.details["line"]) for f in scan_source(text, "k.cu", targets)]
 
 
 def test_code_inside_string_and_character_literals_is_not_flagged():
@@ -48,7 +56,7 @@ def _seconds(text: str) -> float:
     best = float("inf")
     for _ in range(3):
         start = time.perf_counter()
-        scan_source(text, "k.cu", 7)
+        scan_source(text, "k.cu", VOLTA)
         best = min(best, time.perf_counter() - start)
     return best
 
@@ -68,7 +76,7 @@ def test_any_text_scans_without_error_in_bounded_time_and_keeps_its_lines(text):
     lines = strip_comments(text)
     assert len(lines) == text.count("\n") + (not text.endswith("\n") and text != "")
     start = time.perf_counter()
-    for finding in scan_source(text, "k.cu", 7):
+    for finding in scan_source(text, "k.cu", VOLTA):
         assert 1 <= finding.details["line"] <= len(lines)
     # Up to ~20 KB of hostile text: linear scanning takes milliseconds; backtracking took minutes.
     assert time.perf_counter() - start < 1.0
@@ -79,7 +87,7 @@ def test_the_summary_counts_in_words_and_paths_are_not_markup(tmp_path):
     path.write_text("int i = __mul24(1, 2);\n")
     result = CliRunner().invoke(cli, ["check-source", str(path), "--target", "sm_70"], env={"COLUMNS": "200"})
     assert result.exit_code == 0
-    assert "[bold]k.cu:1: __mul24" in result.output
+    assert "[bold]k.cu:1:9: __mul24" in result.output
     assert result.output.splitlines()[-1] == "1 finding in 1 file for sm_70"
 
 
@@ -108,7 +116,7 @@ def test_the_console_prints_colon_names_as_written(capsys):
 
 
 def test_each_finding_is_one_unwrapped_line_however_many(tmp_path):
-    """Compiler-style `file:line: message [code severity]` lines, never wrapped (an editor jumps to
+    """Compiler-style `file:line:column: message [code severity]` lines, never wrapped (an editor jumps to
     them), all printed at once: 1 MB of `__shfl(` on one line is 142,858 findings (printing each
     through its own console call took 8 s)."""
     path = tmp_path / "k.cu"
@@ -117,8 +125,9 @@ def test_each_finding_is_one_unwrapped_line_however_many(tmp_path):
     assert result.exit_code == 1
     lines = result.output.splitlines()
     assert len(lines) == 142_858 + 1 and lines[-1] == "142,858 findings in 1 file for sm_70"
-    assert set(lines[:-1]) == {f"{path}:1: __shfl assumes lock-step warps; use __shfl_sync with a lane mask "
-                               "[TA801 error]"}
+    assert lines[0] == (f"{path}:1:1: __shfl does not compile for sm_70 (no lock-step warps from 7.0); "
+                        "use __shfl_sync with a lane mask [TA801 error]")
+    assert lines[-2].startswith(f"{path}:1:{7 * 142_857 + 1}: __shfl does not")
 
 
 def test_a_control_character_in_a_path_is_escaped_not_sent_to_the_terminal(tmp_path):
@@ -128,4 +137,4 @@ def test_a_control_character_in_a_path_is_escaped_not_sent_to_the_terminal(tmp_p
     path.write_text("int v = __shfl(x, 1);\n")
     result = CliRunner().invoke(cli, ["check-source", str(path), "--target", "sm_70"], color=True)
     assert "\x1b" not in result.output
-    assert result.output.splitlines()[0].startswith(str(tmp_path / "e\\x1b[31mvil.cu") + ":1: __shfl")
+    assert result.output.splitlines()[0].startswith(str(tmp_path / "e\\x1b[31mvil.cu") + ":1:9: __shfl")

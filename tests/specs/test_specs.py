@@ -353,3 +353,37 @@ def test_specs_show_answers_for_every_shipped_architecture_and_product(fmt):
     for name in names:
         result = CliRunner().invoke(cli, ["specs", "show", name, "--format", fmt])
         assert result.exit_code == 0, (name, result.output[-500:])
+
+
+@pytest.mark.parametrize("name", ["sm_20", "sm_35", "sm_61", "sm_70", "sm_89", "sm_90", "sm_110", "sm_120"])
+def test_specs_show_json_is_a_spec_file_with_the_same_values(name, tmp_path):
+    """`specs show X --format json > f.json; specs validate f.json` works, and the file gives
+    the architecture back value for value."""
+    from click.testing import CliRunner
+
+    from tuneadvise.cli.main import cli
+    from tuneadvise.specs.catalog import load_user_spec, shipped_catalog
+    from tuneadvise.specs.records import ARCH_BEHAVIOUR_FIELDS, ARCH_INT_FIELDS, ARCH_OPTIONAL_INT_FIELDS
+
+    shown = CliRunner().invoke(cli, ["specs", "show", name, "--format", "json"]).stdout
+    path = tmp_path / "mine.json"
+    path.write_text(shown)
+    assert CliRunner().invoke(cli, ["specs", "validate", str(path)]).exit_code == 0
+    _, (loaded,) = load_user_spec(path)
+    shipped = shipped_catalog().resolve(name).arch
+    for field in (*ARCH_INT_FIELDS, *ARCH_OPTIONAL_INT_FIELDS, *ARCH_BEHAVIOUR_FIELDS, "shared_mem_configs",
+                  "shared_mem_model"):
+        assert getattr(loaded, field) == getattr(shipped, field), field
+
+
+def test_specs_show_of_a_product_is_a_spec_file_with_the_product(tmp_path):
+    from click.testing import CliRunner
+
+    from tuneadvise.cli.main import cli
+    from tuneadvise.specs.catalog import load_user_spec
+
+    path = tmp_path / "mine.json"
+    path.write_text(CliRunner().invoke(cli, ["specs", "show", "h100-sxm", "--format", "json"]).stdout)
+    catalog, _ = load_user_spec(path)
+    product = catalog.resolve("h100-sxm").product
+    assert (product.get("sm_count"), product.get("memory_bandwidth_gbs")) == (132, 3350)

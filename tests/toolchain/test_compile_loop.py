@@ -135,15 +135,17 @@ def test_a_source_the_compiler_rejects_is_one_line_and_the_rest_is_linted(use, t
 def test_a_compiler_run_past_its_time_output_or_memory_fails_its_build_alone(use, tmp_path, monkeypatch):
     """Past --compile-timeout, MAX_COMPILER_OUTPUT or --compile-memory a build fails alone with one
     line, and the other source is still compiled and linted."""
-    slow = tmp_path / "slow.cu"  # 600 dependent sinf/cosf statements: cicc and ptxas take about 40 s
+    # 600 dependent sinf/cosf statements: cicc and ptxas take about 40 s, far past the limit, while
+    # lint_kernels.cu builds in a second or two, well inside it even on a busy machine.
+    slow = tmp_path / "slow.cu"
     slow.write_text("__global__ void k(float* o, const float* x) {\n  float a = x[threadIdx.x], b = a;\n"
                     + "".join(f"  a = a * x[{i * 7 % 1024}] + sinf(b); b = b + cosf(a) * {i}.0f;\n" for i in range(600))
                     + "  o[threadIdx.x] = a + b;\n}\n")
     result = CliRunner().invoke(cli, ["lint", str(slow), str(LINT_KERNELS), "-a", "sm_90", "--format", "json",
-                                      "--no-cache", "--compile-timeout", "1"])
+                                      "--no-cache", "--compile-timeout", "8"])
     assert result.exit_code == 2
     errors = [line for line in result.stderr.splitlines() if str(slow) in line]
-    assert errors == [f"tuneadvise: bad input: {slow}: sm_90: the compiler failed: stopped after 1 s (--compile-timeout)"]
+    assert errors == [f"tuneadvise: bad input: {slow}: sm_90: the compiler failed: stopped after 8 s (--compile-timeout)"]
     assert {k["name"] for k in json.loads(result.stdout)["kernels"]} >= {"_Z8spillingPKfPfi", "_Z5heavyPKdPdi"}
 
     # nvcc repeats the source line in each diagnostic: 1,000 warnings on a 9 KB line are 9 MB of output.
@@ -234,8 +236,10 @@ def test_the_report_cache_serves_unchanged_builds_and_never_a_stale_or_damaged_o
     source.write_text('#include "sizes.h"\n' + PRESSURE.read_text())
 
     def figures():
-        # --no-sass: the reports alone (with the machine code read, each build's cubin is kept beside its report)
-        result = run("lint", source, "-a", "sm_90", "--format", "json", "--fail-on", "error", "--no-sass")
+        # TA301/TA304 ignored: their suggested caps are builds of their own, cached as well; --no-sass: the
+        # reports alone (with the machine code read, each build's cubin is kept beside its report)
+        result = run("lint", source, "-a", "sm_90", "--format", "json", "--fail-on", "error", "--ignore", "TA301,TA304",
+                     "--no-sass")
         return linted(result.stdout)[("pressure", "sm_90")]
 
     first = figures()

@@ -8,6 +8,7 @@ from ...engine import whatif
 from ...engine.occupancy import Occupancy, occupancy
 from ...text import percent, plural
 from .. import rule
+from ..register_advice import cap_change, pin_change
 from ..wording import per_sm
 
 
@@ -22,9 +23,12 @@ def _registers_advice(result: Occupancy, details: dict) -> str:
     if not cliff.down:
         return f"registers limit {per_sm(result.active_blocks_per_sm)}; fewer registers alone cannot add one"
     step = cliff.down[0]
+    change = cap_change(result.arch, result.kernel, step.value, step.blocks_per_sm)
+    if change is not None:
+        details["register_change"] = change.to_dict()
+    how = f" ({change.text()})" if change is not None else ""
     return (f"registers: {cliff.current} -> {step.value} gives {per_sm(step.blocks_per_sm)}, "
-            f"{percent(result.occupancy)} -> {percent(step.occupancy)} "
-            f"(__launch_bounds__({result.kernel.block_size}, {step.blocks_per_sm}) or -maxrregcount={step.value})")
+            f"{percent(result.occupancy)} -> {percent(step.occupancy)}{how}: a candidate to time, not a sure gain")
 
 
 def _shared_mem_advice(result: Occupancy, details: dict) -> list[str]:
@@ -69,11 +73,17 @@ def _fewer_advice(result: Occupancy, field: str, label: str) -> str | None:
 @rule(
     code="TA301", name="occupancy-limiter", severity="info", source="occ-h#cudaOccMaxActiveBlocksPerMultiprocessor",
     summary="What limits occupancy, and the smallest change that lifts it",
-    explanation="""Names every resource whose limit equals the resident block count (ties included) and, for
-    each, the next occupancy step: the register count that fits one more block (reach it with
-    __launch_bounds__(threads, minBlocks) or -maxrregcount), the shared-memory bytes to shave, the carveout to
-    request, or the barrier or virtual-resource count (CUDA 13: 128 per SM on 10.x-12.x) that fits one more
-    block.""",
+    explanation="""Names every resource whose limit equals the resident block count (ties included) and, for each,
+    the next occupancy step: the register count that fits one more block, the shared-memory bytes to shave, the
+    carveout to request, or the barrier or virtual-resource count (CUDA 13: 128 per SM on 10.x-12.x) that fits one
+    more block. The register step names the change the compiler obeys: for a kernel with __launch_bounds__(T), the
+    bounds' second argument (ptxas ignores -maxrregcount there); for one without, __launch_bounds__(B, N) or
+    -maxrregcount. Where the source is compiled (lint FILE.cu, --compile-commands), the step is built and its
+    registers and spills reported. A step is a candidate to time, never a promise of speed: of 13 such caps timed on
+    an H200 (benchmarks/advice.py, docs/from-source.md), 3 ran faster (by up to 1.49x), 3 the same and 7 slower (by
+    up to 3.6x, worst where the cap spilled hundreds of bytes); more resident warps can also thrash caches or lose
+    instruction-level parallelism. Information: it explains the occupancy figure and suggests the cheapest change;
+    whether more occupancy helps is for a profile to say.""",
     trigger={"arch": "volta", "registers": 64, "block_size": 256},
     clean={"arch": "volta", "registers": 32, "block_size": 256},
 )
@@ -101,8 +111,10 @@ def occupancy_limiter(result: Occupancy, params: dict):
     code="TA302", name="low-theoretical-occupancy", severity="warning", source="bpg",
     summary="Theoretical occupancy below 80% of the maximum",
     explanation="""Fewer resident warps leave fewer candidates for the schedulers to hide latency with. Low
-    occupancy is not always a problem (kernels with high instruction-level parallelism can saturate the SM), but
-    it deserves a look when the kernel is latency-bound.""",
+    occupancy is not always a problem (kernels with high instruction-level parallelism can saturate the SM), but it
+    deserves a look when the kernel is latency-bound. A warning at 80% of the maximum, the threshold of Nsight
+    Compute's theoretical-occupancy message: below it latency hiding is often short, but kernels with much
+    instruction-level parallelism run well there, so it is never an error.""",
     params={"threshold": 0.8},
     trigger={"arch": "hopper", "registers": 128, "block_size": 256},
     clean={"arch": "hopper", "registers": 32, "block_size": 256},
@@ -116,9 +128,10 @@ def low_theoretical_occupancy(result: Occupancy, params: dict):
 @rule(
     code="TA303", name="too-few-warps", severity="warning", source="turing-guide#4.1.1",
     summary="Too few resident warps per SM to hide arithmetic latency",
-    explanation="""Each SM has 4 schedulers and a dependent FMA issues after 4 cycles (7.x): at least 4 warps
-    per SM are needed with 4-way instruction-level parallelism, and 16 without. Fewer resident warps leave issue
-    slots idle even for compute-bound code; memory latency needs many more.""",
+    explanation="""Each SM has 4 schedulers and a dependent FMA issues after 4 cycles (7.x): at least 4 warps per SM
+    are needed with 4-way instruction-level parallelism, and 16 without. Fewer resident warps leave issue slots idle
+    even for compute-bound code; memory latency needs many more. A warning: the thresholds are the tuning guide's
+    own arithmetic above, a floor below which issue slots go idle whatever the code.""",
     params={"with_ilp": 4, "without_ilp": 16},
     trigger={"arch": "volta", "registers": 255, "block_size": 256, "dynamic_shared_mem": "90K", "opt_in": True},
     clean={"arch": "volta", "registers": 32, "block_size": 256},
@@ -141,11 +154,15 @@ def _headroom(n: int, unit: str) -> str:
 
 
 @rule(
-    code="TA304", name="near-cliff", severity="warning", source="occ-h#cudaOccMaxActiveBlocksPerMultiprocessor",
+    code="TA304", name="near-cliff", severity="info", source="occ-h#cudaOccMaxActiveBlocksPerMultiprocessor",
     summary="The configuration sits just below an occupancy cliff",
     explanation="""A few more registers per thread (a compiler upgrade, one more live variable) or a little more
     shared memory would cost a resident block. Such a kernel's performance is fragile across toolchains and
-    architectures; leave margin or pin the register count with __launch_bounds__.""",
+    architectures; leave margin or pin the register count with __launch_bounds__(threads, minBlocks) (for a kernel
+    that has bounds, their second argument; -maxrregcount does not apply there). A pin forces spills should the code
+    need more registers later: build it and time it. Information, not a warning: nothing is lost yet, and with
+    registers allocated in steps many kernels sit near a step; it says where a small change would cost a block so
+    that a register cap can pin it.""",
     params={"register_margin": 4, "shared_mem_margin": 1024},
     trigger={"arch": "volta", "registers": 32, "block_size": 256, "shared_mem": 12288},
     clean={"arch": "volta", "registers": 24, "block_size": 256, "shared_mem": 4096},
@@ -161,10 +178,13 @@ def near_cliff(result: Occupancy, params: dict):
     if regs.headroom is not None and regs.headroom < params["register_margin"]:
         drops_at = kernel.registers + regs.headroom + 1  # the first count that loses a block
         after = occupancy(result.arch, kernel.replace(registers=drops_at)).active_blocks_per_sm
+        pin = pin_change(result.arch, kernel, drops_at - 1, blocks)
+        how = f"; pin the count with {pin.bounds}" if pin is not None else ""
+        found = {"resource": "registers", "headroom": regs.headroom, "drops_at": drops_at, "blocks_after": after}
+        if pin is not None:
+            found["register_change"] = pin.to_dict()
         yield (f"registers: {drops_at} per thread (+{drops_at - kernel.registers}) drops to {per_sm(after)} "
-               f"from {per_sm(blocks)}; {_headroom(regs.headroom, 'register')} of headroom; pin the count with "
-               f"__launch_bounds__({kernel.block_size}, {blocks})"), \
-            {"resource": "registers", "headroom": regs.headroom, "drops_at": drops_at, "blocks_after": after}, severity
+               f"from {per_sm(blocks)}; {_headroom(regs.headroom, 'register')} of headroom{how}"), found, severity
     total = kernel.static_shared_mem + kernel.dynamic_shared_mem
     if not total:
         return  # a block without shared memory has no shared-memory cliff to be near

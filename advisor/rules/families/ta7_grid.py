@@ -12,9 +12,9 @@ from ..wording import per_sm
 @rule(
     code="TA701", name="grid-smaller-than-sms", severity="warning", source="fermi-guide#Device Utilization",
     summary="Fewer blocks than SMs: part of the GPU idles",
-    explanation="""A grid with fewer blocks than the device has SMs leaves SMs without work for the whole
-    kernel. Raise the block count (smaller blocks, more work items) or run independent kernels concurrently in
-    streams.""",
+    explanation="""A grid with fewer blocks than the device has SMs leaves SMs without work for the whole kernel.
+    Raise the block count (smaller blocks, more work items) or run independent kernels concurrently in streams. A
+    warning, as Nsight Compute's launch statistics flag a grid smaller than the SM count.""",
     trigger={"arch": "h100-sxm", "registers": 32, "block_size": 256, "grid_size": 100},
     clean={"arch": "h100-sxm", "registers": 32, "block_size": 256, "grid_size": 1056},
 )
@@ -27,8 +27,9 @@ def grid_smaller_than_sms(launch: LaunchContext, params: dict):
 @rule(
     code="TA702", name="grid-small-with-barriers", severity="info", source="bpg",
     summary="Fewer than two blocks per SM for a kernel with barriers",
-    explanation="""While one block waits at __syncthreads, a second resident block can issue. With fewer blocks
-    than twice the SM count, some SMs hold a single block and idle at every barrier.""",
+    explanation="""While one block waits at __syncthreads, a second resident block can issue. With fewer blocks than
+    twice the SM count, some SMs hold a single block and idle at every barrier. Information: Nsight Compute notes
+    grids under two blocks per SM; the cost depends on how long blocks wait at barriers.""",
     trigger={"arch": "h100-sxm", "registers": 32, "block_size": 256, "grid_size": 200, "barriers": 1},
     clean={"arch": "h100-sxm", "registers": 32, "block_size": 256, "grid_size": 200, "barriers": 0},
 )
@@ -58,9 +59,11 @@ def waves(result: Occupancy, grid_size: int, sm_count: int) -> dict | None:
 @rule(
     code="TA703", name="tail-effect", severity="warning", source="bpg",
     summary="The last wave of blocks is partial",
-    explanation="""A grid runs in waves of (blocks per SM x SMs) blocks. When the last wave is only partly full,
-    the SMs without blocks idle until it ends. The upper bound assumes blocks of uniform duration: with W full
-    waves and a partial one, the partial wave may cost up to 1/(W+1) of the run time.""",
+    explanation="""A grid runs in waves of (blocks per SM x SMs) blocks. When the last wave is only partly full, the
+    SMs without blocks idle until it ends. The upper bound assumes blocks of uniform duration: with W full waves and
+    a partial one, the partial wave may cost up to 1/(W+1) of the run time. A warning when the partial wave may cost
+    5% or more of the run time (the upper bound 1/(W+1), Nsight Compute's tail-effect estimate); below that it is
+    noise.""",
     params={"min_share": 0.05},
     trigger={"arch": "h100-sxm", "registers": 32, "block_size": 256, "grid_size": 1200},
     clean={"arch": "h100-sxm", "registers": 32, "block_size": 256, "grid_size": 1056},

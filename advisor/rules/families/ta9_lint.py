@@ -25,8 +25,9 @@ def _k(usage: str, properties: str = "") -> str:
     code="TA901", name="register-budget", severity="error", source="project-config",
     summary="More registers per thread than the kernel's budget allows",
     explanation="""A [[budgets]] entry caps this kernel's registers per thread. A change that raises the count
-    usually costs occupancy (see TA301 for the cliff). Cap the count with __launch_bounds__(threads, minBlocks)
-    or -maxrregcount, or raise the budget deliberately.""",
+    usually costs occupancy (see TA301 for the cliff). Cap the count with __launch_bounds__(threads, minBlocks) or
+    -maxrregcount, or raise the budget deliberately. An error: a budget is a limit the team set itself, so crossing
+    it fails the run; where no budget is given, nothing fires.""",
     trigger={"config": {"budgets": [{"kernel": "saxpy*", "max_registers": 32}]}, "log": _SAXPY},
     clean={"config": {"budgets": [{"kernel": "saxpy*", "max_registers": 40}]}, "log": _SAXPY},
 )
@@ -47,9 +48,10 @@ SPILL_LIMITS = (("max_spill_stores", "spill_stores", "spill stores"),
 @rule(
     code="TA902", name="spill-budget", severity="error", source="project-config",
     summary="Register spills over the kernel's budget",
-    explanation="""A [[budgets]] entry limits this kernel's spill bytes (no_spills = true allows none). Spills
-    go to local memory, which lives in device memory and is cached only in L1/L2. Raise the register cap
-    (__launch_bounds__ minBlocks lower, or -maxrregcount higher), or reduce live values.""",
+    explanation="""A [[budgets]] entry limits this kernel's spill bytes (no_spills = true allows none). Spills go to
+    local memory, which lives in device memory and is cached only in L1/L2. Raise the register cap
+    (__launch_bounds__ minBlocks lower, or -maxrregcount higher), or reduce live values. An error, as a budget the
+    team set; without a budget spills are TA501, a warning.""",
     trigger={"config": {"budgets": [{"kernel": "*", "no_spills": True}]},
              "log": _k("Used 32 registers, used 0 barriers", "ptxas info    : Function properties for k\n"
                        "    8 bytes stack frame, 8 bytes spill stores, 8 bytes spill loads\n")},
@@ -73,7 +75,8 @@ def spill_budget(kernel: LintContext, params: dict):
     summary="Theoretical occupancy below the configured minimum",
     explanation="""The project requires at least this theoretical occupancy for the kernel (min_occupancy in a
     budget, a [[kernels]] entry or the top-level settings). The message names the limiter and the change that
-    restores the minimum; TA301 gives the next steps in detail.""",
+    restores the minimum; TA301 gives the next steps in detail. An error: the minimum is the team's own; TA302 is
+    the unconfigured warning.""",
     trigger={"config": {"min_occupancy": 0.5, "kernels": [{"name": "k", "block_size": 256}]},
              "log": _k("Used 128 registers, used 0 barriers")},
     clean={"config": {"min_occupancy": 0.5, "kernels": [{"name": "k", "block_size": 256}]},
@@ -90,9 +93,9 @@ def occupancy_below_minimum(kernel: LintContext, params: dict):
 @rule(
     code="TA904", name="shared-mem-budget", severity="error", source="project-config",
     summary="Shared memory per block over the kernel's budget",
-    explanation="""A [[budgets]] entry caps this kernel's static plus dynamic shared memory per block (the
-    reserved per-block shared memory not counted). More shared memory per block means fewer resident blocks once
-    shared memory limits occupancy.""",
+    explanation="""A [[budgets]] entry caps this kernel's static plus dynamic shared memory per block (the reserved
+    per-block shared memory not counted). More shared memory per block means fewer resident blocks once shared
+    memory limits occupancy. An error, as a budget the team set.""",
     trigger={"config": {"budgets": [{"kernel": "k", "max_shared_mem": "8K"}]},
              "log": _k("Used 32 registers, used 1 barriers, 9216 bytes smem")},
     clean={"config": {"budgets": [{"kernel": "k", "max_shared_mem": "9K"}]},
@@ -110,9 +113,11 @@ def shared_mem_budget(kernel: LintContext, params: dict):
     code="TA905", name="sources-disagree", severity="warning", source="toolchain",
     summary="ptxas, cuobjdump and the binary report different resource usage",
     explanation="""The same kernel on the same architecture was read from more than one source and the figures
-    differ: usually a stale log beside a rebuilt binary. The binary's figure is used, because it is what the
-    driver loads; otherwise ptxas's. Note that cuobjdump's SHARED includes the reserved per-block shared memory
-    from sm_90 on; that kilobyte is subtracted before comparing, so it never causes this finding.""",
+    differ: usually a stale log beside a rebuilt binary. The binary's figure is used, because it is what the driver
+    loads; otherwise ptxas's. Note that cuobjdump's SHARED includes the reserved per-block shared memory from sm_90
+    on; that kilobyte is subtracted before comparing, so it never causes this finding. A warning: the figures lint
+    reports may be off, but the build itself is fine; it usually means build outputs of different builds were given
+    together.""",
     trigger={"config": {}, "log": _k("Used 32 registers, used 0 barriers\n") + _k("Used 40 registers, used 0 barriers")},
     clean={"config": {}, "log": _k("Used 32 registers, used 0 barriers\n") + _k("Used 32 registers, used 0 barriers")},
 )
@@ -124,25 +129,32 @@ def sources_disagree(kernel: LintContext, params: dict):
 @rule(
     code="TA906", name="no-launch-settings", severity="info", source="project-config",
     summary="No [[kernels]] entry gives this kernel's launch settings",
-    explanation="""Compiler output records registers and static shared memory, never the block size, the
-    dynamic shared memory or the carveout a launch uses. Without a matching [[kernels]] entry the lint assumes
-    the default block size (--block-size, 256) and no dynamic shared memory, so the occupancy it reports may not
-    be the one the program gets. Add an entry: name = "kernel*", block_size = ..., dynamic_shared_mem = ...""",
+    explanation="""Compiler output records registers and static shared memory, never the block size, the dynamic
+    shared memory or the carveout a launch uses. Without a matching [[kernels]] entry the lint assumes the default
+    block size (--block-size, 256; a kernel's __launch_bounds__ maximum where that is smaller, and the finding says
+    so) and no dynamic shared memory, so the occupancy it reports may not be the one the program gets. Add an entry:
+    name = "kernel*", block_size = ..., dynamic_shared_mem = ... Information: nothing is wrong with the kernel; the
+    finding says which launch the figures assume.""",
     trigger={"config": {}, "log": _k("Used 32 registers, used 0 barriers")},
     clean={"config": {"kernels": [{"name": "k", "block_size": 128}]}, "log": _k("Used 32 registers, used 0 barriers")},
 )
 def no_launch_settings(kernel: LintContext, params: dict):
     if not kernel.launch_given:
         dims = kernel.result.kernel.dims
-        yield no_launch_settings_message([dims]), {"block_dims": list(dims)}
+        yield no_launch_settings_message([(dims, kernel.block_origin)]), \
+            {"block_dims": list(dims), "block_from": kernel.block_origin}
 
 
-def no_launch_settings_message(assumed: list[tuple[int, ...]], kernels: int | None = None) -> str:
+def no_launch_settings_message(assumed: list[tuple[tuple[int, ...], str]], kernels: int | None = None) -> str:
     """TA906's message: for one kernel, or (`kernels`) once for every kernel of a run no entry
-    configures, with each block size assumed."""
-    blocks = " or ".join("x".join(map(str, dims)) for dims in assumed)
+    configures, with each block size assumed and where it came from ("default", "option" for
+    --block-size, "launch_bounds" for a kernel's own __launch_bounds__ maximum)."""
+    blocks = " or ".join("x".join(map(str, dims)) + _FROM.get(origin, "") for dims, origin in assumed)
     matches = "matches" if kernels is None else f"matches {plural(kernels, 'kernel')}"
     return f"no [[kernels]] entry {matches}; assumed block {blocks}, no dynamic shared memory"
+
+
+_FROM = {"launch_bounds": " (from __launch_bounds__)", "option": " (--block-size)"}
 
 
 _SPILLING_AT_CAP = (_ENTRY.format("_Z4stepPf") + "ptxas info    : Function properties for _Z4stepPf\n"
@@ -155,10 +167,11 @@ _BOUNDED_SOURCE = "__global__ void __launch_bounds__(256, 4) step(float* out) { 
     code="TA907", name="cap-forces-spills", severity="warning", source="pg#launch-bounds",
     summary="A register cap that the kernel can only meet by spilling",
     explanation="""The kernel sits at the register cap its build imposes (__maxnreg__, __launch_bounds__(T, M)
-    through the registers M blocks of T threads leave each thread, or -maxrregcount for a kernel with neither)
-    and ptxas spilled to meet it. The occupancy the cap buys is paid for in local-memory traffic: time the kernel
-    with the cap relaxed (a smaller minBlocks, a larger __maxnreg__ or -maxrregcount), and see `tuneadvise
-    frontier` for the spills at every cap where occupancy changes.""",
+    through the registers M blocks of T threads leave each thread, or -maxrregcount for a kernel with neither) and
+    ptxas spilled to meet it. The occupancy the cap buys is paid for in local-memory traffic: time the kernel with
+    the cap relaxed (a smaller minBlocks, a larger __maxnreg__, or a larger -maxrregcount, which applies only to a
+    kernel with neither attribute), and see `tuneadvise frontier` for the spills at every cap where occupancy
+    changes. A warning: the cap is met, at the cost of spills, which may be the right trade; `frontier` measures it.""",
     trigger={"config": {}, "log": _SPILLING_AT_CAP.format(stack=24, spills=24), "source": _BOUNDED_SOURCE},
     clean={"config": {}, "log": _SPILLING_AT_CAP.format(stack=0, spills=0), "source": _BOUNDED_SOURCE},
 )
@@ -176,11 +189,12 @@ def cap_forces_spills(kernel: LintContext, params: dict):
 @rule(
     code="TA908", name="registers-lost-a-block", severity="warning", source="occ-h#cudaOccMaxBlocksPerSMRegsLimit",
     summary="The register count changed since the earlier build enough to lose resident blocks",
-    explanation="""Against the earlier build (the --baseline of lint, the old side of diff) the kernel's
-    registers per thread crossed a step of the register staircase at its block size: fewer blocks are resident
-    per SM than before. A few registers more often cost nothing; this change did. Cap the count at the earlier
-    figure (__launch_bounds__(B, N) or -maxrregcount) if the spills that costs are acceptable, or accept the
-    lower occupancy by updating the baseline.""",
+    explanation="""Against the earlier build (the --baseline of lint, the old side of diff) the kernel's registers
+    per thread crossed a step of the register staircase at its block size: fewer blocks are resident per SM than
+    before. A few registers more often cost nothing; this change did. Cap the count at the earlier figure
+    (__launch_bounds__(B, N) or -maxrregcount) if the spills that costs are acceptable, or accept the lower
+    occupancy by updating the baseline. A warning on its own; against a baseline a kernel that lost a resident block
+    is a regression that fails the run by default (--allow-regressions reports it only).""",
     trigger={"config": {"kernels": [{"name": "k", "block_size": 256}]}, "log": _k("Used 72 registers, used 0 barriers"),
              "previous_registers": 64},
     clean={"config": {"kernels": [{"name": "k", "block_size": 256}]}, "log": _k("Used 62 registers, used 0 barriers"),
@@ -204,11 +218,13 @@ def registers_lost_a_block(kernel: LintContext, params: dict):
 @rule(
     code="TA909", name="launch-assumption-broken", severity="error", source="project-config",
     summary="The compiled kernel no longer reaches the resident blocks per SM the host code assumes",
-    explanation="""A [[kernels]] entry records what the host code was written for: min_blocks_per_sm (a
-    persistent or cooperative grid that needs that many blocks resident at once) or expected_blocks_per_sm (a
-    grid sized as SMs x N). The kernel as compiled reaches fewer: a cooperative launch fails, and a grid sized for
-    more resident blocks runs in an extra wave. Bring the registers or shared memory back under the step (the
-    finding names the limiter; TA301 gives the figures), or change the host code and the entry.""",
+    explanation="""A [[kernels]] entry records what the host code was written for: min_blocks_per_sm (a persistent
+    or cooperative grid that needs that many blocks resident at once) or expected_blocks_per_sm (a grid sized as SMs
+    x N). The kernel as compiled reaches fewer: a cooperative launch fails, and a grid sized for more resident
+    blocks runs in an extra wave. Bring the registers or shared memory back under the step (the finding names the
+    limiter; TA301 gives the figures), or change the host code and the entry. An error: the host code's launch
+    assumption is now false (a persistent or cooperative launch may fail or deadlock, a grid sized for N blocks per
+    SM runs an extra wave).""",
     trigger={"config": {"kernels": [{"name": "k", "block_size": 256, "expected_blocks_per_sm": 10}]},
              "log": _k("Used 69 registers, used 0 barriers")},
     clean={"config": {"kernels": [{"name": "k", "block_size": 256, "expected_blocks_per_sm": 7}]},

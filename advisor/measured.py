@@ -1,0 +1,235 @@
+"""Profiled launches beside the engine: for each launch of an Nsight Compute
+export, the engine recomputes the theoretical occupancy and every block limit
+from the launch's own figures (registers, static/dynamic/driver shared memory,
+the shared-memory configuration the driver chose, block, grid, cluster, the
+compute capability and SM count), each disagreement with the report named;
+the achieved occupancy and waves per SM go beside it, and the gap between
+theoretical and achieved is explained with numbers where the launch's shape
+explains it (advisor/rules/families/ta0_measured.py words the findings)."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from ..specs.errors import InputError
+from ..specs.names import UnknownArchError
+from ..specs.records import Arch
+from ..specs.resolve import resolve_arch
+from .engine.limits import CARVEOUT_DEFAULT, shared_mem_preference
+from .engine.occupancy import Occupancy, occupancy
+from .engine.shared_config import SharedMemConfig, predicted_config_of
+from .launch import LaunchConfig
+from .readers.ncu import ProfiledLaunch
+
+# Report figure -> engine block-limit name (cudaOccLimitingFactor order).
+BLOCK_LIMITS = {
+    "block_limit_warps": "warps", "block_limit_registers": "registers",
+    "block_limit_shared_mem": "shared_memory", "block_limit_sm": "blocks", "block_limit_barriers": "barriers",
+}
+REPORT_BLOCK_LIMITS = {name: key for key, name in BLOCK_LIMITS.items()}
+PERCENT_PRINTED = 0.005  # ncu prints percentages and waves to two decimals
+REQUIRED = ("registers", "static_shared_mem", "dynamic_shared_mem", "shared_mem_config_size", "sm_count")
+
+
+class Disagreement(NamedTuple):
+    figure: str  # the report's metric key
+    report: float
+    engine: float
+
+
+class Measured(NamedTuple):
+    """One profiled launch: the engine's figures from its launch, and the report's."""
+    launch: ProfiledLaunch
+    arch: Arch
+    config: LaunchConfig
+    result: Occupancy  # the engine's, under the configuration the driver chose
+    waves_per_sm: float | None  # the engine's: grid / (resident blocks x SMs)
+    barriers: int | None  # barriers per block, taken from the report's barrier limit (the export lacks the count)
+    predicted_config: SharedMemConfig | None  # the driver's choice as predicted with no carveout preference
+    disagreements: tuple[Disagreement, ...]
+
+    @property
+    def report(self) -> dict:
+        return self.launch.metrics
+
+
+class MeasuredError(ValueError):
+    """A launch the engine cannot take: a figure missing, or an unknown compute capability."""
+
+
+def arch_of(launch: ProfiledLaunch) -> Arch:
+    try:
+        return resolve_arch(launch.compute_capability)
+    except UnknownArchError:
+        raise MeasuredError(f"compute capability {launch.compute_capability[:8]!r} of {launch.kernel[:60]} "
+                            "is not one the specs know") from None
+
+
+def carveout_for_config(arch: Arch, config: float) -> int | None:
+    """The smallest carveout percentage under which the engine configures `config` bytes (the
+    report's size, printed possibly rounded to 10 bytes), or None if none does."""
+    for percent in range(101):
+        if abs(shared_mem_preference(arch, percent) - config) <= 10:
+            return percent
+    return None
+
+
+def barriers_for_limit(arch: Arch, limit: float | None) -> int | None:
+    """The barrier count per block that gives the report's barrier limit (the smallest, or None)."""
+    if limit is None or not arch.barriers_per_block_slot:
+        return None
+    available = arch.max_blocks_per_sm * arch.barriers_per_block_slot
+    return next((n for n in range(1, 17) if available // n == limit), None)
+
+
+def launch_config(launch: ProfiledLaunch, arch: Arch, carveout: int, barriers: int | None) -> LaunchConfig:
+    """The launch's figures through the one parser (LaunchConfig.from_mapping), which refuses
+    values no architecture allows (a hand-edited or corrupt export) with an InputError."""
+    m = launch.metrics
+    static = _likely_size(m["static_shared_mem"], launch.rounding.get("static_shared_mem", 0))
+    dynamic = _likely_size(m["dynamic_shared_mem"], launch.rounding.get("dynamic_shared_mem", 0))
+    cluster = int(m.get("cluster_size", 0)) or None
+    return LaunchConfig.from_mapping({
+        "registers": _whole(m["registers"]), "block_size": list(launch.block), "shared_mem": static,
+        "dynamic_shared_mem": dynamic, "carveout": carveout, "opt_in": static + dynamic > arch.shared_mem_per_block,
+        "barriers": barriers or 1, "grid_size": math.prod(launch.grid), "sm_count": _whole(m["sm_count"]),
+        "cluster_size": cluster})
+
+
+def _whole(value: float) -> int | float:
+    """An integral figure as an int; anything else as it is, for the parser to refuse."""
+    return int(value) if float(value).is_integer() else value
+
+
+def _likely_size(printed: float, rounding: float) -> int:
+    """A byte count ncu printed in a scaled unit (4.10 Kbyte: 4095..4105 bytes): the multiple of
+    16 bytes within the rounding where there is one, as shared memory sizes almost always are;
+    the figures at both ends of the rounding are still checked (_rounded_ends)."""
+    if rounding:
+        nearest = int(round(printed / 16)) * 16
+        if abs(nearest - printed) <= rounding:
+            return nearest
+    return int(round(printed))
+
+
+def measure(launch: ProfiledLaunch) -> Measured:
+    """The engine beside one profiled launch."""
+    missing = [key for key in REQUIRED if key not in launch.metrics]
+    if missing:
+        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}) lacks {', '.join(missing)}: "
+                            "profile with --section Occupancy --section LaunchStats")
+    arch = arch_of(launch)
+    carveout = carveout_for_config(arch, launch.metrics["shared_mem_config_size"])
+    if carveout is None:
+        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}): shared memory configuration "
+                            f"{launch.metrics['shared_mem_config_size']:.0f} bytes is none of {arch.sm}'s")
+    barriers = barriers_for_limit(arch, launch.metrics.get("block_limit_barriers"))
+    try:
+        config = launch_config(launch, arch, carveout, barriers)
+    except InputError as exc:
+        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}): {exc}") from None
+    result = occupancy(arch, config)
+    within = [result] + [occupancy(arch, c) for c in _rounded_ends(launch, config)]
+    return Measured(launch, arch, config, result, _waves(result, config), barriers,
+                    _prediction(arch, result), tuple(_disagreements(launch, arch, within, config)))
+
+
+def _rounded_ends(launch: ProfiledLaunch, config: LaunchConfig) -> list[LaunchConfig]:
+    """Where the export rounded the shared memory sizes (a scaled unit: 4.10 Kbyte), the launch at
+    both ends of what the printed figures allow: a report figure between theirs agrees."""
+    static = launch.rounding.get("static_shared_mem", 0)
+    dynamic = launch.rounding.get("dynamic_shared_mem", 0)
+    if not static and not dynamic:
+        return []
+    ends = []
+    for sign in (-1, 1):
+        ends.append(config._replace(static_shared_mem=max(0, math.ceil(config.static_shared_mem + sign * static)),
+                                    dynamic_shared_mem=max(0, math.ceil(config.dynamic_shared_mem + sign * dynamic))))
+    return ends
+
+
+def _waves(result: Occupancy, config: LaunchConfig) -> float | None:
+    if not result.active_blocks_per_sm or not config.sm_count or config.grid_size is None:
+        return None
+    return config.grid_size / (result.active_blocks_per_sm * config.sm_count)
+
+
+def _prediction(arch: Arch, result: Occupancy) -> SharedMemConfig | None:
+    """The configuration the driver picks with no carveout preference set (the export does not
+    say which preference the program set)."""
+    return predicted_config_of(result._replace(kernel=result.kernel._replace(carveout=CARVEOUT_DEFAULT)))
+
+
+def _engine_figures(arch: Arch, result: Occupancy, config: LaunchConfig) -> dict[str, tuple[float, float]]:
+    """The engine's value of each report figure, with the tolerance the report's printing allows."""
+    figures = {key: (result.block_limits[name], 0) for key, name in BLOCK_LIMITS.items()
+               if result.block_limits.get(name) is not None}
+    figures["theoretical_warps"] = (result.active_warps_per_sm, 0)
+    figures["theoretical_occupancy"] = (100 * result.occupancy, PERCENT_PRINTED)
+    figures["driver_shared_mem"] = (arch.reserved_shared_mem_per_block, 10)
+    waves = _waves(result, config)
+    if waves is not None:
+        figures["waves_per_sm"] = (waves, PERCENT_PRINTED)
+    return figures
+
+
+def _disagreements(launch: ProfiledLaunch, arch: Arch, within: list[Occupancy], config: LaunchConfig):
+    """Report figures the engine does not reproduce: outside the engine's values at every end."""
+    m = launch.metrics
+    ends = [_engine_figures(arch, result, config) for result in within]
+    for key, (engine, tolerance) in ends[0].items():
+        if key not in m:
+            continue
+        values = [end[key][0] for end in ends if key in end]
+        low, high = min(values) - tolerance - 1e-9, max(values) + tolerance + 1e-9
+        if not low <= m[key] <= high:
+            yield Disagreement(key, m[key], engine)
+
+
+class LaunchShape(NamedTuple):
+    """How a launch's grid lays out over the SMs, and the occupancy that layout allows, assuming
+    blocks of equal duration: on the SMs that hold blocks (the SMs Nsight Compute's achieved
+    figure averages over) and over the whole GPU for the launch's duration."""
+    grid: int
+    slots: int  # resident blocks per SM x SMs: blocks in one full wave
+    sm_count: int
+    full_waves: int
+    last_wave_blocks: int  # blocks of the last, partial wave (0: none)
+    last_wave_sms: int  # SMs the last wave keeps busy
+    busy_sm_bound: float  # percent: occupancy at most, on the SMs holding blocks
+    gpu_bound: float  # percent: occupancy at most, over every SM for the whole launch
+
+    @property
+    def waves(self) -> float:
+        return self.grid / self.slots
+
+
+def launch_shape(measured: Measured) -> LaunchShape | None:
+    """The layout of the launch's grid over the SMs; None when the engine says nothing fits."""
+    result, config = measured.result, measured.config
+    blocks, sms, grid = result.active_blocks_per_sm, config.sm_count, config.grid_size
+    if not blocks or not sms or not grid:
+        return None
+    slots = blocks * sms
+    full, rest = divmod(grid, slots)
+    warps = result.warps_per_block / result.max_warps_per_sm * 100
+    rest_sms = min(rest, sms)
+    if full == 0:  # one partial wave: the grid spread over the SMs it reaches
+        busy = grid / rest_sms * warps
+    else:  # each wave lasts one block's time; the last one keeps rest_sms SMs busy
+        busy = grid * warps / (full * sms + rest_sms)
+    gpu = grid * warps / ((full + (1 if rest else 0)) * sms)
+    theoretical = 100 * result.occupancy
+    return LaunchShape(grid, slots, sms, full, rest, rest_sms, min(busy, theoretical), min(gpu, theoretical))
+
+
+def findings_of(measured: Measured, selection=None, minimum: float | None = None) -> list:
+    """The TA0xx findings on one profiled launch, worst first (and the config rules' are not here:
+    lint adds them from the engine's result)."""
+    from .rules import MeasuredContext, RuleSelection, finding_order, measured_findings
+
+    context = MeasuredContext(measured, launch_shape(measured), minimum)
+    findings = measured_findings(context, selection or RuleSelection())
+    findings.sort(key=finding_order)
+    return findings

@@ -1,0 +1,29 @@
+"""`probe` and `verify`: the documents of measurements taken on a GPU (probes/ takes them)."""
+
+from __future__ import annotations
+
+from ..report import SCHEMA_VERSION
+
+
+def probe_document(documents: list[dict]) -> dict:
+    """One device's probe document as it is, or several devices' with the figure on which each
+    differs most from its siblings."""
+    if len(documents) == 1:
+        return documents[0]
+    from ...probes.results import differs_most
+
+    return {"schema_version": documents[0]["schema_version"], "devices": documents,
+            "differs_most": differs_most(documents)}
+
+
+def verify_document(device_name: str, device_index: int, arch, gpc_sms, verdicts) -> dict:
+    """The driver's occupancy answers against the engine's, kernel by kernel (probes.verify's verdicts)."""
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "device": device_name,
+        "device_index": device_index,
+        "arch": arch.sm,
+        "gpc_sms": gpc_sms,
+        "kernels": [{"name": v.name, "attributes": v.attributes, "checked": v.checked,
+                     "clusters_checked": v.clusters_checked, "disagreements": v.disagreements} for v in verdicts],
+    }

@@ -1,0 +1,75 @@
+"""`roofline`: memory- or compute-bound, the attainable ceiling, the headroom and the shared-memory
+pyramid of kernels on a product, from its spec or from measured probe results."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ..roofline import RooflineError
+
+
+@dataclass(frozen=True)
+class RooflineAnswer:
+    machine: object  # advisor.roofline.Machine
+    kernels: tuple  # (name, Placement) per kernel charted: "kernel" for the one given by figures, then the file's
+    document: dict
+
+    def to_json(self) -> dict:
+        return self.document
+
+
+def roofline_query(product, warp_size: int, precision: str, probe: dict | None = None, shared_l1_unified: bool = True,
+                   intensity: float | None = None, flops: float | None = None, bytes_: float | None = None,
+                   shared_bytes_per_flop: float | None = None, achieved: float | None = None,
+                   entries=()) -> RooflineAnswer:
+    """The kernel given by its intensity (or FLOPs and bytes) and the lint-config `entries` with a
+    roofline table, placed under the product's roofs. RooflineError names what is wrong."""
+    from ..report import SCHEMA_VERSION
+    from ..roofline import document, machine_from_product, place
+    from ..text import quoted
+
+    if intensity is None and (flops is None) != (bytes_ is None):
+        raise RooflineError("--flops and --bytes: give both, or --intensity")
+    intensity_name = "--intensity"
+    if intensity is None and flops is not None:
+        intensity, intensity_name = flops / bytes_, "--flops / --bytes"  # checked by place(), which names them
+    machine = machine_from_product(product, warp_size, precision, probe, shared_l1_unified=shared_l1_unified)
+    placement = None
+    if intensity is not None:
+        placement = place(machine, intensity, shared_bytes_per_flop, achieved, intensity_name=intensity_name)
+    kernels = [(entry.name, place(machine, entry.roofline.flop_per_byte(), entry.roofline.shared_bytes_per_flop,
+                                  entry.roofline.achieved, f"--kernels: {quoted(entry.name)}: ", "intensity"))
+               for entry in entries]
+    charted = ([("kernel", placement)] if placement is not None else []) + kernels
+    return RooflineAnswer(machine, tuple(charted), document(machine, placement, SCHEMA_VERSION, kernels))
+
+
+def roofline_entries(path: str) -> list:
+    """[[kernels]] entries with a roofline table, from a lint config (TOML, YAML or JSON)."""
+    from ..lint.config import ConfigError, load_config
+
+    try:
+        config = load_config(path)
+    except ConfigError as exc:
+        raise RooflineError(f"--kernels: {exc}") from None
+    entries = [entry for entry in config.kernels if entry.roofline is not None]
+    if not entries:
+        raise RooflineError(f"--kernels: {path} has no [[kernels]] entry with a roofline table "
+                            "(name = ..., roofline = {{flops = ..., bytes = ...}})")
+    return entries
+
+
+def probe_document(path: str) -> dict:
+    """A `probe --format json` document; its fields are checked where they are read (roofline.probe_ceilings)."""
+    from ...specs.files import read_bounded
+
+    try:
+        doc = json.loads(read_bounded(path))
+    except OSError as exc:
+        raise RooflineError(f"--probe: cannot read {path}: {exc.strerror}") from None
+    except (ValueError, RecursionError) as exc:
+        raise RooflineError(f"--probe: {path} is not a probe JSON document ({exc})") from None
+    if not (isinstance(doc, dict) and "results" in doc and "device" in doc):
+        raise RooflineError(f"--probe: {path} is not a probe JSON document (expected 'results' and 'device')")
+    return doc

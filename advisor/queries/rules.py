@@ -1,0 +1,29 @@
+"""`rules` and `explain`: the registry's rules, chosen by severity and code, and one rule by code or name."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..report import SCHEMA_VERSION
+
+
+@dataclass(frozen=True)
+class RulesAnswer:
+    rules: tuple  # the chosen Rule objects, in code order
+
+    def to_json(self) -> dict:
+        return {"schema_version": SCHEMA_VERSION, "rules": [r.to_dict() for r in self.rules]}
+
+
+def rules_query(selection, severity: str | None = None) -> RulesAnswer:
+    from ..rules import registry
+
+    return RulesAnswer(tuple(r for r in registry().values()
+                             if selection.allows(r.code) and (not severity or r.severity == severity)))
+
+
+def explain_query(code: str):
+    """The rule with this code (TA106) or name, or None."""
+    from ..rules import lookup
+
+    return lookup(code)

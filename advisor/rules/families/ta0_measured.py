@@ -1,0 +1,219 @@
+"""TA0xx: profiled launches (Nsight Compute exports read by lint). The engine
+recomputes each launch from its own figures (advisor/measured.py); these
+rules name a disagreement with the report and explain the gap between the
+theoretical and the achieved occupancy with numbers, each saying what to
+change. Their examples are one launch's figures as `ncu --csv` reports them
+(`example_export` writes the export the documented command reads)."""
+
+from __future__ import annotations
+
+from .. import MeasuredContext, rule
+
+_BASE = {"kernel": "k", "cc": "9.0", "sm_count": 132, "registers": 16, "static_shared_mem": 0,
+         "dynamic_shared_mem": 0, "shared_mem_config_size": 32768}
+THRESHOLDS = {"gap_points": 10.0, "tail_efficiency": 0.9, "early_ratio": 0.8, "short_ns": 10_000}
+
+# Example figure -> (ncu section, metric label, unit), as `ncu --csv` prints them.
+EXAMPLE_METRICS = {
+    "registers": ("Launch Statistics", "Registers Per Thread", "register/thread"),
+    "static_shared_mem": ("Launch Statistics", "Static Shared Memory Per Block", "byte/block"),
+    "dynamic_shared_mem": ("Launch Statistics", "Dynamic Shared Memory Per Block", "byte/block"),
+    "shared_mem_config_size": ("Launch Statistics", "Shared Memory Configuration Size", "byte"),
+    "sm_count": ("Launch Statistics", "# SMs", "SM"),
+    "block_limit_registers": ("Occupancy", "Block Limit Registers", "block"),
+    "theoretical_occupancy": ("Occupancy", "Theoretical Occupancy", "%"),
+    "achieved_occupancy": ("Occupancy", "Achieved Occupancy", "%"),
+    "duration_ns": ("GPU Speed Of Light Throughput", "Duration", "ns"),
+}
+HEADER = ('"ID","Process ID","Process Name","Host Name","Kernel Name","Context","Stream","Block Size",'
+          '"Grid Size","Device","CC","Section Name","Metric Name","Metric Unit","Metric Value"')
+
+
+def example_export(figures: dict) -> str:
+    """The `ncu --csv` export of one launch with these figures (a rule example's)."""
+    rows = [HEADER]
+    head = (f'"0","1","app","localhost","{figures["kernel"]}","1","7","({figures["block"]}, 1, 1)",'
+            f'"({figures["grid"]}, 1, 1)","0","{figures["cc"]}"')
+    for key, (section, label, unit) in EXAMPLE_METRICS.items():
+        if key in figures:
+            rows.append(f'{head},"{section}","{label}","{unit}","{figures[key]}"')
+    return "\n".join(rows) + "\n"
+
+
+def _example(**figures) -> dict:
+    return {"ncu": {**_BASE, **figures}}
+
+
+def _percent(value: float) -> str:
+    return f"{value:.1f}%"
+
+
+def _gap(context: MeasuredContext) -> tuple[float, float] | None:
+    """(theoretical, achieved) in percent, the engine's theoretical; None without an achieved figure."""
+    achieved = context.measured.report.get("achieved_occupancy")
+    if achieved is None or not context.measured.result.launchable:
+        return None
+    return 100 * context.measured.result.occupancy, achieved
+
+
+def under_one_wave(context: MeasuredContext, params: dict) -> bool:
+    shape, gap = context.shape, _gap(context)
+    return bool(shape and gap and shape.full_waves == 0 and shape.busy_sm_bound <= gap[0] - params["gap_points"])
+
+
+def tail_wave(context: MeasuredContext, params: dict) -> bool:
+    shape = context.shape
+    return bool(shape and shape.full_waves and shape.last_wave_blocks
+                and shape.grid / ((shape.full_waves + 1) * shape.slots) < params["tail_efficiency"])
+
+
+def ends_early(context: MeasuredContext, params: dict) -> bool:
+    shape, gap = context.shape, _gap(context)
+    return bool(shape and gap and gap[1] < params["early_ratio"] * shape.busy_sm_bound
+                and shape.busy_sm_bound - gap[1] >= params["gap_points"])
+
+
+def short_kernel(context: MeasuredContext, params: dict) -> bool:
+    duration = context.measured.report.get("duration_ns")
+    return duration is not None and duration < params["short_ns"]
+
+
+@rule(
+    code="TA001", name="report-disagrees", severity="warning", source="ncu-h200",
+    summary="The engine does not reproduce a figure of the Nsight Compute report",
+    explanation="""The engine recomputes every block limit, the theoretical occupancy and the waves per SM from the
+    launch's own figures (registers, static, dynamic and driver shared memory, the shared-memory configuration the
+    driver chose, block, grid, compute capability and SM count). A figure it does not reproduce means a spec or
+    engine defect, or a report from a different configuration than the figures say (a hand-edited or merged
+    export). Where ncu printed shared memory in a scaled unit (4.10 Kbyte), figures within that rounding agree;
+    export with --print-units base for exact figures.""",
+    trigger=_example(block=256, grid=132, block_limit_registers=8),
+    clean=_example(block=256, grid=132, block_limit_registers=16),
+)
+def report_disagrees(context: MeasuredContext, params: dict):
+    for item in context.measured.disagreements:
+        yield (f"the report gives {item.figure} = {item.report:g}, the engine computes {item.engine:g} "
+               "from the same launch"), {"figure": item.figure, "report": item.report, "engine": item.engine}
+
+
+@rule(
+    code="TA002", name="grid-under-one-wave", severity="warning", source="ncu-h200",
+    summary="The grid is less than one wave: the SMs cannot reach the theoretical occupancy",
+    explanation="""A wave is as many blocks as the GPU holds at once (resident blocks per SM x SMs). A grid smaller
+    than one wave leaves SMs idle or holding fewer blocks than they could, so the achieved occupancy on the busy SMs
+    is at most the grid's blocks per busy SM x warps per block over the SM's warps. Launch at least one wave: more,
+    smaller blocks (a smaller block size, less work per block) or more of the problem per launch.""",
+    params=THRESHOLDS,
+    trigger=_example(block=256, grid=66, achieved_occupancy=12.5),
+    clean=_example(block=256, grid=1056, achieved_occupancy=95.0),
+)
+def grid_under_one_wave(context: MeasuredContext, params: dict):
+    if not under_one_wave(context, params):
+        return
+    shape, (theoretical, _) = context.shape, _gap(context)
+    yield (f"the grid's {shape.grid} blocks are {shape.waves:.2f} of a wave of {shape.slots} "
+           f"({shape.slots // shape.sm_count} per SM x {shape.sm_count} SMs) and reach {shape.last_wave_sms} of "
+           f"{shape.sm_count} SMs: occupancy on those is at most {_percent(shape.busy_sm_bound)} (theoretical "
+           f"{_percent(theoretical)}); launch at least {shape.slots} blocks (smaller blocks or less work per block)"), \
+        {"grid": shape.grid, "wave": shape.slots, "waves": round(shape.waves, 4), "busy_sms": shape.last_wave_sms,
+         "bound": round(shape.busy_sm_bound, 2)}
+
+
+@rule(
+    code="TA003", name="tail-wave", severity="warning", source="ncu-h200",
+    summary="The last wave is a small tail: the GPU idles for part of the launch",
+    explanation="""When the grid is not a whole number of waves, the last wave runs on fewer SMs (or fewer blocks
+    per SM) while the rest wait for it. With blocks of equal duration, occupancy averaged over the GPU for the
+    launch is at most the grid's blocks over (waves rounded up x blocks per wave). Make the grid a whole number of
+    waves (change the block size or the work per block), or loop in a persistent kernel of one wave of blocks.""",
+    params=THRESHOLDS,
+    trigger=_example(block=256, grid=1057, achieved_occupancy=60.0),
+    clean=_example(block=256, grid=2112, achieved_occupancy=95.0),
+)
+def tail_wave_rule(context: MeasuredContext, params: dict):
+    if not tail_wave(context, params):
+        return
+    shape = context.shape
+    waves = shape.full_waves + 1
+    yield (f"the grid's {shape.grid} blocks make {shape.full_waves} full wave(s) of {shape.slots} and a last wave "
+           f"of {shape.last_wave_blocks} block(s) that fills {shape.last_wave_sms} of {shape.sm_count} SMs: averaged "
+           f"over the GPU, occupancy is at most {_percent(shape.gpu_bound)}; a grid of {shape.full_waves * shape.slots} "
+           f"or {waves * shape.slots} blocks, more work per block, or a persistent loop over {shape.slots} blocks "
+           "removes the tail"), \
+        {"grid": shape.grid, "wave": shape.slots, "full_waves": shape.full_waves,
+         "last_wave_blocks": shape.last_wave_blocks, "last_wave_sms": shape.last_wave_sms,
+         "bound": round(shape.gpu_bound, 2)}
+
+
+@rule(
+    code="TA004", name="blocks-end-early", severity="info", source="ncu-h200",
+    summary="Achieved occupancy is well under what the launch's waves allow: blocks or warps end at different times",
+    explanation="""With the waves accounted for, the busy SMs could hold the theoretical occupancy (or the grid's
+    share of it). Achieved well under that means warps are resident for less of the time than the launch allows:
+    blocks with unequal work, warps or blocks that exit early, or an issue-bound SM whose scheduler finishes some
+    warps long before others. Give every block the same work, or take work dynamically in a persistent loop.""",
+    params=THRESHOLDS,
+    trigger=_example(block=256, grid=1056, achieved_occupancy=40.0),
+    clean=_example(block=256, grid=1056, achieved_occupancy=95.0),
+)
+def blocks_end_early(context: MeasuredContext, params: dict):
+    if not ends_early(context, params):
+        return
+    shape, (_, achieved) = context.shape, _gap(context)
+    yield (f"achieved {_percent(achieved)} is well under the {_percent(shape.busy_sm_bound)} the launch's "
+           f"{shape.waves:.2f} waves allow on busy SMs: blocks or warps end at different times (unequal work, early "
+           f"exits); give blocks equal work or take it in a persistent loop of {shape.slots} blocks"), \
+        {"achieved": achieved, "bound": round(shape.busy_sm_bound, 2)}
+
+
+@rule(
+    code="TA005", name="short-kernel", severity="info", source="ncu-h200",
+    summary="The kernel runs for a few microseconds: launch and ramp dominate",
+    explanation="""A kernel of a few microseconds spends much of its time launching, filling the SMs and draining
+    them; its achieved occupancy says more about that ramp than about the kernel. Batch the work: more per block
+    or per launch, fused kernels, or CUDA graphs to cut launch gaps.""",
+    params=THRESHOLDS,
+    trigger=_example(block=256, grid=132, achieved_occupancy=12.0, duration_ns=1700),
+    clean=_example(block=256, grid=132, achieved_occupancy=12.0, duration_ns=250000),
+)
+def short_kernel_rule(context: MeasuredContext, params: dict):
+    if short_kernel(context, params):
+        duration = context.measured.report["duration_ns"]
+        yield (f"ran {duration / 1000:.1f} us, under {params['short_ns'] / 1000:.0f} us: launch and ramp dominate "
+               "its occupancy; give each launch more work (fuse kernels, more per block, CUDA graphs)"), \
+            {"duration_ns": duration}
+
+
+@rule(
+    code="TA006", name="unexplained-gap", severity="info", source="ncu-h200",
+    summary="Achieved occupancy is under the theoretical figure for no reason the launch's shape shows",
+    explanation="""The grid fills whole waves, the achieved figure is close to what they allow, and the kernel is
+    not short, yet the achieved occupancy is under the theoretical one by more than the threshold. The cause is
+    outside what the report's launch figures show (other work sharing the GPU, a profiler replay artefact).""",
+    params=THRESHOLDS,
+    trigger=_example(block=256, grid=1056, achieved_occupancy=85.0, duration_ns=250000),
+    clean=_example(block=256, grid=1056, achieved_occupancy=95.0, duration_ns=250000),
+)
+def unexplained_gap(context: MeasuredContext, params: dict):
+    gap = _gap(context)
+    if gap is None or gap[0] - gap[1] < params["gap_points"]:
+        return
+    if any(test(context, params) for test in (under_one_wave, tail_wave, ends_early, short_kernel)):
+        return
+    yield (f"achieved {_percent(gap[1])} against theoretical {_percent(gap[0])}: the launch's shape does not "
+           "explain the gap"), {"theoretical": round(gap[0], 2), "achieved": gap[1]}
+
+
+@rule(
+    code="TA007", name="achieved-below-minimum", severity="error", source="project-config",
+    summary="Achieved occupancy is under the lint config's min_achieved_occupancy",
+    explanation="""The lint config sets min_achieved_occupancy (a fraction, 0..1); a profiled launch whose achieved
+    occupancy is under it fails, so a CI job can hold a measured budget as it holds min_occupancy.""",
+    trigger={"ncu": {**_BASE, "block": 256, "grid": 1056, "achieved_occupancy": 40.0}, "min_achieved_occupancy": 0.5},
+    clean={"ncu": {**_BASE, "block": 256, "grid": 1056, "achieved_occupancy": 60.0}, "min_achieved_occupancy": 0.5},
+)
+def achieved_below_minimum(context: MeasuredContext, params: dict):
+    achieved = context.measured.report.get("achieved_occupancy")
+    if context.minimum is not None and achieved is not None and achieved < 100 * context.minimum:
+        yield (f"achieved {_percent(achieved)}, under min_achieved_occupancy {context.minimum:g}"), \
+            {"achieved": achieved, "minimum": context.minimum}

@@ -1,0 +1,119 @@
+"""The Nsight Compute reader on real exports (tests/fixtures/ncu) and on hostile input."""
+
+import io
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from tuneadvise.advisor.readers import ncu
+from tuneadvise.advisor.readers.ncu import (
+    MAX_LINE,
+    NcuConversionError,
+    group_by_kernel,
+    is_ncu_export,
+    read_lines,
+    read_ncu,
+)
+
+from ..advisor.ncu_fixtures import launches, text
+
+
+def test_launches_of_two_processes_stay_apart():
+    both = launches("processes")
+    by_process = {}
+    for launch in both:
+        by_process.setdefault(launch.process_id, []).append(launch)
+    assert len(by_process) == 2
+    # ncu numbers the launches of the whole run; the process says whose each one is
+    assert [launch.launch_id for launch in both] == list(range(30))
+    assert [len(group) for group in by_process.values()] == [9, 21]
+    assert {launch.process_name for launch in both} == {"ncu_templates", "python3.12"}
+
+
+def test_launches_grouped_by_kernel_keep_their_configurations():
+    groups = group_by_kernel(launches("ncu_templates"))
+    assert [name.split("(")[0] for name in groups] == ["void block_sum<64>", "void block_sum<128>", "void block_sum<512>"]
+    assert [launch.grid for launch in groups["void block_sum<64>(const float *, float *, int, int)"]] == \
+        [(131, 1, 1), (330, 1, 1), (1056, 1, 1)]
+
+
+def test_scaled_and_base_units_give_the_same_launches():
+    scaled, base = launches("smem_import"), launches("smem_import_base")
+    assert len(scaled) == len(base) == 62
+    for a, b in zip(scaled, base):
+        for key, value in b.metrics.items():
+            assert abs(a.metrics[key] - value) <= a.rounding.get(key, 0) + 1e-6, key
+    assert any(launch.rounding for launch in scaled) and not any(launch.rounding for launch in base)
+
+
+def test_a_direct_export_and_an_imported_report_agree_on_the_launches():
+    direct, imported = launches("ncu_smem"), launches("smem_import_base")
+    assert [(launch.kernel, launch.grid, launch.block) for launch in direct] == \
+        [(launch.kernel, launch.grid, launch.block) for launch in imported]
+    assert all(a.metrics["shared_mem_config_size"] == b.metrics["shared_mem_config_size"]
+               for a, b in zip(direct, imported))
+
+
+def test_recognised_by_content():
+    assert is_ncu_export(text("ncu_tails").encode()[:4096])
+    assert not is_ncu_export(b"ptxas info    : Used 40 registers")
+
+
+def test_a_saved_report_without_ncu_says_how_to_export(tmp_path, monkeypatch):
+    report = tmp_path / "R.ncu-rep"
+    report.write_bytes(b"NVR\0\x02\0\0\0" + bytes(64))
+    monkeypatch.setattr(ncu.shutil, "which", lambda name: None)
+    with pytest.raises(NcuConversionError, match=r"ncu --import R.ncu-rep --csv > report.csv"):
+        read_ncu(report)
+
+
+def test_a_bad_value_is_a_problem_with_its_line_and_the_rest_is_read():
+    lines = text("ncu_tails").splitlines(keepends=True)
+    index = next(i for i, line in enumerate(lines) if '"Registers Per Thread"' in line)
+    lines[index] = lines[index].replace('"16",', '"sixteen",')
+    result = read_lines(lines, "edited.csv")
+    assert len(result.launches) == 39
+    assert len(result.problems) == 1 and result.problems[0].line == index + 1
+    assert "Registers Per Thread: expected a number" in result.problems[0].message
+
+
+def test_an_overlong_line_is_skipped_not_held(tmp_path):
+    path = tmp_path / "long.csv"
+    body = text("ncu_templates")
+    header, rest = body.split('"ID","Process ID"', 1)
+    path.write_text(header + '"ID","Process ID"' + rest + '"' + "x" * (3 * MAX_LINE) + "\n")
+    result = read_ncu(path)
+    assert len(result.launches) == 9
+
+
+def test_not_an_export():
+    result = read_lines(["hello\n", "world\n"], "x.csv")
+    assert not result.launches and "ncu --csv" in result.problems[0].message
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(text("ncu_templates").splitlines(keepends=True)[:120]) | st.text(max_size=80),
+                max_size=60))
+def test_hostile_lines_never_raise(lines):
+    result = read_lines(lines, "fuzz.csv")
+    assert len(result.problems) <= ncu.MAX_PROBLEMS + 1
+    for launch in result.launches:
+        assert all(isinstance(v, float) for v in launch.metrics.values())
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.binary(max_size=400))
+def test_hostile_bytes_never_raise(tmp_path_factory, data):
+    path = tmp_path_factory.mktemp("ncu") / "f.csv"
+    path.write_bytes(b'"ID","Process ID"' + data)
+    try:
+        read_ncu(path)
+    except NcuConversionError:
+        pytest.fail("a CSV is never converted")
+
+
+def test_stream_holds_one_launch_at_a_time():
+    """The reader takes an iterator: it never needs the whole text."""
+    result = read_lines(io.StringIO(text("ncu_triton")), "t.csv")
+    assert len(result.launches) == 11
