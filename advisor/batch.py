@@ -142,7 +142,7 @@ def _id_text(value, strict: bool = True) -> str | None:
     if value is _NO_ID:
         return None
     try:
-        return json.dumps(value, separators=(",", ":"), allow_nan=False)  # json_line would write NaN
+        return json_line(value, allow_nan=False)
     except ValueError:
         if strict:
             raise InputError("id", "NaN and Infinity are not JSON; give any JSON value") from None

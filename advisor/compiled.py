@@ -35,9 +35,6 @@ from typing import NamedTuple
 from .engine.occupancy import Occupancy
 from .inputs import InputError
 
-DEFAULT_DYNAMIC_LIMIT = 49152  # dynamic shared memory a block may have before cudaFuncSetAttribute opts in
-TRITON_OPT_IN_ABOVE = 49152  # Triton's launcher opts in above this (its driver.c)
-
 
 class Resources(NamedTuple):
     """What a compiled kernel uses, and the launch its framework makes (None: chosen per call)."""
@@ -63,6 +60,7 @@ def analyze_compiled(obj, arch=None, block_size=None, dynamic_shared_mem=None, *
     says, or for Triton what its launcher does for this amount of dynamic shared memory)."""
     from ..probes.driver import current_device_arch
     from . import analyze
+    from .lint.kernel_caches import OPT_IN_ABOVE
 
     found = resources_of(obj, kernel)
     arch = arch if arch is not None else (current_device_arch() or found.arch)
@@ -81,7 +79,7 @@ def analyze_compiled(obj, arch=None, block_size=None, dynamic_shared_mem=None, *
     if found.arch is not None and arch != found.arch:
         values["compiled_for"] = found.arch
     if dynamic_shared_mem is not None and found.framework == "triton":
-        values["opt_in"] = _parse_dynamic(dynamic) > TRITON_OPT_IN_ABOVE  # as Triton would, for this amount
+        values["opt_in"] = _parse_dynamic(dynamic) > OPT_IN_ABOVE  # as Triton would, for this amount
     if opt_in is not None:
         values["opt_in"] = opt_in
     return analyze(arch, cuda=cuda, **{k: v for k, v in values.items() if v is not None})
@@ -135,16 +133,19 @@ def _one_kernel(data: bytes, kernel: str | None, where: str):
     except CubinError as exc:
         raise InputError("obj", f"{where}: {exc}") from None
     if kernel is not None:
-        kernels = [k for k in kernels if k.name == kernel]
+        from .readers.demangle import name_matches
+
+        kernels = [k for k in kernels if k.name == kernel or name_matches(k.name, kernel)]
     if len(kernels) != 1:
         names = ", ".join(k.name for k in read_cubin(data))[:400]
-        raise InputError("kernel", f"{where} holds {names or 'no kernel'}; name one with kernel=")
+        raise InputError("kernel", f"{where} holds {names or 'no kernel'}; name one with kernel= (its mangled "
+                                   "or demangled name, or a glob that matches one)")
     return kernels[0]
 
 
 def _cubin_resources(obj, kernel: str | None) -> Resources:
     from ..specs.files import read_bounded
-    from .lint.caches import MAX_CUBIN_BYTES, without_cupy_header
+    from .lint.kernel_caches import MAX_CUBIN_BYTES, without_cupy_header
 
     where = "the cubin"
     if isinstance(obj, (str, os.PathLike)):
@@ -163,7 +164,7 @@ def _cubin_resources(obj, kernel: str | None) -> Resources:
 
 
 def _triton_resources(metadata, asm) -> Resources:
-    from .lint.caches import MetadataError, triton_entry
+    from .lint.kernel_caches import MetadataError, triton_entry
 
     try:
         fields = metadata if isinstance(metadata, dict) else (metadata._asdict() if hasattr(metadata, "_asdict")
@@ -185,6 +186,8 @@ def _triton_resources(metadata, asm) -> Resources:
 
 
 def _cupy_resources(obj, attributes) -> Resources:
+    from .lint.kernel_caches import OPT_IN_ABOVE
+
     static = _whole(_get(attributes, "shared_size_bytes") or 0, "shared_size_bytes")
     max_dynamic = _get(attributes, "max_dynamic_shared_size_bytes")
     version = _get(attributes, "binary_version")
@@ -192,7 +195,7 @@ def _cupy_resources(obj, attributes) -> Resources:
     return Resources("CuPy", str(getattr(obj, "name", "") or "kernel"), _whole(_get(attributes, "num_regs"), "num_regs"),
                      static, _whole(_get(attributes, "local_size_bytes") or 0, "local_size_bytes"),
                      _whole(_get(attributes, "max_threads_per_block") or 1024, "max_threads_per_block", 1, 1024), arch,
-                     opt_in=isinstance(max_dynamic, int) and max_dynamic + static > DEFAULT_DYNAMIC_LIMIT)
+                     opt_in=isinstance(max_dynamic, int) and max_dynamic + static > OPT_IN_ABOVE)
 
 
 def _numba_resources(kernel, py_func) -> Resources:

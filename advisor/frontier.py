@@ -17,7 +17,6 @@ names the attribute to change.
 from __future__ import annotations
 
 import os
-from fnmatch import fnmatchcase
 from typing import NamedTuple
 
 from .engine.occupancy import occupancy
@@ -25,7 +24,7 @@ from .engine.whatif import bounds_register_cap, register_caps
 from .launch import LaunchConfig
 from .lint.machine_code import lines_by_bytes, machine_code_reader
 from .readers.compiler_output import KernelUsage
-from .readers.demangle import kernel_names
+from .readers.demangle import kernel_names, name_matches
 from .readers.source_index import SourceIndex
 from .toolchain.compile import Build, Compiler
 from .toolchain.discovery import find_toolchain
@@ -99,7 +98,7 @@ def _point(arch, usage: KernelUsage, block_size: int, max_threads: int | None, c
 
 
 def _matches(name: str, glob: str | None) -> bool:
-    return glob is None or any(fnmatchcase(n, glob) for n in kernel_names(name))
+    return glob is None or name_matches(name, glob)
 
 
 def _own_cap(definition) -> str | None:

@@ -26,7 +26,6 @@ from .inputs import (
     CARVEOUT_DEFAULT,
     MAX_BARRIERS,
     MAX_REGISTERS,
-    MAX_SHARED_MEM,
     MAX_THREADS,
     MAX_VIRTUAL_RESOURCES,
     InputError,
@@ -96,24 +95,17 @@ class LaunchConfig(NamedTuple):
         allowed = KEYS if keys is None else keys
         if not allowed.issuperset(values):
             raise unknown_key(next(key for key in values if key not in allowed), allowed)
-        if _plain(values):
-            get = values.get
-            block = values["block_size"]
-            carveout = get("carveout")
-            barriers = get("barriers")
-            return cls(virtual_resources=get("virtual_resources") or 0, registers=values["registers"], block_size=block,
-                       static_shared_mem=get("shared_mem") or 0, dynamic_shared_mem=get("dynamic_shared_mem") or 0,
-                       carveout=CARVEOUT_DEFAULT if carveout is None or carveout == "default" else carveout,
-                       opt_in=get("opt_in") is True, barriers=1 if barriers is None else barriers,
-                       max_threads_per_block=get("max_threads_per_block"))
         parsed = {}
-        for field in FIELDS:
+        for field in REQUIRED_FIELDS:  # first, as FIELDS orders them: their errors come first
             raw = values.get(field.key)
             if raw is None:
-                if field.required:
-                    raise InputError(field.key, "missing")
-                continue
+                raise InputError(field.key, "missing")
             parsed[field.attribute] = field.parse(raw, field.key)
+        get = values.get
+        for field in OPTIONAL_FIELDS:  # in FIELDS' order, so the first bad key is the one named
+            raw = get(field.key)
+            if raw is not None:
+                parsed[field.attribute] = field.parse(raw, field.key)
         dims = parsed.pop("block_dims")
         threads = 1
         for d in dims:
@@ -202,6 +194,8 @@ KEYS = frozenset(field.key for field in FIELDS)
 RESOURCE_KEYS = frozenset(field.key for field in FIELDS if field.engine)
 CONTEXT_KEYS = KEYS - RESOURCE_KEYS
 BY_KEY = {field.key: field for field in FIELDS}
+REQUIRED_FIELDS = tuple(field for field in FIELDS if field.required)
+OPTIONAL_FIELDS = tuple(field for field in FIELDS if not field.required)
 
 
 def unknown_key(key, allowed) -> InputError:
@@ -212,27 +206,3 @@ def unknown_key(key, allowed) -> InputError:
     close = difflib.get_close_matches(str(key), names, n=1)
     hint = f"; did you mean '{close[0]}'?" if close else f" (allowed: {', '.join(names)})"
     return InputError(str(key)[:64], f"unknown key{hint}")
-
-
-def _plain(values: Mapping) -> bool:
-    """Whether every value is an in-range int (or absent) on a resource key: the common batch
-    line, which needs none of the general parsers. tests/advisor/test_launch.py holds the fast path
-    equal to the parsers on values of every JSON type."""
-    get = values.get
-    registers, block = get("registers"), get("block_size")
-    if not (type(registers) is int and 0 <= registers <= MAX_REGISTERS and type(block) is int and 1 <= block <= MAX_THREADS):
-        return False
-    if len(values) == 2:
-        return True
-    if not CONTEXT_KEYS.isdisjoint(values):
-        return False
-    static, dynamic, carveout = get("shared_mem"), get("dynamic_shared_mem"), get("carveout")
-    opt_in, barriers, bound = get("opt_in"), get("barriers"), get("max_threads_per_block")
-    virtual = get("virtual_resources")
-    return ((static is None or type(static) is int and 0 <= static <= MAX_SHARED_MEM)
-            and (dynamic is None or type(dynamic) is int and 0 <= dynamic <= MAX_SHARED_MEM)
-            and (carveout is None or carveout == "default" or type(carveout) is int and 0 <= carveout <= 100)
-            and (opt_in is None or opt_in is True or opt_in is False)
-            and (barriers is None or type(barriers) is int and 0 <= barriers <= MAX_BARRIERS)
-            and (bound is None or type(bound) is int and 1 <= bound <= MAX_THREADS)
-            and (virtual is None or type(virtual) is int and 0 <= virtual <= MAX_VIRTUAL_RESOURCES))

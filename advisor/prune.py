@@ -13,8 +13,9 @@
 `dynamic_shared_mem`, and optionally `opt_in` (default: opted in when the block needs more
 than the default 48 KB, as Triton's launcher does; pass False for CUDA code that never calls
 cudaFuncSetAttribute), `cluster_size`, `max_threads_per_block` (__launch_bounds__). The
-answer is the engine's (`tuneadvise.advisor.analyze`): each resource's limit comes from its
-cached table (advisor/engine/cache.py), so thousands of configurations cost milliseconds;
+answer is the engine's (`tuneadvise.advisor.analyze`) on the LaunchConfig the resources make,
+validated as every other input is; each resource's limit is cached by value
+(advisor/engine/cached_limits.py), so thousands of configurations cost milliseconds;
 benchmarks/prune.py measures it. Configurations with the same resources share one answer.
 
 What it cannot know: before compiling, registers and spills are the caller's estimate, and a
@@ -26,16 +27,15 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from typing import NamedTuple
 
-from .engine.cache import shape_limits, shared_mem_limits
-from .engine.occupancy import block_limits, cluster_errors
-from .inputs import InputError
-from .launch import CARVEOUT_DEFAULT, LaunchConfig
+from .engine.occupancy import block_limits, launch_errors
+from .inputs import MAX_THREADS, InputError, parse_int
+from .launch import LaunchConfig
 
 WARP = 32
-_KEYS = frozenset({"registers", "block_size", "num_warps", "shared_mem", "dynamic_shared_mem", "opt_in",
-                   "cluster_size", "max_threads_per_block"})
-_LIMITS = {"registers": 255, "block_size": 1 << 20, "num_warps": 1 << 15, "shared_mem": 1 << 30,
-           "dynamic_shared_mem": 1 << 30, "cluster_size": 64, "max_threads_per_block": 1 << 20}
+# The keys resources() may return: LaunchConfig's (advisor/launch.py) that an autotuner knows
+# before launching, and Triton's num_warps (32 threads each) for block_size.
+PRUNE_KEYS = frozenset({"registers", "block_size", "shared_mem", "dynamic_shared_mem", "opt_in", "cluster_size",
+                        "max_threads_per_block"})
 
 
 class Pruned(NamedTuple):
@@ -62,93 +62,63 @@ def prune(configs: Iterable, arch, resources: Callable[[object], Mapping], *, mi
         configs = iter(configs)
     except TypeError:
         raise InputError("configs", f"expected an iterable of configurations, not a {type(configs).__name__}") from None
-    table = _Table(resolve_arch(arch, cuda))
+    answers = _Answers(resolve_arch(arch, cuda))
     kept = []
     for index, config in enumerate(configs):
-        answer = table.answer(_key(resources(config), index))
+        launch = _config(resources(config), index)
+        answer = None if launch is None else answers.answer(*launch)
         if answer is not None and (min_occupancy is None or answer[0] >= min_occupancy):
             kept.append(Pruned(config, *answer))
     return kept
 
 
-def _key(values, index: int) -> tuple:
-    """(registers, block, static, dynamic, opt_in or None, cluster, bound), validated."""
-    try:
-        get = values.get
-        registers, block, warps = get("registers"), get("block_size"), get("num_warps")
-        static, dynamic, opt_in = get("shared_mem", 0), get("dynamic_shared_mem", 0), get("opt_in")
-        cluster, bound = get("cluster_size"), get("max_threads_per_block")
-    except AttributeError:
+def _config(values, index: int) -> tuple[LaunchConfig, bool] | None:
+    """(the LaunchConfig of one configuration's resources, whether opt_in was left unsaid),
+    through LaunchConfig's own validation (InputError naming the key and the configuration);
+    None for a block larger than any architecture allows, which simply cannot launch."""
+    if type(values) is not dict and not isinstance(values, Mapping):
         raise InputError("resources", f"config {index}: resources() must return a mapping, not "
-                                      f"{type(values).__name__}") from None
-    if len(values) > 2 and not _KEYS.issuperset(values):
-        unknown = ", ".join(sorted(map(str, set(values) - _KEYS)))[:200]
-        raise InputError("resources", f"config {index}: unknown key(s) {unknown}; allowed: {', '.join(sorted(_KEYS))}")
-    if block is None and warps is not None:
-        block = WARP * _whole(warps, "num_warps", index)
-    key = (registers, block, static, dynamic, opt_in, cluster, bound)
-    if type(registers) is int and type(block) is int and type(static) is int and type(dynamic) is int \
-            and 0 <= registers <= 255 and 1 <= block <= 1 << 20 and 0 <= static <= 1 << 30 and 0 <= dynamic <= 1 << 30 \
-            and (opt_in is None or type(opt_in) is bool) and cluster is None and bound is None:
-        return key  # the usual case, checked without a call per field
-    if registers is None:
-        raise InputError("registers", f"config {index}: registers is needed (an estimate before compiling)")
-    if block is None:
-        raise InputError("block_size", f"config {index}: block_size or num_warps is needed")
-    for name, value in zip(("registers", "block_size", "shared_mem", "dynamic_shared_mem", "cluster_size",
-                            "max_threads_per_block"), (registers, block, static, dynamic, cluster, bound)):
-        _whole(value, name, index)
-    if block < 1:
-        raise InputError("block_size", f"config {index}: a block needs at least one thread")
-    if opt_in is not None and not isinstance(opt_in, bool):
-        raise InputError("opt_in", f"config {index}: opt_in must be True, False or absent")
-    return key
+                                      f"{type(values).__name__}")
+    try:
+        if "num_warps" in values:
+            values = dict(values)
+            warps = values.pop("num_warps")
+            if values.get("block_size") is None and warps is not None:
+                values["block_size"] = WARP * parse_int(warps, "num_warps", 1, MAX_THREADS)
+        block = values.get("block_size")
+        if type(block) is int and block > MAX_THREADS:
+            return None
+        return LaunchConfig.from_mapping(values, keys=PRUNE_KEYS), values.get("opt_in") is None
+    except InputError as exc:
+        raise InputError(exc.field, f"config {index}: {exc.detail}") from None
 
 
-def _whole(value, key: str, index: int):
-    if value is None:
-        return None
-    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= _LIMITS[key]:
-        raise InputError(key, f"config {index}: expected a whole number from 0 to {_LIMITS[key]}, "
-                              f"got {str(value)[:40]!r}")
-    return value
-
-
-class _Table:
-    """One architecture's answers, built from the engine's cached limit tables: each resource's
-    limit as block_limits computes it, and the launch errors as launch_errors finds them (the
-    cluster's through the engine's own check). Answers are kept per key for this call only."""
+class _Answers:
+    """One architecture's answers, each the engine's occupancy of the configuration (the opt-in
+    that Triton's launcher makes, where the caller did not say), kept per configuration for this
+    call only: configurations with the same resources share one."""
 
     def __init__(self, arch):
         self.arch = arch
-        probe = block_limits(arch, LaunchConfig(registers=0, block_size=WARP))[0]
-        self.fixed = [v for k, v in probe.items() if k not in ("warps", "registers", "shared_memory")]
-        self.fixed_names = [k for k in probe if k not in ("warps", "registers", "shared_memory")]
         self.answers: dict[tuple, tuple | None] = {}
 
-    def answer(self, key: tuple) -> tuple | None:
+    def answer(self, config: LaunchConfig, opt_in_unsaid: bool) -> tuple | None:
         """(occupancy, blocks per SM, limiters), or None where the configuration cannot launch."""
-        answers = self.answers
-        if key in answers:
-            return answers[key]
+        key = (config, opt_in_unsaid)
+        if key in self.answers:
+            return self.answers[key]
         arch = self.arch
-        registers, block, static, dynamic, opt_in, cluster, bound = key
-        if opt_in is None:
-            opt_in = static + dynamic > arch.shared_mem_per_block and bool(arch.shared_mem_opt_in)
+        if opt_in_unsaid:
+            total = config.static_shared_mem + config.dynamic_shared_mem
+            config = config._replace(opt_in=total > arch.shared_mem_per_block and bool(arch.shared_mem_opt_in))
+        limits = block_limits(arch, config)[0]  # the engine's limits and launch checks, without a whole Occupancy
+        blocks = 0 if launch_errors(arch, config, limits) else min(limits.values())
         answer = None
-        if block <= arch.max_threads_per_block and registers <= arch.max_registers_per_thread \
-                and static <= arch.shared_mem_per_block and (bound is None or block <= bound):
-            warps_limit, registers_limit, _ = shape_limits(arch, registers, block)
-            smem_limit = shared_mem_limits(arch, static, dynamic, CARVEOUT_DEFAULT, opt_in)[0]
-            limits = (warps_limit, registers_limit, smem_limit, *self.fixed)
-            blocks = min(limits)
-            if blocks > 0 and not (cluster is not None and cluster > 1 and cluster_errors(
-                    arch, LaunchConfig(registers=registers, block_size=block, cluster_size=cluster))):
-                names = ("warps", "registers", "shared_memory", *self.fixed_names)
-                warps = -(-block // arch.warp_size)
-                answer = (blocks * warps / arch.max_warps_per_sm, blocks,
-                          tuple(n for n, v in zip(names, limits) if v == blocks))
-        answers[key] = answer
+        if blocks > 0:
+            warps = -(-config.block_size // arch.warp_size)
+            answer = (blocks * warps / arch.max_warps_per_sm, blocks,
+                      tuple(name for name, limit in limits.items() if limit == blocks))
+        self.answers[key] = answer
         return answer
 
 

@@ -134,7 +134,7 @@ def resolved_document(resolved, result: Occupancy, findings: list | None = None)
     if result.kernel.cluster_size is not None:  # single queries and batch lines alike
         from .engine.clusters import cluster_document
 
-        document["clusters"] = cluster_document(resolved.product, result.active_blocks_per_sm,
+        document["clusters"] = cluster_document(resolved, result.active_blocks_per_sm,
                                                 result.kernel.cluster_size) if result.launchable else None
     return document
 

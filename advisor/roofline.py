@@ -34,7 +34,7 @@ class RooflineError(ValueError):
 FIGURE_RANGE = (1e-100, 1e100)
 
 
-def bounded(value, what: str) -> float:
+def in_figure_range(value, what: str) -> float:
     """`value` as a float within FIGURE_RANGE; RooflineError naming `what` otherwise."""
     low, high = FIGURE_RANGE
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -82,7 +82,7 @@ def probe_ceilings(probe) -> tuple[str, dict[str, float]]:
         if value is None:
             continue  # the probe failed or did not run
         if name in used:
-            value = bounded(value, f"{where}.value ({quoted(name)})")
+            value = in_figure_range(value, f"{where}.value ({quoted(name)})")
         elif isinstance(value, bool) or not isinstance(value, (int, float)):
             raise RooflineError(f"{where}.value ({quoted(name)}): expected a number or null, got {_described(value)}")
         if not above:
@@ -175,11 +175,11 @@ def place(machine: Machine, intensity: float, shared_bytes_per_flop: float | Non
           achieved: float | None = None, where: str = "", intensity_name: str = "--intensity") -> Placement:
     """The kernel's place under the machine's roofs; each figure within FIGURE_RANGE (RooflineError
     naming it, after `where`, otherwise)."""
-    intensity = bounded(intensity, f"{where}{intensity_name} (FLOP per byte)")
+    intensity = in_figure_range(intensity, f"{where}{intensity_name} (FLOP per byte)")
     if shared_bytes_per_flop is not None:
-        shared_bytes_per_flop = bounded(shared_bytes_per_flop, f"{where}--shared-bytes-per-flop")
+        shared_bytes_per_flop = in_figure_range(shared_bytes_per_flop, f"{where}--shared-bytes-per-flop")
     if achieved is not None:
-        achieved = bounded(achieved, f"{where}--achieved")
+        achieved = in_figure_range(achieved, f"{where}--achieved")
     attainable = min(machine.peak.value, intensity * machine.memory.value)
     bound = "memory" if intensity < machine.ridge else "compute"
     cap = None

@@ -115,11 +115,13 @@ def markup_text(text) -> str:
 # -- the one JSON line ------------------------------------------------------------
 
 COMPACT = json.JSONEncoder(separators=(",", ":"))  # json.dumps(x, separators=(",", ":")), one encoder
+_STRICT = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 
 
-def json_line(document) -> str:
-    """A document as one compact JSON line, without the newline: what every JSON output prints."""
-    return COMPACT.encode(document)
+def json_line(document, allow_nan: bool = True) -> str:
+    """A document as one compact JSON line, without the newline: what every JSON output prints.
+    `allow_nan=False`: ValueError for NaN or Infinity (which Python reads but JSON lacks)."""
+    return (COMPACT if allow_nan else _STRICT).encode(document)
 
 
 def write_json_line(document, stream=None) -> None:

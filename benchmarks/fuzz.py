@@ -576,8 +576,7 @@ def library_input(rng, sandbox: Sandbox):
     from tuneadvise.advisor.readers.demangle import demangle_many
     from tuneadvise.advisor.readers.usage import read_usage
     from tuneadvise.advisor.rules.source_scan import scan_source
-    from tuneadvise.specs.catalog import load_user_spec
-    from tuneadvise.specs.models import SpecFileError
+    from tuneadvise.specs.models import SpecFileError, load_user_spec
 
     kind = rng.choice(["read_usage", "ptxas", "cuobjdump", "cubin", "launch", "config", "spec", "batch", "source",
                        "demangle", "resolve", "compile_commands"])

@@ -19,7 +19,7 @@ import time
 
 from tuneadvise import prune
 from tuneadvise.advisor import analyze
-from tuneadvise.advisor.engine import cache
+from tuneadvise.advisor.engine import cached_limits
 
 
 def space(count: int) -> list[dict]:
@@ -43,8 +43,8 @@ def resources(c: dict) -> dict:
 def best(fn, repeat: int) -> tuple[float, object]:
     times, value = [], None
     for _ in range(repeat):
-        cache.shape_limits.cache_clear()
-        cache.shared_mem_limits.cache_clear()
+        cached_limits.shape_limits.cache_clear()
+        cached_limits.shared_mem_limits.cache_clear()
         start = time.perf_counter()
         value = fn()
         times.append(time.perf_counter() - start)

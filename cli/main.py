@@ -16,7 +16,7 @@ import sys
 
 import click
 
-from ..specs.releases import DEFAULT_RELEASE
+from ..specs.records import DEFAULT_RELEASE
 from .version import __version__
 
 # command name -> "module:function" under tuneadvise.cli

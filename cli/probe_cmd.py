@@ -97,19 +97,9 @@ def _print_differences(rows: list[dict]) -> None:
 
 
 def _probe_one(cupy, index: int, names: list[str], quick: bool, fmt: str, tiny: bool = False) -> dict:
-    from ..probes.gpu import device_info
-    from ..probes.results import apply_peaks, document, match_product
-    from ..probes.suite import ProbeContext
-    from ..specs.catalog import shipped_catalog
+    from ..probes.suite import measure_device
 
-    with cupy.cuda.Device(index):
-        info = device_info(cupy, index)
-        ctx = ProbeContext(cupy, info, quick=quick, tiny=tiny)
-        results = _run_with_progress(ctx, names, fmt)
-        clock = ctx.observed_clock_mhz
-    product = match_product(shipped_catalog(), info.cc, info.sm_count, info.name)
-    apply_peaks(results, product, info.sm_count, info.attributes["warp_size"], clock)
-    doc = document(info.as_dict(), product, clock, results, quick)
+    doc, product = measure_device(cupy, index, names, quick, tiny, lambda ctx, chosen: _run_with_progress(ctx, chosen, fmt))
     if fmt == "table":
         from .probe_render import render_probe
 
@@ -173,10 +163,7 @@ def _verify_on_device(cupy, path: str, device: int) -> dict:
 
     from ..advisor.queries.probe import verify_document
     from ..advisor.readers.cubin import CubinError
-    from ..probes.clusters import device_layout
-    from ..probes.gpu import device_info
-    from ..probes.verify import entry_points, verify_module
-    from ..specs.catalog import shipped_catalog
+    from ..probes.verify import VerifyError, entry_points, verify_on_device
 
     try:
         kernels = entry_points(Path(path))
@@ -184,16 +171,10 @@ def _verify_on_device(cupy, path: str, device: int) -> dict:
         raise BadInput(f"{path}: {exc}") from None
     if not kernels:
         raise BadInput(f"{path}: no kernel entry points found (expected a .cubin or .ptx)")
-    with cupy.cuda.Device(device):
-        info = device_info(cupy, device)
-        arch = shipped_catalog().archs.get(info.cc)
-        if arch is None:
-            raise BadInput(f"no spec for this device's compute capability {info.cc}")
-        gpc_sms = device_layout(cupy, info)
-        try:
-            verdicts = verify_module(cupy, Path(path), arch, kernels, gpc_sms)
-        except cupy.cuda.driver.CUDADriverError as exc:
-            raise BadInput(f"{path}: the driver could not load it ({exc})") from None
+    try:
+        info, arch, gpc_sms, verdicts = verify_on_device(cupy, Path(path), device, kernels)
+    except VerifyError as exc:
+        raise BadInput(str(exc)) from None
     return verify_document(info.name, device, arch, gpc_sms, verdicts)
 
 

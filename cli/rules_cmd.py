@@ -67,7 +67,7 @@ def _command(line: str, width: int) -> str:
 
 
 def _example(example: dict, width: int) -> str:
-    from ..advisor.rules.markdown import _example as render
+    from ..advisor.rules.markdown import example_command as render
     from ..advisor.text import clip
 
     lines = []

@@ -1,5 +1,6 @@
 """The CUDA driver's own view of a loaded kernel: its attributes and what
-cuOccupancyMaxActiveBlocksPerMultiprocessor answers, through CuPy."""
+cuOccupancyMaxActiveBlocksPerMultiprocessor answers, through CuPy; and the current
+device's compute capability through the driver library alone (no CuPy needed)."""
 
 from __future__ import annotations
 
@@ -7,10 +8,6 @@ import ctypes
 
 from ..advisor.engine.occupancy import CARVEOUT_DEFAULT
 from ..advisor.launch import LaunchConfig
-
-# CUfunction_attribute numbers (cuda.h)
-ATTR_MAX_DYNAMIC_SHARED = 8
-ATTR_PREFERRED_CARVEOUT = 9
 
 
 def kernel_attributes(raw_kernel) -> dict:

@@ -1,5 +1,5 @@
-"""The only module that touches CuPy: loading it, describing the device,
-compiling the probe kernels and timing launches.
+"""Where CuPy is loaded (or, without it, the driver asked which CuPy build fits), the device
+described, the probe kernels compiled and launches timed.
 
 Everything else in `tuneadvise.probes` works on plain numbers, so the
 reporting logic runs (and is tested) without a GPU.
@@ -11,19 +11,53 @@ from dataclasses import dataclass
 from pathlib import Path
 
 KERNEL_DIR = Path(__file__).parent / "kernels"
-INSTALL_HINT = "install the GPU extra: pip install 'tuneadvise[gpu]' (CuPy for CUDA 12), or a CuPy build matching your CUDA"
+# The CuPy wheel for each CUDA major the driver supports, and the extra that installs it.
+CUPY_EXTRAS = {12: ("gpu", "cupy-cuda12x"), 13: ("gpu-cuda13", "cupy-cuda13x")}
+DRIVER_LIBRARIES = ("libcuda.so.1", "nvcuda.dll")  # Linux, Windows
 
 
 class GpuUnavailable(RuntimeError):
-    """No CuPy, no driver or no device: the probe command exits with code 3."""
+    """No driver, no CuPy or no device: the command exits with code 3."""
+
+
+def driver_cuda_version() -> tuple[int, int] | None:
+    """The newest CUDA the installed NVIDIA driver runs (cuDriverGetVersion: 13000 -> (13, 0));
+    None where no driver library loads."""
+    import ctypes
+
+    for name in DRIVER_LIBRARIES:
+        try:
+            library = ctypes.CDLL(name)
+        except OSError:
+            continue
+        version = ctypes.c_int(0)
+        if library.cuDriverGetVersion(ctypes.byref(version)) != 0 or version.value <= 0:
+            return None
+        return version.value // 1000, version.value % 1000 // 10
+    return None
+
+
+def cupy_hint(what: str, driver: tuple[int, int] | None) -> str:
+    """What to do when CuPy is missing, decided by the driver: none, one too old for any CuPy
+    wheel, or the extra whose CuPy build matches the CUDA it runs."""
+    if driver is None:
+        return f"{what} needs an NVIDIA GPU and its driver; no NVIDIA driver (libcuda) was found on this machine."
+    cuda = f"{driver[0]}.{driver[1]}"
+    if driver[0] < min(CUPY_EXTRAS):
+        return (f"{what} needs CuPy, whose builds need a driver for CUDA {min(CUPY_EXTRAS)} or later; this driver "
+                f"runs CUDA {cuda}: update the NVIDIA driver.")
+    extra, wheel = CUPY_EXTRAS.get(driver[0], CUPY_EXTRAS[max(CUPY_EXTRAS)])
+    return (f"{what} needs CuPy, which is not installed; for this driver (CUDA {cuda}) install "
+            f"pip install 'tuneadvise[{extra}]' (from a source checkout: pip install '.[{extra}]'), which brings {wheel}.")
 
 
 def load_cupy(what: str = "probe"):
-    """Import CuPy and check that a device answers; one sentence on failure."""
+    """Import CuPy and check that a device answers; one sentence on failure, which looks for the
+    driver before it suggests installing CuPy."""
     try:
         import cupy
     except ImportError:
-        raise GpuUnavailable(f"{what} needs CuPy, which is not installed; {INSTALL_HINT}.") from None
+        raise GpuUnavailable(cupy_hint(what, driver_cuda_version())) from None
     try:
         count = cupy.cuda.runtime.getDeviceCount()
     except Exception as exc:  # CUDARuntimeError, or a missing libcuda

@@ -233,7 +233,7 @@ def judge_clusters(arch, record: dict) -> dict:
         kernel = engine_kernel(shape, shape["block_size"], shape["dynamic_shared_mem"], opt_in=True)
         blocks = occupancy(arch, kernel).active_blocks_per_sm if arch is not None else shape["driver_blocks_per_sm"]
         for size, answer in shape["max_active_clusters"].items():
-            model = cluster_occupancy(gpcs, blocks, int(size)).clusters
+            model = cluster_occupancy(arch, gpcs, blocks, int(size)).clusters
             total += 1
             if model != answer["clusters"]:
                 mismatches.append({"block_size": shape["block_size"], "dynamic_shared_mem": shape["dynamic_shared_mem"],

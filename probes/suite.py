@@ -558,3 +558,21 @@ def run_probes(ctx: ProbeContext, names: list[str], progress=None) -> list[Measu
         if progress is not None:
             progress(name)
     return results
+
+
+def measure_device(cupy, index: int, names: list[str], quick: bool = False, tiny: bool = False,
+                   run=run_probes) -> tuple[dict, object]:
+    """(the `probe` document of device `index`, the shipped product it matches or None): the
+    probes `names` run there through `run(ctx, names)` (run_probes, or one that shows progress)."""
+    from ..specs.catalog import shipped_catalog
+    from .gpu import device_info
+    from .results import apply_peaks, document, match_product
+
+    with cupy.cuda.Device(index):
+        info = device_info(cupy, index)
+        ctx = ProbeContext(cupy, info, quick=quick, tiny=tiny)
+        results = run(ctx, names)
+        clock = ctx.observed_clock_mhz
+    product = match_product(shipped_catalog(), info.cc, info.sm_count, info.name)
+    apply_peaks(results, product, info.sm_count, info.attributes["warp_size"], clock)
+    return document(info.as_dict(), product, clock, results, quick), product

@@ -72,7 +72,7 @@ def verify_module(cupy, path: Path, arch, kernels: dict[str, int], gpc_sms: list
 
 
 def _check_clusters(kernel, attrs: dict, barriers: int, arch, gpc_sms: list[int], verdict: KernelVerdict) -> None:
-    from ..advisor.engine.clusters import MAX_CLUSTER_SIZE, cluster_occupancy
+    from ..advisor.engine.clusters import cluster_occupancy
     from . import clusters, driver
 
     driver.set_launch_attributes(kernel, arch.shared_mem_per_block_optin - attrs["static_shared_mem"], -1)
@@ -84,11 +84,35 @@ def _check_clusters(kernel, attrs: dict, barriers: int, arch, gpc_sms: list[int]
             if dynamic + attrs["static_shared_mem"] > arch.shared_mem_per_block_optin:
                 continue
             blocks = occupancy(arch, driver.engine_kernel(attrs, block, dynamic, -1, True, barriers)).active_blocks_per_sm
-            for size in range(1, MAX_CLUSTER_SIZE + 1):
+            for size in range(1, arch.max_cluster_size + 1):
                 theirs, _ = clusters.max_active_clusters(kernel, block, dynamic, size)
-                ours = cluster_occupancy(gpc_sms, blocks, size).clusters if blocks else 0
+                ours = cluster_occupancy(arch, gpc_sms, blocks, size).clusters if blocks else 0
                 verdict.clusters_checked += 1
                 if ours != theirs:
                     verdict.disagreements.append({"block_size": block, "dynamic_shared_mem": dynamic, "carveout": -1,
                                                   "cluster_size": size, "engine": ours, "driver": theirs})
 
+
+
+class VerifyError(ValueError):
+    """A module or device `verify` cannot check: no spec for the device, or a module the driver refuses."""
+
+
+def verify_on_device(cupy, path: Path, device: int, kernels: dict[str, int]):
+    """(DeviceInfo, the shipped Arch, the measured GPC layout, the verdicts) of `path`'s kernels
+    on `device`; VerifyError where the device has no spec or the driver cannot load the module."""
+    from ..specs.catalog import shipped_catalog
+    from .clusters import device_layout
+    from .gpu import device_info
+
+    with cupy.cuda.Device(device):
+        info = device_info(cupy, device)
+        arch = shipped_catalog().archs.get(info.cc)
+        if arch is None:
+            raise VerifyError(f"no spec for this device's compute capability {info.cc}")
+        gpc_sms = device_layout(cupy, info)
+        try:
+            verdicts = verify_module(cupy, path, arch, kernels, gpc_sms)
+        except cupy.cuda.driver.CUDADriverError as exc:
+            raise VerifyError(f"{path}: the driver could not load it ({exc})") from None
+    return info, arch, gpc_sms, verdicts

@@ -4,7 +4,7 @@ family file in specs/data (discovered, not listed), with their names.
 This is the hot path of every command, so it avoids pydantic: the shipped
 files are validated by `tuneadvise.specs.models` in the test suite (and by
 `tuneadvise specs validate`), while files supplied by users always go through
-those models before they reach the catalog (see `load_user_spec`). The records
+those models before they reach the catalog (see `models.load_user_spec`). The records
 are in `specs.records`, name resolution in `specs.names`; their public names
 are re-exported here, where the rest of the project imports them from.
 """
@@ -12,9 +12,9 @@ are re-exported here, where the rest of the project imports them from.
 from __future__ import annotations
 
 import os
-import sys
 from functools import lru_cache
 
+from .files import DATA_DIR, read_toml
 from .names import (
     UnknownArchError,
     arch_aliases,
@@ -42,12 +42,10 @@ __all__ = [
     "ARCH_BEHAVIOUR_FIELDS", "ARCH_INT_FIELDS", "ARCH_OPTIONAL_FLAG_FIELDS", "ARCH_OPTIONAL_INT_FIELDS", "DATA_DIR",
     "PRODUCT_NUMBER_FIELDS",
     "Arch", "Catalog", "Disagreement", "FrozenMap", "Product", "Resolved", "UnknownArchError",
-    "build_arch", "build_product", "catalog_with", "describe_source", "family_files", "load_user_spec",
+    "build_arch", "build_product", "catalog_with", "describe_source", "family_files",
     "read_toml", "read_tomls", "shipped_catalog", "sources",
 ]
 
-# os.path rather than pathlib: pathlib (with urllib.parse) costs ~4 ms of every start-up.
-DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")
 SOURCES_FILE = "sources.toml"
 
 
@@ -62,20 +60,6 @@ def family_files(data_dir: str | None = None) -> list[str]:
 def _oldest_first(docs: list[dict]) -> list[dict]:
     """Families in order of their lowest compute capability (Fermi first), as the data says."""
     return sorted(docs, key=lambda doc: min(tuple(int(x) for x in a["cc"].split(".")) for a in doc["arch"]))
-
-
-def _tomllib():
-    if sys.version_info >= (3, 11):
-        import tomllib
-    else:  # pragma: no cover - exercised on 3.10 only
-        import tomli as tomllib
-    return tomllib
-
-
-def read_toml(path: str | os.PathLike) -> dict:
-    from .files import read_bounded
-
-    return _tomllib().loads(read_bounded(path, what="spec file").decode("utf-8"))
 
 
 def read_tomls(paths) -> list[dict]:
@@ -173,21 +157,6 @@ def describe_source(ref: str) -> str:
     if entry is None:
         return ref
     return f"{entry['title']}, {section}" if section else entry["title"]
-
-
-def load_user_spec(path: str | os.PathLike) -> tuple[Catalog, list[Arch]]:
-    """Validate a user's spec file with the pydantic models and add it to a catalog copy."""
-    from pathlib import Path
-
-    from .models import SpecFileError, validate_family_document  # pydantic: only on this path
-
-    path = Path(path)
-    try:
-        return catalog_with(validate_family_document(path), origin=str(path))
-    except SpecFileError:
-        raise  # already names the file (and is a ValueError itself)
-    except ValueError as exc:  # a behaviour field left out for a compute capability nothing ships
-        raise SpecFileError(f"{path}: {exc}") from None
 
 
 def catalog_with(doc: dict, origin: str) -> tuple[Catalog, list[Arch]]:

@@ -16,10 +16,13 @@ from .catalog import (
     ARCH_BEHAVIOUR_FIELDS,
     ARCH_INT_FIELDS,
     ARCH_OPTIONAL_INT_FIELDS,
-    read_toml,
+    Arch,
+    Catalog,
+    catalog_with,
     sources,
 )
 from .errors import InputError
+from .files import read_bounded, read_toml
 
 T = TypeVar("T")
 
@@ -287,6 +290,15 @@ def _sourced_values(values) -> dict:
 def _read_json(path: Path) -> dict:
     import json
 
-    from .files import read_bounded
-
     return json.loads(read_bounded(path, what="spec file"))
+
+
+def load_user_spec(path) -> tuple[Catalog, list[Arch]]:
+    """Validate a user's spec file with the pydantic models and add it to a catalog copy."""
+    path = Path(path)
+    try:
+        return catalog_with(validate_family_document(path), origin=str(path))
+    except SpecFileError:
+        raise  # already names the file (and is a ValueError itself)
+    except ValueError as exc:  # a behaviour field left out for a compute capability nothing ships
+        raise SpecFileError(f"{path}: {exc}") from None

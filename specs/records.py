@@ -7,6 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
+# The cuda_occupancy.h release the shipped spec files follow: the first of releases.toml
+# (tests/specs/test_releases.py holds them equal); specs/releases.py answers for the others.
+DEFAULT_RELEASE = "13.5"
 # Fields every architecture must define (after family defaults are applied).
 ARCH_INT_FIELDS = (
     "warp_size",
@@ -162,6 +165,18 @@ class Arch(NamedTuple):
     def max_threads_per_sm(self) -> int:
         return self.max_warps_per_sm * self.warp_size
 
+    @property
+    def max_cluster_size(self) -> int | None:
+        """The most blocks a thread-block cluster may hold (the non-portable limit where there is one);
+        None before clusters (9.0)."""
+        return self.max_cluster_size_nonportable or self.max_cluster_size_portable
+
+    @property
+    def cuobjdump_shared_includes_reserved(self) -> bool:
+        """cuobjdump's SHARED figure adds the reserved shared memory per block (recorded with CUDA 13
+        on sm_90, sm_100 and sm_120; on sm_75 to sm_89 it does not)."""
+        return self.major >= 9
+
     def source_of(self, field: str) -> str:
         """The source reference of one value ('user' where a user's file gave none)."""
         return self.sources.get(field, "user")
@@ -233,8 +248,6 @@ def build_arch(family: str, defaults: dict, entry: dict, origin: str = "shipped"
             kwargs[key] = getattr(base, key)
             sources[key] = base.source_of(key)
     disagreements = _disagreements(entry.get("disagreement", []), kwargs)
-    from .releases import DEFAULT_RELEASE  # the release the shipped data follows
-
     return Arch(
         cc=entry["cc"],
         major=major,

@@ -14,8 +14,9 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from .errors import InputError
+from .files import DATA_DIR, read_toml
+from .records import DEFAULT_RELEASE, FrozenMap
 
-DEFAULT_RELEASE = "13.5"  # the first release of releases.toml; tests/specs/test_specs.py holds them equal
 RELEASES_FILE = "releases.toml"
 
 
@@ -47,8 +48,6 @@ class Release(NamedTuple):
 @lru_cache(maxsize=1)
 def releases() -> dict[str, Release]:
     """Every release, the default first."""
-    from .catalog import DATA_DIR, read_toml
-
     doc = read_toml(os.path.join(DATA_DIR, RELEASES_FILE))
     out = {}
     for entry in doc["release"]:
@@ -83,8 +82,6 @@ def under_release(arch, cuda: str | None):
         if arch.cc in difference.ccs:
             changes[difference.field] = difference.value
             sources[difference.field] = f"{chosen.source}#{difference.function}"
-    from .records import FrozenMap
-
     return arch._replace(cuda_release=chosen.cuda, sources=FrozenMap(sources), **changes)
 
 

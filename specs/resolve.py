@@ -42,7 +42,7 @@ def _resolved(arch, spec_file, native) -> Resolved:
 
     catalog = shipped_catalog()
     if spec_file:
-        from .catalog import load_user_spec
+        from .models import load_user_spec  # pydantic: only on this path
 
         catalog, added = load_user_spec(spec_file)
         if arch is None and len(added) == 1:

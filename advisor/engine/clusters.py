@@ -18,8 +18,6 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-PORTABLE_CLUSTER_SIZE = 8  # larger clusters need cudaFuncAttributeNonPortableClusterSizeAllowed
-MAX_CLUSTER_SIZE = 16  # the non-portable limit on compute capability 9.0 and 10.0
 # Measured, not documented: on the H100 (driver 580, CUDA 13) a kernel the driver
 # fits 16 times per SM alone (128 threads) counts 8 per SM in every cluster answer,
 # sizes 1..16 alike; see tests/fixtures/h100/clusters.json.
@@ -38,18 +36,23 @@ class ClusterOccupancy(NamedTuple):
         return self.clusters * self.cluster_size
 
 
-def cluster_occupancy(gpc_sms: list[int], blocks_per_sm: int, cluster_size: int) -> ClusterOccupancy:
-    """Clusters of `cluster_size` blocks resident at once over GPCs of `gpc_sms` SMs each."""
-    if not 1 <= cluster_size <= MAX_CLUSTER_SIZE:
-        raise ValueError(f"cluster size must be 1..{MAX_CLUSTER_SIZE}, not {cluster_size}")
+def cluster_occupancy(arch, gpc_sms: list[int], blocks_per_sm: int, cluster_size: int) -> ClusterOccupancy:
+    """Clusters of `cluster_size` blocks resident at once over GPCs of `gpc_sms` SMs each, within
+    `arch`'s cluster sizes (its portable and non-portable limits). `arch` None: a device no spec
+    describes, whose driver took the size; nothing is checked and nothing is called non-portable."""
+    largest = arch.max_cluster_size if arch is not None else None
+    if arch is not None and not 1 <= cluster_size <= (largest or 1):
+        raise ValueError(f"cluster size must be 1..{largest or 1} on {arch.sm}, not {cluster_size}")
     blocks = min(blocks_per_sm, CLUSTER_BLOCKS_PER_SM)
     per_gpc = tuple(sms * blocks // cluster_size if sms >= cluster_size else 0 for sms in gpc_sms)
-    return ClusterOccupancy(cluster_size, blocks_per_sm, per_gpc, sum(per_gpc), cluster_size > PORTABLE_CLUSTER_SIZE)
+    non_portable = arch is not None and cluster_size > (arch.max_cluster_size_portable or 1)
+    return ClusterOccupancy(cluster_size, blocks_per_sm, per_gpc, sum(per_gpc), non_portable)
 
 
-def cluster_document(product, blocks_per_sm: int, cluster_size: int | None) -> dict | None:
-    """The `clusters` entry of an occupancy document: None without --cluster-size;
-    the model over the product's nominal GPC layout, labelled so; or why not."""
+def cluster_document(resolved, blocks_per_sm: int, cluster_size: int | None) -> dict | None:
+    """The `clusters` entry of an occupancy document for a Resolved arch: None without
+    --cluster-size; the model over the product's nominal GPC layout, labelled so; or why not."""
+    product = resolved.product
     if cluster_size is None:
         return None
     layout = product.get("gpc_sms") if product is not None else None
@@ -57,7 +60,7 @@ def cluster_document(product, blocks_per_sm: int, cluster_size: int | None) -> d
         return {"cluster_size": cluster_size, "max_active_clusters": None,
                 "why_not": "no GPC layout for this --arch: name a product that carries one (h100-sxm) or measure "
                            "the device with 'tuneadvise probe --only cluster'"}
-    result = cluster_occupancy(list(layout), blocks_per_sm, cluster_size)
+    result = cluster_occupancy(resolved.arch, list(layout), blocks_per_sm, cluster_size)
     return {"cluster_size": cluster_size, "max_active_clusters": result.clusters,
             "per_gpc": list(result.per_gpc), "gpc_sms": list(layout),
             "blocks_per_sm_in_clusters": min(blocks_per_sm, CLUSTER_BLOCKS_PER_SM),

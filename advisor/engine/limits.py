@@ -17,12 +17,12 @@ LIMITERS = ("warps", "registers", "shared_memory", "blocks", "virtual_resources"
 SIZE_T = 2**64  # cudaOccAvailableDynamicSMemPerBlock subtracts in size_t, which wraps
 
 
-def _div_round_up(x: int, y: int) -> int:
+def div_round_up(x: int, y: int) -> int:
     return (x + (y - 1)) // y
 
 
 def _round_up(x: int, y: int) -> int:
-    return y * _div_round_up(x, y)
+    return y * div_round_up(x, y)
 
 
 def _header_max_regs_per_thread(arch: Arch) -> int:
@@ -61,24 +61,24 @@ def shared_mem_ceiling(arch: Arch, opt_in: bool) -> int:
     return arch.shared_mem_per_block_optin if (opt_in and arch.shared_mem_opt_in) else arch.shared_mem_per_block
 
 
-def _warps_limit(arch: Arch, block_size: int) -> int:
+def warps_limit(arch: Arch, block_size: int) -> int:
     """cudaOccMaxBlocksPerSMWarpsLimit (partitioned global caching off)."""
     if block_size > arch.max_threads_per_block:
         return 0
-    return arch.max_warps_per_sm // _div_round_up(block_size, arch.warp_size)
+    return arch.max_warps_per_sm // div_round_up(block_size, arch.warp_size)
 
 
-def _register_allocation(arch: Arch, registers: int, block_size: int, granularity: int) -> tuple[int, int, int, int]:
+def register_allocation(arch: Arch, registers: int, block_size: int, granularity: int) -> tuple[int, int, int, int]:
     """(warps, registers per warp, per block, per block as the hardware's launch check assumes it)."""
-    warps = _div_round_up(block_size, arch.warp_size)
+    warps = div_round_up(block_size, arch.warp_size)
     per_warp = _round_up(registers * arch.warp_size, arch.register_allocation_unit)
     # The hardware's launch check assumes registers go to all sub-partitions at once.
     return warps, per_warp, per_warp * warps, per_warp * _round_up(warps, granularity)
 
 
-def _registers_limit(arch: Arch, registers: int, block_size: int, granularity: int) -> tuple[int, int]:
+def registers_limit(arch: Arch, registers: int, block_size: int, granularity: int) -> tuple[int, int]:
     """cudaOccMaxBlocksPerSMRegsLimit: (blocks, registers allocated per block)."""
-    warps, per_warp, per_block, assumed_per_block = _register_allocation(arch, registers, block_size, granularity)
+    warps, per_warp, per_block, assumed_per_block = register_allocation(arch, registers, block_size, granularity)
     if (arch.registers_per_block < assumed_per_block
             or arch.registers_per_block < per_block
             or registers > _header_max_regs_per_thread(arch)):
@@ -89,7 +89,30 @@ def _registers_limit(arch: Arch, registers: int, block_size: int, granularity: i
     return (warps_per_partition * granularity) // warps, per_block
 
 
-def _shared_mem_limit(arch: Arch, static_shared_mem: int, dynamic_shared_mem: int, carveout: int,
+def most_registers_for(arch: Arch, block_size: int, blocks: int) -> int:
+    """The most registers per thread with which `blocks` (>= 1) blocks of `block_size` threads
+    are resident as far as registers go: registers_limit (and the launch check at
+    register_launch_check_granularity, where the architecture has one) inverted in closed form.
+    0 registers are never refused, so the answer is at least 0.
+
+    registers_limit gives floor(floor(registers_per_sm / G / per_warp) * G / warps) blocks, G the
+    warp allocation granularity: at least `blocks` exactly when per_warp <= (registers_per_sm // G)
+    // ceil(blocks * warps / G); the per-block checks bound per_warp by registers_per_block over
+    the warps rounded up to G; and per_warp, registers * warp_size rounded up to the allocation
+    unit, stays within a bound M exactly when registers <= (M // unit * unit) // warp_size."""
+    warps = div_round_up(block_size, arch.warp_size)
+    granularity = arch.warp_allocation_granularity
+    per_warp = min((arch.registers_per_sm // granularity) // div_round_up(blocks * warps, granularity),
+                   arch.registers_per_block // _round_up(warps, granularity))
+    check = arch.register_launch_check_granularity
+    if check:  # one block must pass the launch check too (see cached_limits.shape_limits)
+        per_warp = min(per_warp, (arch.registers_per_sm // check) // div_round_up(warps, check),
+                       arch.registers_per_block // _round_up(warps, check))
+    unit = arch.register_allocation_unit
+    return min(per_warp // unit * unit // arch.warp_size, _header_max_regs_per_thread(arch))
+
+
+def shared_mem_limit(arch: Arch, static_shared_mem: int, dynamic_shared_mem: int, carveout: int,
                       opt_in: bool) -> tuple[int, int, int | None]:
     """cudaOccMaxBlocksPerSMSmemLimit: (blocks, bytes allocated per block, per-SM config)."""
     unit = arch.shared_mem_allocation_unit
@@ -122,13 +145,13 @@ def _shared_mem_limit(arch: Arch, static_shared_mem: int, dynamic_shared_mem: in
     return blocks, allocated, config
 
 
-def _barriers_limit(arch: Arch, barriers: int) -> int:
+def barriers_limit(arch: Arch, barriers: int) -> int:
     """cudaOccMaxBlocksPerSMBlockBarrierLimit (9.0 and later)."""
     available = arch.max_blocks_per_sm * arch.barriers_per_block_slot
     return available // barriers if barriers else INT_MAX
 
 
-def _virtual_resources_limit(arch: Arch, count: int) -> int:
+def virtual_resources_limit(arch: Arch, count: int) -> int:
     """cudaOccMaxBlocksPerSMVirtualResource (CUDA 13): the SM's virtual resources over the kernel's
     count; a count of 0, or an architecture without them, does not limit."""
     per_sm = arch.virtual_resources_per_sm or 0
@@ -137,7 +160,7 @@ def _virtual_resources_limit(arch: Arch, count: int) -> int:
     return per_sm // count
 
 
-def _available_dynamic_shared_mem(arch: Arch, static_shared_mem: int, carveout: int, opt_in: bool,
+def available_dynamic_shared_mem(arch: Arch, static_shared_mem: int, carveout: int, opt_in: bool,
                                   blocks: int) -> tuple[int, str]:
     """cudaOccAvailableDynamicSMemPerBlock once the occupancy check passed: (bytes, what bounds them).
 

@@ -3,7 +3,7 @@
 `engine.limits` mirrors NVIDIA's reference implementation, cuda_occupancy.h
 (CUDA 13.5 by default; `tuneadvise.specs.releases` gives an older release's values), one
 small function per limit, each named after the header's;
-`engine.cache` caches them by value; this module combines them. The arithmetic is the
+`engine.cached_limits` caches them by value; this module combines them. The arithmetic is the
 header's; the constants the header hard-codes per compute capability come from
 the spec (`tuneadvise.specs`), so Fermi, which the header does not cover, runs
 through the same code with its own allocation units. The differential test in
@@ -21,19 +21,19 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from ...specs.records import Arch
 from ..inputs import CARVEOUT_DEFAULT, CARVEOUT_MAX_L1, CARVEOUT_MAX_SHARED, CARVEOUT_NAMES
-from .cache import register_limits, shape_limits, shared_mem_limits
+from .cached_limits import shape_limits, shared_mem_limits
 from .limits import (
     INT_MAX,
     LIMITERS,
-    _available_dynamic_shared_mem,
-    _barriers_limit,
-    _div_round_up,
-    _register_allocation,
-    _shared_mem_limit,  # noqa: F401  (tests compare the cached limit with it through this module)
-    _virtual_resources_limit,
     align_up_shared_mem,
+    available_dynamic_shared_mem,
+    barriers_limit,
+    div_round_up,
+    register_allocation,
     shared_mem_ceiling,
+    shared_mem_limit,  # noqa: F401  (tests compare the cached limit with it through this module)
     shared_mem_preference,
+    virtual_resources_limit,
 )
 
 if TYPE_CHECKING:  # the engine reads a LaunchConfig's resource fields by name and imports nothing of it
@@ -43,7 +43,7 @@ if TYPE_CHECKING:  # the engine reads a LaunchConfig's resource fields by name a
 __all__ = [
     "CARVEOUT_DEFAULT", "CARVEOUT_MAX_L1", "CARVEOUT_MAX_SHARED", "CARVEOUT_NAMES", "INT_MAX", "LIMITERS",
     "RESOURCE_ERRORS", "DynamicSharedMemBudget", "LaunchError", "Occupancy", "align_up_shared_mem", "block_limits", "cluster_errors",
-    "launch_errors", "max_dynamic_shared_mem", "notes_on", "occupancy", "occupancy_from", "register_limits", "shape_limits",
+    "launch_errors", "max_dynamic_shared_mem", "notes_on", "occupancy", "occupancy_from", "shape_limits",
     "shared_mem_ceiling", "shared_mem_limits", "shared_mem_preference",
 ]
 
@@ -96,9 +96,9 @@ def block_limits(arch: Arch, kernel: LaunchConfig) -> tuple[dict, int, int, int 
     smem = shared_mem_limits(arch, static, dynamic, carveout, opt_in)
     limits = {"warps": shape[0], "registers": shape[1], "shared_memory": smem[0], "blocks": arch.max_blocks_per_sm}
     if kernel.virtual_resources > 0 and arch.virtual_resources_per_sm:
-        limits["virtual_resources"] = _virtual_resources_limit(arch, kernel.virtual_resources)
+        limits["virtual_resources"] = virtual_resources_limit(arch, kernel.virtual_resources)
     if barriers > 0 and arch.barriers_per_block_slot is not None:
-        limits["barriers"] = _barriers_limit(arch, barriers)
+        limits["barriers"] = barriers_limit(arch, barriers)
     return limits, shape[2], smem[1], smem[2]
 
 
@@ -124,7 +124,7 @@ def launch_errors(arch: Arch, kernel: LaunchConfig, limits: dict) -> list[Launch
         errors.append(LaunchError("registers-per-thread", "registers",
                                   f"{kernel.registers} registers per thread exceeds {arch.sm}'s limit of {arch.max_registers_per_thread}"))
     elif limits["registers"] == 0 and kernel.block_size <= arch.max_threads_per_block:
-        *_, needed = _register_allocation(arch, kernel.registers, kernel.block_size, arch.warp_allocation_granularity)
+        *_, needed = register_allocation(arch, kernel.registers, kernel.block_size, arch.warp_allocation_granularity)
         errors.append(LaunchError("registers-per-block", "registers",
                                   f"{kernel.registers} registers x {kernel.block_size} threads needs {needed} registers per block "
                                   f"after allocation granularity; {arch.sm} allows {arch.registers_per_block}"))
@@ -154,11 +154,11 @@ def launch_errors(arch: Arch, kernel: LaunchConfig, limits: dict) -> list[Launch
 
 def cluster_errors(arch: Arch, kernel: LaunchConfig) -> list[LaunchError]:
     """A thread-block cluster the hardware refuses: any cluster (more than one block) before 9.0,
-    or more blocks than the architecture's non-portable maximum. Rule TA603 words the same limit."""
+    or more blocks than the architecture's non-portable maximum. Rule TA603 reports these errors."""
     size = kernel.cluster_size
     if size is None or size <= 1:
         return []
-    largest = arch.max_cluster_size_nonportable or arch.max_cluster_size_portable
+    largest = arch.max_cluster_size
     if largest is None:
         return [LaunchError("cluster-size", "cluster_size",
                             f"thread-block clusters need compute capability 9.0 or later; {arch.sm} has none")]
@@ -183,7 +183,7 @@ def occupancy_from(arch: Arch, kernel: LaunchConfig, limits: dict, allocated_reg
     if INT_MAX in limits.values():  # the header's "unlimited" is None in results
         limits = {k: (None if v == INT_MAX else v) for k, v in limits.items()}
     # Positional, in field order: this runs once per batch line.
-    return Occupancy(arch, kernel, active, _div_round_up(kernel.block_size, arch.warp_size), limits, limiters,
+    return Occupancy(arch, kernel, active, div_round_up(kernel.block_size, arch.warp_size), limits, limiters,
                      allocated_regs, allocated_smem, None if errors else config, errors, notes)
 
 
@@ -222,9 +222,6 @@ class DynamicSharedMemBudget(NamedTuple):
         return self.blocks_at_max is not None and self.blocks_at_max >= self.blocks_per_sm
 
 
-BUDGET_LIMITERS = ("shared_memory", "shared_mem_per_block", "max_dynamic")
-
-
 def max_dynamic_shared_mem(arch: Arch, kernel: LaunchConfig, blocks_per_sm: int) -> DynamicSharedMemBudget:
     """cudaOccAvailableDynamicSMemPerBlock: the dynamic shared memory per block available when
     `blocks_per_sm` blocks of `kernel` reside on one SM.
@@ -242,7 +239,7 @@ def max_dynamic_shared_mem(arch: Arch, kernel: LaunchConfig, blocks_per_sm: int)
         limiter = result.errors[0].code if result.errors else result.limiters[0]
         return DynamicSharedMemBudget(arch, base, blocks_per_sm, None, limiter, result.active_blocks_per_sm,
                                       result.errors, None)
-    available, limiter = _available_dynamic_shared_mem(arch, kernel.static_shared_mem, kernel.carveout, kernel.opt_in,
+    available, limiter = available_dynamic_shared_mem(arch, kernel.static_shared_mem, kernel.carveout, kernel.opt_in,
                                                        blocks_per_sm)
     at_max = occupancy(arch, base._replace(dynamic_shared_mem=available)).active_blocks_per_sm
     return DynamicSharedMemBudget(arch, base, blocks_per_sm, available, limiter, result.active_blocks_per_sm, [],

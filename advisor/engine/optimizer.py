@@ -5,10 +5,13 @@ cudaOccMaxPotentialOccupancyBlockSize(VariableSMem) computes it, ties included.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ...specs.catalog import Arch
-from ..launch import LaunchConfig
+from ...specs.records import Arch
 from .occupancy import block_limits, launch_errors
+
+if TYPE_CHECKING:  # the engine reads a LaunchConfig's fields by name and imports nothing of it
+    from ..launch import LaunchConfig
 
 
 @dataclass(frozen=True)

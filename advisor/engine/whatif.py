@@ -21,19 +21,22 @@ run's thousands of distinct kernels share a few hundred cliffs.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from ..launch import LaunchConfig
+from .limits import most_registers_for
 from .occupancy import (
     RESOURCE_ERRORS,
     Occupancy,
     block_limits,
     launch_errors,
-    register_limits,
+    shape_limits,
     shared_mem_ceiling,
     shared_mem_limits,
     shared_mem_preference,
 )
+
+if TYPE_CHECKING:  # the engine reads a LaunchConfig's fields by name and imports nothing of it
+    from ..launch import LaunchConfig
 
 
 # NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
@@ -145,13 +148,25 @@ def register_cliff(result: Occupancy, steps: int = 2) -> Cliff:
 
 @_by_value
 def _register_cliff(arch, block_size: int, registers: int, others: int, steps: int) -> Cliff:
-    table = register_limits(arch, block_size)
-    most = len(table) - 1  # the architecture's maximum registers per thread
+    """In closed form: blocks never rise with registers, so each step down is the most registers
+    that reach one block more (most_registers_for), and the headroom the most that keep as many."""
+    most = arch.max_registers_per_thread
+    warps = -(-block_size // arch.warp_size)
 
-    def probe(regs: int) -> int:
-        return 0 if regs > most else min(others, table[regs])
+    def blocks(regs: int) -> int:
+        return 0 if regs > most else min(others, shape_limits(arch, regs, block_size)[1])
 
-    return _cliff(arch, "registers", probe, registers, most, -(-block_size // arch.warp_size), steps)
+    def reaching(wanted: int) -> int:  # the most registers with at least `wanted` blocks (0 always has them)
+        return min(most_registers_for(arch, block_size, wanted), most)
+
+    active = blocks(registers)
+    down, best, value = [], active, registers
+    while registers and len(down) < steps and others > best:
+        value = min(value - 1, reaching(best + 1))
+        best = blocks(value)
+        down.append(Step(value, best, best * warps / arch.max_warps_per_sm))
+    last = most if active == 0 else reaching(active)
+    return Cliff("registers", registers, tuple(down), None if last in (None, most) else last - registers)
 
 
 def with_total_shared_mem(kernel: LaunchConfig, total: int) -> LaunchConfig:
@@ -226,8 +241,7 @@ def bounds_register_cap(arch, max_threads: int, min_blocks: int = 1) -> int:
     """The most registers per thread with which `min_blocks` blocks of `max_threads` threads are
     resident on one SM: what `__launch_bounds__(max_threads, min_blocks)` leaves the compiler
     (0 when not even one register does)."""
-    table = register_limits(arch, max_threads)
-    return max((regs for regs in range(1, len(table)) if table[regs] >= min_blocks), default=0)
+    return min(most_registers_for(arch, max_threads, max(min_blocks, 1)), arch.max_registers_per_thread)
 
 
 def register_caps(result: Occupancy) -> tuple[int, ...]:
@@ -236,10 +250,12 @@ def register_caps(result: Occupancy) -> tuple[int, ...]:
     registers that reach it. Capping a build at each of these is where occupancy can change."""
     arch, kernel = result.arch, result.kernel
     others = _other_limits(result, "registers")
-    table = register_limits(arch, kernel.block_size)
-    top = min(kernel.registers, len(table) - 1)
-
-    def blocks(regs: int) -> int:
-        return min(others, table[regs])
-
-    return tuple(regs for regs in range(top - 1, 0, -1) if blocks(regs) > blocks(regs + 1))
+    top = min(kernel.registers, arch.max_registers_per_thread)
+    caps, wanted = [], min(others, shape_limits(arch, top, kernel.block_size)[1]) + 1
+    while wanted <= others:
+        regs = min(most_registers_for(arch, kernel.block_size, wanted), top - 1)
+        if regs < 1:
+            break
+        caps.append(regs)
+        wanted = min(others, shape_limits(arch, regs, kernel.block_size)[1]) + 1
+    return tuple(caps)

@@ -73,7 +73,7 @@ def _headline(finding: dict, kernel: dict | None) -> str:
 # -- JSON -------------------------------------------------------------------------
 
 def json_chunks(doc) -> Iterator[str]:
-    """json.dumps(doc.whole(), separators=(",", ":")) + "\\n", a kernel at a time (ASCII: json's escapes)."""
+    """json_line(doc.whole()) and a newline, written a kernel at a time (ASCII: json's escapes)."""
     yield COMPACT.encode(doc.head)[:-1] + ',"kernels":['
     separator = ""
     for kernel in doc.kernels():

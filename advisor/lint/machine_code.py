@@ -16,8 +16,8 @@ from dataclasses import replace
 
 from ..readers.compiler_output import KernelUsage
 from ..text import clip
-from ..toolchain.cache import EntryStore, default_directory
 from ..toolchain.disassembler import Disassembler, DisassemblyError, available, find_disassembler
+from ..toolchain.report_cache import EntryStore, default_directory
 
 
 def machine_code_reader(wanted: bool | None) -> MachineCodeReader | None:

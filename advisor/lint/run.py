@@ -39,7 +39,7 @@ from ..readers.usage import SOURCE_SUFFIXES, InputProblem, ReadResult, read_text
 from ..rules import (
     ASSUMPTION_KEYS,
     SEVERITY_RANK,
-    Budget,
+    BudgetLimits,
     Finding,
     LintContext,
     RegisterCap,
@@ -53,7 +53,7 @@ from ..rules import (
 from ..rules.families.ta9_lint import no_launch_settings_message
 from ..text import clip
 from ..toolchain.settings import BuildSettings, BuildSetupError, with_line_info
-from .caches import side_by_side, usage_launch
+from .kernel_caches import side_by_side, usage_launch
 from .machine_code import with_machine_code
 from .settings import NO_CONFIG
 
@@ -410,7 +410,7 @@ class _Linter:
     def _analyse(self, resolved, launch, usage, disagreements, entry, budget, suppressed, cap, previous) -> _Analysis:
         result = occupancy(resolved.arch, launch)
         findings = config_findings(resolved, result, self.options.selection)
-        context = LintContext(result=result, budget=Budget.of(budget) if budget is not None else None,
+        context = LintContext(result=result, budget=BudgetLimits.of(budget) if budget is not None else None,
                               minimum=_minimum(budget, entry, self.options), disagreements=disagreements,
                               launch_given=entry is not None or usage.source == "config" or bool(usage.launch), register_cap=cap,
                               previous_registers=previous, assumed_blocks=_assumed_blocks(entry),
@@ -500,7 +500,7 @@ class Gathered(NamedTuple):
 def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None = None) -> Gathered:
     """Read (and, for CUDA sources with no build output, compile) lint's inputs: lint_paths's
     first half, for a caller that lints the records its own way (diff)."""
-    from .caches import read_directory
+    from .kernel_caches import read_directory
     from .machine_code import machine_code_reader
 
     paths = [str(path) for path in paths]

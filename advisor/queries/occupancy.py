@@ -54,7 +54,7 @@ def occupancy_query(resolved, config, selection=None, graphs: bool = False, curv
     if result.launchable:
         from ..engine.clusters import cluster_document
 
-        clusters = cluster_document(resolved.product, result.active_blocks_per_sm, config.cluster_size)
+        clusters = cluster_document(resolved, result.active_blocks_per_sm, config.cluster_size)
         if bytes_in_flight is not None:
             from ..memory_parallelism import advice
 

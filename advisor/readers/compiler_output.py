@@ -53,7 +53,7 @@ class KernelUsage:
     file: str = ""
     max_threads: int | None = None  # __launch_bounds__, where the binary records it
     max_registers: int | None = None  # the -maxrregcount the build used, where known (a build tuneadvise ran)
-    # A kernel cache entry (advisor/lint/caches.py): the configuration it was compiled with, which keeps
+    # A kernel cache entry (advisor/lint/kernel_caches.py): the configuration it was compiled with, which keeps
     # variants of one kernel apart, and the launch its framework makes, as LaunchConfig keys.
     variant: str | None = None
     framework: str | None = None  # the framework whose cache held it ("triton"), where one did
@@ -205,6 +205,15 @@ def spec_reserved_shared_mem(arch: str | None) -> int:
 
 
 def cuobjdump_reserved(arch: str | None) -> int:
-    """What cuobjdump's SHARED figure adds to the static shared memory on `arch`."""
-    digits = re.sub(r"\D", "", arch or "")
-    return spec_reserved_shared_mem(arch) if digits and int(digits) >= 90 else 0
+    """What cuobjdump's SHARED figure adds to the static shared memory on `arch` (0 for a target
+    the spec does not know)."""
+    from ...specs.names import UnknownArchError
+    from ...specs.resolve import resolve_arch
+
+    if not arch:
+        return 0
+    try:
+        target = resolve_arch(arch)
+    except UnknownArchError:
+        return 0
+    return target.reserved_shared_mem_per_block if target.cuobjdump_shared_includes_reserved else 0

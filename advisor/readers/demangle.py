@@ -33,6 +33,7 @@ import struct
 import sys
 import threading
 import time
+from fnmatch import fnmatchcase
 from functools import lru_cache
 
 # The runtimes' usual sonames (glibc Linux, LLVM's libc++, macOS), tried before
@@ -312,3 +313,9 @@ def kernel_names(name: str, demangled: str | None = None) -> tuple[str, ...]:
     if demangled is None:
         demangled = demangle(name)
     return name, demangled, base_name(demangled), signature(demangled)
+
+
+def name_matches(name: str, glob: str, demangled: str | None = None) -> bool:
+    """Whether `glob` matches any of the kernel's names (kernel_names): the mangled name, the
+    demangled one, the base name or the signature, as --kernel and config entries match."""
+    return any(fnmatchcase(n, glob) for n in kernel_names(name, demangled))

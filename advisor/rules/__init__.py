@@ -35,7 +35,7 @@ Entry points:
   (occupancy, batch, report); `config_findings(...)` the same unsorted.
 - `lint_findings(LintContext(...), selection)`: lint's own rules (TA9xx),
   unsorted. Lint builds the context per kernel:
-  `LintContext(result=occupancy_result, budget=Budget.of(config_budget) or
+  `LintContext(result=occupancy_result, budget=BudgetLimits.of(config_budget) or
   None, minimum=the min_occupancy that applies or None,
   disagreements=tuple of sentences, launch_given=bool, register_cap=
   RegisterCap or None, previous_registers=int or None, assumed_blocks=
@@ -114,7 +114,7 @@ def device_sm_count(resolved, launch) -> int | None:
     return launch.sm_count or (product.get("sm_count") if product else None)
 
 
-class Budget(NamedTuple):
+class BudgetLimits(NamedTuple):
     """A lint budget's limits (None: no limit), as the TA9xx checks read them."""
 
     kernel: str  # the budget's kernel glob, named in messages
@@ -125,7 +125,7 @@ class Budget(NamedTuple):
     max_shared_mem: int | None = None
 
     @classmethod
-    def of(cls, budget) -> Budget:
+    def of(cls, budget) -> BudgetLimits:
         """From lint's config budget (`kernel`, `max_registers`, `max_shared_mem` and `limit(key)`,
         which applies no_spills and the old max_spill_bytes)."""
         return cls(kernel=budget.kernel, max_registers=budget.max_registers,
@@ -148,7 +148,7 @@ class LintContext(NamedTuple):
     """One linted kernel on one architecture: what lint's own rules read."""
 
     result: Occupancy  # its LaunchConfig holds the build figures (registers, spills, ...)
-    budget: Budget | None = None  # the matching [[budgets]] entry
+    budget: BudgetLimits | None = None  # the matching [[budgets]] entry
     minimum: float | None = None  # the min_occupancy that applies (budget, entry, option or config)
     disagreements: tuple[str, ...] = ()  # one sentence per figure the build sources disagree on
     launch_given: bool = True  # a [[kernels]] entry, the config's own kernel or a kernel cache's metadata gave the launch

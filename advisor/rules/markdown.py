@@ -38,7 +38,7 @@ def _measured_example(example: dict) -> str:
             + (" --config tuneadvise.toml" if config else ""))
 
 
-def _example(config: dict) -> str:
+def example_command(config: dict) -> str:
     if "ncu" in config:
         return _measured_example(config)
     if "log" in config:
@@ -74,8 +74,8 @@ def render() -> str:
                   rule.explanation, "", f"Source: {describe_source(rule.source)}.", ""]
         if rule.params:
             lines += ["Parameters: " + ", ".join(f"`{k}` = {v}" for k, v in rule.params.items()) + ".", ""]
-        lines += ["Triggers:", "", "```", _example(rule.trigger), "```", "", "Does not trigger:", "", "```",
-                  _example(rule.clean), "```"]
+        lines += ["Triggers:", "", "```", example_command(rule.trigger), "```", "", "Does not trigger:", "", "```",
+                  example_command(rule.clean), "```"]
     return "\n".join(lines) + "\n"
 
 

@@ -12,7 +12,7 @@ stages (cicc and ptxas), exactly as `nvcc -maxrregcount=N` does; a PTX file goes
 straight to ptxas.
 
 Each compiler run is bounded (BuildSettings.timeout_s and memory_mib, and
-MAX_COMPILER_OUTPUT) by bounded.py, as is the `nvcc -M` the report cache runs.
+MAX_COMPILER_OUTPUT) by processes.py, as is the `nvcc -M` the report cache runs.
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ from typing import NamedTuple
 
 from ..readers.compiler_output import MAX_LINE, KernelUsage, parse_ptxas
 from ..text import clip
-from .bounded import RunningCompilers, run_bounded
 from .discovery import Toolchain
+from .processes import RunningCompilers, run_limited
 from .settings import BuildSettings
 
 PTX_SUFFIX = ".ptx"
@@ -117,7 +117,7 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
         cubin = os.path.join(scratch, "out.cubin")
         argv = command(toolchain, build, cubin)
         try:
-            done = run_bounded(argv, build.cwd, timeout_s=settings.timeout_s, memory_mib=settings.memory_mib,
+            done = run_limited(argv, build.cwd, timeout_s=settings.timeout_s, memory_mib=settings.memory_mib,
                                output_limit=MAX_COMPILER_OUTPUT, running=running)
         except OSError as exc:
             return BuildResult(build, "", f"cannot run {argv[0]}: {exc.strerror or exc}")
@@ -179,7 +179,7 @@ class Compiler:
     of unchanged builds come from the disk cache (cache.py)."""
 
     def __init__(self, toolchain: Toolchain, settings: BuildSettings = DEFAULT_SETTINGS, keep_cubins: bool = False):
-        from .cache import PtxasCache, default_directory
+        from .report_cache import PtxasCache, default_directory
 
         self.toolchain = toolchain
         self.settings = settings

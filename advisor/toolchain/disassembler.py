@@ -3,7 +3,7 @@
 extra's wheel (nvidia-cuda-nvdisasm, under site-packages' `nvidia/cu13/bin`), then
 CUDA_HOME / CUDA_PATH, then PATH. It runs on any machine, with or without a GPU.
 
-Two listings are taken of each cubin, at the same time (bounded.py bounds each):
+Two listings are taken of each cubin, at the same time (processes.py bounds each):
 the code under its source lines (where the cubin has a line table: -lineinfo, -G),
 and the live-register counts.
 """
@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..readers.sass import KernelSass, read_live_registers, read_sass
-from .bounded import RunningCompilers, run_bounded
-from .cache import MAX_ENTRY, EntryStore, _identity
 from .discovery import _HOME_VARIABLES, _wheel_bins
+from .processes import RunningCompilers, run_limited
+from .report_cache import MAX_ENTRY, EntryStore, _identity
 
 # The spill annotation this reading rests on was seen printed by nvdisasm 13.5 and not by 13.0
 # (a cubin whose spill instructions 13.5 annotates, 13.0 printed bare): an older one is passed over.
@@ -95,7 +95,7 @@ class Disassembler:
         return code, live_listing
 
     def _listing(self, options: list[str], running: RunningCompilers) -> str:
-        finished = run_bounded([self.path, *options], None, timeout_s=TIMEOUT_S, memory_mib=MEMORY_MIB,
+        finished = run_limited([self.path, *options], None, timeout_s=TIMEOUT_S, memory_mib=MEMORY_MIB,
                                output_limit=MAX_LISTING, running=running)
         if finished.timed_out:
             raise DisassemblyError(f"nvdisasm ran past {TIMEOUT_S} s")

@@ -26,7 +26,7 @@ class BuildSettings(NamedTuple):
     flags: tuple[str, ...] = ()
     compile_commands: str | None = None
     jobs: int | None = None  # None: one per CPU this process may use
-    cache: bool = True  # reuse ptxas's reports of unchanged builds from the disk cache (toolchain/cache.py)
+    cache: bool = True  # reuse ptxas's reports of unchanged builds from the disk cache (toolchain/report_cache.py)
     timeout_s: float = COMPILE_TIMEOUT_S  # one compiler run past this fails its build
     memory_mib: int | None = COMPILE_MEMORY_MIB  # address space of each compiler process (POSIX); None: unlimited
     max_registers: int | None = None  # the -maxrregcount given with the flags (split_maxrregcount), if any

@@ -95,7 +95,6 @@ def test_the_engine_caches_answer_for_the_arch_asked_not_one_cached_before():
     halved = shipped._replace(registers_per_sm=32768, max_warps_per_sm=32)
     assert halved.sm == shipped.sm and halved != shipped
     assert engine.shape_limits(halved, 64, 256)[:2] == (4, 2)
-    assert engine.register_limits(shipped, 256)[64] == 4 and engine.register_limits(halved, 256)[64] == 2
     twin = halved._replace(names=tuple(halved.names))  # equal by value, another object: the same answer
     assert twin == halved and hash(twin) == hash(halved)
     assert engine.shape_limits(twin, 64, 256)[:2] == (4, 2)

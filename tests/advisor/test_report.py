@@ -56,7 +56,7 @@ def test_provenance_names_the_driver_when_the_driver_gave_the_value():
     # driver's, not the spec's: the document says where each limit came from.
 
     from tuneadvise.advisor.report import occupancy_document
-    from tuneadvise.specs.catalog import load_user_spec
+    from tuneadvise.specs.models import load_user_spec
 
     native = TESTS / "fixtures" / "h100" / "native.toml"
     _, [arch] = load_user_spec(native)

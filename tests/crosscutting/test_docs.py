@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from tuneadvise.advisor.rules import registry
-from tuneadvise.advisor.rules.markdown import _example, render
+from tuneadvise.advisor.rules.markdown import example_command, render
 from tuneadvise.cli.main import cli
 
 from ..helpers import ROOT
@@ -40,15 +40,15 @@ def test_documented_rule_examples_run_through_the_cli(code, tmp_path):
         return
     if rule.kind == "lint":
         for example, expect in ((rule.trigger, True), (rule.clean, False)):
-            assert (code in _lint_documented_example(_example(example), tmp_path)) is expect
+            assert (code in _lint_documented_example(example_command(example), tmp_path)) is expect
         return
     if rule.kind == "measured":
         for example, expect in ((rule.trigger, True), (rule.clean, False)):
             assert (code in _measured_documented_example(example, tmp_path)) is expect
         return
-    triggered = invoke(_example(rule.trigger) + " --format json")
+    triggered = invoke(example_command(rule.trigger) + " --format json")
     assert code in [f["code"] for f in json.loads(triggered.output)["findings"]]
-    quiet = invoke(_example(rule.clean) + " --format json")
+    quiet = invoke(example_command(rule.clean) + " --format json")
     assert code not in [f["code"] for f in json.loads(quiet.output)["findings"]]
 
 
@@ -56,7 +56,7 @@ def _measured_documented_example(example: dict, tmp_path) -> list:
     """Write the export the documented figures describe (and the config it shows), run the documented command."""
     from tuneadvise.advisor.rules.families.ta0_measured import example_export
 
-    text = _example(example)
+    text = example_command(example)
     (tmp_path / "report.csv").write_text(example_export(example["ncu"]))
     if text.startswith("# tuneadvise.toml\n"):
         (tmp_path / "tuneadvise.toml").write_text(text.split("# report.csv", 1)[0].removeprefix("# tuneadvise.toml\n"))

@@ -95,7 +95,7 @@ def test_prune_takes_any_resources_or_names_the_field(configs, min_occupancy):
 
 
 def _cache(tmp_path, monkeypatch):
-    from tuneadvise.advisor.toolchain import cache as cache_module
+    from tuneadvise.advisor.toolchain import report_cache as cache_module
     from tuneadvise.advisor.toolchain.discovery import Toolchain
 
     monkeypatch.setattr(cache_module.Toolchain, "version", property(lambda self: "12.0"))

@@ -60,11 +60,22 @@ def test_without_the_clustered_blocks_per_sm_cap_the_model_fails(monkeypatch):
 
 
 def test_a_gpc_smaller_than_the_cluster_holds_none():
-    assert cluster_occupancy([16, 2], 8, 3).per_gpc == (42, 0)
-    assert cluster_occupancy([16, 2], 8, 2).per_gpc == (64, 8)
-    assert cluster_occupancy([18], 1, 16).non_portable and not cluster_occupancy([18], 1, 8).non_portable
+    assert cluster_occupancy(HOPPER, [16, 2], 8, 3).per_gpc == (42, 0)
+    assert cluster_occupancy(HOPPER, [16, 2], 8, 2).per_gpc == (64, 8)
+    assert cluster_occupancy(HOPPER, [18], 1, 16).non_portable and not cluster_occupancy(HOPPER, [18], 1, 8).non_portable
     with pytest.raises(ValueError, match="1..16"):
-        cluster_occupancy([18], 1, 17)
+        cluster_occupancy(HOPPER, [18], 1, 17)
+
+
+def test_cluster_sizes_come_from_the_architecture():
+    """Portable and non-portable limits are the spec's (8 and 16 on 9.0), none before clusters."""
+    portable = HOPPER._replace(max_cluster_size_portable=4, max_cluster_size_nonportable=8)
+    assert cluster_occupancy(portable, [18], 1, 8).non_portable
+    with pytest.raises(ValueError, match="1..8"):
+        cluster_occupancy(portable, [18], 1, 16)
+    ampere = shipped_catalog().resolve("sm_80").arch
+    with pytest.raises(ValueError, match="1..1"):
+        cluster_occupancy(ampere, [16], 1, 2)
 
 
 def test_gpc_layout_joins_sms_that_shared_a_cluster():
@@ -145,7 +156,7 @@ def test_arch_native_models_clusters_over_the_layout_it_measured():
     plain = native_catalog(device).resolve("native")
     assert plain.product.get("memory_bandwidth_gbs") == shipped.get("memory_bandwidth_gbs")
     assert plain.product.sources["memory_bandwidth_gbs"] == shipped.sources["memory_bandwidth_gbs"]
-    assert cluster_document(plain.product, 8, 2)["why_not"].startswith("no GPC layout")  # nothing nominal
+    assert cluster_document(plain, 8, 2)["why_not"].startswith("no GPC layout")  # nothing nominal
 
     native = native_catalog(device, {"gpc_sms": (RECORD["gpc_sizes"], LAYOUT_HOW)}).resolve("native")
     answers = 0
@@ -153,7 +164,7 @@ def test_arch_native_models_clusters_over_the_layout_it_measured():
         kernel = engine_kernel(shape, shape["block_size"], shape["dynamic_shared_mem"], opt_in=True)
         blocks = occupancy(native.arch, kernel).active_blocks_per_sm
         for size, answer in shape["max_active_clusters"].items():
-            document = cluster_document(native.product, blocks, int(size))
+            document = cluster_document(native, blocks, int(size))
             assert document["max_active_clusters"] == answer["clusters"], (shape["block_size"], size)
             assert document["layout_basis"] == f"measured on this device (measured#{LAYOUT_HOW})"
             answers += 1

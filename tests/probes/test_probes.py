@@ -25,7 +25,7 @@ from tuneadvise.probes.residency import max_resident_per_sm
 from tuneadvise.probes.results import Measurement, document, measurements_from_document, recompute_document
 from tuneadvise.specs.catalog import shipped_catalog
 
-from ..helpers import TESTS, assert_one_line_error
+from ..helpers import ROOT, TESTS, assert_one_line_error
 
 FIXTURES = TESTS / "fixtures"
 H100 = FIXTURES / "h100"
@@ -290,9 +290,31 @@ def test_native_document_validates(tmp_path):
 
 @pytest.mark.parametrize("command", [["probe"], ["probe", "--quick", "--format", "json"],
                                      ["verify", __file__], ["occupancy", "--arch", "native", "-r", "32", "-b", "64"]])
-def test_without_cupy_one_sentence_and_exit_3(monkeypatch, command):
+@pytest.mark.parametrize("driver, expected", [
+    ((13, 0), ("needs CuPy", "pip install 'tuneadvise[gpu-cuda13]'", "'.[gpu-cuda13]'", "cupy-cuda13x")),
+    ((12, 8), ("needs CuPy", "pip install 'tuneadvise[gpu]'", "cupy-cuda12x", "CUDA 12.8")),
+    ((11, 4), ("CUDA 11.4", "update the NVIDIA driver")),
+    (None, ("no NVIDIA driver",)),
+])
+def test_without_cupy_one_sentence_and_exit_3(monkeypatch, command, driver, expected):
+    """The driver is looked for first: CuPy is suggested only where a driver can run it, the
+    build that matches the CUDA the driver runs."""
+    from tuneadvise.probes import gpu
+
     monkeypatch.setitem(sys.modules, "cupy", None)  # import cupy -> ImportError
-    assert_one_line_error(CliRunner().invoke(cli, command), "needs CuPy", "pip install", exit_code=3)
+    monkeypatch.setattr(gpu, "driver_cuda_version", lambda: driver)
+    result = CliRunner().invoke(cli, command)
+    assert_one_line_error(result, *expected, exit_code=3)
+    assert (driver is not None and driver >= (12, 0)) == ("pip install" in result.stderr)
+
+
+def test_each_suggested_cupy_extra_is_declared():
+    from tuneadvise.probes.gpu import CUPY_EXTRAS
+    from tuneadvise.specs.files import read_toml
+
+    extras = read_toml(ROOT / "pyproject.toml")["project"]["optional-dependencies"]
+    for extra, wheel in CUPY_EXTRAS.values():
+        assert [d.split(">")[0] for d in extras[extra]] == [wheel]
 
 
 def test_unknown_probe_name_is_bad_input():
@@ -421,7 +443,7 @@ def saved_with_measured_extras(tmp_path):
 
 
 def test_save_keeps_the_curve_the_latency_and_the_gpc_layout(tmp_path):
-    from tuneadvise.specs.catalog import load_user_spec
+    from tuneadvise.specs.models import load_user_spec
 
     path, doc = saved_with_measured_extras(tmp_path)
     _, added = load_user_spec(str(path))

@@ -327,7 +327,7 @@ def _lint_context(registers=32, block=256, smem=0, spills=(None, None, None), **
 
 def test_lint_rules_run_on_their_context_through_the_selection():
     from tuneadvise.advisor.lint.config import LintConfig
-    from tuneadvise.advisor.rules import Budget, lint_findings
+    from tuneadvise.advisor.rules import BudgetLimits, lint_findings
 
     def codes(context, selection=None):
         return sorted(f.code for f in lint_findings(context, selection or RuleSelection()))
@@ -335,8 +335,8 @@ def test_lint_rules_run_on_their_context_through_the_selection():
     # no_spills: both spill figures limited to 0, the stack frame not limited at all.
     [config_budget] = LintConfig.model_validate({"budgets": [{"kernel": "k*", "no_spills": True,
                                                              "max_registers": 32, "max_shared_mem": "8K"}]}).budgets
-    budget = Budget.of(config_budget)
-    assert budget == Budget(kernel="k*", max_registers=32, max_spill_stores=0, max_spill_loads=0,
+    budget = BudgetLimits.of(config_budget)
+    assert budget == BudgetLimits(kernel="k*", max_registers=32, max_spill_stores=0, max_spill_loads=0,
                             max_stack_frame=None, max_shared_mem=8192)
     over = _lint_context(registers=40, smem=9216, spills=(8, 8, 8), budget=budget, minimum=0.9,
                          disagreements=("registers: ptxas 40, cubin 32",), launch_given=False)
@@ -348,7 +348,7 @@ def test_lint_rules_run_on_their_context_through_the_selection():
     assert codes(over, RuleSelection.parse("TA3", None)) == []
     within = _lint_context(registers=32, smem=8192, spills=(0, 0, 8), budget=budget, minimum=0.5)
     assert codes(within) == []
-    assert Budget.of(LintConfig.model_validate({"budgets": [{"max_spill_bytes": 16}]}).budgets[0]).max_spill_stores == 16
+    assert BudgetLimits.of(LintConfig.model_validate({"budgets": [{"max_spill_bytes": 16}]}).budgets[0]).max_spill_stores == 16
 
 
 def test_source_rules_go_through_the_selection():
@@ -378,7 +378,7 @@ def _at_80(*args):
 
 @pytest.mark.parametrize("code", RULES)
 def test_explain_wraps_between_words_and_prints_the_examples(code):
-    from tuneadvise.advisor.rules.markdown import _example
+    from tuneadvise.advisor.rules.markdown import example_command
 
     rule = registry()[code]
     result = _at_80("explain", code)
@@ -393,7 +393,7 @@ def test_explain_wraps_between_words_and_prints_the_examples(code):
     # The examples as docs/rules.md gives them, a command continued with ` \` where it wraps.
     shown = result.output.replace(" \\\n", " ")
     for example in (rule.trigger, rule.clean):
-        for line in _example(example).splitlines():
+        for line in example_command(example).splitlines():
             assert " ".join(line.split()) in " ".join(shown.split()), line
 
 

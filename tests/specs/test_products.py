@@ -107,7 +107,7 @@ def test_the_pyramid_of_the_notes_p100_is_shared_memory_alone():
 
 
 def test_a_users_spec_file_inherits_whether_shared_memory_and_l1_are_one(tmp_path):
-    from tuneadvise.specs.catalog import load_user_spec
+    from tuneadvise.specs.models import load_user_spec
 
     shipped = CATALOG.archs["6.0"]
     lines = ['family = "mine"', "[[arch]]", 'cc = "6.0"', 'shared_mem_model = "fixed"']

@@ -197,7 +197,7 @@ def test_the_engine_reads_the_headers_behaviour_from_the_spec(tmp_path):
     # The engine once hard-coded `major >= 7` for opt-in; a spec that says 7.0 has no opt-in
     # (and so no larger opt-in limit) must be obeyed, and the note must say why.
     from tuneadvise.advisor import analyze
-    from tuneadvise.specs.catalog import load_user_spec
+    from tuneadvise.specs.models import load_user_spec
 
     path = _volta_with(tmp_path, 'shared_mem_opt_in = { value = true,', 'shared_mem_opt_in = { value = false,')
     path.write_text(path.read_text().replace("value = 98304, source = \"volta-guide#4.3.2\"",
@@ -213,7 +213,7 @@ def test_the_engine_reads_the_headers_behaviour_from_the_spec(tmp_path):
 
 
 def test_a_user_spec_may_leave_the_behaviour_to_the_shipped_compute_capability(tmp_path):
-    from tuneadvise.specs.catalog import load_user_spec
+    from tuneadvise.specs.models import load_user_spec
 
     volta = (Path(DATA_DIR) / "volta.toml").read_text()
     trimmed = "\n".join(line for line in volta.splitlines()
@@ -362,7 +362,8 @@ def test_specs_show_json_is_a_spec_file_with_the_same_values(name, tmp_path):
     from click.testing import CliRunner
 
     from tuneadvise.cli.main import cli
-    from tuneadvise.specs.catalog import load_user_spec, shipped_catalog
+    from tuneadvise.specs.catalog import shipped_catalog
+    from tuneadvise.specs.models import load_user_spec
     from tuneadvise.specs.records import ARCH_BEHAVIOUR_FIELDS, ARCH_INT_FIELDS, ARCH_OPTIONAL_INT_FIELDS
 
     shown = CliRunner().invoke(cli, ["specs", "show", name, "--format", "json"]).stdout
@@ -380,7 +381,7 @@ def test_specs_show_of_a_product_is_a_spec_file_with_the_product(tmp_path):
     from click.testing import CliRunner
 
     from tuneadvise.cli.main import cli
-    from tuneadvise.specs.catalog import load_user_spec
+    from tuneadvise.specs.models import load_user_spec
 
     path = tmp_path / "mine.json"
     path.write_text(CliRunner().invoke(cli, ["specs", "show", "h100-sxm", "--format", "json"]).stdout)

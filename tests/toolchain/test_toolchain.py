@@ -145,7 +145,7 @@ def test_the_compiler_memory_cap_binds_the_process():
     import subprocess
     import sys
 
-    from tuneadvise.advisor.toolchain.bounded import limited
+    from tuneadvise.advisor.toolchain.processes import limited
 
     allocate = [sys.executable, "-c", "bytearray(400 << 20)"]
     assert subprocess.run(limited(allocate, 200), capture_output=True).returncode != 0
@@ -165,12 +165,12 @@ def test_the_compiler_memory_cap_binds_the_process():
     ("yes 'k.cu(1): warning: again'\n", "printed more than 1 MiB and was stopped; it began: k.cu(1): warning: again"),
 ])
 def test_no_process_of_a_compiler_run_outlives_it(tmp_path, monkeypatch, script, error):
-    from tuneadvise.advisor.toolchain import bounded
     from tuneadvise.advisor.toolchain import compile as compiling
+    from tuneadvise.advisor.toolchain import processes
     from tuneadvise.advisor.toolchain.discovery import Toolchain
     from tuneadvise.advisor.toolchain.settings import BuildSettings
 
-    monkeypatch.setattr(bounded, "OUTPUT_GRACE_S", 0.5)
+    monkeypatch.setattr(processes, "OUTPUT_GRACE_S", 0.5)
     monkeypatch.setattr(compiling, "MAX_COMPILER_OUTPUT", 1 << 20)
     fake = tmp_path / "nvcc"
     fake.write_text("#!/bin/sh\necho $$ > " + str(tmp_path / "pid") + "\n" + script)

@@ -107,7 +107,7 @@ def reserved_shared_mem_costs_a_block(result: Occupancy, params: dict):
 )
 def fermi_prefer_l1_for_spills(result: Occupancy, params: dict):
     arch, kernel = result.arch, result.kernel
-    if arch.major != 2 or not kernel.spill_stores:
+    if arch.family != "fermi" or not kernel.spill_stores:
         return
     total = kernel.static_shared_mem + kernel.dynamic_shared_mem
     small = arch.shared_mem_configs[0]

@@ -22,7 +22,7 @@ def register_spills(result: Occupancy, params: dict):
     if not kernel.spill_stores:
         return
     note = ""
-    if result.arch.major == 7:
+    if result.arch.family in ("volta", "turing"):  # the guide's 7.x
         note = "; spills cost less on 7.x than on Pascal: re-evaluate the occupancy/spilling balance by timing both"
     loads = f" and {kernel.spill_loads} B of spill loads" if kernel.spill_loads else ""
     yield (f"{kernel.spill_stores} B of spill stores{loads} per thread{note}",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ...engine.occupancy import Occupancy
+from ...engine.occupancy import Occupancy, cluster_errors
 from ...text import percent
 from .. import rule
 
@@ -52,14 +52,8 @@ def volta_binary_on_turing(result: Occupancy, params: dict):
     clean={"arch": "hopper", "registers": 32, "block_size": 128, "cluster_size": 8},
 )
 def cluster_size(result: Occupancy, params: dict):
-    size, arch = result.kernel.cluster_size, result.arch
-    if not size or size <= 1:
-        return
-    if arch.max_cluster_size_portable is None:
-        yield f"thread-block clusters need compute capability 9.0 or later; {arch.sm} has none", {"cluster_size": size}
-    elif size > (arch.max_cluster_size_nonportable or arch.max_cluster_size_portable):
-        yield (f"cluster of {size} blocks exceeds {arch.sm}'s maximum of "
-               f"{arch.max_cluster_size_nonportable or arch.max_cluster_size_portable}"), {"cluster_size": size}
+    for error in cluster_errors(result.arch, result.kernel):  # the engine's launch check, one home
+        yield error.message, {"cluster_size": result.kernel.cluster_size}
 
 
 @rule(
@@ -74,8 +68,8 @@ def cluster_size(result: Occupancy, params: dict):
 )
 def cluster_non_portable(result: Occupancy, params: dict):
     size, arch = result.kernel.cluster_size, result.arch
-    portable, largest = arch.max_cluster_size_portable, arch.max_cluster_size_nonportable
-    if size and portable and portable < size <= (largest or portable):
+    portable = arch.max_cluster_size_portable
+    if size and portable and portable < size <= arch.max_cluster_size:
         yield (f"cluster of {size} blocks exceeds the portable {portable}: set "
                "cudaFuncAttributeNonPortableClusterSizeAllowed and size the launch with cudaOccupancyMaxActiveClusters"), \
             {"cluster_size": size}

@@ -39,7 +39,7 @@ def register_budget(kernel: LintContext, params: dict):
             {"registers": registers, "budget": budget.max_registers}
 
 
-# The spill figures a budget may limit: (Budget field, LaunchConfig field, words).
+# The spill figures a budget may limit: (BudgetLimits field, LaunchConfig field, words).
 SPILL_LIMITS = (("max_spill_stores", "spill_stores", "spill stores"),
                 ("max_spill_loads", "spill_loads", "spill loads"),
                 ("max_stack_frame", "stack_frame", "stack frame"))

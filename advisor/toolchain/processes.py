@@ -1,7 +1,7 @@
 """Run one of NVIDIA's tools within bounds: its time, its address space (and its children's), and
 what it may print; its whole process group killed when a bound is passed or the run is
 interrupted. Every process tuneadvise starts on a source goes through here: the compiles
-(compile.py) and the cache's `nvcc -M` (cache.py), whose preprocessor reads whatever the
+(compile.py) and the report cache's `nvcc -M` (report_cache.py), whose preprocessor reads whatever the
 source includes (`#include "/dev/zero"` grows it without end).
 
 On POSIX the address space is capped with `ulimit -v` through /bin/sh, which every process the
@@ -119,7 +119,7 @@ class BoundedOutput(threading.Thread):
         return self.buffer
 
 
-def run_bounded(argv: list[str], cwd: str | None, *, timeout_s: float, memory_mib: int | None, output_limit: int,
+def run_limited(argv: list[str], cwd: str | None, *, timeout_s: float, memory_mib: int | None, output_limit: int,
                 running: RunningCompilers) -> Finished:
     """Run `argv` to its end within the bounds. Raises OSError when it cannot start; an interrupt
     while it runs kills its process group and is raised again.

@@ -27,7 +27,7 @@ from hypothesis import strategies as st
 from tuneadvise import analyze_compiled, prune
 from tuneadvise.advisor import analyze
 from tuneadvise.advisor.inputs import InputError
-from tuneadvise.advisor.lint.caches import MetadataError, read_directory, triton_entry
+from tuneadvise.advisor.lint.kernel_caches import MetadataError, read_directory, triton_entry
 from tuneadvise.advisor.lint.run import LintOptions, lint_paths
 from tuneadvise.cli.main import cli
 from tuneadvise.specs.catalog import shipped_catalog
@@ -310,8 +310,9 @@ def test_prune_min_occupancy_and_bad_resources():
     configs = [{"registers": r, "num_warps": 4} for r in (32, 64, 128, 255)]
     assert [p.config["registers"] for p in prune(configs, ARCH, dict, min_occupancy=0.5)] == [32, 64]
     for bad, field in (({"num_warps": 4}, "registers"), ({"registers": 32}, "block_size"),
-                       ({"registers": -1, "num_warps": 4}, "registers"), ({"registers": 32, "num_warps": 4, "x": 1}, "resources"),
-                       ({"registers": 32, "block_size": 128, "opt_in": "yes"}, "opt_in")):
+                       ({"registers": -1, "num_warps": 4}, "registers"), ({"registers": 32, "num_warps": 4, "x": 1}, "x"),
+                       ({"registers": 32, "block_size": 128, "opt_in": "maybe"}, "opt_in"),
+                       ({"registers": 32, "num_warps": "four"}, "num_warps")):
         with pytest.raises(InputError) as caught:
             prune([bad], ARCH, dict)
         assert caught.value.field == field and "config 0" in str(caught.value)

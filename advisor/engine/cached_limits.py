@@ -11,7 +11,7 @@ from __future__ import annotations
 from functools import lru_cache
 
 from ...specs.records import Arch
-from .limits import _registers_limit, _shared_mem_limit, _warps_limit
+from .limits import registers_limit, shared_mem_limit, warps_limit
 
 _CACHE_ENTRIES = 1 << 16
 
@@ -19,23 +19,16 @@ _CACHE_ENTRIES = 1 << 16
 @lru_cache(maxsize=_CACHE_ENTRIES)
 def shape_limits(arch: Arch, registers: int, block_size: int) -> tuple[int, int, int]:
     """(blocks the warps allow, blocks the registers allow, registers allocated per block)."""
-    regs, allocated = _registers_limit(arch, registers, block_size, arch.warp_allocation_granularity)
+    regs, allocated = registers_limit(arch, registers, block_size, arch.warp_allocation_granularity)
     if regs and arch.register_launch_check_granularity:
         # GP100 (6.0): a kernel that cannot run on GP10x is refused on all Pascal parts.
-        check, _ = _registers_limit(arch, registers, block_size, arch.register_launch_check_granularity)
+        check, _ = registers_limit(arch, registers, block_size, arch.register_launch_check_granularity)
         if check == 0:
             regs = 0
-    return _warps_limit(arch, block_size), regs, allocated
-
-
-@lru_cache(maxsize=4096)
-def register_limits(arch: Arch, block_size: int) -> tuple[int, ...]:
-    """Blocks the registers allow for each count from 0 to the architecture's maximum per
-    thread, at this block size: a what-if search reads a register staircase from it."""
-    return tuple(shape_limits(arch, registers, block_size)[1] for registers in range(arch.max_registers_per_thread + 1))
+    return warps_limit(arch, block_size), regs, allocated
 
 
 @lru_cache(maxsize=_CACHE_ENTRIES)
 def shared_mem_limits(arch: Arch, static: int, dynamic: int, carveout: int, opt_in: bool) -> tuple[int, int, int | None]:
     """cudaOccMaxBlocksPerSMSmemLimit: (blocks, bytes allocated per block, per-SM config)."""
-    return _shared_mem_limit(arch, static, dynamic, carveout, opt_in)
+    return shared_mem_limit(arch, static, dynamic, carveout, opt_in)

@@ -15,7 +15,7 @@ not match is ignored (and rewritten by the next compile): a torn write or a dama
 disk costs a compile, never a wrong figure. Entries are written atomically (a temporary
 file in the same directory, then a rename). Only successful compiles are stored. Any
 error of the disk or of `nvcc -M` means no caching for that build, never a failure;
-`nvcc -M` runs within the build's time and memory (bounded.py), as the compile does.
+`nvcc -M` runs within the build's time and memory (processes.py), as the compile does.
 
 Where: TUNEADVISE_CACHE_DIR, else $XDG_CACHE_HOME/tuneadvise/ptxas, else
 ~/.cache/tuneadvise/ptxas; TUNEADVISE_CACHE_DIR=off (or --no-cache) turns it off.
@@ -33,8 +33,8 @@ import threading
 from pathlib import Path
 
 from ...specs.files import read_bounded
-from .bounded import RunningCompilers, run_bounded
 from .discovery import Toolchain
+from .processes import RunningCompilers, run_limited
 from .settings import BuildSettings
 
 FORMAT = "tuneadvise-ptxas-cache-1"
@@ -159,7 +159,7 @@ def _dependencies(toolchain: Toolchain, build, settings: BuildSettings, running:
     the build's bounds (its preprocessor reads whatever the source includes)."""
     argv = [toolchain.nvcc, "-M", f"-arch={build.arch}", *build.flags, build.source]
     try:
-        done = run_bounded(argv, build.cwd, timeout_s=min(DEPENDENCY_TIMEOUT, settings.timeout_s),
+        done = run_limited(argv, build.cwd, timeout_s=min(DEPENDENCY_TIMEOUT, settings.timeout_s),
                            memory_mib=settings.memory_mib, output_limit=MAX_DEPENDENCY_OUTPUT, running=running)
     except OSError:
         return None

@@ -46,7 +46,9 @@ from ..readers.usage import (
 MAX_FILES = 100_000  # files looked at in one directory tree
 MAX_METADATA_BYTES = 1 << 20  # a Triton .json is a few KB
 MAX_CUBIN_BYTES = 256 << 20
-TRITON_OPT_IN_ABOVE = 49152  # Triton's launcher opts in to more dynamic shared memory above this (driver.c)
+# Dynamic shared memory per block past which a launch must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize;
+# CUDA's default limit is 48 KB): Triton's launcher opts in above it (its driver.c), CuPy's attributes show it.
+OPT_IN_ABOVE = 49152
 MAX_WARPS = 32  # 1024 threads per block
 BUILD_SUFFIXES = (".cubin", ".fatbin", ".o", ".so")
 _HEX = frozenset(b"0123456789abcdef")
@@ -204,7 +206,7 @@ def triton_entry(meta) -> dict:
         for d in cluster:
             size *= d
         size = max(size, ctas)
-    launch = [("block_size", 32 * warps), ("dynamic_shared_mem", shared), ("opt_in", shared > TRITON_OPT_IN_ABOVE)]
+    launch = [("block_size", 32 * warps), ("dynamic_shared_mem", shared), ("opt_in", shared > OPT_IN_ABOVE)]
     if size > 1:
         launch.append(("cluster_size", size))
     parts = [f"num_warps={warps}"]
