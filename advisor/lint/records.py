@@ -31,6 +31,8 @@ class LintOptions:
     # Registers per thread in an earlier build, by (name as written, arch): a baseline's or diff's old side (TA908).
     previous_registers: Mapping[tuple[str, str], int] = field(default_factory=dict)
     allow_regressions: bool = False  # with a baseline: a kernel below its recorded occupancy does not fail the run
+    # Read each cubin's machine code with nvdisasm: None where it is installed, True required, False never.
+    machine_code: bool | None = None
     sm_count: int | None = None  # --sm-count; else config's; else the product's that --arch names
     product_sm_counts: Mapping[str, int] | None = None  # sm_XX -> SMs of the products --arch names
 
