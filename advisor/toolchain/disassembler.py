@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..readers.sass import KernelSass, read_live_registers, read_sass
-from .discovery import HOME_VARIABLES, wheel_bin_dirs
+from .discovery import HOME_VARIABLES, wheel_bins
 from .processes import RunningCompilers, run_limited
 from .report_cache import MAX_ENTRY, EntryStore, file_identity
 
@@ -109,7 +109,7 @@ class Disassembler:
 
 
 def _candidates():
-    for directory in wheel_bin_dirs():
+    for directory in wheel_bins():
         yield directory, "the [sass] extra"
     for variable in HOME_VARIABLES:
         home = os.environ.get(variable)

@@ -53,7 +53,7 @@ def _version(ptxas: str) -> str:
     return lines[-1].strip() if lines else "unknown"
 
 
-def wheel_bin_dirs():
+def wheel_bins():
     try:
         import nvidia  # a namespace package: every installed nvidia-* wheel's directory
     except ImportError:
@@ -72,7 +72,7 @@ def _pair(directory: Path) -> tuple[str, str] | None:
 
 def candidates():
     """(directory, origin) in the order they are tried."""
-    for directory in wheel_bin_dirs():
+    for directory in wheel_bins():
         yield directory, "the [nvcc] extra"
     for variable in HOME_VARIABLES:
         home = os.environ.get(variable)

@@ -55,6 +55,7 @@ def default_directory() -> Path | None:
 
 
 def file_identity(path: str | None) -> list:
+    """What makes a tool's file the same file: its path, size and modification time (a reinstall changes them)."""
     if not path:
         return [None]
     try:
