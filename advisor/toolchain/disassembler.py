@@ -15,15 +15,13 @@ import io
 import json
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from pathlib import Path
 
 from ..readers.sass import KernelSass, read_live_registers, read_sass
-from .discovery import HOME_VARIABLES, wheel_bins
+from .discovery import candidates
 from .processes import RunningCompilers, run_limited
 from .report_cache import MAX_ENTRY, EntryStore, file_identity
 
@@ -108,21 +106,9 @@ class Disassembler:
         return bytes(finished.output).decode("utf-8", "replace")
 
 
-def _candidates():
-    for directory in wheel_bins():
-        yield directory, "the [sass] extra"
-    for variable in HOME_VARIABLES:
-        home = os.environ.get(variable)
-        if home:
-            yield Path(home) / "bin", variable
-    found = shutil.which("nvdisasm")
-    if found:
-        yield Path(found).resolve().parent, "PATH"
-
-
 def find_disassembler() -> Disassembler:
     """The first nvdisasm found of release 13.5 or later, or DisassemblerMissing."""
-    for directory, origin in _candidates():
+    for directory, origin in candidates("nvdisasm", "sass"):
         path = directory / "nvdisasm"
         if os.access(path, os.X_OK) and path.is_file() and release(str(path.resolve())) >= MINIMUM_RELEASE:
             return Disassembler(str(path.resolve()), origin)

@@ -70,15 +70,16 @@ def _pair(directory: Path) -> tuple[str, str] | None:
     return None
 
 
-def candidates():
-    """(directory, origin) in the order they are tried."""
+def candidates(program: str = "nvcc", extra: str = "nvcc"):
+    """(directory, origin) where NVIDIA's `program` may be, in the order they are tried: the
+    wheels of the `extra`, CUDA_HOME/CUDA_PATH, then PATH."""
     for directory in wheel_bins():
-        yield directory, "the [nvcc] extra"
+        yield directory, f"the [{extra}] extra"
     for variable in HOME_VARIABLES:
         home = os.environ.get(variable)
         if home:
             yield Path(home) / "bin", variable
-    found = shutil.which("nvcc")
+    found = shutil.which(program)
     if found:
         yield Path(found).resolve().parent, "PATH"
 

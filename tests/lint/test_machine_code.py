@@ -92,7 +92,7 @@ def test_older_triton_cache_spills_where_the_driver_has_local_memory(disassemble
 def test_no_sass_leaves_spills_unknown_and_sass_requires_nvdisasm(monkeypatch):
     doc = _lint_json(str(SPILLS / "cache"), "--no-sass")
     assert all(k["spill_stores"] is None and k["spills_from"] is None and k["sass"] is None for k in doc["kernels"])
-    monkeypatch.setattr("tuneadvise.advisor.toolchain.disassembler._candidates", lambda: iter(()))
+    monkeypatch.setattr("tuneadvise.advisor.toolchain.disassembler.candidates", lambda *_: iter(()))
     result = CliRunner().invoke(cli, ["lint", str(SPILLS / "cache"), "--sass"])
     assert result.exit_code == 3 and "no CUDA disassembler found" in result.output
     assert len(result.output.strip().splitlines()) == 1

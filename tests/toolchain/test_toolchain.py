@@ -22,7 +22,7 @@ from ..helpers import JSON_VALUES
 
 @pytest.fixture
 def no_compiler(monkeypatch):
-    monkeypatch.setattr("tuneadvise.advisor.toolchain.discovery.candidates", lambda: iter(()))
+    monkeypatch.setattr("tuneadvise.advisor.toolchain.discovery.candidates", lambda *_: iter(()))
 
 
 @pytest.mark.parametrize("args", [["lint", "k.cu", "-a", "sm_90"], ["frontier", "k.cu", "-a", "sm_90", "-b", "256"]])
