@@ -23,7 +23,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from .limits import most_registers_for
+from .limits import most_registers_for, most_shared_mem_allocation_for, shared_mem_block_limit
 from .occupancy import (
     RESOURCE_ERRORS,
     Occupancy,
@@ -196,14 +196,60 @@ def _shared_mem_cliff(arch, static: int, dynamic: int, carveout: int, opt_in: bo
             return 0
         return min(others, shared_mem_limits(arch, static, total - static, carveout, opt_in)[0])
 
-    ceiling, unit, reserved = shared_mem_ceiling(arch, opt_in), arch.shared_mem_allocation_unit, \
-        arch.reserved_shared_mem_per_block
-    changes = None
+    ceiling = shared_mem_ceiling(arch, opt_in)
     if arch.shared_mem_model == "cache-config" and shared_mem_preference(arch, carveout) < arch.shared_mem_per_sm:
         # Fermi/Kepler preferring L1: a block too big for the small shared-memory split makes the
-        # driver pick the large one, so blocks per SM can rise again as the block grows.
-        changes = _allocation_starts(unit, reserved)
-    return _cliff(arch, "shared_memory", probe, static + dynamic, ceiling, warps_per_block, steps, unit, changes)
+        # driver pick the large one, so blocks per SM can rise again as the block grows: scanned.
+        unit, reserved = arch.shared_mem_allocation_unit, arch.reserved_shared_mem_per_block
+        return _cliff(arch, "shared_memory", probe, static + dynamic, ceiling, warps_per_block, steps, unit,
+                      _allocation_starts(unit, reserved))
+
+    def reaching(wanted: int) -> int | None:
+        return most_total_shared_mem_for(arch, static, carveout, opt_in, wanted) if wanted <= others else None
+
+    return _staircase(arch, "shared_memory", probe, reaching, static + dynamic, ceiling, warps_per_block, steps,
+                      arch.shared_mem_allocation_unit)
+
+
+def most_total_shared_mem_for(arch, static: int, carveout: int, opt_in: bool, blocks: int) -> int | None:
+    """The most total shared memory (with_total_shared_mem's split of it, for a kernel with `static`
+    bytes) with which `blocks` (>= 1) blocks fit as far as shared memory goes; None if not even 0
+    bytes do. Blocks never rise with the total here (the carveout and Maxwell models), so every
+    smaller total fits too. A total at or above the static part keeps it (the per-block limit,
+    which covers the opt-in maximum of the dynamic part, bounds it); a smaller one becomes all
+    static (at most the static limit)."""
+    reserved = arch.reserved_shared_mem_per_block
+    unit = arch.shared_mem_allocation_unit
+    fits = most_shared_mem_allocation_for(arch, carveout, blocks) - reserved
+    if static <= arch.shared_mem_per_block:
+        # The opt-in maximum (the opt-in limit less the static part) is within this per-block limit.
+        most = min(fits, shared_mem_block_limit(arch, static, opt_in)[0] // unit * unit - reserved)
+        if most >= static:
+            return most
+    limit, _ = shared_mem_block_limit(arch, 0, opt_in)
+    most = min(fits, limit // unit * unit - reserved, arch.shared_mem_per_block)  # all static now
+    return most if most >= 0 else None
+
+
+def _staircase(arch, resource: str, probe, reaching, current: int, ceiling: int, warps_per_block: int, steps: int,
+               unit: int) -> Cliff:
+    """_cliff for a probe that never rises with the value, in closed form: `reaching(wanted)` is the
+    most value with at least `wanted` blocks (None if none), so each step down is the largest
+    multiple of `unit` below the last that reaches one block more."""
+    active = probe(current)
+    down, best, value = [], active, current
+    while current and len(down) < steps:
+        most = reaching(best + 1)
+        if most is None:
+            break
+        value = min(value - 1, most) // unit * unit
+        best = probe(value)
+        down.append(Step(value, best, best * warps_per_block / arch.max_warps_per_sm))
+    if active == 0 or current > ceiling:  # nothing to lose, or over the limit already
+        return Cliff(resource, current, tuple(down), None)
+    last = reaching(active)
+    last = None if last is None or last < current else min(last, ceiling)
+    return Cliff(resource, current, tuple(down), None if last in (None, ceiling) else last - current)
 
 
 def block_size_table(result: Occupancy) -> list[Step]:
