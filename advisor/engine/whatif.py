@@ -65,9 +65,14 @@ def _other_limits(result: Occupancy, resource: str) -> int:
         own = RESOURCE_ERRORS[resource]
         if any(error.code not in own for error in result.errors):
             return 0
+    return _least_limit(result, resource)
+
+
+def _least_limit(result: Occupancy, resource: str, also: str = "") -> int:
+    """The smallest of the result's limits but `resource`'s (and `also`'s); 2**31 if none limits."""
     least = 1 << 31
     for name, value in result.block_limits.items():  # a loop: min() over a generator costs twice as much here
-        if name != resource and value is not None and value < least:
+        if name != resource and name != also and value is not None and value < least:
             least = value
     return least
 
@@ -253,11 +258,27 @@ def _staircase(arch, resource: str, probe, reaching, current: int, ceiling: int,
 
 
 def block_size_table(result: Occupancy) -> list[Step]:
-    """Occupancy for each warp-multiple block size, as NVIDIA's calculator graphs it."""
+    """Occupancy for each warp-multiple block size, as NVIDIA's calculator graphs it.
+
+    Only the warps' and the registers' limits depend on the block size (with the launch errors
+    they decide: the block size, the launch bounds it is freed of, the registers per block), so
+    each size costs one shape_limits; every other limit, and whether another error stops the
+    launch, is the current result's."""
     arch, kernel = result.arch, result.kernel
     limit = min(arch.max_threads_per_block, kernel.max_threads_per_block or arch.max_threads_per_block)
-    return [step_at(arch, kernel.replace(block_size=block, max_threads_per_block=None), block)
-            for block in range(arch.warp_size, limit + 1, arch.warp_size)]
+    others = 0 if any(error.code not in _SHAPE_ERRORS for error in result.errors) else \
+        _least_limit(result, "registers", "warps")
+    registers, warp, most_warps = kernel.registers, arch.warp_size, arch.max_warps_per_sm
+    table = []
+    for block in range(warp, limit + 1, warp):
+        by_warps, by_registers, _ = shape_limits(arch, registers, block)
+        blocks = min(others, by_warps, by_registers)
+        table.append(Step(block, blocks, blocks * (block // warp) / most_warps))
+    return table
+
+
+# The launch errors that the block size alone decides.
+_SHAPE_ERRORS = frozenset({"block-size", "launch-bounds", "registers-per-block"})
 
 
 def best_carveout(result: Occupancy) -> Step | None:

@@ -206,3 +206,17 @@ def test_most_total_shared_mem_for_equals_a_scan(arch, static, carveout, opt_in,
         return  # blocks can rise again as the block grows there: the cliff scans instead
     assert most_total_shared_mem_for(arch, static, carveout, opt_in, wanted) == \
         scanned_most_total(arch, static, carveout, opt_in, wanted)
+
+
+@settings(max_examples=250, deadline=None)
+@given(CASES)
+def test_block_size_table_equals_the_full_engine_at_every_block_size(case):
+    from tuneadvise.advisor.engine.whatif import block_size_table
+
+    arch, kernel, result = case
+    limit = min(arch.max_threads_per_block, kernel.max_threads_per_block or arch.max_threads_per_block)
+    expected = []
+    for block in range(arch.warp_size, limit + 1, arch.warp_size):
+        full = occupancy(arch, kernel.replace(block_size=block, max_threads_per_block=None))
+        expected.append((block, full.active_blocks_per_sm, full.occupancy))
+    assert [tuple(step) for step in block_size_table(result)] == expected
