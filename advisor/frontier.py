@@ -22,12 +22,13 @@ from typing import NamedTuple
 from .engine.occupancy import occupancy
 from .engine.whatif import bounds_register_cap, register_caps
 from .launch import LaunchConfig
+from .lint.machine_code import lines_by_bytes, machine_code_reader
 from .readers.compiler_output import KernelUsage
 from .readers.demangle import kernel_names, name_matches
 from .readers.source_index import SourceIndex
 from .toolchain.compile import Build, Compiler
 from .toolchain.discovery import find_toolchain
-from .toolchain.settings import BuildSettings, BuildSetupError
+from .toolchain.settings import BuildSettings, BuildSetupError, with_line_info
 
 SCHEMA_VERSION = 1
 FRONTIER_SUFFIXES = (".cu", ".cuda", ".ptx")
@@ -41,6 +42,9 @@ class Point(NamedTuple):
     stack_frame: int | None
     active_blocks_per_sm: int
     occupancy: float
+    # Where this build spills, by source line, most bytes first ({file, line, stores, loads}):
+    # from its machine code, where nvdisasm read it.
+    spill_lines: tuple[dict, ...] = ()
 
     @property
     def spills(self) -> bool:
@@ -49,7 +53,8 @@ class Point(NamedTuple):
     def to_dict(self) -> dict:
         return {"max_registers": self.max_registers, "registers": self.registers, "spill_stores": self.spill_stores,
                 "spill_loads": self.spill_loads, "stack_frame": self.stack_frame,
-                "active_blocks_per_sm": self.active_blocks_per_sm, "occupancy": round(self.occupancy, 6)}
+                "active_blocks_per_sm": self.active_blocks_per_sm, "occupancy": round(self.occupancy, 6),
+                "spill_lines": list(self.spill_lines)}
 
 
 class KernelFrontier(NamedTuple):
@@ -87,8 +92,9 @@ def _launch(usage: KernelUsage, block_size: int, max_threads: int | None) -> Lau
 
 def _point(arch, usage: KernelUsage, block_size: int, max_threads: int | None, cap: int | None) -> Point:
     result = occupancy(arch, _launch(usage, block_size, max_threads))
+    lines = tuple(lines_by_bytes(usage.sass.spill_sites)) if usage.sass is not None else ()
     return Point(cap, usage.registers, usage.spill_stores, usage.spill_loads, usage.stack_frame,
-                 result.active_blocks_per_sm, result.occupancy)
+                 result.active_blocks_per_sm, result.occupancy, lines)
 
 
 def _matches(name: str, glob: str | None) -> bool:
@@ -141,32 +147,48 @@ def frontier(source: str, archs, block_size: int, kernel_glob: str | None = None
     except UnknownArchError as exc:
         raise BuildSetupError(exc.as_option()) from None
     index = _source_index(source)
-    compiler = compiler or Compiler(find_toolchain(), settings)
-    path = os.path.abspath(source)
+    machine_code = machine_code_reader(None)  # where nvdisasm is installed: where each cap's spills land
+    compiler = compiler or Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None)
     problems: list[str] = []
+    kernels = _frontier(compiler, machine_code, source, resolved, settings, block_size, kernel_glob, index, problems)
+    return FrontierReport(kernels, problems, compiler.toolchain.version)
+
+
+def _usages(result, machine_code) -> list[KernelUsage]:
+    """A build's kernels, with their machine code where it can be read."""
+    records = result.usage()
+    if machine_code is not None and result.cubin is not None and records:
+        return machine_code(result.cubin, records)
+    return records
+
+
+def _frontier(compiler, machine_code, source, resolved, settings, block_size, kernel_glob, index, problems):
+    """Every build of the frontier (with -lineinfo: machine code by source line; ptxas emits the same
+    code), then each kernel's points."""
+    path = os.path.abspath(source)
+    flags = with_line_info(settings.flags)
     wanted = []  # (arch, usage, its source definition, caps)
-    for result in compiler.run([Build(path, arch, settings.flags, settings.max_registers) for arch in resolved]):
+    for result in compiler.run([Build(path, arch, flags, settings.max_registers) for arch in resolved]):
         if result.error is not None:
             problems.append(f"{source}: {result.build.arch}: the compiler failed: {result.error}")
             continue
         arch = resolved[result.build.arch]
-        for usage in result.usage():
+        for usage in _usages(result, machine_code):
             if _matches(usage.name, kernel_glob):
                 definition = index.lookup(kernel_names(usage.name)[2])
                 bound = definition.max_threads if definition is not None else None
                 base = occupancy(arch, _launch(usage, block_size, bound))
                 wanted.append((result.build.arch, usage, definition, register_caps(base) if base.launchable else ()))
     capped = {(b.arch, b.max_registers): b for b in
-              (Build(path, arch, settings.flags, cap) for arch, _, _, caps in wanted for cap in caps)}
+              (Build(path, arch, flags, cap) for arch, _, _, caps in wanted for cap in caps)}
     by_build = {(r.build.arch, r.build.max_registers): r for r in compiler.run(capped.values())}
     for result in by_build.values():
         if result.error is not None:
             problems.append(f"{source}: {result.build.arch} at -maxrregcount={result.build.max_registers}: "
                             f"the compiler failed: {result.error}")
-    usages = {key: {u.name: u for u in result.usage()} for key, result in by_build.items()}
-    kernels = [_kernel_frontier(resolved[arch_name], arch_name, usage, definition, caps, usages, block_size)
-               for arch_name, usage, definition, caps in wanted]
-    return FrontierReport(kernels, problems, compiler.toolchain.version)
+    usages = {key: {u.name: u for u in _usages(result, machine_code)} for key, result in by_build.items()}
+    return [_kernel_frontier(resolved[arch_name], arch_name, usage, definition, caps, usages, block_size)
+            for arch_name, usage, definition, caps in wanted]
 
 
 def _source_index(source: str) -> SourceIndex:

@@ -107,11 +107,14 @@ def _write(text, output: str | None, option: str = "--output") -> None:
 @click.option("--update-baseline", is_flag=True, help="Write today's findings to --baseline and exit 0.")
 @click.option("--allow-regressions", is_flag=True,
               help="With --baseline: a kernel below the baseline's occupancy fails only through --fail-on.")
+@click.option("--sass/--no-sass", "sass", default=None,
+              help="Read each cubin's machine code with nvdisasm: spill bytes and sites, register peaks "
+                   "(default: where nvdisasm is installed; --sass requires it).")
 @build_options
 @click.pass_context
 def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min_occupancy, sm_count, fmt, output,
-         statistics, baseline, update_baseline, allow_regressions, include_dirs, defines, nvcc_flags, compile_commands,
-         jobs, no_cache, compile_timeout, compile_memory):
+         statistics, baseline, update_baseline, allow_regressions, sass, include_dirs, defines, nvcc_flags,
+         compile_commands, jobs, no_cache, compile_timeout, compile_memory):
     """Lint kernels from build output: ptxas -v logs, cuobjdump listings,
     cubins and fatbins (.o, .so, executables), with launch settings and
     budgets from a config, and CUDA sources for locations and suppressions.
@@ -134,7 +137,7 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
     Exit codes: 0 clean; 1 findings at or above --fail-on (new or worse ones,
     with --baseline); 2 bad input (a malformed line, or a source the
     compiler rejects, is reported, the rest is still linted) or usage; 3 a
-    source to compile and no CUDA compiler.
+    source to compile and no CUDA compiler, or --sass and no nvdisasm.
     """
     config, config_path, inputs = _load_config(config_file, list(files))
     build = build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache,
@@ -151,6 +154,7 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
         raise BadInput("--update-baseline: needs --baseline FILE")
     options = _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy, sm_count)
     options.allow_regressions = allow_regressions
+    options.machine_code = sass
     with cycle_collection_paused():
         _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update_baseline)
 

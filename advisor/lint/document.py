@@ -22,10 +22,12 @@ from ..engine.occupancy import CARVEOUT_NAMES
 from ..report import occupancy_document
 from ..rules import SEVERITIES, SEVERITY_RANK
 from .baseline import kernel_key
+from .machine_code import sass_document
 
 # 2: spill_bytes (stores plus loads) replaced by spill_stores and spill_loads, in kernels and
 # their sources; summary gains config, warnings and failing_kernels.
-SCHEMA_VERSION = 2
+# 3: each kernel gains spills_from (whose the spill figures are) and sass (what its machine code proves).
+SCHEMA_VERSION = 3
 CARVEOUT_LABEL = {value: name for name, value in CARVEOUT_NAMES.items()}  # as the config names them
 
 
@@ -76,6 +78,7 @@ def kernel_document(kernel, comparison=None, occupancy: dict | None = None) -> d
         "registers": usage.registers, "shared_mem": usage.shared_mem,
         "spill_stores": usage.spill_stores, "spill_loads": usage.spill_loads, "stack_frame": usage.stack_frame,
         "barriers": usage.barriers, "max_threads_per_block": usage.max_threads, "figures_from": usage.source,
+        "spills_from": usage.spill_origin,
         "variant": usage.variant,
         "sources": [_source(r) for r in kernel.evidence],
         "launch": _launch(kernel),
@@ -83,6 +86,7 @@ def kernel_document(kernel, comparison=None, occupancy: dict | None = None) -> d
         "occupancy": occupancy if occupancy is not None else occupancy_document(kernel.result, kernel.launch.dims),
         "findings": [_finding_dict(f, status if key is None else comparison.status.get((key, f.code), "new"))
                      for f in kernel.findings],
+        "sass": sass_document(usage.sass),
     }
     if kernel.measured is not None:  # a profiled launch (advisor/lint/profiled.py)
         entry["measured"] = kernel.measured

@@ -138,6 +138,9 @@ def _sarif_result(finding, kernel, file, line, index, relative) -> dict:
                                              "fullyQualifiedName": utf8_text(kernel["demangled"]),
                                              "kind": "function"}]
         result["locations"] = [location]
+    related = _related_locations(finding, relative)
+    if related:
+        result["relatedLocations"] = related
     properties = {k: v for k, v in (("arch", finding.get("arch")), ("baseline", finding.get("baseline"))) if v}
     if kernel is not None:  # the figures behind a kernel's finding, each spill figure by its own name
         properties.update((k, kernel[k]) for k in ("registers", "shared_mem", "spill_stores", "spill_loads",
@@ -147,6 +150,20 @@ def _sarif_result(finding, kernel, file, line, index, relative) -> dict:
     if uri and line and "replacement" in finding["details"]:
         result["fixes"] = [_sarif_fix(finding, uri, line)]
     return result
+
+
+def _related_locations(finding, relative) -> list[dict]:
+    """The source lines a finding's machine code names (TA501's spills, TA301/TA907's register
+    peaks), so an editor jumps to them."""
+    places = finding["details"].get("spill_lines") or finding["details"].get("pressure_lines") or []
+    related = []
+    for number, place in enumerate(places):
+        uri = _relative(place["file"], relative) if place.get("file") else None
+        if uri and place.get("line"):
+            related.append({"id": number, "physicalLocation": {"artifactLocation": {"uri": uri},
+                                                               "region": {"startLine": int(place["line"])}},
+                            "message": {"text": "spills here" if "stores" in place else "register pressure peaks here"}})
+    return related
 
 
 def _region(finding: dict, line) -> dict:

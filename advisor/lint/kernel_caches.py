@@ -33,7 +33,15 @@ from pathlib import Path
 from ...specs.files import NotRegularFile, open_regular, read_bounded
 from ..readers.compiler_output import KernelUsage
 from ..readers.cubin import ELF_MAGIC, CubinError, read_cubin
-from ..readers.usage import NO_CUDA_CODE, InputProblem, ReadResult, from_cubin_kernel, read_usage
+from ..readers.usage import (
+    NO_CUDA_CODE,
+    InputProblem,
+    MachineCode,
+    ReadResult,
+    cubin_records,
+    from_cubin_kernel,
+    read_usage,
+)
 
 MAX_FILES = 100_000  # files looked at in one directory tree
 MAX_METADATA_BYTES = 1 << 20  # a Triton .json is a few KB
@@ -51,7 +59,7 @@ class MetadataError(ValueError):
     """A Triton metadata file that does not say how its kernel is launched."""
 
 
-def read_directory(root: str | Path) -> ReadResult:
+def read_directory(root: str | Path, machine_code: MachineCode | None = None) -> ReadResult:
     """Every kernel in a directory tree, with the launch of the framework that cached it."""
     result = ReadResult()
     seen = 0
@@ -67,11 +75,11 @@ def read_directory(root: str | Path) -> ReadResult:
             path = os.path.join(folder, name)
             stem, suffix = os.path.splitext(name)
             if suffix == ".json" and stem + ".cubin" in names and not stem.startswith("__grp__"):
-                _read_triton(path, os.path.join(folder, stem + ".cubin"), result)
+                _read_triton(path, os.path.join(folder, stem + ".cubin"), result, machine_code)
             elif suffix == ".cubin" and stem + ".json" in names:
                 continue  # read with its metadata
             elif suffix in BUILD_SUFFIXES and not os.path.islink(path):
-                _read_build_output(path, result)
+                _read_build_output(path, result, machine_code)
     if not result.records and not result.problems:  # nothing checked is not a pass
         result.problems.append(InputProblem(str(root), None, "no kernel in this directory: expected Triton cache "
                                                              "entries (.cubin beside .json), CuPy cache files, or "
@@ -85,7 +93,7 @@ def _cannot_read(path: str, exc: OSError) -> InputProblem:
     return InputProblem(path, None, f"cannot read: {exc.strerror}")
 
 
-def _read_build_output(path: str, result: ReadResult) -> None:
+def _read_build_output(path: str, result: ReadResult, machine_code: MachineCode | None) -> None:
     try:
         with open_regular(path) as handle:
             head = handle.read(80)
@@ -94,9 +102,9 @@ def _read_build_output(path: str, result: ReadResult) -> None:
         return
     size = _digest_size(head)
     if size:
-        _read_cupy(path, size, result)
+        _read_cupy(path, size, result, machine_code)
         return
-    one = read_usage(path)
+    one = read_usage(path, machine_code)
     result.records += one.records
     # A cache holds host code too (Triton's compiled launchers, cuda_utils*.so): named on the
     # command line such a file is an error, found in a walk it is simply not CUDA output.
@@ -120,7 +128,7 @@ def _digest_size(head: bytes) -> int:
     return 0
 
 
-def _read_cupy(path: str, size: int, result: ReadResult) -> None:
+def _read_cupy(path: str, size: int, result: ReadResult, machine_code: MachineCode | None) -> None:
     data = _read_bytes(path, result)
     if data is None:
         return
@@ -130,11 +138,9 @@ def _read_cupy(path: str, size: int, result: ReadResult) -> None:
                                                         "(a partial or corrupt write): not linted"))
         return
     try:
-        kernels = read_cubin(cubin)
+        result.records += cubin_records(cubin, path, machine_code=machine_code)
     except CubinError as exc:
         result.problems.append(InputProblem(path, None, f"CuPy cache entry: {exc}"))
-        return
-    result.records += [from_cubin_kernel(k, path) for k in kernels]
 
 
 def _read_bytes(path: str, result: ReadResult, limit: int = MAX_CUBIN_BYTES) -> bytes | None:
@@ -148,7 +154,7 @@ def _read_bytes(path: str, result: ReadResult, limit: int = MAX_CUBIN_BYTES) -> 
         return None
 
 
-def _read_triton(meta_path: str, cubin_path: str, result: ReadResult) -> None:
+def _read_triton(meta_path: str, cubin_path: str, result: ReadResult, machine_code: MachineCode | None) -> None:
     raw = _read_bytes(meta_path, result, MAX_METADATA_BYTES)
     if raw is None:
         return
@@ -172,6 +178,8 @@ def _read_triton(meta_path: str, cubin_path: str, result: ReadResult) -> None:
                                                               f"{os.path.basename(meta_path)}) in this cubin"))
         return
     record = from_cubin_kernel(kernels[0], cubin_path)
+    if machine_code is not None:
+        record, = machine_code(data, [record])
     result.records.append(replace(record, arch=entry["arch"] or record.arch, variant=entry["variant"],
                                   launch=entry["launch"], framework="triton"))
 

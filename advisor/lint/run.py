@@ -52,8 +52,9 @@ from ..rules import (
 )
 from ..rules.families.ta9_lint import no_launch_settings_message
 from ..text import clip
-from ..toolchain.settings import BuildSettings, BuildSetupError
+from ..toolchain.settings import BuildSettings, BuildSetupError, with_line_info
 from .kernel_caches import side_by_side, usage_launch
+from .machine_code import with_machine_code
 from .settings import NO_CONFIG
 
 if TYPE_CHECKING:  # the config model imports pydantic; a lint without a config file never does
@@ -79,6 +80,8 @@ class LintOptions:
     # Registers per thread in an earlier build, by (name as written, arch): a baseline's or diff's old side (TA908).
     previous_registers: Mapping[tuple[str, str], int] = field(default_factory=dict)
     allow_regressions: bool = False  # with a baseline: a kernel below its recorded occupancy does not fail the run
+    # Read each cubin's machine code with nvdisasm: None where it is installed, True required, False never.
+    machine_code: bool | None = None
     sm_count: int | None = None  # --sm-count; else config's; else the product's that --arch names
     product_sm_counts: Mapping[str, int] | None = None  # sm_XX -> SMs of the products --arch names
 
@@ -274,7 +277,8 @@ def grid_rules_skipped(archs: list[str]) -> str:
 def _config_usage(entry: KernelEntry, arch: str, file: str) -> KernelUsage:
     return KernelUsage(name=entry.name, arch=arch, registers=entry.registers, shared_mem=entry.shared_mem or 0,
                        barriers=entry.barriers, stack_frame=entry.stack_frame, spill_stores=entry.spill_stores,
-                       spill_loads=entry.spill_loads, source="config", file=file or "config")
+                       spill_loads=entry.spill_loads, source="config", file=file or "config",
+                       spills_from="config" if entry.spill_stores is not None else None)
 
 
 def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, tuple[str, ...]]:
@@ -283,9 +287,12 @@ def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, tuple[str, ...
         return evidence[0], ()  # one source: its own figures, nothing to disagree with (the usual ptxas log)
     ordered = sorted(evidence, key=lambda r: SOURCE_PRIORITY.get(r.source, 9))
     chosen = ordered[0]
-    spills = next((r for r in ordered if r.spill_stores is not None), chosen)  # stores and loads: one source's
+    # Stores and loads: one source's, ptxas's report before the machine code's reading (they agree).
+    spills = next((r for r in ordered if r.spill_stores is not None and r.spills_from != "sass"), None) or \
+        next((r for r in ordered if r.spill_stores is not None), chosen)
     missing = {name: next((v for v in (getattr(r, name) for r in ordered) if v is not None), None)
                for name in _FILLED if getattr(chosen, name) is None}
+    missing["spills_from"] = spills.spill_origin
     usage = replace(chosen, spill_stores=spills.spill_stores, spill_loads=spills.spill_loads, **missing)
     disagreements = []
     for label, attribute in (("registers", "registers"), ("static shared memory", "shared_mem"),
@@ -365,7 +372,7 @@ class _Linter:
             self.unconfigured[assumed] = self.unconfigured.get(assumed, 0) + 1
         kernel = LintedKernel(name=name, demangled=keys[1], arch=arch, usage=usage, evidence=tuple(evidence),
                               launch=launch, configured_by=entry.name if entry else None, result=analysis.result,
-                              findings=analysis.findings, location=location)
+                              findings=with_machine_code(analysis.findings, usage.sass), location=location)
         return kernel, analysis.rank
 
     def _launch_config(self, usage: KernelUsage, bound, entry_index, entry) -> LaunchConfig:
@@ -467,6 +474,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     report.kernels += gathered.profiled
     report.problems = gathered.read.problems + report.problems
     report.ptx_only = gathered.read.ptx_only
+    report.warnings += gathered.unread
     if gathered.sources:
         # Every architecture the sources are built for: a rule flags what breaks on any of them.
         targets = [k.result.arch for k in report.kernels] or \
@@ -486,12 +494,14 @@ class Gathered(NamedTuple):
     sources: list[SourceText]
     profiled: list  # kernel entries of profiled launches (advisor/lint/profiled.py), each analysed on its own
     compiled: tuple | None = None  # (the Compiler, {(source as shown, arch): its Build}) where lint compiled
+    unread: list | tuple = ()  # a sentence per cubin whose machine code nvdisasm could not read (a warning)
 
 
 def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None = None) -> Gathered:
     """Read (and, for CUDA sources with no build output, compile) lint's inputs: lint_paths's
     first half, for a caller that lints the records its own way (diff)."""
     from .kernel_caches import read_directory
+    from .machine_code import machine_code_reader
 
     paths = [str(path) for path in paths]
     build_output = any(path == "-" or not path.lower().endswith(SOURCE_SUFFIXES) for path in paths)
@@ -500,7 +510,9 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
         raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
     from .profiled import lint_profile, profile_path
 
-    gathered = Gathered(ReadResult(), SourceIndex(), [], [])
+    machine_code = machine_code_reader(options.machine_code)
+    gathered = Gathered(ReadResult(), SourceIndex(), [], [], None,
+                        machine_code.unread if machine_code is not None else ())
     read = gathered.read
     for path in paths:
         if path == "-":
@@ -512,7 +524,7 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
             gathered.profiled.extend(kernels)
             read.problems += problems
         else:
-            one = read_directory(path) if os.path.isdir(path) else read_usage(path)
+            one = read_directory(path, machine_code) if os.path.isdir(path) else read_usage(path, machine_code)
             read.records += one.records
             read.problems += one.problems
             read.ptx_only += [f"{path}: {arch}" for arch in one.ptx_only]
@@ -520,7 +532,7 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
     compile_sources = [path for path in compile_sources if path in readable]
     if compile_sources or (build is not None and build.compile_commands):
         compiled = _compile_into(compile_sources, options, build or BuildSettings(), read, gathered.index,
-                                 gathered.sources)
+                                 gathered.sources, machine_code)
         return gathered._replace(compiled=compiled)
     return gathered
 
@@ -557,10 +569,13 @@ def _shown_path(path: str) -> str:
     return path if relative.startswith("..") else relative
 
 
-def _compile_into(sources, options: LintOptions, settings: BuildSettings, gathered, index, source_texts):
-    """Compile `sources` (and the compile commands' entries) for each architecture; add what ptxas
-    reports to `gathered`, and each compile-commands source to the index. Returns the compiler and
-    {(source as shown, arch): its Build} of the builds that succeeded."""
+def _compile_into(sources, options: LintOptions, settings: BuildSettings, gathered, index, source_texts,
+                  machine_code=None):
+    """Compile `sources` (and the compile commands' entries) for each architecture, with line
+    info (-lineinfo: machine code by source line; ptxas emits the same code); add what ptxas
+    reports to `gathered` (with each build's machine code where `machine_code` is given), and
+    each compile-commands source to the index. Returns the compiler and {(source as shown, arch):
+    its Build} of the builds that succeeded."""
     from ..toolchain.compile import Build, Compiler
     from ..toolchain.compile_commands import CompileCommandsError, load_builds
     from ..toolchain.discovery import find_toolchain
@@ -568,7 +583,7 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
     archs = tuple(options.archs or options.config.arch)
     builds = []
     if sources:
-        builds += [Build(os.path.abspath(path), arch, settings.flags, settings.max_registers)
+        builds += [Build(os.path.abspath(path), arch, with_line_info(settings.flags), settings.max_registers)
                    for path in sources for arch in archs]
     if settings.compile_commands:
         try:
@@ -581,11 +596,11 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
                       if source not in known and not _read_source(_shown_path(source), gathered, index, source_texts,
                                                                   compiled=True)}
         # The command line's flags come after the entry's: its -maxrregcount, like theirs, wins.
-        builds += [b._replace(flags=b.flags + settings.flags,
+        builds += [b._replace(flags=with_line_info(b.flags + settings.flags),
                               max_registers=b.max_registers if settings.max_registers is None else settings.max_registers)
                    for b in entries if b.source not in unreadable]
     shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
-    compiler, built = Compiler(find_toolchain(), settings), {}
+    compiler, built = Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None), {}
     for result in compiler.run(builds):
         build = result.build
         where = shown.get(build.source) or _shown_path(build.source)
@@ -593,5 +608,8 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
             gathered.problems.append(InputProblem(where, None, f"{build.arch}: the compiler failed: {result.error}"))
             continue
         built[(where, build.arch)] = build
-        gathered.records += result.usage(where)  # each record carries its build's -maxrregcount
+        records = result.usage(where)  # each record carries its build's -maxrregcount
+        if machine_code is not None and result.cubin is not None and records:
+            records = machine_code(result.cubin, records)
+        gathered.records += records
     return compiler, built

@@ -1,5 +1,9 @@
-"""JSON Schema of `tuneadvise lint --format json` (schema_version 2), printed
+"""JSON Schema of `tuneadvise lint --format json` (schema_version 3), printed
 by `tuneadvise schema lint` and checked against real output by the tests.
+
+Version 3: each kernel gains `spills_from` (whose the spill figures are: "ptxas",
+"sass", "config", or null) and `sass`, what its machine code proves where
+nvdisasm read it (null elsewhere).
 
 Version 2: a kernel's and each source's `spill_bytes` (stores plus loads) is
 replaced by `spill_stores` and `spill_loads`, beside `stack_frame`; the
@@ -36,6 +40,43 @@ _SOURCE = {
         "barriers": _NULLABLE_INT,
     },
 }
+_PLACE = {"type": "object", "required": ["file", "line"],
+          "properties": {"file": {"type": ["string", "null"]}, "line": _NULLABLE_INT}}
+_SITE = {
+    "type": "object",
+    "required": ["file", "line", "offset", "kind", "bytes", "loop"],
+    "properties": {
+        "file": {"type": ["string", "null"]}, "line": _NULLABLE_INT,
+        "offset": {"type": "integer", "minimum": 0, "description": "the instruction's offset in the kernel's code"},
+        "kind": {"enum": ["store", "load"]},
+        "bytes": {"type": "integer", "minimum": 1, "description": "the access width per thread"},
+        "loop": {"oneOf": [{"type": "null"}, {
+            "type": "object", "required": ["file", "line", "start", "end"],
+            "description": "the innermost loop holding the instruction: a backward branch from `end` to `start`"}]},
+    },
+}
+_COUNTS = {"type": "object", "additionalProperties": {"type": "object",
+                                                      "additionalProperties": {"type": "integer", "minimum": 0}}}
+_SASS = {
+    "type": ["object", "null"],
+    "description": "what the kernel's machine code proves (nvdisasm), null where it was not read",
+    "required": ["peak_live_registers", "peak_lines", "spill_sites", "local_accesses", "local_stores",
+                 "local_loads", "instructions"],
+    "properties": {
+        "peak_live_registers": {**_NULLABLE_INT, "description": "most general registers live at one instruction"},
+        "peak_lines": {"type": "array", "items": _PLACE},
+        "spill_sites": {"type": "array", "items": _SITE},
+        "local_accesses": {"type": "array", "items": _SITE, "description": "local memory that is not spilling"},
+        "local_stores": {"type": "integer", "minimum": 0}, "local_loads": {"type": "integer", "minimum": 0},
+        "instructions": {
+            "type": "object",
+            "required": ["fp32", "fp16", "fp64", "tensor", "integer", "barriers", "shuffles", "atomics",
+                         "async_copies", "loads", "stores"],
+            "properties": {"loads": _COUNTS, "stores": _COUNTS},
+            "additionalProperties": {"type": ["integer", "object"]},
+        },
+    },
+}
 _OCCUPANCY = {
     "type": "object",
     "required": ["schema_version", "arch", "compute_capability", "active_blocks_per_sm", "active_warps_per_sm",
@@ -67,7 +108,8 @@ _MEASURED = {
 _KERNEL = {
     "type": "object",
     "required": ["name", "demangled", "arch", "registers", "shared_mem", "spill_stores", "spill_loads",
-                 "stack_frame", "barriers", "figures_from", "sources", "launch", "location", "occupancy", "findings"],
+                 "stack_frame", "barriers", "figures_from", "spills_from", "sources", "launch", "location", "occupancy",
+                 "findings", "sass"],
     "additionalProperties": False,
     "properties": {
         "name": {"type": "string"},
@@ -81,6 +123,10 @@ _KERNEL = {
         "barriers": _NULLABLE_INT,
         "max_threads_per_block": _NULLABLE_INT,
         "figures_from": {"type": "string"},
+        "spills_from": {"enum": ["ptxas", "sass", "config", None],
+                        "description": "whose spill_stores/spill_loads are: ptxas's report, the spill-annotated "
+                                       "instructions of the machine code, the config; null: unknown"},
+        "sass": _SASS,
         "variant": {"type": ["string", "null"], "description": "a kernel cache entry's configuration (Triton: num_warps, "
                     "num_stages...; the file where one name occurs in several): variants of one kernel are never merged"},
         "sources": {"type": "array", "items": _SOURCE, "minItems": 1},

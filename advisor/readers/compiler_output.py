@@ -58,6 +58,17 @@ class KernelUsage:
     variant: str | None = None
     framework: str | None = None  # the framework whose cache held it ("triton"), where one did
     launch: tuple[tuple[str, object], ...] | None = None
+    # What the kernel's machine code proves (readers/sass.py), where it was disassembled; and whose
+    # the spill figures are: "ptxas" (its report), "sass" (the spill-annotated instructions), "config".
+    sass: object | None = None
+    spills_from: str | None = None
+
+    @property
+    def spill_origin(self) -> str | None:
+        """Whose the spill figures are: "ptxas", "sass", "config"; None where there are none."""
+        if self.spill_stores is None:
+            return None
+        return self.spills_from or self.source
 
     def reader_figures(self) -> tuple[tuple[str, object], ...]:
         """(field, value) of each optional field a reader added beyond BUILD_FIELDS and set:

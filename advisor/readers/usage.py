@@ -8,6 +8,7 @@ expected); the rest of the file is still read.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -44,14 +45,29 @@ class ReadResult:
     ptx_only: list[str] = field(default_factory=list)  # archs present only as PTX (JIT-compiled at load)
 
 
+# Reads a cubin's machine code (lint/machine_code.py): the cubin's bytes and its kernels' records
+# in, the records with what the machine code proves out (new records: they are immutable).
+MachineCode = Callable[[bytes, list[KernelUsage]], list[KernelUsage]]
+
+
+def cubin_records(data: bytes, file: str, source: str = "cubin",
+                  machine_code: MachineCode | None = None) -> list[KernelUsage]:
+    """The kernels of one cubin (CubinError when it is not one), handed to `machine_code` where given."""
+    records = [from_cubin_kernel(k, file, source) for k in read_cubin(data)]
+    if machine_code is not None and records:
+        return machine_code(data, records)
+    return records
+
+
 def from_cubin_kernel(kernel: CubinKernel, file: str, source: str = "cubin") -> KernelUsage:
     return KernelUsage(name=kernel.name, arch=kernel.arch, registers=kernel.registers, shared_mem=kernel.shared_mem,
                        barriers=kernel.barriers, stack_frame=kernel.frame_bytes, source=source, file=file,
                        max_threads=kernel.max_threads)
 
 
-def read_usage(path: str | Path) -> ReadResult:
-    """Every kernel record in one file, whatever kind of build output it is."""
+def read_usage(path: str | Path, machine_code: MachineCode | None = None) -> ReadResult:
+    """Every kernel record in one file, whatever kind of build output it is; the machine code
+    of its cubins read by `machine_code` where given."""
     path = Path(path)
     name = str(path)
     result = ReadResult()
@@ -63,18 +79,18 @@ def read_usage(path: str | Path) -> ReadResult:
         return result
     if head.startswith(ELF_MAGIC) and len(head) >= 20 and int.from_bytes(head[18:20], "little") == EM_CUDA:
         try:
-            result.records += [from_cubin_kernel(k, name) for k in read_cubin(path.read_bytes())]
+            result.records += cubin_records(path.read_bytes(), name, machine_code=machine_code)
         except CubinError as exc:
             result.problems.append(InputProblem(name, None, str(exc)))
         if not result.records and not result.problems:
             result.problems.append(InputProblem(name, None, "no kernel in this cubin"))
         return result
     if head.startswith(ELF_MAGIC) or head.startswith(FATBIN_MAGIC) or b"\0" in head:
-        return _read_binary(path, result)
+        return _read_binary(path, result, machine_code)
     return _read_text(path, result)
 
 
-def _read_binary(path: Path, result: ReadResult) -> ReadResult:
+def _read_binary(path: Path, result: ReadResult, machine_code: MachineCode | None) -> ReadResult:
     name = str(path)
     found = False
     try:
@@ -84,7 +100,7 @@ def _read_binary(path: Path, result: ReadResult) -> ReadResult:
                 result.ptx_only.append(entry.arch)
                 continue
             try:
-                result.records += [from_cubin_kernel(k, name, "fatbin") for k in read_cubin(entry.payload)]
+                result.records += cubin_records(entry.payload, name, "fatbin", machine_code)
             except CubinError as exc:
                 result.problems.append(InputProblem(name, None, f"{entry.arch} cubin in the fatbin: {exc}"))
     except FatbinError as exc:

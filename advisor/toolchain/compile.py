@@ -31,8 +31,10 @@ from .processes import RunningCompilers, run_limited
 from .settings import BuildSettings
 
 PTX_SUFFIX = ".ptx"
+CUBIN_KEY = "-cubin"  # the cache entry of a build's cubin: its report's key and this
 DEFAULT_SETTINGS = BuildSettings()
 MAX_ERROR_LINE = 300
+MAX_KEPT_CUBIN = 64 << 20  # bytes of a compiled cubin kept for its machine code; larger ones are not read
 MAX_DECODED_LINE = 1 << 16  # bytes of an output line read: past MAX_LINE (parse_ptxas) and MAX_ERROR_LINE
 # What a compiler may print before its build is stopped. ptxas's report is a few hundred bytes a
 # kernel; nvcc repeats the whole source line in every diagnostic, so a long line with many
@@ -58,6 +60,7 @@ class BuildResult(NamedTuple):
     build: Build
     log: str  # ptxas's resource report: the lines of the compiler's log that parse_ptxas reads
     error: str | None  # one line when the compiler failed
+    cubin: bytes | None = None  # the machine code, where the Compiler keeps it (keep_cubins)
 
     def usage(self, file: str | None = None) -> list[KernelUsage]:
         """The kernels ptxas reported, each named by its source (`file`: as the user named it; else
@@ -105,10 +108,10 @@ def output_lines(data) -> Iterator[str]:
 
 
 def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DEFAULT_SETTINGS,
-                running: RunningCompilers | None = None) -> BuildResult:
+                running: RunningCompilers | None = None, keep_cubin: bool = False) -> BuildResult:
     """One build: ptxas's report lines from the compiler's output (stdout and stderr as one), or one
     line saying why it failed (an error, past --compile-timeout or --compile-memory, more than
-    MAX_COMPILER_OUTPUT printed, or no cubin written)."""
+    MAX_COMPILER_OUTPUT printed, or no cubin written); and the cubin with `keep_cubin`."""
     running = running or RunningCompilers()
     with tempfile.TemporaryDirectory(prefix="tuneadvise-") as scratch:
         cubin = os.path.join(scratch, "out.cubin")
@@ -119,6 +122,7 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
         except OSError as exc:
             return BuildResult(build, "", f"cannot run {argv[0]}: {exc.strerror or exc}")
         wrote = os.path.isfile(cubin)
+        machine_code = _read_cubin(cubin) if keep_cubin and wrote and done.returncode == 0 else None
     if done.timed_out:
         return BuildResult(build, "", f"stopped after {settings.timeout_s:g} s (--compile-timeout)")
     output = done.output
@@ -135,7 +139,16 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
     if not wrote:  # every compile writes a cubin, a source without kernels too; --dryrun or --version do not
         return BuildResult(build, "", "exited without compiling (no cubin written: a flag such as --dryrun "
                                       "or --version in the build's flags?)")
-    return BuildResult(build, report_lines(output_lines(output)), None)
+    return BuildResult(build, report_lines(output_lines(output)), None, machine_code)
+
+
+def _read_cubin(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as handle:
+            data = handle.read(MAX_KEPT_CUBIN + 1)
+    except OSError:
+        return None
+    return data if len(data) <= MAX_KEPT_CUBIN else None
 
 
 def report_lines(lines) -> str:
@@ -165,11 +178,12 @@ class Compiler:
     once, each within the settings' time and memory; with `settings.cache` (the default), reports
     of unchanged builds come from the disk cache (cache.py)."""
 
-    def __init__(self, toolchain: Toolchain, settings: BuildSettings = DEFAULT_SETTINGS):
+    def __init__(self, toolchain: Toolchain, settings: BuildSettings = DEFAULT_SETTINGS, keep_cubins: bool = False):
         from .report_cache import PtxasCache, default_directory
 
         self.toolchain = toolchain
         self.settings = settings
+        self.keep_cubins = keep_cubins  # each result's cubin too (for its machine code), cached beside the report
         self.jobs = max(1, settings.jobs or default_jobs())
         directory = default_directory() if settings.cache else None
         self.running = RunningCompilers()
@@ -180,12 +194,15 @@ class Compiler:
         key = self.cache.key(build) if self.cache is not None else None
         if key is not None:
             log = self.cache.get(key)
-            if log is not None:
-                return BuildResult(build, log, None)
-        result = compile_one(self.toolchain, build, self.settings, self.running)
+            cubin = self.cache.get_bytes(key + CUBIN_KEY) if log is not None and self.keep_cubins else None
+            if log is not None and (cubin is not None or not self.keep_cubins):
+                return BuildResult(build, log, None, cubin)
+        result = compile_one(self.toolchain, build, self.settings, self.running, self.keep_cubins)
         # Stored only if what the build reads did not change while it compiled.
         if key is not None and result.error is None and self.cache.key(build) == key:
             self.cache.put(key, result.log)
+            if result.cubin is not None:
+                self.cache.put_bytes(key + CUBIN_KEY, result.cubin)
         return result
 
     def run(self, builds) -> list[BuildResult]:

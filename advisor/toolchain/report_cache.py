@@ -23,6 +23,7 @@ Where: TUNEADVISE_CACHE_DIR, else $XDG_CACHE_HOME/tuneadvise/ptxas, else
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import json
 import os
@@ -63,44 +64,12 @@ def _identity(path: str | None) -> list:
     return [path, info.st_size, info.st_mtime_ns]
 
 
-class PtxasCache:
-    def __init__(self, directory: Path, toolchain: Toolchain, settings: BuildSettings | None = None,
-                 running: RunningCompilers | None = None):
+class EntryStore:
+    """Text entries on disk by key, written atomically and checked when read back (the module's
+    docstring); the ptxas cache's, and the disassembler's listings (disassembler.py)."""
+
+    def __init__(self, directory: Path):
         self.directory = Path(directory)
-        self.settings = settings or BuildSettings()  # `nvcc -M` runs within the compiles' time and memory
-        self.running = running or RunningCompilers()  # stopped with the compiles on an interrupt
-        self.base = [FORMAT, _identity(toolchain.nvcc), _identity(toolchain.ptxas), toolchain.version,
-                     _identity(shutil.which("g++")), os.environ.get("NVCC_PREPEND_FLAGS", ""),
-                     os.environ.get("NVCC_APPEND_FLAGS", "")]
-        self.toolchain = toolchain
-        self._inputs: dict[tuple, list | None] = {}  # (source, arch, flags, cwd) -> the files it reads
-        self._lock = threading.Lock()
-
-    def key(self, build) -> str | None:
-        """The build's key, or None when what it reads cannot be listed or read."""
-        files = self._files(build)
-        if files is None:
-            return None
-        digest = hashlib.sha256(json.dumps(self.base + [list(build)], default=str).encode())
-        for path in files:
-            try:
-                data = Path(path).read_bytes()
-            except OSError:
-                return None
-            digest.update(b"\0" + os.fsencode(path) + b"\0" + hashlib.sha256(data).digest())
-        return digest.hexdigest()
-
-    def _files(self, build) -> list | None:
-        if build.is_ptx:
-            return [os.path.join(build.cwd or "", build.source)]
-        index = (build.source, build.arch, build.flags, build.cwd)
-        with self._lock:
-            if index in self._inputs:
-                return self._inputs[index]
-        files = _dependencies(self.toolchain, build, self.settings, self.running)
-        with self._lock:
-            self._inputs[index] = files
-        return files
 
     def _path(self, key: str) -> Path:
         return self.directory / key[:2] / f"{key}.json"
@@ -135,6 +104,55 @@ class PtxasCache:
         except OSError:
             pass  # a cache that cannot be written is no cache
 
+    def get_bytes(self, key: str) -> bytes | None:
+        text = self.get(key)
+        try:
+            return base64.b64decode(text.encode("ascii"), validate=True) if text is not None else None
+        except (ValueError, UnicodeEncodeError):
+            return None
+
+    def put_bytes(self, key: str, data: bytes) -> None:
+        self.put(key, base64.b64encode(data).decode("ascii"))
+
+
+class PtxasCache(EntryStore):
+    def __init__(self, directory: Path, toolchain: Toolchain, settings: BuildSettings | None = None,
+                 running: RunningCompilers | None = None):
+        super().__init__(directory)
+        self.settings = settings or BuildSettings()  # `nvcc -M` runs within the compiles' time and memory
+        self.running = running or RunningCompilers()  # stopped with the compiles on an interrupt
+        self.base = [FORMAT, _identity(toolchain.nvcc), _identity(toolchain.ptxas), toolchain.version,
+                     _identity(shutil.which("g++")), os.environ.get("NVCC_PREPEND_FLAGS", ""),
+                     os.environ.get("NVCC_APPEND_FLAGS", "")]
+        self.toolchain = toolchain
+        self._inputs: dict[tuple, list | None] = {}  # (source, arch, flags, cwd) -> the files it reads
+        self._lock = threading.Lock()
+
+    def key(self, build) -> str | None:
+        """The build's key, or None when what it reads cannot be listed or read."""
+        files = self._files(build)
+        if files is None:
+            return None
+        digest = hashlib.sha256(json.dumps(self.base + [list(build)], default=str).encode())
+        for path in files:
+            try:
+                data = Path(path).read_bytes()
+            except OSError:
+                return None
+            digest.update(b"\0" + os.fsencode(path) + b"\0" + hashlib.sha256(data).digest())
+        return digest.hexdigest()
+
+    def _files(self, build) -> list | None:
+        if build.is_ptx:
+            return [os.path.join(build.cwd or "", build.source)]
+        index = (build.source, build.arch, build.flags, build.cwd)
+        with self._lock:
+            if index in self._inputs:
+                return self._inputs[index]
+        files = _dependencies(self.toolchain, build, self.settings, self.running)
+        with self._lock:
+            self._inputs[index] = files
+        return files
 
 def _dependencies(toolchain: Toolchain, build, settings: BuildSettings, running: RunningCompilers) -> list | None:
     """The files `build` reads, from `nvcc -M` with the build's architecture and flags, run within

@@ -63,3 +63,17 @@ def split_maxrregcount(flags) -> tuple[tuple[str, ...], int | None]:
         kept.append(flags[i])
         i += 1
     return tuple(kept), cap
+
+
+_LINE_INFO_FLAGS = ("-lineinfo", "--generate-line-info", "-G", "--device-debug")
+
+
+def with_line_info(flags) -> tuple[str, ...]:
+    """The flags with -lineinfo, unless they already ask for line info (or -G, which includes it):
+    the cubin then maps machine code to source lines, and ptxas emits the same code.
+
+    >>> with_line_info(("-O3",)), with_line_info(("-G",))
+    (('-O3', '-lineinfo'), ('-G',))
+    """
+    flags = tuple(flags)
+    return flags if any(flag in _LINE_INFO_FLAGS for flag in flags) else flags + ("-lineinfo",)

@@ -192,7 +192,7 @@ def test_roofline_page_kernels_example(tmp_path, monkeypatch):
 # the two outcomes of a successful run: see the README's exit codes).
 # <!-- file: NAME --> before a block of any language writes the block, as shown, to NAME
 # in the page's folder, where the later commands of the page read it (a config, a workflow).
-# <!-- needs: nvcc --> runs the block with NVIDIA's compiler (tests/reference/nvcc.py:
+# <!-- needs: nvcc --> runs the block with NVIDIA's compiler and disassembler (tests/reference/nvcc.py:
 # skipped only where it cannot be installed, and never where TUNEADVISE_REQUIRE_REFERENCE=1).
 
 DOC_PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]

@@ -91,3 +91,48 @@ def ptxas_ptx_report(chain: Toolchain, ptx: Path, arch: str, cap: int | None) ->
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr
     return read_report(proc.stdout + proc.stderr)
+
+
+def compile_cubin(chain: Toolchain, source: Path, arch: str, *flags: str) -> tuple[dict[str, dict], bytes]:
+    """nvcc -cubin -arch=ARCH FLAGS -Xptxas -v SOURCE: ptxas's report ({kernel: figures}) and the cubin."""
+    with tempfile.TemporaryDirectory() as scratch:
+        cubin = Path(scratch) / "k.cubin"
+        proc = subprocess.run([chain.nvcc, "-cubin", f"-arch={arch}", *flags, "-Xptxas", "-v", str(source),
+                               "-o", str(cubin)], capture_output=True, text=True, timeout=600)
+        assert proc.returncode == 0, proc.stderr
+        return read_report(proc.stdout + proc.stderr), cubin.read_bytes()
+
+
+def nvdisasm(chain: Toolchain) -> str:
+    """The disassembler where tuneadvise looks, else beside the compiler (the [nvcc] extra
+    installs both into one folder, the test cache's too)."""
+    from tuneadvise.advisor.toolchain.disassembler import DisassemblerMissing, find_disassembler
+
+    try:
+        return find_disassembler().path
+    except DisassemblerMissing:
+        pass
+    path = Path(chain.nvcc).parent / "nvdisasm"
+    if not path.exists():
+        raise Unavailable(f"no nvdisasm beside {chain.nvcc}: the [nvcc] extra installs it")
+    return str(path)
+
+
+def nvdisasm_line_table(disassembler: str, cubin: Path) -> dict[str, list[tuple[int, str, int]]]:
+    """nvdisasm's own line table, from its JSON listing (`-json -g`), read with nothing from
+    tuneadvise: {kernel: [(offset, file name, line)]} at each instruction that starts a line.
+    Every instruction of sm_70 and later is 16 bytes, so an instruction's offset is 16 times its index."""
+    import json
+
+    proc = subprocess.run([disassembler, "-json", "-g", str(cubin)], capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, proc.stderr
+    _, functions, *rest = json.loads(proc.stdout)
+    files = [entry["file"] for entry in rest[0]["files"]] if rest else []
+    table = {}
+    for function in functions:
+        rows = []
+        for index, instruction in enumerate(function["sass-instructions"]):
+            if "source-line" in instruction:
+                rows.append((16 * index, files[instruction["source-file-id"]], instruction["source-line"]))
+        table[function["function-name"]] = rows
+    return table

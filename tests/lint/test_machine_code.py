@@ -1,0 +1,134 @@
+"""lint with machine code: spill figures read from the cubins of a Triton cache, held to what
+the CUDA driver said about them; the `sass` object in the JSON document (validated against
+the schema), the lines named in TA501/TA301/TA907 and SARIF's related locations; --sass and
+--no-sass.
+
+tests/fixtures/python_caches/triton_spills was made by tests/gpu/record_triton_spills.py on
+an H200 (Triton 3.6, driver 580 / CUDA 13.0): a matmul whose accumulator tile spills and a
+copy kernel that does not, with cuFuncGetAttribute's LOCAL_SIZE_BYTES for each (driver.json).
+The recording machine's folder names in the files were replaced by neutral ones of the same
+length. The older Triton cache (tests/fixtures/python_caches/triton_cache, driver.json beside
+it) has three spilling entries among sixteen."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import os
+
+import jsonschema
+import pytest
+from click.testing import CliRunner
+
+from tuneadvise.advisor.lint.document import document
+from tuneadvise.advisor.lint.formats import sarif_chunks
+from tuneadvise.advisor.lint.machine_code import attach
+from tuneadvise.advisor.lint.run import LintOptions, lint_records
+from tuneadvise.advisor.lint.schema import LINT_OUTPUT_SCHEMA
+from tuneadvise.advisor.readers.compiler_output import KernelUsage
+from tuneadvise.advisor.readers.sass import read_live_registers, read_sass
+from tuneadvise.advisor.toolchain.disassembler import DisassemblerMissing, find_disassembler
+from tuneadvise.cli.main import cli
+
+from ..helpers import TESTS
+
+CACHES = TESTS / "fixtures" / "python_caches"
+SPILLS = CACHES / "triton_spills"
+SASS_FIXTURES = TESTS / "fixtures" / "sass"
+
+
+@pytest.fixture(scope="module")
+def disassembler():
+    try:
+        return find_disassembler()
+    except DisassemblerMissing as exc:
+        if os.environ.get("TUNEADVISE_REQUIRE_REFERENCE") == "1":
+            pytest.fail(f"nvdisasm required ([nvcc] extra): {exc}")
+        pytest.skip(str(exc))
+
+
+def _lint_json(*arguments):
+    result = CliRunner().invoke(cli, ["lint", *arguments, "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    return json.loads(result.stdout)
+
+
+def test_triton_cache_spills_come_from_the_machine_code(disassembler):
+    driver = json.loads((SPILLS / "driver.json").read_text())["driver"]
+    doc = _lint_json(str(SPILLS / "cache"))
+    jsonschema.validate(doc, LINT_OUTPUT_SCHEMA)
+    by_entry = {os.path.relpath(k["location"]["file"], SPILLS / "cache"): k for k in doc["kernels"]}
+    assert set(by_entry) == set(driver)
+    for entry, figures in driver.items():
+        kernel = by_entry[entry]
+        assert kernel["spills_from"] == "sass" and kernel["spill_stores"] is not None
+        assert kernel["stack_frame"] == figures["local_size_bytes"]  # the cubin's frame is the driver's
+        assert (kernel["spill_stores"] > 0) == (figures["local_size_bytes"] > 0), entry
+        assert kernel["spill_loads"] <= kernel["spill_stores"] * 2
+        if kernel["spill_stores"]:
+            assert "TA501" in {f["code"] for f in kernel["findings"]}
+            assert kernel["sass"]["spill_sites"] and all(s["line"] for s in kernel["sass"]["spill_sites"])
+
+
+def test_triton_cache_text_shows_bytes_not_a_dash(disassembler):
+    result = CliRunner().invoke(cli, ["lint", str(SPILLS / "cache")])
+    assert "- B spill stores" not in result.output
+    assert "7772 B spill stores" in " ".join(result.output.split())
+
+
+def test_older_triton_cache_spills_where_the_driver_has_local_memory(disassembler):
+    rows = json.loads((CACHES / "driver.json").read_text())["triton"]
+    doc = _lint_json(str(CACHES / "triton_cache"))
+    by_entry = {os.path.relpath(k["location"]["file"], CACHES / "triton_cache"): k for k in doc["kernels"]}
+    spilling = 0
+    for row in rows:
+        kernel = by_entry[row["entry"]]
+        local = row["driver"]["attributes"]["local_size_bytes"]
+        assert kernel["spills_from"] == "sass" and (kernel["spill_stores"] > 0) == (local > 0), row["entry"]
+        spilling += local > 0
+    assert spilling == 3
+
+
+def test_no_sass_leaves_spills_unknown_and_sass_requires_nvdisasm(monkeypatch):
+    doc = _lint_json(str(SPILLS / "cache"), "--no-sass")
+    assert all(k["spill_stores"] is None and k["spills_from"] is None and k["sass"] is None for k in doc["kernels"])
+    monkeypatch.setattr("tuneadvise.advisor.toolchain.disassembler._candidates", lambda: iter(()))
+    result = CliRunner().invoke(cli, ["lint", str(SPILLS / "cache"), "--sass"])
+    assert result.exit_code == 3 and "no CUDA disassembler found" in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def _listing(kind: str) -> list[str]:
+    with gzip.open(SASS_FIXTURES / f"nvdisasm_{kind}_lint_kernels_sm_90_r32.txt.gz", "rt") as handle:
+        return handle.readlines()
+
+
+def _spilling_kernel() -> KernelUsage:
+    """lint_kernels.cu's spilling kernel as a cubin at -maxrregcount=32 gives it (the recorded listings)."""
+    found = {k.name: k for k in read_sass(_listing("g"), read_live_registers(_listing("lrm")))}
+    sass = found["_Z8spillingPKfPfi"]
+    record = KernelUsage("_Z8spillingPKfPfi", "sm_90", registers=32, shared_mem=0, stack_frame=528, source="cubin",
+                         file="lint_kernels.cubin", max_registers=32)
+    return attach(record, sass)
+
+
+def test_findings_name_the_lines_and_sarif_relates_them():
+    record = _spilling_kernel()
+    assert (record.spill_stores, record.spill_loads, record.spills_from) == (600, 592, "sass")
+    report = lint_records([record], LintOptions())
+    kernel = document(report, "error")["kernels"][0]
+    findings = {f["code"]: f for f in kernel["findings"]}
+    spill_lines = findings["TA501"]["details"]["spill_lines"]
+    assert sum(p["stores"] for p in spill_lines) == 600 and sum(p["loads"] for p in spill_lines) == 592
+    assert "spills at lint_kernels.cu:" in findings["TA501"]["message"]
+    sites = {(s["file"], s["line"]) for s in kernel["sass"]["spill_sites"]}
+    assert {(p["file"], p["line"]) for p in spill_lines} == sites
+    sarif = json.loads("".join(sarif_chunks(document_stream(report))))
+    related = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "TA501"][0]["relatedLocations"]
+    assert [r["physicalLocation"]["region"]["startLine"] for r in related] == [p["line"] for p in spill_lines]
+
+
+def document_stream(report):
+    from tuneadvise.advisor.lint.document import lint_document
+
+    return lint_document(report, "error")
