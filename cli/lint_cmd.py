@@ -110,10 +110,12 @@ def _write(text, output: str | None, option: str = "--output") -> None:
 @click.option("--sass/--no-sass", "sass", default=None,
               help="Read each cubin's machine code with nvdisasm: spill bytes and sites, register peaks "
                    "(default: where nvdisasm is installed; --sass requires it).")
+@click.option("--verbose", is_flag=True,
+              help="Text: each kernel's instruction summary too (math, loads and stores by width, barriers).")
 @build_options
 @click.pass_context
 def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min_occupancy, sm_count, fmt, output,
-         statistics, baseline, update_baseline, allow_regressions, sass, include_dirs, defines, nvcc_flags,
+         statistics, baseline, update_baseline, allow_regressions, sass, verbose, include_dirs, defines, nvcc_flags,
          compile_commands, jobs, no_cache, compile_timeout, compile_memory):
     """Lint kernels from build output: ptxas -v logs, cuobjdump listings,
     cubins and fatbins (.o, .so, executables), with launch settings and
@@ -156,7 +158,7 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
     options.allow_regressions = allow_regressions
     options.machine_code = sass
     with cycle_collection_paused():
-        _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update_baseline)
+        _lint(ctx, options, inputs, build, output, (fmt, verbose), statistics, baseline, update_baseline)
 
 
 def _terminal_text(text: str) -> str:
@@ -180,11 +182,12 @@ def _lint_or_compile(inputs, options, build):
     return compiling(lint_paths, inputs, options, stdin=_stdin_text(), build=build)
 
 
-def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update_baseline):
+def _lint(ctx, options, inputs, build, output, text_format, statistics, baseline, update_baseline):
     from ..advisor.lint import baseline as ratchet
     from ..advisor.lint.document import lint_document
     from .fileio import check_writable
 
+    fmt, verbose = text_format  # the format asked for, and whether text shows instruction summaries
     check_writable(output, "--output")
     check_writable(baseline if update_baseline else None, "--baseline")
     recorded = None
@@ -211,7 +214,7 @@ def _lint(ctx, options, inputs, build, output, fmt, statistics, baseline, update
     elif fmt == "table":
         from .lint_render import render_lint
 
-        _write(render_lint(doc, terminal=False if output else None), output)
+        _write(render_lint(doc, terminal=False if output else None, verbose=verbose), output)
     else:
         from ..advisor.lint.formats import SERIALIZERS
 

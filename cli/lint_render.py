@@ -69,8 +69,9 @@ def output_width() -> int:
     return _width(stdout_is_terminal())
 
 
-def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
-    """The report as text chunks. `terminal`: style for a terminal (default: whether stdout is one)."""
+def render_lint(doc, terminal: bool | None = None, verbose: bool = False) -> Iterator[str]:
+    """The report as text chunks. `terminal`: style for a terminal (default: whether stdout is one);
+    `verbose`: each kernel's instruction summary too, where its machine code was read."""
     from ..advisor.text import terminal_text
 
     if terminal is None:
@@ -97,6 +98,8 @@ def render_lint(doc, terminal: bool | None = None) -> Iterator[str]:
 
     for kernel in doc.kernels():
         out = [style(line, "bold") for line in _heading(kernel, width)] + _kernel_lines(kernel, width)
+        if verbose and kernel.get("sass"):
+            out += wrap(instruction_summary(kernel["sass"]["instructions"]), width, "  ", "    ")
         yield "\n".join(out) + "\n" + "".join(finding_lines(f) for f in kernel["findings"]) + "\n"
     for finding in doc.tail["source_findings"]:
         yield finding_lines(finding)
@@ -114,6 +117,27 @@ def _measured_line(measured: dict, launch: dict) -> str:
             f"{share(measured['theoretical_occupancy'])}, grid {grid}, {waves} waves/SM, the driver's shared "
             f"memory configuration {measured['shared_mem_config_size']:,} B; {measured['process']}, "
             f"launch {measured['launch_index']}")
+_CLASS_WORDS = (("fp32", "FP32"), ("fp16", "FP16"), ("fp64", "FP64"), ("tensor", "tensor-core"),
+                 ("integer", "integer"))
+_OTHER_WORDS = (("barriers", "barriers"), ("shuffles", "warp shuffles"), ("atomics", "atomics"),
+                ("async_copies", "async copies"))
+
+
+def instruction_summary(instructions: dict) -> str:
+    """A kernel's instruction counts in one sentence: math by class, loads and stores by space
+    with their widths (count x bytes per thread), then barriers, shuffles, atomics and async copies."""
+    math = ", ".join(f"{instructions.get(key, 0)} {words}" for key, words in _CLASS_WORDS)
+    parts = [f"instructions: math {math}"]
+    for direction in ("loads", "stores"):
+        spaces = instructions.get(direction) or {}
+        listed = "; ".join(f"{space} " + " + ".join(f"{count} x {width} B" for width, count in
+                                                    sorted(widths.items(), key=lambda item: int(item[0])))
+                           for space, widths in spaces.items())
+        parts.append(f"{direction} {listed or 'none'}")
+    parts.append(", ".join(f"{instructions.get(key, 0)} {words}" for key, words in _OTHER_WORDS))
+    return "; ".join(parts)
+
+
 def _heading(kernel: dict, width: int) -> list[str]:
     from ..advisor.text import terminal_text
 

@@ -103,6 +103,8 @@ class ArchFields(Strict):
     max_cluster_size_nonportable: Sourced[Pos] | None = None
     virtual_resources_per_sm: Sourced[Pos] | None = None
     global_memory_sector_bytes: Sourced[Pos] | None = None
+    fp32_results_per_clock: Sourced[Pos] | None = None
+    fp64_results_per_clock: Sourced[Pos] | None = None
     shared_l1_unified: Sourced[bool] | None = None
     header_max_registers_per_thread: Sourced[Annotated[int, Field(ge=255, le=256)]] | None = None
     shared_mem_opt_in: Sourced[bool] | None = None

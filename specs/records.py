@@ -36,6 +36,10 @@ ARCH_OPTIONAL_INT_FIELDS = (
     "l1_shared_total",
     "virtual_resources_per_sm",
     "global_memory_sector_bytes",
+    # Results per clock per SM of 32- and 64-bit floating-point add, multiply and multiply-add (the
+    # Programming Guide's arithmetic-instruction throughput table): their ratio is the FP64 rate.
+    "fp32_results_per_clock",
+    "fp64_results_per_clock",
 )
 # How cuda_occupancy.h behaves per compute capability, as data: the header's register cap per
 # thread, whether the opt-in shared-memory limit exists, whether the reserved shared memory
@@ -52,7 +56,8 @@ ARCH_BEHAVIOUR_FIELDS = (
 ARCH_OPTIONAL_FLAG_FIELDS = ("shared_l1_unified",)
 # Optional values a user's spec file inherits from the shipped architecture of the same compute
 # capability when it leaves them out: what the header hard-codes and no device attribute reports.
-ARCH_INHERITED_OPTIONAL_FIELDS = ("virtual_resources_per_sm", "global_memory_sector_bytes", "shared_l1_unified")
+ARCH_INHERITED_OPTIONAL_FIELDS = ("virtual_resources_per_sm", "global_memory_sector_bytes", "shared_l1_unified",
+                                  "fp32_results_per_clock", "fp64_results_per_clock")
 PRODUCT_NUMBER_FIELDS = (
     "sm_count",
     "base_clock_mhz",
@@ -145,6 +150,8 @@ class Arch(NamedTuple):
     max_cluster_size_nonportable: int | None = None
     l1_shared_total: int | None = None
     global_memory_sector_bytes: int | None = None  # the unit a warp's global access is served in (32 B from 3.0)
+    fp32_results_per_clock: int | None = None  # FP32 add/multiply/FMA results per clock per SM
+    fp64_results_per_clock: int | None = None  # FP64 add/multiply/FMA results per clock per SM
     virtual_resources_per_sm: int | None = None  # cudaOccMaxVirtualResourceCountPerSM (CUDA 13.5: 128 on 10.x-12.x)
     shared_l1_unified: bool | None = None  # shared memory and L1 one on-chip array (None: not given)
     # Whether cudaOccAvailableDynamicSMemPerBlock subtracts the reserved shared memory (CUDA 13.5: 8.0+,

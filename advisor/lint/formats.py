@@ -153,17 +153,22 @@ def _sarif_result(finding, kernel, file, line, index, relative) -> dict:
 
 
 def _related_locations(finding, relative) -> list[dict]:
-    """The source lines a finding's machine code names (TA501's spills, TA301/TA907's register
-    peaks), so an editor jumps to them."""
-    places = finding["details"].get("spill_lines") or finding["details"].get("pressure_lines") or []
+    """The source lines a finding's machine code names (TA501's spills, TA502's local-memory
+    accesses, TA301/TA907's register peaks, TA605's FP64 arithmetic), so an editor jumps to them."""
+    key, text = next(((key, text) for key, text in _RELATED if finding["details"].get(key)), (None, ""))
     related = []
-    for number, place in enumerate(places):
+    for number, place in enumerate(finding["details"][key] if key else ()):
         uri = _relative(place["file"], relative) if place.get("file") else None
         if uri and place.get("line"):
             related.append({"id": number, "physicalLocation": {"artifactLocation": {"uri": uri},
                                                                "region": {"startLine": int(place["line"])}},
-                            "message": {"text": "spills here" if "stores" in place else "register pressure peaks here"}})
+                            "message": {"text": text}})
     return related
+
+
+# A finding's details key that lists source lines, and what each line is to the finding.
+_RELATED = (("spill_lines", "spills here"), ("local_lines", "local memory accessed here"),
+            ("pressure_lines", "register pressure peaks here"), ("fp64_lines", "FP64 arithmetic here"))
 
 
 def _region(finding: dict, line) -> dict:

@@ -112,18 +112,23 @@ def _named(places) -> str:
 
 def with_machine_code(findings: tuple, sass) -> tuple:
     """A kernel's findings with the source lines its machine code names: TA501 the lines that
-    spill (most bytes first), TA301 and TA907 the lines where live registers peak. Findings
+    spill (most bytes first), TA502 the lines of its other local-memory loads and stores (the
+    array's), TA301 and TA907 the lines where live registers peak. Findings
     are shared by kernels with the same figures; the lines are each kernel's own, so they are
     added here, per kernel, to copies."""
     if sass is None or not findings:
         return findings
     spill_lines = lines_by_bytes(sass.spill_sites)
+    local_lines = lines_by_bytes(sass.local_accesses)
     peaks = [{"file": file, "line": line} for file, line in sass.peak_lines]
     out = []
     for finding in findings:
         if finding.code == "TA501" and spill_lines:
             finding = finding._replace(message=f"{finding.message}; spills at {_named(spill_lines)}",
                                        details={**finding.details, "spill_lines": spill_lines})
+        elif finding.code == "TA502" and local_lines:
+            finding = finding._replace(message=f"{finding.message}; local memory accessed at {_named(local_lines)}",
+                                       details={**finding.details, "local_lines": local_lines})
         elif finding.code in _PRESSURE_RULES and peaks and sass.peak_live_registers is not None:
             finding = finding._replace(
                 message=f"{finding.message}; {sass.peak_live_registers} registers live at once at {_named(peaks)}",

@@ -102,6 +102,7 @@ class KernelSass:
     local_accesses: list[Site] = field(default_factory=list)
     loops: list[Loop] = field(default_factory=list)
     instructions: dict = field(default_factory=dict)
+    fp64_lines: list[tuple[str, int]] = field(default_factory=list)  # source lines of FP64 arithmetic, in code order
 
 
 def access_width(modifiers: str) -> int:
@@ -164,6 +165,7 @@ class _Kernel:
         # instructions are on the line the previous kernel ended on starts with no comment.
         self.where: tuple[str | None, int | None] = where
         self.peaks: dict[tuple[str, int], None] = {}
+        self.fp64_lines: dict[tuple[str, int], None] = {}
         self.labels: dict[str, tuple[int, tuple]] = {}
         self.pending_labels: list[str] = []
         self.counts: dict[str, int] = {}
@@ -190,6 +192,8 @@ class _Kernel:
         kind = _CLASS_OF.get(opcode) or _OTHER.get(opcode)
         if kind is not None:
             self.counts[kind] = self.counts.get(kind, 0) + 1
+            if kind == "fp64" and self.where[0] is not None and len(self.fp64_lines) < MAX_SITES:
+                self.fp64_lines.setdefault(self.where)
         space = _MEMORY.get(opcode)
         if space is not None:
             width = access_width(modifiers)
@@ -226,6 +230,7 @@ class _Kernel:
         sass.spill_sites = [_in_loop(site, loops) for site in sass.spill_sites]
         sass.local_accesses = [_in_loop(site, loops) for site in sass.local_accesses]
         sass.peak_lines = list(self.peaks)
+        sass.fp64_lines = list(self.fp64_lines)
         sass.instructions = _summary(self.counts, self.memory)
         return sass
 

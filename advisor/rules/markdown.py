@@ -51,6 +51,9 @@ def example_command(config: dict) -> str:
             (" --baseline baseline.json" if earlier else " --config tuneadvise.toml")
         return (f"# tuneadvise.toml\n{settings or '# (empty)'}\n# build.log\n{config['log']}\n{source}{earlier}"
                 f"# checked with: {command}")
+    if "cuda" in config:  # a source lint compiles, reading the cubin's machine code
+        return (f"# file.cu\n{config['cuda'].rstrip()}\n"
+                f"# checked with: tuneadvise lint file.cu --arch {config['target']}")
     if "source" in config:
         return f"// file.cu, checked with: tuneadvise check-source file.cu --target {config['target']}\n{config['source']}"
     flags = []

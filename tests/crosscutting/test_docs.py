@@ -68,7 +68,10 @@ def _measured_documented_example(example: dict, tmp_path) -> list:
 
 
 def _lint_documented_example(text: str, tmp_path) -> list:
-    """Write the documented tuneadvise.toml and build.log, run the documented command."""
+    """Write the documented tuneadvise.toml and build.log (or the CUDA source lint compiles), run
+    the documented command."""
+    if text.startswith("# file.cu\n"):
+        return _compiled_documented_example(text, tmp_path)
     config, rest = text.split("# build.log\n")
     log, command = rest.rsplit("# checked with: ", 1)
     earlier = re.search(r"# baseline.json \(an earlier build\) records (\d+) registers for (\w+)\n", log)
@@ -88,6 +91,23 @@ def _lint_documented_example(text: str, tmp_path) -> list:
     assert result.exit_code in (0, 1), result.output
     doc = json.loads(result.stdout)  # a kernel's findings, and the run's (TA906 is said once for the run)
     return [f["code"] for k in doc["kernels"] for f in k["findings"]] + [f["code"] for f in doc["source_findings"]]
+
+
+def _compiled_documented_example(text: str, tmp_path) -> list:
+    """A documented source that lint compiles and disassembles (skipped without nvcc and nvdisasm)."""
+    from tuneadvise.advisor.toolchain.disassembler import DisassemblerMissing, find_disassembler
+    from tuneadvise.advisor.toolchain.discovery import ToolchainMissing, find_toolchain
+
+    try:
+        find_toolchain(), find_disassembler()
+    except (ToolchainMissing, DisassemblerMissing) as exc:
+        pytest.skip(f"the example compiles: {exc}")
+    source, command = text.removeprefix("# file.cu\n").rsplit("# checked with: ", 1)
+    (tmp_path / "file.cu").write_text(source)
+    args = [str(tmp_path / a) if a == "file.cu" else a for a in shlex.split(command)[1:]]
+    result = CliRunner().invoke(cli, args + ["--format", "json"], catch_exceptions=False)
+    assert result.exit_code in (0, 1), result.output
+    return [f["code"] for k in json.loads(result.stdout)["kernels"] for f in k["findings"]]
 
 
 def test_readme_first_command_runs():

@@ -132,3 +132,73 @@ def document_stream(report):
     from tuneadvise.advisor.lint.document import lint_document
 
     return lint_document(report, "error")
+
+
+def _line_comments(name: str) -> set[int]:
+    """The source lines nvdisasm's own line table gives the non-spill STL/LDL of kernel `name`."""
+    lines, line, inside = set(), None, False
+    for text in _listing("g"):
+        if text.startswith(".text."):
+            inside = text.startswith(f".text.{name}:")
+        elif '//## File "' in text:
+            line = int(text.rsplit("line ", 1)[1].split()[0].rstrip(","))
+        elif inside and ("STL" in text or "LDL" in text) and "SpillRefill" not in text and "/*" in text:
+            lines.add(line)
+    return lines
+
+
+def test_local_memory_finding_names_the_array_lines_and_sarif_relates_them():
+    # heavy(): a double v[48] indexed at run time; 384 B stack frame and no spill (ptxas's report).
+    found = {k.name: k for k in read_sass(_listing("g"), read_live_registers(_listing("lrm")))}
+    record = attach(KernelUsage("_Z5heavyPKdPdi", "sm_90", registers=128, shared_mem=0, stack_frame=384,
+                                spill_stores=0, spill_loads=0, source="ptxas", file="lint_kernels.log",
+                                max_threads=128), found["_Z5heavyPKdPdi"])
+    report = lint_records([record], LintOptions())
+    finding = {f["code"]: f for f in document(report, "error")["kernels"][0]["findings"]}["TA502"]
+    local_lines = finding["details"]["local_lines"]
+    assert {p["line"] for p in local_lines} == _line_comments("_Z5heavyPKdPdi") != set()
+    assert sum(p["stores"] for p in local_lines) == 768 and sum(p["loads"] for p in local_lines) == 384
+    assert f"local memory accessed at lint_kernels.cu:{local_lines[0]['line']}" in finding["message"]
+    sarif = json.loads("".join(sarif_chunks(document_stream(report))))
+    related = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "TA502"][0]["relatedLocations"]
+    assert [r["physicalLocation"]["region"]["startLine"] for r in related] == [p["line"] for p in local_lines]
+    assert {r["message"]["text"] for r in related} == {"local memory accessed here"}
+
+
+def _opcode_count(name: str, opcodes: tuple[str, ...]) -> int:
+    """Instructions of kernel `name` in the recorded listing whose opcode, whole or before its
+    modifiers, is one of `opcodes`."""
+    count, inside = 0, False
+    for text in _listing("g"):
+        if text.startswith(".text."):
+            inside = text.startswith(f".text.{name}:")
+        elif inside and "/*" in text and ";" in text:
+            words = text.split("*/", 1)[1].split()
+            opcode = words[1] if words and words[0].startswith("@") and len(words) > 1 else (words or [""])[0]
+            count += opcode in opcodes or opcode.split(".")[0] in opcodes
+    return count
+
+
+def test_verbose_text_shows_the_instruction_summary():
+    from tuneadvise.cli.lint_render import render_lint
+
+    found = {k.name: k for k in read_sass(_listing("g"), read_live_registers(_listing("lrm")))}
+    record = attach(KernelUsage("_Z5heavyPKdPdi", "sm_90", registers=128, shared_mem=0, stack_frame=384,
+                                spill_stores=0, spill_loads=0, source="ptxas", file="lint_kernels.log",
+                                max_threads=128), found["_Z5heavyPKdPdi"])
+    report = lint_records([record], LintOptions())
+    quiet = "".join(render_lint(document_stream(report), terminal=False))
+    verbose = " ".join("".join(render_lint(document_stream(report), terminal=False, verbose=True)).split())
+    assert "instructions:" not in quiet
+    fp64 = _opcode_count("_Z5heavyPKdPdi", ("DADD", "DMUL", "DFMA", "DMNMX"))
+    assert fp64 > 0 and f", {fp64} FP64," in verbose
+    wide, narrow = _opcode_count("_Z5heavyPKdPdi", ("STL.128",)), _opcode_count("_Z5heavyPKdPdi", ("STL.64",))
+    stg = _opcode_count("_Z5heavyPKdPdi", ("STG.E.64",))
+    assert wide and narrow and f"stores global {stg} x 8 B; local {narrow} x 8 B + {wide} x 16 B;" in verbose
+
+
+def test_lint_verbose_option_reaches_the_text(disassembler):
+    plain = CliRunner().invoke(cli, ["lint", str(SPILLS / "cache")])
+    verbose = CliRunner().invoke(cli, ["lint", str(SPILLS / "cache"), "--verbose"])
+    assert "instructions: math" in verbose.output and "instructions: math" not in plain.output
+    assert verbose.exit_code == plain.exit_code

@@ -154,3 +154,24 @@ def test_a_kernel_starting_on_the_line_the_last_one_ended_on_keeps_it():
                "        /*0000*/                   STL [R1], R2 (*\"SpillRefill\"*);\n"]
     first, second = read_sass(listing)
     assert (second.spill_sites[0].file, second.spill_sites[0].line) == ("k.cu", 21)
+
+
+def test_fp64_lines_are_those_of_the_listings_double_precision_instructions():
+    """Each kernel's fp64_lines: the line comments in effect at its DADD/DMUL/DFMA/DMNMX, read
+    from the listing text here, in code order without repeats."""
+    expected: dict[str, list[int]] = {}
+    kernel, line = None, None
+    for text in _listing("g"):
+        if text.startswith(".text."):
+            kernel = text[len(".text."):].split(":")[0]
+        elif '//## File "' in text:
+            line = int(text.split(", line ")[1].split()[0])
+        elif kernel and "/*" in text and any(f" {op}" in text for op in ("DADD", "DMUL", "DFMA", "DMNMX")):
+            lines = expected.setdefault(kernel, [])
+            if line not in lines:
+                lines.append(line)
+    found = _read()
+    assert len(expected) >= 2  # the double saxpy and heavy()
+    for name, sass in found.items():
+        assert [number for _, number in sass.fp64_lines] == expected.get(name, []), name
+        assert (sass.instructions["fp64"] > 0) == (name in expected), name

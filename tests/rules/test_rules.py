@@ -18,6 +18,8 @@ def codes_for(example: dict) -> set:
 
         launch = read_lines(example_export(example["ncu"]).splitlines(keepends=True), "report.csv").launches[0]
         return {f.code for f in findings_of(measure(launch), minimum=example.get("min_achieved_occupancy"))}
+    if "cuda" in example:
+        return compiled_codes(example)
     if "log" in example:
         from tuneadvise.advisor.lint.config import LintConfig
         from tuneadvise.advisor.lint.run import LintOptions, lint_records
@@ -39,6 +41,32 @@ def codes_for(example: dict) -> set:
         return {f.code for f in scan_source(example["source"], "example.cu", [target])}
     resolved, result = analyze_example(example)
     return {f.code for f in check_occupancy(resolved, result)}
+
+
+def compiled_codes(example: dict) -> set:
+    """Lint a rule's CUDA example as the command does: compiled for its target with -lineinfo
+    by NVIDIA's compiler, the cubin's machine code read by nvdisasm (skipped where either is missing)."""
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from click.testing import CliRunner
+
+    from tuneadvise.advisor.toolchain.disassembler import DisassemblerMissing, find_disassembler
+    from tuneadvise.advisor.toolchain.discovery import ToolchainMissing, find_toolchain
+    from tuneadvise.cli.main import cli
+
+    try:
+        find_toolchain(), find_disassembler()
+    except (ToolchainMissing, DisassemblerMissing) as exc:
+        pytest.skip(f"compiling the example needs nvcc and nvdisasm: {exc}")
+    with tempfile.TemporaryDirectory() as scratch:
+        source = Path(scratch) / "file.cu"
+        source.write_text(example["cuda"])
+        result = CliRunner().invoke(cli, ["lint", str(source), "--arch", example["target"], "--sass", "--format",
+                                          "json"])
+    assert result.exit_code in (0, 1), result.output
+    return {f["code"] for k in json.loads(result.stdout)["kernels"] for f in k["findings"]}
 
 
 def analyze_example(example: dict):

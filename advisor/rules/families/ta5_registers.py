@@ -40,7 +40,8 @@ def register_spills(result: Occupancy, params: dict):
     unrolled loops keep them in registers), shrink them, or share them through shared memory; `-Xptxas -v` shows the
     frame after each change. A warning at 64 bytes or more of it: smaller frames are typical of calls and printf's
     argument buffer, and cost little; only a profile (Nsight Compute's local load/store traffic) tells how often the
-    frame is touched, so it is not an error.""",
+    frame is touched, so it is not an error. Where nvdisasm reads the kernel's machine code, the message names the
+    source lines of the local loads and stores that are not spills (the array's), most bytes first.""",
     params={"min_local_bytes": 64},
     trigger={"arch": "hopper", "registers": 70, "block_size": 256, "stack_frame": 256},
     clean={"arch": "hopper", "registers": 70, "block_size": 256, "stack_frame": 256, "spill_stores": 256},

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import os
+
 from ...engine.occupancy import Occupancy, cluster_errors
-from ...text import percent
-from .. import rule
+from ...text import percent, plural
+from .. import LintContext, rule
 
 
 @rule(
@@ -73,3 +75,46 @@ def cluster_non_portable(result: Occupancy, params: dict):
         yield (f"cluster of {size} blocks exceeds the portable {portable}: set "
                "cudaFuncAttributeNonPortableClusterSizeAllowed and size the launch with cudaOccupancyMaxActiveClusters"), \
             {"cluster_size": size}
+
+
+# A kernel that does its arithmetic in double precision (a double multiply-add on line 3), as
+# a rule example: lint compiles it with -lineinfo for the target and reads its machine code.
+_FP64_SOURCE = """__global__ void scale(double *x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) x[i] = x[i] * 2.5 + 1.0;
+}
+"""
+
+
+@rule(
+    code="TA605", name="fp64-on-consumer-part", severity="warning", source="pg#arithmetic-instructions",
+    summary="Double-precision arithmetic on an architecture whose FP64 rate is a small fraction of FP32's",
+    explanation="""The kernel's machine code holds FP64 add, multiply or fused multiply-add instructions (DADD,
+    DMUL, DFMA, DMNMX), and the architecture it is built for does those at a small fraction of its FP32 rate: the
+    Programming Guide's throughput table gives 2 FP64 results per clock per SM against 128 FP32 on compute
+    capability 8.6 and 8.9 (1/64), 4 against 128 on 5.x, 6.1 and 6.2, and 2 against 64 on 7.5 (1/32), where 6.0,
+    7.0, 8.0 and 9.0 do half as many FP64 results as FP32. Read only where nvdisasm read the kernel's machine
+    code; the lines are the instructions' own (build with -lineinfo). A double literal (1.0 rather than 1.0f) or a
+    double-precision math function (sin rather than sinf) is enough to bring them in. Use float where its precision
+    suffices, or run the kernel on a datacenter part. A warning, not an error: a kernel may need the precision, and
+    a few FP64 instructions outside its loops cost little; the count is static, not how often they run.""",
+    params={"max_fp64_share": 1 / 32},
+    trigger={"cuda": _FP64_SOURCE, "target": "sm_86"},
+    clean={"cuda": _FP64_SOURCE, "target": "sm_80"},
+)
+def fp64_on_consumer_part(kernel: LintContext, params: dict):
+    sass, arch = dict(kernel.reader_figures).get("sass"), kernel.result.arch
+    count = sass.instructions.get("fp64", 0) if sass is not None else 0
+    fp32, fp64 = arch.fp32_results_per_clock, arch.fp64_results_per_clock
+    if not count or not fp32 or not fp64 or fp64 > fp32 * params["max_fp64_share"]:
+        return
+    lines = [{"file": file, "line": line} for file, line in sass.fp64_lines]
+    shown = ", ".join(f"{os.path.basename(p['file'])}:{p['line']}" for p in lines[:5])
+    more = f" and {len(lines) - 5} more" if len(lines) > 5 else ""
+    where = f" at {shown}{more}" if lines else ""
+    yield (f"{plural(count, 'FP64 arithmetic instruction')}{where}: compute capability {arch.cc} does FP64 add, multiply "
+           f"and FMA at 1/{fp32 // fp64} of its FP32 rate ({fp64} against {fp32} results per clock per SM); "
+           "use float where its precision suffices, or run the kernel on a datacenter part "
+           "(FP64 at 1/2 of FP32 on compute capability 6.0, 7.0, 8.0 and 9.0)"), \
+        {"fp64_instructions": count, "fp64_results_per_clock": fp64, "fp32_results_per_clock": fp32,
+         "fp64_lines": lines}
