@@ -11,8 +11,13 @@ limits. That is the engine's own arithmetic, granularity, carveout rounding and
 the reserved kilobyte included; tests/engine/test_whatif.py holds every cliff equal to
 a scan of full `occupancy()` calls.
 
-Resident blocks never increase when registers or shared memory grow, and never
-decrease when the carveout grows, so each cliff is found by bisection. A cliff
+Resident blocks never increase when registers or shared memory grow, so each
+step of those staircases is computed in closed form: the header's allocation
+arithmetic inverted (limits.most_registers_for, most_total_shared_mem_for), the
+most of the resource that still reaches a given block count. Where blocks can
+rise again as a block grows (Fermi/Kepler preferring L1) the allocation
+boundaries are scanned; the best carveout, which never loses blocks as the
+carveout grows, is found by bisection. A cliff
 depends on the architecture, the varied resource's own inputs and the other
 limits' minimum, not on the whole kernel, so it is cached by those values: a lint
 run's thousands of distinct kernels share a few hundred cliffs.
