@@ -101,11 +101,9 @@ class LaunchConfig(NamedTuple):
             if raw is None:
                 raise InputError(field.key, "missing")
             parsed[field.attribute] = field.parse(raw, field.key)
-        # Only the keys given, in FIELDS' order, so the first bad key is the one named; a mapping
-        # holds a few of the many optional keys.
-        for position in sorted(OPTIONAL_POSITION[key] for key in values if key in OPTIONAL_POSITION):
-            field = OPTIONAL_FIELDS[position]
-            raw = values[field.key]
+        get = values.get
+        for field in OPTIONAL_FIELDS:  # in FIELDS' order, so the first bad key is the one named
+            raw = get(field.key)
             if raw is not None:
                 parsed[field.attribute] = field.parse(raw, field.key)
         dims = parsed.pop("block_dims")
@@ -198,7 +196,6 @@ CONTEXT_KEYS = KEYS - RESOURCE_KEYS
 BY_KEY = {field.key: field for field in FIELDS}
 REQUIRED_FIELDS = tuple(field for field in FIELDS if field.required)
 OPTIONAL_FIELDS = tuple(field for field in FIELDS if not field.required)
-OPTIONAL_POSITION = {field.key: position for position, field in enumerate(OPTIONAL_FIELDS)}
 
 
 def unknown_key(key, allowed) -> InputError:
