@@ -23,9 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..readers.sass import KernelSass, read_live_registers, read_sass
-from .discovery import _HOME_VARIABLES, _wheel_bins
+from .discovery import HOME_VARIABLES, wheel_bins
 from .processes import RunningCompilers, run_limited
-from .report_cache import MAX_ENTRY, EntryStore, _identity
+from .report_cache import MAX_ENTRY, EntryStore, file_identity
 
 # The spill annotation this reading rests on was seen printed by nvdisasm 13.5 and not by 13.0
 # (a cubin whose spill instructions 13.5 annotates, 13.0 printed bare): an older one is passed over.
@@ -75,7 +75,7 @@ class Disassembler:
         return found
 
     def _key(self, cubin: bytes) -> str:
-        return hashlib.sha256(json.dumps([FORMAT, _identity(self.path)]).encode() + hashlib.sha256(cubin).digest()
+        return hashlib.sha256(json.dumps([FORMAT, file_identity(self.path)]).encode() + hashlib.sha256(cubin).digest()
                               ).hexdigest()
 
     def _listings(self, cubin: bytes) -> tuple[str, str]:
@@ -109,9 +109,9 @@ class Disassembler:
 
 
 def _candidates():
-    for directory in _wheel_bins():
+    for directory in wheel_bins():
         yield directory, "the [sass] extra"
-    for variable in _HOME_VARIABLES:
+    for variable in HOME_VARIABLES:
         home = os.environ.get(variable)
         if home:
             yield Path(home) / "bin", variable

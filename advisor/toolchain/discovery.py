@@ -19,7 +19,7 @@ from pathlib import Path
 # Where the PyPI wheels put the binaries, under each `nvidia` namespace directory:
 # CUDA 13's nvidia-cuda-nvcc, and CUDA 12's nvidia-cuda-nvcc-cu12.
 _WHEEL_BINS = ("cu13/bin", "cuda_nvcc/bin")
-_HOME_VARIABLES = ("CUDA_HOME", "CUDA_PATH")
+HOME_VARIABLES = ("CUDA_HOME", "CUDA_PATH")
 INSTALL_HINT = ("no CUDA compiler found: install it with pip install 'tuneadvise[nvcc]' "
                 "(NVIDIA's nvcc and ptxas from PyPI), or set CUDA_HOME to a CUDA toolkit")
 
@@ -53,7 +53,7 @@ def _version(ptxas: str) -> str:
     return lines[-1].strip() if lines else "unknown"
 
 
-def _wheel_bins():
+def wheel_bins():
     try:
         import nvidia  # a namespace package: every installed nvidia-* wheel's directory
     except ImportError:
@@ -72,9 +72,9 @@ def _pair(directory: Path) -> tuple[str, str] | None:
 
 def candidates():
     """(directory, origin) in the order they are tried."""
-    for directory in _wheel_bins():
+    for directory in wheel_bins():
         yield directory, "the [nvcc] extra"
-    for variable in _HOME_VARIABLES:
+    for variable in HOME_VARIABLES:
         home = os.environ.get(variable)
         if home:
             yield Path(home) / "bin", variable

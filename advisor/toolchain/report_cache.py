@@ -54,7 +54,8 @@ def default_directory() -> Path | None:
     return Path(base) / "tuneadvise" / "ptxas"
 
 
-def _identity(path: str | None) -> list:
+def file_identity(path: str | None) -> list:
+    """What makes a tool's file the same file: its path, size and modification time (a reinstall changes them)."""
     if not path:
         return [None]
     try:
@@ -121,8 +122,8 @@ class PtxasCache(EntryStore):
         super().__init__(directory)
         self.settings = settings or BuildSettings()  # `nvcc -M` runs within the compiles' time and memory
         self.running = running or RunningCompilers()  # stopped with the compiles on an interrupt
-        self.base = [FORMAT, _identity(toolchain.nvcc), _identity(toolchain.ptxas), toolchain.version,
-                     _identity(shutil.which("g++")), os.environ.get("NVCC_PREPEND_FLAGS", ""),
+        self.base = [FORMAT, file_identity(toolchain.nvcc), file_identity(toolchain.ptxas), toolchain.version,
+                     file_identity(shutil.which("g++")), os.environ.get("NVCC_PREPEND_FLAGS", ""),
                      os.environ.get("NVCC_APPEND_FLAGS", "")]
         self.toolchain = toolchain
         self._inputs: dict[tuple, list | None] = {}  # (source, arch, flags, cwd) -> the files it reads

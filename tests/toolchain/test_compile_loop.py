@@ -49,7 +49,7 @@ def chain():
 def use(chain, monkeypatch):
     """Point discovery at the test's toolchain (found where tuneadvise looks, or in the test cache)."""
     monkeypatch.setenv("CUDA_HOME", str(Path(chain.nvcc).parent.parent))
-    monkeypatch.setattr("tuneadvise.advisor.toolchain.discovery._wheel_bins", lambda: iter(()))
+    monkeypatch.setattr("tuneadvise.advisor.toolchain.discovery.wheel_bins", lambda: iter(()))
     return chain
 
 
