@@ -29,6 +29,7 @@ BATCH_KEYS = KEYS | {"arch"}
 # Result lines kept for reuse: a line is a pure function of its architecture's name and its
 # LaunchConfig (a hashable value), and sweeps repeat configurations across files and archs.
 LINES_KEPT = 1 << 16
+NAMES_KEPT = 256
 
 
 MAX_LINE_BYTES = 1 << 20  # a configuration is a few hundred bytes; a longer line is an error line, never read whole
@@ -52,10 +53,14 @@ def run_batch(lines, out, default=None, selection=None, cuda: str | None = None)
     """`default`: the Resolved arch for lines without an "arch" key (from --arch / --spec-file);
     `selection`: the RuleSelection of --select/--ignore; `cuda`: the cuda_occupancy.h release
     (--cuda; None: the default)."""
+    # A batch names a few architectures over and over: each name is resolved once per run, by
+    # value (an unknown name raises, and lru_cache keeps no answer for it).
+    resolved_name = lru_cache(maxsize=NAMES_KEPT)(lambda name: resolve(name, cuda=cuda))
+
     @lru_cache(maxsize=LINES_KEPT)
     def result_line(arch_name: str | None, config: LaunchConfig) -> tuple[str, bool]:
         """(the line's text, whether it launches); arch_name None means `default`."""
-        resolved = default if arch_name is None else resolve(arch_name, cuda=cuda)
+        resolved = default if arch_name is None else resolved_name(arch_name)
         result = occupancy(resolved.arch, config)
         document = resolved_document(resolved, result, findings_of(resolved, result, selection))
         return json_line(document) + "\n", result.launchable

@@ -116,33 +116,61 @@ def shared_mem_limit(arch: Arch, static_shared_mem: int, dynamic_shared_mem: int
                       opt_in: bool) -> tuple[int, int, int | None]:
     """cudaOccMaxBlocksPerSMSmemLimit: (blocks, bytes allocated per block, per-SM config)."""
     unit = arch.shared_mem_allocation_unit
-    preference = shared_mem_preference(arch, carveout)
     static = static_shared_mem + arch.reserved_shared_mem_per_block
-    total = static + dynamic_shared_mem
-    allocated = _round_up(total, unit)
+    allocated = _round_up(static + dynamic_shared_mem, unit)
+    limit, max_dynamic = shared_mem_block_limit(arch, static_shared_mem, opt_in)
+    if (max_dynamic is not None and dynamic_shared_mem > max_dynamic) or allocated > limit:
+        return 0, allocated, None
+    config = shared_mem_config(arch, carveout, allocated)
+    blocks = config // allocated if allocated > 0 else INT_MAX
+    return blocks, allocated, config
 
+
+def shared_mem_block_limit(arch: Arch, static_shared_mem: int, opt_in: bool) -> tuple[int, int | None]:
+    """cudaOccMaxBlocksPerSMSmemLimit's per-block check: (the most bytes one block's allocation may
+    take, the most dynamic bytes when the kernel opted in, else None)."""
+    static = static_shared_mem + arch.reserved_shared_mem_per_block
     if opt_in and arch.shared_mem_opt_in:
         # The kernel raised cudaFuncAttributeMaxDynamicSharedMemorySize to the largest value allowed.
         max_dynamic = max(arch.shared_mem_per_block_optin - static_shared_mem, 0)
-        dynamic_exceeded = dynamic_shared_mem > max_dynamic
         limit = (arch.shared_mem_per_block_optin if static + max_dynamic > arch.shared_mem_per_block
                  else arch.shared_mem_per_block)
     else:
-        dynamic_exceeded = False
-        limit = arch.shared_mem_per_block
+        max_dynamic, limit = None, arch.shared_mem_per_block
     if arch.reserved_shared_mem_in_block_limit:  # cudaOccSMemPerBlock: the driver reserves memory per block
         limit += arch.reserved_shared_mem_per_block
+    return limit, max_dynamic
 
-    if dynamic_exceeded or allocated > limit:
-        return 0, allocated, None
+
+def shared_mem_config(arch: Arch, carveout: int, allocated: int) -> int:
+    """The per-SM shared memory the driver configures for blocks of `allocated` bytes."""
+    preference = shared_mem_preference(arch, carveout)
     if preference >= allocated:
-        config = preference
-    elif arch.shared_mem_model == "carveout":
-        config = align_up_shared_mem(arch, allocated)
-    else:
-        config = arch.shared_mem_per_sm
-    blocks = config // allocated if allocated > 0 else INT_MAX
-    return blocks, allocated, config
+        return preference
+    if arch.shared_mem_model == "carveout":
+        return align_up_shared_mem(arch, allocated)
+    return arch.shared_mem_per_sm
+
+
+def most_shared_mem_allocation_for(arch: Arch, carveout: int, blocks: int) -> int:
+    """The largest allocation (a multiple of the allocation unit) of which the configured per-SM
+    shared memory holds `blocks` (>= 1), the per-block limit aside: shared_mem_limit's quotient
+    inverted. While the allocation fits the preference, config // allocated >= blocks exactly when
+    allocated <= preference // blocks; beyond it the config is the next supported carveout (or the
+    SM's whole shared memory), so each config c above the preference adds the allocations in
+    (previous config, c] up to c // blocks. 0 bytes always fit."""
+    unit = arch.shared_mem_allocation_unit
+    preference = shared_mem_preference(arch, carveout)
+    most = preference // blocks // unit * unit
+    configs = arch.shared_mem_configs if arch.shared_mem_model == "carveout" else (arch.shared_mem_per_sm,)
+    below = preference
+    for config in configs:
+        if config > preference:
+            reach = config // blocks // unit * unit
+            if reach > below:
+                most = max(most, reach)
+            below = config
+    return most
 
 
 def barriers_limit(arch: Arch, barriers: int) -> int:

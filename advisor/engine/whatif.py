@@ -11,8 +11,13 @@ limits. That is the engine's own arithmetic, granularity, carveout rounding and
 the reserved kilobyte included; tests/engine/test_whatif.py holds every cliff equal to
 a scan of full `occupancy()` calls.
 
-Resident blocks never increase when registers or shared memory grow, and never
-decrease when the carveout grows, so each cliff is found by bisection. A cliff
+Resident blocks never increase when registers or shared memory grow, so each
+step of those staircases is computed in closed form: the header's allocation
+arithmetic inverted (limits.most_registers_for, most_total_shared_mem_for), the
+most of the resource that still reaches a given block count. Where blocks can
+rise again as a block grows (Fermi/Kepler preferring L1) the allocation
+boundaries are scanned; the best carveout, which never loses blocks as the
+carveout grows, is found by bisection. A cliff
 depends on the architecture, the varied resource's own inputs and the other
 limits' minimum, not on the whole kernel, so it is cached by those values: a lint
 run's thousands of distinct kernels share a few hundred cliffs.
@@ -23,7 +28,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
-from .limits import most_registers_for
+from .limits import most_registers_for, most_shared_mem_allocation_for, shared_mem_block_limit
 from .occupancy import (
     RESOURCE_ERRORS,
     Occupancy,
@@ -65,9 +70,14 @@ def _other_limits(result: Occupancy, resource: str) -> int:
         own = RESOURCE_ERRORS[resource]
         if any(error.code not in own for error in result.errors):
             return 0
+    return _least_limit(result, resource)
+
+
+def _least_limit(result: Occupancy, resource: str, also: str = "") -> int:
+    """The smallest of the result's limits but `resource`'s (and `also`'s); 2**31 if none limits."""
     least = 1 << 31
     for name, value in result.block_limits.items():  # a loop: min() over a generator costs twice as much here
-        if name != resource and value is not None and value < least:
+        if name != resource and name != also and value is not None and value < least:
             least = value
     return least
 
@@ -196,22 +206,84 @@ def _shared_mem_cliff(arch, static: int, dynamic: int, carveout: int, opt_in: bo
             return 0
         return min(others, shared_mem_limits(arch, static, total - static, carveout, opt_in)[0])
 
-    ceiling, unit, reserved = shared_mem_ceiling(arch, opt_in), arch.shared_mem_allocation_unit, \
-        arch.reserved_shared_mem_per_block
-    changes = None
+    ceiling = shared_mem_ceiling(arch, opt_in)
     if arch.shared_mem_model == "cache-config" and shared_mem_preference(arch, carveout) < arch.shared_mem_per_sm:
         # Fermi/Kepler preferring L1: a block too big for the small shared-memory split makes the
-        # driver pick the large one, so blocks per SM can rise again as the block grows.
-        changes = _allocation_starts(unit, reserved)
-    return _cliff(arch, "shared_memory", probe, static + dynamic, ceiling, warps_per_block, steps, unit, changes)
+        # driver pick the large one, so blocks per SM can rise again as the block grows: scanned.
+        unit, reserved = arch.shared_mem_allocation_unit, arch.reserved_shared_mem_per_block
+        return _cliff(arch, "shared_memory", probe, static + dynamic, ceiling, warps_per_block, steps, unit,
+                      _allocation_starts(unit, reserved))
+
+    def reaching(wanted: int) -> int | None:
+        return most_total_shared_mem_for(arch, static, carveout, opt_in, wanted) if wanted <= others else None
+
+    return _staircase(arch, "shared_memory", probe, reaching, static + dynamic, ceiling, warps_per_block, steps,
+                      arch.shared_mem_allocation_unit)
+
+
+def most_total_shared_mem_for(arch, static: int, carveout: int, opt_in: bool, blocks: int) -> int | None:
+    """The most total shared memory (with_total_shared_mem's split of it, for a kernel with `static`
+    bytes) with which `blocks` (>= 1) blocks fit as far as shared memory goes; None if not even 0
+    bytes do. Blocks never rise with the total here (the carveout and Maxwell models), so every
+    smaller total fits too. A total at or above the static part keeps it (the per-block limit,
+    which covers the opt-in maximum of the dynamic part, bounds it); a smaller one becomes all
+    static (at most the static limit)."""
+    reserved = arch.reserved_shared_mem_per_block
+    unit = arch.shared_mem_allocation_unit
+    fits = most_shared_mem_allocation_for(arch, carveout, blocks) - reserved
+    if static <= arch.shared_mem_per_block:
+        # The opt-in maximum (the opt-in limit less the static part) is within this per-block limit.
+        most = min(fits, shared_mem_block_limit(arch, static, opt_in)[0] // unit * unit - reserved)
+        if most >= static:
+            return most
+    limit, _ = shared_mem_block_limit(arch, 0, opt_in)
+    most = min(fits, limit // unit * unit - reserved, arch.shared_mem_per_block)  # all static now
+    return most if most >= 0 else None
+
+
+def _staircase(arch, resource: str, probe, reaching, current: int, ceiling: int, warps_per_block: int, steps: int,
+               unit: int) -> Cliff:
+    """_cliff for a probe that never rises with the value, in closed form: `reaching(wanted)` is the
+    most value with at least `wanted` blocks (None if none), so each step down is the largest
+    multiple of `unit` below the last that reaches one block more."""
+    active = probe(current)
+    down, best, value = [], active, current
+    while current and len(down) < steps:
+        most = reaching(best + 1)
+        if most is None:
+            break
+        value = min(value - 1, most) // unit * unit
+        best = probe(value)
+        down.append(Step(value, best, best * warps_per_block / arch.max_warps_per_sm))
+    if active == 0 or current > ceiling:  # nothing to lose, or over the limit already
+        return Cliff(resource, current, tuple(down), None)
+    last = reaching(active)
+    last = None if last is None or last < current else min(last, ceiling)
+    return Cliff(resource, current, tuple(down), None if last in (None, ceiling) else last - current)
 
 
 def block_size_table(result: Occupancy) -> list[Step]:
-    """Occupancy for each warp-multiple block size, as NVIDIA's calculator graphs it."""
+    """Occupancy for each warp-multiple block size, as NVIDIA's calculator graphs it.
+
+    Only the warps' and the registers' limits depend on the block size (with the launch errors
+    they decide: the block size, the launch bounds it is freed of, the registers per block), so
+    each size costs one shape_limits; every other limit, and whether another error stops the
+    launch, is the current result's."""
     arch, kernel = result.arch, result.kernel
     limit = min(arch.max_threads_per_block, kernel.max_threads_per_block or arch.max_threads_per_block)
-    return [step_at(arch, kernel.replace(block_size=block, max_threads_per_block=None), block)
-            for block in range(arch.warp_size, limit + 1, arch.warp_size)]
+    others = 0 if any(error.code not in _SHAPE_ERRORS for error in result.errors) else \
+        _least_limit(result, "registers", "warps")
+    registers, warp, most_warps = kernel.registers, arch.warp_size, arch.max_warps_per_sm
+    table = []
+    for block in range(warp, limit + 1, warp):
+        by_warps, by_registers, _ = shape_limits(arch, registers, block)
+        blocks = min(others, by_warps, by_registers)
+        table.append(Step(block, blocks, blocks * (block // warp) / most_warps))
+    return table
+
+
+# The launch errors that the block size alone decides.
+_SHAPE_ERRORS = frozenset({"block-size", "launch-bounds", "registers-per-block"})
 
 
 def best_carveout(result: Occupancy) -> Step | None:

@@ -125,3 +125,14 @@ def test_spill_loads_and_stack_frame_are_options():
     assert json.loads(result.output)["launchable"] is True
     assert_one_line_error(run(*BASE, "--spill-loads", "-1"), "--spill-loads: must be from 0")
     assert_one_line_error(run(*BASE, "--stack-frame", "1T"), "--stack-frame: ")
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.permutations([key for key in KEYS if key not in ("registers", "block_size")]))
+def test_from_mapping_names_the_first_bad_key_in_fields_order_whatever_the_mapping_order(keys):
+    # Every optional key bad at once, inserted in any order: the error names the first in FIELDS.
+    values = {"registers": 32, "block_size": 128, **dict.fromkeys(keys, "bad value")}
+    first = next(field.key for field in FIELDS if field.key in keys)
+    with pytest.raises(InputError) as raised:
+        LaunchConfig.from_mapping(values)
+    assert raised.value.field == first

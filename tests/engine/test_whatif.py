@@ -172,3 +172,51 @@ def test_bounds_register_cap_is_the_most_registers_that_keep_min_blocks(arch, th
         assert register_blocks(cap) >= min_blocks
     if cap < arch.max_registers_per_thread:
         assert register_blocks(cap + 1) < min_blocks
+
+
+
+def scanned_most_total(arch, static: int, carveout: int, opt_in: bool, wanted: int):
+    """The largest total below which every total keeps `wanted` blocks as far as shared memory goes,
+    by the full engine at every place the answer can change (None if 0 bytes do not)."""
+    kernel = LaunchConfig(registers=0, block_size=1, static_shared_mem=static, carveout=carveout, opt_in=opt_in)
+    unit, reserved = arch.shared_mem_allocation_unit, arch.reserved_shared_mem_per_block
+    top = max(arch.shared_mem_per_sm, arch.shared_mem_per_block_optin or 0, static) + 2 * unit
+    # The allocation (total + reserved, rounded up) grows at these totals; the split changes at the
+    # static part; the per-block and opt-in limits bite one byte past them.
+    changes = {total + 1 for total in range(-reserved % unit, top, unit)}
+    changes |= {static, arch.shared_mem_per_block + 1, (arch.shared_mem_per_block_optin or 0) + 1}
+    last = None
+    for total in sorted({0} | {c for c in changes if 0 < c <= top}):
+        result = occupancy(arch, with_total_shared_mem(kernel, total))
+        shared = result.block_limits["shared_memory"]  # None: unlimited
+        if not result.launchable or (shared is not None and shared < wanted):
+            return None if total == 0 else total - 1
+        last = total
+    return last
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.sampled_from(ARCHS), st.sampled_from([0, 1, 100, 4096, 20000, 48 * 1024, 50000, 100000, 300000]),
+       st.sampled_from([-1, 0, 1, 25, 33, 60, 100]), st.booleans(), st.integers(1, 40))
+def test_most_total_shared_mem_for_equals_a_scan(arch, static, carveout, opt_in, wanted):
+    from tuneadvise.advisor.engine.occupancy import shared_mem_preference
+    from tuneadvise.advisor.engine.whatif import most_total_shared_mem_for
+
+    if arch.shared_mem_model == "cache-config" and shared_mem_preference(arch, carveout) < arch.shared_mem_per_sm:
+        return  # blocks can rise again as the block grows there: the cliff scans instead
+    assert most_total_shared_mem_for(arch, static, carveout, opt_in, wanted) == \
+        scanned_most_total(arch, static, carveout, opt_in, wanted)
+
+
+@settings(max_examples=250, deadline=None)
+@given(CASES)
+def test_block_size_table_equals_the_full_engine_at_every_block_size(case):
+    from tuneadvise.advisor.engine.whatif import block_size_table
+
+    arch, kernel, result = case
+    limit = min(arch.max_threads_per_block, kernel.max_threads_per_block or arch.max_threads_per_block)
+    expected = []
+    for block in range(arch.warp_size, limit + 1, arch.warp_size):
+        full = occupancy(arch, kernel.replace(block_size=block, max_threads_per_block=None))
+        expected.append((block, full.active_blocks_per_sm, full.occupancy))
+    assert [tuple(step) for step in block_size_table(result)] == expected
