@@ -124,6 +124,23 @@ def test_a_kernel_with_launch_bounds_is_told_to_change_their_second_argument_nev
                                                   "register_cap": 40, "maxrregcount": None}
 
 
+@pytest.mark.parametrize(("bounds", "said"), [
+    (None, "cap with __launch_bounds__(256, 6), or -maxrregcount=40 for a kernel without __launch_bounds__"),
+    (256, "cap with __launch_bounds__(256, 6); -maxrregcount is ignored for a kernel with __launch_bounds__"),
+])
+def test_a_register_budget_names_the_cap_the_compiler_obeys(bounds, said):
+    """TA901 offered -maxrregcount to every kernel, also to one whose __launch_bounds__ make ptxas ignore it."""
+    from tuneadvise.advisor.rules import BudgetLimits, LintContext
+    from tuneadvise.advisor.rules.families.ta9_lint import register_budget
+
+    resolved, _ = analyze_example({"arch": "hopper", "registers": 48, "block_size": 256})
+    result = occupancy(resolved.arch, LaunchConfig(registers=48, block_size=256, max_threads_per_block=bounds))
+    context = LintContext(result, budget=BudgetLimits(kernel="k", max_registers=40))
+    [(message, details)] = list(register_budget.check(context, dict(register_budget.params)))
+    assert said in message
+    assert details["register_change"]["register_cap"] <= 40
+
+
 @pytest.mark.parametrize(("control", "said"), [
     ("__maxnreg__", "(__maxnreg__(40); -maxrregcount is ignored for a kernel with __maxnreg__)"),
     ("triton", "(maxnreg=40 in its triton.Config)"),
