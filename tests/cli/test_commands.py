@@ -395,9 +395,15 @@ def test_closed_stdout_and_stdin(tmp_path):
     assert (closed_in.returncode, closed_in.stdout, closed_in.stderr) == (0, "", "")
 
 
+def _as_a_foreground_job():
+    """Ctrl-C reaches a terminal's foreground job with SIGINT at its default; a suite started in
+    the background of a shell without job control inherits it ignored, and Python keeps it so."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_sigint_exits_130():
     process = subprocess.Popen([*ENTRY, "occupancy", "--batch", "-"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+                               stderr=subprocess.PIPE, text=True, preexec_fn=_as_a_foreground_job)
     process.stdin.write(json.dumps({"arch": "volta", "registers": 64, "block_size": 256}) + "\n")
     process.stdin.flush()
     process.stdout.readline()  # running: the batch loop is waiting for the next line
