@@ -73,9 +73,9 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
     if batch is not None:
         ctx.exit(_batch(batch, arch, spec_file, cuda, fmt, selection, graphs or plot))
     require("occupancy", arch=arch or spec_file, registers=launch["registers"], block_size=launch["block_size"])
-    from .plots import check_plot_path
-
-    check_plot_path(plot)  # a bad path fails before any work
+    if plot:  # a bad path fails before any work; without --plot the plotting module is never imported
+        from .plots import plot_format
+        plot_format(plot)
     from ..advisor.queries.occupancy import occupancy_query
 
     resolved = resolve_arch(arch, spec_file, cuda, clusters=launch.get("cluster_size") is not None)

@@ -21,12 +21,6 @@ _CURRENT = "#b5179e"
 _CURVE = "#1f77b4"
 
 
-def check_plot_path(plot: str | None) -> None:
-    """A --plot path that cannot be written fails before any work is done (none given: nothing to check)."""
-    if plot:
-        plot_format(plot)
-
-
 def plot_format(path: str) -> str:
     """The image format a --plot path asks for, checked before any work is done."""
     fmt = FORMATS.get(Path(path).suffix.lower())

@@ -49,9 +49,9 @@ def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, s
     missing or malformed number, a figure outside 1e-100 to 1e100, a malformed
     probe document); 3 --plot without matplotlib.
     """
-    from .plots import check_plot_path
-
-    check_plot_path(plot)  # a bad path fails before any work
+    if plot:  # a bad path fails before any work; without --plot the plotting module is never imported
+        from .plots import plot_format
+        plot_format(plot)
     resolved = resolve_arch(arch, spec_file)
     answer = _answer(resolved, arch, precision, probe_path, kernels_path, intensity=intensity, flops=flops,
                      bytes_=bytes_, shared_bytes_per_flop=shared_bytes_per_flop, achieved=achieved)
