@@ -71,12 +71,7 @@ def swept_releases() -> list[str]:
 def reference(cuda: str):
     """A function that runs harness lines against the release's header; a skip (a failure where
     TUNEADVISE_REQUIRE_REFERENCE=1, as in CI) if the header cannot be had."""
-    try:
-        header.harness_binary(cuda)
-    except header.Unavailable as exc:
-        if os.environ.get("TUNEADVISE_REQUIRE_REFERENCE") == "1":
-            pytest.fail(f"cuda_occupancy.h {cuda} reference required but unavailable: {exc}")
-        pytest.skip(f"cuda_occupancy.h {cuda} reference unavailable: {exc}")
+    header.required(lambda: header.harness_binary(cuda), f"cuda_occupancy.h {cuda} reference")
     return lambda lines: header.run(cuda, lines)
 
 

@@ -9,7 +9,6 @@ the reference, not by tuneadvise). Needs the `[nvcc]` extra, which brings nvdisa
 from __future__ import annotations
 
 import bisect
-import os
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -20,7 +19,7 @@ from tuneadvise.advisor.toolchain.disassembler import Disassembler
 
 from ..helpers import ROOT
 from ..reference import nvcc
-from ..reference.header import Unavailable
+from ..reference.header import required
 
 pytestmark = pytest.mark.reference
 
@@ -31,20 +30,11 @@ ARCHS = ("sm_80", "sm_90", "sm_120")
 CAPS = (32, 64)  # 32 spills most of the register-tiled kernels; 64 a few
 
 
-def _required(get):
-    try:
-        return get()
-    except Unavailable as exc:
-        if os.environ.get("TUNEADVISE_REQUIRE_REFERENCE") == "1":
-            pytest.fail(f"NVIDIA's compiler and disassembler required but unavailable: {exc}")
-        pytest.skip(f"the [nvcc] extra (with nvdisasm) could not be installed: {exc}")
-
-
 @pytest.fixture(scope="module")
 def builds():
     """(source, arch, cap) -> (ptxas's report, nvdisasm's line table, tuneadvise's reading), built once."""
-    chain = _required(nvcc.toolchain)
-    disassembler = _required(lambda: nvcc.nvdisasm(chain))
+    chain = required(nvcc.toolchain, "NVIDIA's compiler (the [nvcc] extra)")
+    disassembler = required(lambda: nvcc.nvdisasm(chain), "NVIDIA's disassembler (the [nvcc] extra)")
     requests = [(source, arch, cap) for source in SOURCES for arch in ARCHS for cap in CAPS]
 
     def build(request):

@@ -8,7 +8,6 @@ The FP64:FP32 rates the rule reads are held to the products' datasheet figures."
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 from pathlib import Path
 
@@ -20,21 +19,12 @@ from tuneadvise.specs.catalog import shipped_catalog
 
 from ..helpers import ROOT
 from ..reference import nvcc
-from ..reference.header import Unavailable
+from ..reference.header import required
 
 pytestmark = pytest.mark.reference
 
 SOURCE = ROOT / "tests" / "gpu" / "lint_kernels.cu"
 FP64_OPCODES = {"DADD", "DMUL", "DFMA", "DMNMX"}
-
-
-def _required(get):
-    try:
-        return get()
-    except Unavailable as exc:
-        if os.environ.get("TUNEADVISE_REQUIRE_REFERENCE") == "1":
-            pytest.fail(f"NVIDIA's compiler and disassembler required but unavailable: {exc}")
-        pytest.skip(f"the [nvcc] extra (with nvdisasm) could not be installed: {exc}")
 
 
 def _fp64_truth(disassembler: str, cubin: Path) -> dict[str, tuple[int, set[int]]]:
@@ -56,8 +46,8 @@ def _fp64_truth(disassembler: str, cubin: Path) -> dict[str, tuple[int, set[int]
 @pytest.fixture(scope="module")
 def linted(tmp_path_factory):
     """arch -> (nvdisasm's truth, lint's JSON document) for the cubin built for it; arch_cubin its path."""
-    chain = _required(nvcc.toolchain)
-    disassembler = _required(lambda: nvcc.nvdisasm(chain))
+    chain = required(nvcc.toolchain, "NVIDIA's compiler (the [nvcc] extra)")
+    disassembler = required(lambda: nvcc.nvdisasm(chain), "NVIDIA's disassembler (the [nvcc] extra)")
     out = {}
     for arch in ("sm_86", "sm_90"):
         _, cubin = nvcc.compile_cubin(chain, SOURCE, arch, "-lineinfo")

@@ -27,6 +27,19 @@ class Unavailable(RuntimeError):
     pass
 
 
+def required(get, what: str):
+    """get()'s answer; where NVIDIA's tool or header cannot be had (Unavailable), a skip naming
+    `what`, or a failure where TUNEADVISE_REQUIRE_REFERENCE=1 (as in CI: never a silent skip)."""
+    import pytest
+
+    try:
+        return get()
+    except Unavailable as exc:
+        if os.environ.get("TUNEADVISE_REQUIRE_REFERENCE") == "1":
+            pytest.fail(f"{what} required but unavailable: {exc}")
+        pytest.skip(f"{what} unavailable: {exc}")
+
+
 def cache_dir() -> Path:
     root = os.environ.get("TUNEADVISE_TEST_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME", os.path.expanduser("~/.cache")), "tuneadvise-tests")

@@ -17,7 +17,7 @@ from tuneadvise.cli.main import cli
 
 from ..helpers import ROOT
 from ..reference import nvcc
-from ..reference.header import Unavailable
+from ..reference.header import required
 
 pytestmark = pytest.mark.reference
 
@@ -31,13 +31,7 @@ FIGURES = ("registers", "shared_mem", "spill_stores", "spill_loads", "stack_fram
 
 def required_toolchain():
     """The toolchain; else a skip saying it could not be installed, or a failure in CI."""
-    try:
-        return nvcc.toolchain()
-    except Unavailable as exc:
-        # CI sets TUNEADVISE_REQUIRE_REFERENCE=1: there a missing compiler fails the run, never skips.
-        if os.environ.get("TUNEADVISE_REQUIRE_REFERENCE") == "1":
-            pytest.fail(f"NVIDIA's compiler required but unavailable: {exc}")
-        pytest.skip(f"NVIDIA's compiler ([nvcc] extra) could not be installed: {exc}")
+    return required(nvcc.toolchain, "NVIDIA's compiler (the [nvcc] extra)")
 
 
 @pytest.fixture(scope="module")
