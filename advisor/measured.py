@@ -27,7 +27,6 @@ BLOCK_LIMITS = {
     "block_limit_warps": "warps", "block_limit_registers": "registers",
     "block_limit_shared_mem": "shared_memory", "block_limit_sm": "blocks", "block_limit_barriers": "barriers",
 }
-REPORT_BLOCK_LIMITS = {name: key for key, name in BLOCK_LIMITS.items()}
 PERCENT_PRINTED = 0.005  # ncu prints percentages and waves to two decimals
 REQUIRED = ("registers", "static_shared_mem", "dynamic_shared_mem", "shared_mem_config_size", "sm_count")
 

@@ -58,7 +58,6 @@ if TYPE_CHECKING:
 
 SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {name: rank for rank, name in enumerate(reversed(SEVERITIES))}  # info 0 < warning 1 < error 2
-KINDS = ("config", "lint", "source", "measured")
 
 
 # NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
