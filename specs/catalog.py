@@ -126,7 +126,7 @@ class Catalog:
         kind, name = target.split(":", 1)
         if kind == "cc":
             arch = self.archs[name]
-            if parse_cc(key) in arch.formerly:
+            if arch.formerly and parse_cc(key) in arch.formerly:
                 return Resolved(arch, None, f"'{raw}' is {arch.sm}: CUDA 13 renamed compute capability "
                                             f"{parse_cc(key)} to {arch.cc}")
             return Resolved(arch)
@@ -178,8 +178,7 @@ def resolve_shipped(text: str) -> Resolved:
     index names them: tests/specs/test_compiled.py holds every name's answer to the full
     catalog's). A name the index does not know goes to the full catalog, for its suggestions."""
     index, key = _index(), normalize(str(text).strip())
-    cc = parse_cc(key)
-    stems = index["cc"].get(key) or index["aliases"].get(key) or (index["cc"].get(cc) if cc else None)
+    stems = index["cc"].get(key) or index["aliases"].get(key) or index["cc"].get(parse_cc(key) or "")
     catalog = _catalog_of(tuple(stems)) if stems else shipped_catalog()
     return catalog.resolve(text)
 

@@ -3,14 +3,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..engine.occupancy import DynamicSharedMemBudget, Occupancy, max_dynamic_shared_mem
 from ..report import findings_of, resolved_document, shared_config_prediction
 
 
-@dataclass(frozen=True)
-class OccupancyAnswer:
+# NamedTuple rather than a frozen dataclass: making the dataclass's methods cost as much as a
+# third of the command's own start-up (benchmarks/startup.py, -X importtime).
+class OccupancyAnswer(NamedTuple):
     resolved: object  # specs' Resolved: the architecture, its product, how the name resolved
     result: Occupancy
     findings: list

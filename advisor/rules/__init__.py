@@ -46,8 +46,7 @@ Entry points:
 
 from __future__ import annotations
 
-import importlib
-import pkgutil
+import os
 from collections.abc import Callable
 from functools import lru_cache
 from types import MappingProxyType
@@ -202,6 +201,16 @@ def _kind_of(context: type) -> str:
     return kinds[context]
 
 
+def _first_parameter_type(check: Callable) -> type | None:
+    """The type the check's first parameter is annotated with. A plain name (all the families
+    write) is looked up in the check's module, as get_type_hints would evaluate it, without
+    compiling the annotation: every command's start-up builds the registry."""
+    annotation = check.__annotations__.get(check.__code__.co_varnames[0])
+    if isinstance(annotation, str) and annotation.isidentifier() and annotation in check.__globals__:
+        return check.__globals__[annotation]
+    return get_type_hints(check).get(check.__code__.co_varnames[0])
+
+
 def rule(*, code: str, name: str, severity: str, summary: str, explanation: str, source: str,
          trigger: dict, clean: dict, params: dict | None = None) -> Callable[[Callable], Rule]:
     """Decorate a check: the module attribute becomes the Rule, holding the check."""
@@ -209,8 +218,7 @@ def rule(*, code: str, name: str, severity: str, summary: str, explanation: str,
         raise ValueError(f"{code}: severity must be one of {', '.join(SEVERITIES)}")
 
     def make(check: Callable) -> Rule:
-        first = check.__code__.co_varnames[0]
-        context = get_type_hints(check).get(first)
+        context = _first_parameter_type(check)
         return Rule(code=code, name=name, kind=_kind_of(context), severity=severity, summary=summary,
                     explanation=" ".join(explanation.split()), source=source,
                     params=MappingProxyType(dict(params or {})), trigger=trigger, clean=clean, check=check,
@@ -227,14 +235,21 @@ def registry() -> dict[str, Rule]:
     from . import families
 
     found: dict[str, Rule] = {}
-    for module in pkgutil.iter_modules(families.__path__):
-        loaded = importlib.import_module(f"{families.__name__}.{module.name}")
+    for name in _family_modules(families.__path__):
+        loaded = __import__(f"{families.__name__}.{name}", fromlist=[name])
         for value in vars(loaded).values():
             if isinstance(value, Rule):
                 other = found.setdefault(value.code, value)
                 if other is not value:
                     raise RuntimeError(f"rule code {value.code} is defined twice ({other.name}, {value.name})")
     return dict(sorted(found.items()))
+
+
+def _family_modules(paths) -> list[str]:
+    """The modules of the families package (its .py files; the folder is a plain package, so this
+    is what pkgutil.iter_modules lists, without importing pkgutil on every start-up)."""
+    return sorted({name[:-3] for path in paths for name in os.listdir(path)
+                   if name.endswith(".py") and name[:-3].isidentifier() and name != "__init__.py"})
 
 
 def lookup(code_or_name: str) -> Rule | None:
