@@ -1,8 +1,8 @@
 """`occupancy`: one configuration's occupancy, its findings, and what the options add to it
 (the calculator's three curves, cluster occupancy, DRAM parallelism)."""
 
-from __future__ import annotations
-
+# Annotations here are evaluated, not text (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every annotation written as text when its class is made, on every command's start-up.
 from typing import NamedTuple
 
 from ..engine.occupancy import DynamicSharedMemBudget, Occupancy, max_dynamic_shared_mem

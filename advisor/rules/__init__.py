@@ -44,8 +44,8 @@ Entry points:
   runs per line.
 """
 
-from __future__ import annotations
-
+# Annotations here are evaluated, not text (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every annotation written as text when its class is made, on every command's start-up.
 import os
 from collections.abc import Callable
 from functools import lru_cache
@@ -98,11 +98,11 @@ class Finding(NamedTuple):
 class LaunchContext(NamedTuple):
     """An occupancy result and the SM count its launch runs on."""
 
-    result: Occupancy
+    result: "Occupancy"
     sm_count: int | None  # the launch's, else the product's; None when neither says
 
     @classmethod
-    def of(cls, resolved, result: Occupancy) -> LaunchContext:
+    def of(cls, resolved, result: "Occupancy") -> "LaunchContext":
         return cls(result=result, sm_count=device_sm_count(resolved, result.kernel))
 
 
@@ -123,7 +123,7 @@ class BudgetLimits(NamedTuple):
     max_shared_mem: int | None = None
 
     @classmethod
-    def of(cls, budget) -> BudgetLimits:
+    def of(cls, budget) -> "BudgetLimits":
         """From lint's config budget (`kernel`, `max_registers`, `max_shared_mem` and `limit(key)`,
         which applies no_spills and the old max_spill_bytes)."""
         return cls(kernel=budget.kernel, max_registers=budget.max_registers,
@@ -145,7 +145,7 @@ ASSUMPTION_KEYS = ("min_blocks_per_sm", "expected_blocks_per_sm")
 class LintContext(NamedTuple):
     """One linted kernel on one architecture: what lint's own rules read."""
 
-    result: Occupancy  # its LaunchConfig holds the build figures (registers, spills, ...)
+    result: "Occupancy"  # its LaunchConfig holds the build figures (registers, spills, ...)
     budget: BudgetLimits | None = None  # the matching [[budgets]] entry
     minimum: float | None = None  # the min_occupancy that applies (budget, entry, option or config)
     disagreements: tuple[str, ...] = ()  # one sentence per figure the build sources disagree on
@@ -268,7 +268,7 @@ class RuleSelection(NamedTuple):
     ignore: tuple[str, ...] = ()
 
     @classmethod
-    def parse(cls, select: str | None, ignore: str | None) -> RuleSelection:
+    def parse(cls, select: str | None, ignore: str | None) -> "RuleSelection":
         def split(text, option):
             items = tuple(p.strip().upper() for p in (text or "").split(",") if p.strip())
             known = registry()
@@ -317,7 +317,7 @@ def _collect(findings: list, rule: Rule, subject, arch: str) -> None:
         findings.append(finding_of(rule, message, arch, details, *severity))
 
 
-def check_occupancy(resolved, result: Occupancy, selection: RuleSelection | None = None) -> list[Finding]:
+def check_occupancy(resolved, result: "Occupancy", selection: RuleSelection | None = None) -> list[Finding]:
     """Run every selected config rule against one occupancy result and its LaunchConfig (launch
     context included: grid, cluster, spills); the findings in finding_order."""
     findings = config_findings(resolved, result, selection or RuleSelection())
@@ -325,7 +325,7 @@ def check_occupancy(resolved, result: Occupancy, selection: RuleSelection | None
     return findings
 
 
-def config_findings(resolved, result: Occupancy, selection: RuleSelection) -> list[Finding]:
+def config_findings(resolved, result: "Occupancy", selection: RuleSelection) -> list[Finding]:
     """check_occupancy's findings in no particular order, for a caller that adds its own and sorts once."""
     from ..engine.occupancy import Occupancy
 
