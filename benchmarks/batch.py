@@ -23,11 +23,9 @@ carveout form (default, max-shared, max-l1, percentages).
 """
 
 import argparse
-import cProfile
 import io
 import json
 import os
-import pstats
 import random
 import shutil
 import statistics
@@ -104,8 +102,8 @@ def profile(lines: list[str], top: int = 25) -> str:
             "from tuneadvise.advisor.batch import run_batch\n"
             "lines = sys.stdin.read().splitlines(True)\n"
             "profiler = cProfile.Profile(); profiler.enable(); run_batch(lines, io.StringIO()); profiler.disable()\n"
-            "text = io.StringIO(); pstats.Stats(profiler, stream=text).sort_stats('tottime').print_stats(%d)\n"
-            "print(text.getvalue())\n" % top)
+            f"text = io.StringIO(); pstats.Stats(profiler, stream=text).sort_stats('tottime').print_stats({top})\n"
+            "print(text.getvalue())\n")
     proc = subprocess.run([sys.executable, "-c", code], input="".join(lines), capture_output=True, text=True, check=True)
     body = proc.stdout
     return body[body.find("   ncalls"):].rstrip() if "   ncalls" in body else body

@@ -326,17 +326,25 @@ def check_occupancy(resolved, result: "Occupancy", selection: RuleSelection | No
 
 
 def config_findings(resolved, result: "Occupancy", selection: RuleSelection) -> list[Finding]:
-    """check_occupancy's findings in no particular order, for a caller that adds its own and sorts once."""
+    """check_occupancy's findings in no particular order, for a caller that adds its own and sorts once.
+    (The checks run inline, not through _collect: this runs for every line of a batch.)"""
+    findings, launch, arch = [], None, result.arch.sm
+    for rule, takes_launch in _config_plan(selection):
+        subject = result
+        if takes_launch:
+            subject = launch = launch or LaunchContext.of(resolved, result)
+        for message, details, *severity in rule.check(subject, rule.params):
+            findings.append(finding_of(rule, message, arch, details, *severity))
+    return findings
+
+
+@lru_cache(maxsize=64)
+def _config_plan(selection: RuleSelection) -> tuple[tuple[Rule, bool], ...]:
+    """The config rules the selection allows, each with whether it reads the LaunchContext rather than
+    the occupancy result alone: decided once per selection."""
     from ..engine.occupancy import Occupancy
 
-    findings, launch, arch = [], None, result.arch.sm
-    for rule in selected(selection, "config"):
-        if rule.context is Occupancy:
-            _collect(findings, rule, result, arch)
-        else:
-            launch = launch or LaunchContext.of(resolved, result)
-            _collect(findings, rule, launch, arch)
-    return findings
+    return tuple((rule, rule.context is not Occupancy) for rule in selected(selection, "config"))
 
 
 def measured_findings(context: MeasuredContext, selection: RuleSelection) -> list[Finding]:
