@@ -18,13 +18,14 @@ import math
 from dataclasses import dataclass
 
 from ..probes.results import ABOVE_PEAK_TOLERANCE
+from ..specs.errors import InputError
 from .text import quoted
 
 PRECISIONS = {"fp64": "fp64_tflops", "fp32": "fp32_tflops", "fp16": "fp16_tflops"}
 PROBE_FOR = {"fp64": "fp64_fma", "fp32": "fp32_fma", "fp16": "fp16x2_fma"}
 
 
-class RooflineError(ValueError):
+class RooflineError(InputError):
     """A machine that lacks a figure the roofline needs, or a figure out of range; the message names it."""
 
 

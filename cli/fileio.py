@@ -174,3 +174,32 @@ def _write_stream(handle, data, text_stream=None) -> None:
         for chunk in data:  # write(), not writelines(): a wrapper that tees output may override write alone
             handle.write(chunk)
     handle.flush()
+
+
+def write_text(text, output: str | None, option: str = "--output") -> None:
+    """Write `text`: a str, or an iterable of str chunks as a serializer yields them (a lint
+    report can be tens of megabytes), as UTF-8, to stdout or `output` (given by `option`)."""
+    chunks = (chunk.encode("utf-8", "surrogatepass") for chunk in ([text] if isinstance(text, str) else text))
+    if output is None:
+        binary = getattr(sys.stdout, "buffer", None)  # None where a caller swapped in a text-only stream
+        if binary is None:
+            sys.stdout.writelines(chunk.decode("utf-8") for chunk in chunks)
+            return
+        sys.stdout.flush()  # anything already written as text goes first
+        for chunk in chunks:  # write(), not writelines(): a wrapper that tees output may override write alone
+            binary.write(chunk)
+        binary.flush()
+        return
+    try:
+        write_atomically(output, chunks)
+    except OSError as exc:
+        raise output_error(exc, option, output) from None
+
+
+def stdin_text():
+    """Standard input as text decoded like an input file (UTF-8, an undecodable byte replaced),
+    whatever the locale: a log piped from a build may hold any bytes."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:
+        return sys.stdin
+    return (line.decode("utf-8", "replace") for line in buffer)  # a wrapper would close stdin when collected

@@ -197,3 +197,34 @@ def _summary(summary: dict, width: int, style) -> Iterator[str]:
         text += "\n".join(wrap(sentence, width, f"{label}: ", "    ", whole_words=True)) + "\n"  # paths whole
     verdict = "passed" if summary["passed"] else "failed"
     yield text + style(verdict, verdict) + "\n"
+
+
+def render_statistics(document: dict) -> str:
+    """`lint --statistics` as text: one line per code, the count right-aligned, the rule's name
+    wrapped under itself."""
+    rows = document["statistics"]
+    width = max((len(str(row["count"])) for row in rows), default=1)
+    head = [f"{row['count']:>{width}}  {row['code']}  {row['severity']:<7}  " for row in rows]
+    return "".join("\n".join(wrap(row["name"], output_width(), first, " " * (width + 2))) + "\n"
+                   for first, row in zip(head, rows))
+
+
+def render_diff(doc, markdown: bool) -> str:
+    """The changed kernels, one row each (a Markdown table, or lines that wrap between words at
+    the output's width), then the counts."""
+    from ..advisor.queries.lint import diff_summary
+    from ..advisor.text import markdown_text, terminal_text
+
+    rows = [r for r in doc.kernels() if r["status"] != "unchanged"]
+    summary = diff_summary(doc)
+    if markdown:
+        out = ["| kernel | arch | status | changes |", "| --- | --- | --- | --- |"]
+        out += [f"| {markdown_text(r['demangled'])} | {r['arch']} | {r['status']} | "
+                f"{markdown_text('; '.join(r['changes']) or '-')} |" for r in rows]
+        return "\n".join(out + [summary]) + "\n"
+    width = output_width()
+    out = []
+    for r in rows:
+        out += wrap(f"{terminal_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}", width,
+                    f"{r['status']:<10} ", " " * 11)
+    return "\n".join(out + wrap(summary, width)) + "\n"

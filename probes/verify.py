@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..advisor.engine.occupancy import occupancy
+from ..specs.errors import InputError
 
 BLOCK_SIZES = tuple(range(32, 1025, 32))
 CARVEOUTS = (-1, 0, 25, 50, 100)
@@ -94,7 +95,7 @@ def _check_clusters(kernel, attrs: dict, barriers: int, arch, gpc_sms: list[int]
 
 
 
-class VerifyError(ValueError):
+class VerifyError(InputError):
     """A module or device `verify` cannot check: no spec for the device, or a module the driver refuses."""
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ...specs.errors import InputError
 from ...specs.files import read_bounded
 from ..report import SCHEMA_VERSION
 from ..text import clip
@@ -34,7 +35,7 @@ FIGURES = {"registers": True, "shared_mem": True, "spill_stores": True, "spill_l
 LOST_BLOCK = "TA908"  # registers-lost-a-block
 
 
-class BaselineError(ValueError):
+class BaselineError(InputError):
     pass
 
 

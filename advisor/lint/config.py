@@ -34,6 +34,7 @@ from pydantic import (
     model_validator,
 )
 
+from ...specs.errors import InputError
 from ...specs.files import read_bounded
 from .. import inputs
 from ..launch import BY_KEY as LAUNCH_FIELDS
@@ -45,7 +46,7 @@ Severity = Literal["error", "warning", "info"]
 Bytes = int | str  # 12288 or "12K"; normalised to int by the validators
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """A configuration file that does not validate; str() names file, line (where known), field and rule."""
 
 

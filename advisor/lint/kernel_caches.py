@@ -30,6 +30,7 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
+from ...specs.errors import InputError
 from ...specs.files import NotRegularFile, open_regular, read_bounded
 from ..readers.compiler_output import KernelUsage
 from ..readers.cubin import ELF_MAGIC, CubinError, read_cubin
@@ -56,7 +57,7 @@ _HEX = frozenset(b"0123456789abcdef")
 _DIGESTS = {32: hashlib.md5, 40: hashlib.sha1, 64: hashlib.sha256}  # CuPy's header: the hex digest of the cubin
 
 
-class MetadataError(ValueError):
+class MetadataError(InputError):
     """A Triton metadata file that does not say how its kernel is launched."""
 
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from ...specs.errors import InputError
 from .compiler_output import spec_reserved_shared_mem
 
 ELF_MAGIC = b"\x7fELF"
@@ -28,7 +29,7 @@ EIATTR_MAXREG_COUNT = 0x1B  # per function: the register cap it was compiled und
 EIATTR_REGCOUNT = 0x2F  # .nv.info: symbol, registers
 EIATTR_NUM_BARRIERS = 0x4C  # per function
 
-class CubinError(ValueError):
+class CubinError(InputError):
     """A file that is not a readable cubin or fatbin."""
 
 
