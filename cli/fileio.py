@@ -16,14 +16,14 @@ OUTPUT_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 def output_error(exc: OSError, option: str, path) -> Exception:
     """What a failed write to `path` (given by `option`) raises: the OSError itself, named, for
     the main loop's exit 74 when the device is full or failing; a broken pipe as one (exit 141,
-    as for stdout: `-o /dev/stdout | head`); else a one-line bad input."""
-    from .common import BadInput
+    as for stdout: `-o /dev/stdout | head`); else bad input, which names the option."""
+    from ..specs.errors import InputError
 
     if exc.errno == errno.EPIPE:
         return BrokenPipeError(errno.EPIPE, exc.strerror)
     if exc.errno in OUTPUT_FAILURES:
         return OSError(exc.errno, f"{exc.strerror} ({option})", str(path))
-    return BadInput(f"{option}: cannot write {path}: {exc.strerror}")
+    return InputError(f"{option}: cannot write {path}: {exc.strerror}")
 
 
 def write_atomically(path: str | os.PathLike, data) -> None:

@@ -42,17 +42,20 @@ def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, s
     if plot:  # a bad path fails before any work; without --plot the plotting module is never imported
         from .plots import plot_format
         plot_format(plot)
-    resolved = resolved_arch(arch, spec_file)
     from ..advisor.queries.roofline import roofline_answer
 
+    resolved = resolved_arch(arch, spec_file)
     answer = roofline_answer(resolved, arch, precision, probe_path, kernels_path, intensity=intensity, flops=flops,
-                            bytes_=bytes_, shared_bytes_per_flop=shared_bytes_per_flop, achieved=achieved)
+                             bytes_=bytes_, shared_bytes_per_flop=shared_bytes_per_flop, achieved=achieved)
     emit(choose_format(fmt), answer.to_json(), lambda: _render(answer))
     if plot:
-        from .plots import roofline_figure, save
+        _save_plot(answer, f"Roofline: {resolved.product.title}, {precision}", plot)
 
-        save(roofline_figure(answer.machine, list(answer.kernels), f"Roofline: {resolved.product.title}, {precision}"),
-             plot)
+
+def _save_plot(answer, title: str, plot: str) -> None:
+    from .plots import roofline_figure, save
+
+    save(roofline_figure(answer.machine, list(answer.kernels), title), plot)
 
 
 def _render(answer) -> None:

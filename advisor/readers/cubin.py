@@ -17,7 +17,6 @@ from ...specs.errors import InputError
 from .compiler_output import spec_reserved_shared_mem
 
 ELF_MAGIC = b"\x7fELF"
-STT_FUNC = 2
 
 # .nv.info attribute formats and the attribute codes read here. Names as
 # `cuobjdump -elf` prints them; values checked against ptxas -v and the driver
