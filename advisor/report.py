@@ -139,7 +139,7 @@ def resolved_document(resolved, result: Occupancy, findings: list | None = None)
     return document
 
 
-def findings_of(resolved, result: Occupancy, selection=None) -> list[dict]:
+def occupancy_findings(resolved, result: Occupancy, selection=None) -> list[dict]:
     """The findings of the selected rules on `result`, as the document lists them."""
     from .rules import check_occupancy
 

@@ -42,6 +42,8 @@ def verify_query(cupy, path: str, device: int) -> dict:
         kernels = entry_points(Path(path))
     except CubinError as exc:  # the reader's message says what is wrong, not in which file
         raise InputError(f"{path}: {exc}") from None
+    except OSError as exc:  # unreadable, or larger than any cubin
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
     if not kernels:
         raise InputError(f"{path}: no kernel entry points found (expected a .cubin or .ptx)")
     info, arch, gpc_sms, verdicts = verify_on_device(cupy, Path(path), device, kernels)

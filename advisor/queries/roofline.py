@@ -42,7 +42,7 @@ def roofline_query(product, warp_size: int, precision: str, probe: dict | None =
     """The kernel given by its intensity (or FLOPs and bytes) and the lint-config `entries` with a
     roofline table, placed under the product's roofs. RooflineError names what is wrong."""
     from ..report import SCHEMA_VERSION
-    from ..roofline import document, machine_from_product, place
+    from ..roofline import machine_from_product, place, roofline_document
     from ..text import quoted
 
     if intensity is None and (flops is None) != (bytes_ is None):
@@ -58,7 +58,7 @@ def roofline_query(product, warp_size: int, precision: str, probe: dict | None =
                                   entry.roofline.achieved, f"--kernels: {quoted(entry.name)}: ", "intensity"))
                for entry in entries]
     charted = ([("kernel", placement)] if placement is not None else []) + kernels
-    return RooflineAnswer(machine, tuple(charted), document(machine, placement, SCHEMA_VERSION, kernels))
+    return RooflineAnswer(machine, tuple(charted), roofline_document(machine, placement, SCHEMA_VERSION, kernels))
 
 
 def roofline_entries(path: str) -> list:

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from tuneadvise.cli.main import cli
 from tuneadvise.probes.residency import max_resident_per_sm
-from tuneadvise.probes.results import Measurement, document, measurements_from_document, recompute_document
+from tuneadvise.probes.results import Measurement, device_document, measurements_from_document, recompute_document
 from tuneadvise.specs.catalog import shipped_catalog
 
 from ..helpers import ROOT, TESTS, assert_one_line_error
@@ -130,7 +130,7 @@ def test_above_peak_is_flagged_not_reported_as_fact():
 
 def test_document_round_trip_and_schema():
     doc = computed()
-    again = document(doc["device"], shipped_catalog().products["h100-sxm"], doc["sm_clock_mhz"],
+    again = device_document(doc["device"], shipped_catalog().products["h100-sxm"], doc["sm_clock_mhz"],
                      measurements_from_document(doc), doc["quick"])
     assert again["schema_version"] == 1
     assert again["results"] == doc["results"]
