@@ -33,8 +33,8 @@ def _default_text(field) -> str | None:
 
 def launch_options(keys, help: dict | None = None):
     """Decorator: one option per FIELDS key in `keys`, in FIELDS order; `help` overrides a key's
-    help text where the command means something narrower. Values reach the command parsed by
-    their field's parser (None when not given), keyword arguments named by key."""
+    help text where the command means something narrower. Values reach the command checked by
+    their field's parser, as typed (None when not given), keyword arguments named by key."""
     chosen = [field for field in FIELDS if field.key in keys]
     unknown = set(keys) - {field.key for field in chosen}
     assert not unknown, f"no such FIELDS keys: {unknown}"

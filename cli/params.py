@@ -23,14 +23,16 @@ def _refused(param, message: str):
 
 class LaunchValue(click.ParamType):
     """A launch value of advisor/launch.FIELDS (registers, sizes such as `64K`, a block shape, a
-    carveout), parsed by that field's own parser; LaunchConfig.from_mapping takes the result."""
+    carveout), checked by that field's own parser and kept as typed: LaunchConfig.from_mapping
+    reads user values (a carveout's `default` is no percentage its parser would take back)."""
 
     def __init__(self, field):
         self.field = field
         self.name = field.key
 
     def convert(self, value, param, ctx):
-        return self.field.parse(value, self.field.key)
+        self.field.parse(value, self.field.key)
+        return value
 
 
 class BlockShape(click.ParamType):
