@@ -35,10 +35,10 @@ FORMAT_VARIABLE = "TUNEADVISE_FORMAT"  # the default --format where a command of
 def cycle_collection_paused():
     """Pause CPython's cycle collector while a command builds large structures.
 
-    A lint of 30,000 kernels allocates millions of small objects, none of them
-    in reference cycles, and the collector would walk the growing heap again
-    and again: about a tenth of the run (benchmarks/lint.py). Reference
-    counting still frees everything; collection resumes afterwards.
+    A lint of tens of thousands of kernels allocates millions of small objects,
+    none of them in reference cycles, and the collector would walk the growing
+    heap again and again for nothing. Reference counting still frees
+    everything; collection resumes afterwards.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -130,6 +130,20 @@ def stdout_is_terminal() -> bool:
         return False
 
 
+def colour_allowed(terminal: bool) -> bool:
+    """Colour only on a terminal, and never under NO_COLOR: every human output's one rule."""
+    return terminal and not os.environ.get("NO_COLOR")
+
+
+def styled(text: str, style: str) -> str:
+    """`text` in a rich style ('bold red') as rich writes it to a terminal: for text laid out
+    line by line (lint's report), which a console would lay out again at many times the cost."""
+    from rich.color import ColorSystem
+    from rich.style import Style
+
+    return Style.parse(style).render(text, color_system=ColorSystem.STANDARD)
+
+
 def console():
     """A rich console: tables in colour on a terminal (none under NO_COLOR); elsewhere plain
     text, without colour or box-drawing, at the width COLUMNS gives (80 by default)."""
@@ -137,7 +151,7 @@ def console():
 
     # emoji=False: rich turns ':name:' into an emoji, and 'k.cu:100: ...' into 'k.cu💯 ...'.
     if stdout_is_terminal():
-        out = Console(no_color=bool(os.environ.get("NO_COLOR")), highlight=False, emoji=False)
+        out = Console(no_color=not colour_allowed(True), highlight=False, emoji=False)
     else:
         lines = _TrimmedLines(sys.stdout)
         out = Console(file=lines, no_color=True, highlight=False, emoji=False)

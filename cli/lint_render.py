@@ -3,7 +3,8 @@ and the change each finding suggests, then a summary.
 
 Plain text that reads at 80 columns (or the terminal's width): lines wrap
 between words, a kernel name is never cut, figures are right-aligned; colour
-only on a terminal and never under NO_COLOR. Streamed like every format.
+only on a terminal and never under NO_COLOR, in rich's styles (cli/common.py).
+Streamed like every format.
 """
 
 from __future__ import annotations
@@ -14,12 +15,11 @@ import shutil
 import sys
 from collections.abc import Iterator
 
-from .common import stdout_is_terminal
+from .common import colour_allowed, stdout_is_terminal, styled
 
 DEFAULT_WIDTH = 80
-_STYLE = {"error": "\x1b[1;31m", "warning": "\x1b[33m", "info": "\x1b[36m", "bold": "\x1b[1m", "dim": "\x1b[2m",
-          "passed": "\x1b[1;32m", "failed": "\x1b[1;31m"}
-_RESET = "\x1b[0m"
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan", "bold": "bold", "dim": "dim",
+          "passed": "bold green", "failed": "bold red"}
 
 
 def wrap(text: str, width: int, first: str = "", rest: str = "", whole_words: bool = False) -> list[str]:
@@ -76,11 +76,11 @@ def render_lint(doc, terminal: bool | None = None, verbose: bool = False) -> Ite
 
     if terminal is None:
         terminal = stdout_is_terminal() and sys.stdout is sys.__stdout__
-    colour = terminal and not os.environ.get("NO_COLOR")
+    colour = colour_allowed(terminal)
     width = _width(terminal)
 
     def style(text: str, name: str) -> str:
-        return f"{_STYLE[name]}{text}{_RESET}" if colour else text
+        return styled(text, _STYLE[name]) if colour else text
 
     wrapped: dict = {}  # (severity, code, message) -> its lines: kernels share findings, so wrap each once
 

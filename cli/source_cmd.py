@@ -56,8 +56,8 @@ def _render(doc, files: int) -> None:
     from ..advisor.text import plural, terminal_text
 
     # Compiler-style lines, one per finding, never wrapped (editors jump to file:line:column),
-    # written as they are (laid out by rich, 125,000 of them took 2.2 s and 322 MB), control
-    # characters of a path escaped as in every human output.
+    # written as they are: a line needs no layout, and a scan may report a hundred thousand;
+    # control characters of a path escaped as in every human output.
     lines = [terminal_text(f"{f['message']} [{f['code']} {f['severity']}]") for f in doc.tail["source_findings"]]
     lines.append(f"{plural(len(doc.tail['source_findings']), 'finding')} in {plural(files, 'file')} "
                  f"for {', '.join(doc.head['targets'])}")

@@ -63,8 +63,8 @@ def _oldest_first(docs: list[dict]) -> list[dict]:
 
 
 def read_tomls(paths) -> list[dict]:
-    """Parse several data files. No parsed copy is kept between runs: measured with
-    benchmarks/startup.py, one made no difference to a command's start-up."""
+    """Parse several data files. No parsed copy is kept between runs: parsing the shipped files
+    is no measurable part of a command's start-up, and a copy could go stale."""
     return [read_toml(p) for p in paths]
 
 

@@ -44,8 +44,8 @@ if TYPE_CHECKING:  # the engine reads a LaunchConfig's fields by name and import
     from ..launch import LaunchConfig
 
 
-# NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
-# and this module is on every command's start-up path (benchmarks/startup.py).
+# NamedTuple rather than dataclass: this module is on every command's start-up path, and a
+# NamedTuple is built at import without generating code.
 class Step(NamedTuple):
     value: int  # the resource's new value (registers per thread, bytes, percent...)
     blocks_per_sm: int
@@ -76,7 +76,7 @@ def _other_limits(result: Occupancy, resource: str) -> int:
 def _least_limit(result: Occupancy, resource: str, also: str = "") -> int:
     """The smallest of the result's limits but `resource`'s (and `also`'s); 2**31 if none limits."""
     least = 1 << 31
-    for name, value in result.block_limits.items():  # a loop: min() over a generator costs twice as much here
+    for name, value in result.block_limits.items():  # a loop: asked for every what-if probe, it skips two names
         if name != resource and name != also and value is not None and value < least:
             least = value
     return least
