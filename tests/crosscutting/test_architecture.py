@@ -170,7 +170,9 @@ ONE_HOME = {
 }
 # The names the same helpers had before they found their home: none may come back.
 FORMER_NAMES = ("pct", "count", "clipped", "shown", "bounded", "emit_json", "to_line", "read_input",
-                "read_bytes_bounded", "native_arch", "_resolve_arch")
+                "read_bytes_bounded", "native_arch", "_resolve_arch",
+                # what each command once did with an option's text, now the option's ParamType (cli/params.py)
+                "option_errors", "arch_list", "block_dims")
 
 
 @pytest.mark.parametrize("name, home", sorted(ONE_HOME.items()))
