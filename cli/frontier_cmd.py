@@ -7,7 +7,7 @@ import click
 
 from .common import EXIT_BAD_INPUT, EXIT_OK, choose_format, emit
 from .compile_options import build_options, build_settings, compiling
-from .lint_render import output_width, wrap
+from .layout import output_width, wrap
 from .options import arch_names_option, block_shape_option
 
 

@@ -37,13 +37,6 @@ def _render_rules(chosen) -> None:
     console().print(table)
 
 
-def _width() -> int:
-    """The terminal's width (COLUMNS where set), 80 when there is none; at least 40."""
-    import shutil
-
-    return max(40, shutil.get_terminal_size((80, 24)).columns)
-
-
 def _paragraph(text: str, width: int, indent: str = "") -> str:
     """`text` wrapped between words (never inside one, nor at a hyphen)."""
     import textwrap
@@ -90,8 +83,9 @@ def explain(code):
 
 def _render_explanation(rule) -> None:
     from ..specs.catalog import describe_source
+    from .layout import output_width
 
-    width = _width()
+    width = output_width()
     click.echo("\n\n".join([
         f"{rule.code} {rule.name} ({rule.severity})",
         _paragraph(f"{rule.summary}.", width),

@@ -154,7 +154,7 @@ def _values_table(out, title: str, values: dict, unconfirmed: bool = False) -> N
 
 def _stacked(out, title: str, rows: list) -> None:
     """A values table too wide for the width: `field  value`, then its source indented below."""
-    from .lint_render import wrap
+    from .layout import wrap
 
     lines = wrap(title, out.width, "", "  ")
     for field, value, source in rows:
