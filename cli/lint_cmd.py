@@ -99,7 +99,7 @@ def _lint(ctx, options, inputs, build, shown, baseline, update_baseline):
     check_writable(baseline if update_baseline else None, "--baseline")
     answer = compiling(lint_query, inputs, options, build, stdin_text(), baseline, update_baseline, _version())
     if answer.baseline is not None:
-        write_text(json.dumps(answer.baseline, indent=1, sort_keys=True) + "\n", baseline, "--baseline")
+        write_text(answer.baseline, baseline, "--baseline")
         click.echo(f"tuneadvise: wrote {answer.kernels} kernel(s) to {baseline}", err=True)
         ctx.exit(EXIT_BAD_INPUT if answer.bad_input else EXIT_OK)
     for problem in answer.problems:

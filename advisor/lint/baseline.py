@@ -52,6 +52,12 @@ def figures_of(kernel) -> dict:
             "occupancy": round(kernel.result.occupancy, 6)}
 
 
+def file_text(baseline: dict) -> str:
+    """A baseline as its file holds it: indented, keys sorted, so that a baseline under version
+    control changes line by line."""
+    return json.dumps(baseline, indent=1, sort_keys=True) + "\n"
+
+
 def build(report) -> dict:
     kernels = {}
     for kernel in report.kernels:

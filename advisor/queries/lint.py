@@ -79,11 +79,11 @@ def lint_options(choice: ConfigChoice, archs=(), block_size=None, select=None, i
 @dataclass
 class LintAnswer:
     """A lint run's outcome: the document (None when the run updated its baseline instead), the
-    baseline document to write (with `update_baseline`), the inputs it could not read and the
+    baseline file's new text (with `update_baseline`), the inputs it could not read and the
     notes on stderr."""
 
     document: object | None
-    baseline: dict | None
+    baseline: str | None
     kernels: int
     problems: list = field(default_factory=list)
     warnings: list = field(default_factory=list)
@@ -114,7 +114,8 @@ def lint_query(inputs, options, build=None, stdin=None, baseline: str | None = N
         options.previous_registers = ratchet.recorded_registers(recorded)
     report = lint_paths(inputs, options, stdin=stdin, build=build)
     if update_baseline:
-        return LintAnswer(None, ratchet.build(report), len(report.kernels), report.problems, report.warnings)
+        return LintAnswer(None, ratchet.file_text(ratchet.build(report)), len(report.kernels), report.problems,
+                          report.warnings)
     comparison = ratchet.compare(report, recorded) if recorded is not None else None
     document = lint_document(report, options.fail_on, comparison, tool_version, options.allow_regressions)
     return LintAnswer(document, None, len(report.kernels), report.problems, report.warnings)

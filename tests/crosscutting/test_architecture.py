@@ -329,3 +329,17 @@ def test_cli_catches_bad_input_only_in_the_command_group():
                 if caught & errors:
                     offenders.append(f"{relative}:{node.lineno} catches {sorted(caught & errors)}")
     assert len(errors) > 10 and offenders == []
+
+
+# What a lint or frontier run decides (which config, the baseline, pass or fail, the analysis)
+# is decided in its query (advisor/queries/lint.py, frontier.py): the commands import none of it.
+DECIDED_IN_QUERIES = ("tuneadvise.advisor.lint.run", "tuneadvise.advisor.lint.baseline",
+                      "tuneadvise.advisor.lint.document", "tuneadvise.advisor.lint.diff",
+                      "tuneadvise.advisor.lint.records", "tuneadvise.advisor.frontier")
+
+
+def test_lint_and_frontier_commands_reach_the_library_through_their_queries():
+    offenders = [f"{modules()[module].relative_to(ROOT)}:{node.lineno} imports {imported}"
+                 for module in ("tuneadvise.cli.lint_cmd", "tuneadvise.cli.frontier_cmd")
+                 for node, imported, _ in imports(module) if imported.startswith(DECIDED_IN_QUERIES)]
+    assert offenders == []
