@@ -16,6 +16,9 @@ Three steps, so that the GPU machine only times:
         each baseline timed at the start and at the end (its spread is the noise)
     python benchmarks/advice_outcomes.py launch BUILD_DIR [--suite own|polybench]
         (GPU) launches each baseline once, for `ncu` to profile
+    python benchmarks/advice_outcomes.py summary OUT.json
+        prints each variant's after/before and whether it is faster, slower or equal
+        beyond the noise (the larger of 2% and twice the baseline's spread)
 
 POLYBENCH_ACC_DIR is a checkout of github.com/cavazos-lab/PolyBench-ACC: its sources
 are compiled from there, never copied here. Only the kernels are used: the suite's
@@ -352,7 +355,11 @@ def time_kernel(row: dict, build_dir: Path) -> dict:
     entry, base = row["baseline"]["entry"], row["baseline"]
     runs = [timed(function(base["cubin"], entry), base["grid"], base["block"], sets)]
     for variant in row["variants"]:
-        variant["runs"] = timed(function(variant["cubin"], entry), variant["grid"], variant["block"], sets)
+        try:
+            variant["runs"] = timed(function(variant["cubin"], entry), variant["grid"], variant["block"], sets)
+        except Exception as error:  # noqa: BLE001  a launch the driver refuses is this variant's outcome
+            variant["failed"] = f"{type(error).__name__}: {error}"
+            continue
         variant["median_us"] = statistics.median(variant["runs"])
     runs.append(timed(function(base["cubin"], entry), base["grid"], base["block"], sets))
     medians = [statistics.median(r) for r in runs]
@@ -369,14 +376,53 @@ def device_line() -> dict:
     import cupy as cp
 
     props = cp.cuda.runtime.getDeviceProperties(0)
+    try:
+        driver = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader", "-i", "0"],
+                                capture_output=True, text=True).stdout.strip() or None
+    except OSError:
+        driver = None
     return {"name": props["name"].decode(), "cc": f"{props['major']}.{props['minor']}",
-            "sms": props["multiProcessorCount"], "driver": cp.cuda.runtime.driverGetVersion(),
-            "runtime": cp.cuda.runtime.runtimeGetVersion(), "cupy": cp.__version__}
+            "sms": props["multiProcessorCount"], "driver": driver,
+            "driver_api": cp.cuda.runtime.driverGetVersion(), "runtime": cp.cuda.runtime.runtimeGetVersion(),
+            "cupy": cp.__version__}
 
 
-def time_all(build_dir: Path, out: Path) -> int:
-    plan = json.loads((build_dir / "plan.json").read_text())
-    rows = []
+_PTXAS = ("registers", "spill_stores", "spill_loads", "stack", "smem")
+
+
+def _ptxas(build: dict) -> dict:
+    return {**{k: build[k] for k in _PTXAS}, "lines": build["ptxas"]}
+
+
+def recorded(row: dict) -> dict:
+    """A timed plan row in the recorded shape (benchmarks/recorded/README.md)."""
+    base = row["baseline"]
+    out = {"kernel": row["kernel"], "origin": row["origin"], "arch": row["arch"], "defines": row["defines"],
+           "args": row["args"], "entry": base["entry"]}
+    if "failed" in row:
+        return {**out, "failed": row["failed"]}
+    out["baseline"] = {"launch": {"block": base["block"], "grid": base["grid"]}, "ptxas": _ptxas(base),
+                       "nvcc": base["nvcc"], "median_us": base["median_us"], "runs": base["runs"]}
+    out["baseline_spread"] = row["baseline_spread"]
+    out["input_sets"] = row["input_sets"]
+    out["variants"] = []
+    for v in row["variants"]:
+        entry = {"change": v["change"], "launch": {"block": v["block"], "grid": v["grid"]}, "ptxas": _ptxas(v),
+                 "nvcc": v.get("nvcc", base["nvcc"])}
+        entry.update({"failed": v["failed"]} if "failed" in v else {"median_us": v["median_us"], "runs": v["runs"]})
+        out["variants"].append(entry)
+    return out
+
+
+def document(rows: list[dict], device: dict) -> dict:
+    return {"schema": "tuneadvise.advice-outcomes/1", "device": device,
+            "timing": {"warmup": WARMUP, "repeats": REPEATS, "statistic": "median", "clock": "CUDA events",
+                       "rotate_bytes": ROTATE_BYTES}, "kernels": [recorded(r) for r in rows]}
+
+
+def time_all(build_dir: Path, out: Path, only: list[str] | None = None) -> int:
+    plan = [row for row in json.loads((build_dir / "plan.json").read_text()) if not only or row["kernel"] in only]
+    rows, device = [], device_line()
     for row in plan:
         try:
             rows.append(time_kernel(row, build_dir))
@@ -386,10 +432,40 @@ def time_all(build_dir: Path, out: Path) -> int:
             continue
         base = row["baseline"]["median_us"]
         print(f"{row['kernel']:<24} base {base[0]:>10.1f} {base[1]:>10.1f} us  spread {row['baseline_spread']:.1%}  "
-              + " ".join(f"{v['change']['value']}:{v['median_us'] / statistics.mean(base):.2f}"
-                         for v in row["variants"]), flush=True)
-        out.write_text(json.dumps({"device": device_line(), "kernels": rows}, indent=1))
-    out.write_text(json.dumps({"device": device_line(), "kernels": rows}, indent=1))
+              + " ".join(f"{v['change']['value']}:{v['median_us'] / statistics.mean(base):.2f}" if "median_us" in v
+                         else f"{v['change']['value']}:failed" for v in row["variants"]), flush=True)
+        out.write_text(json.dumps(document(rows, device), indent=1))
+    out.write_text(json.dumps(document(rows, device), indent=1))
+    return 0
+
+
+def outcome(variant: dict, row: dict) -> tuple[float, str]:
+    """after/before and faster|slower|equal: beyond the noise, the larger of 2% and twice
+    the baseline's start-to-end spread."""
+    ratio = variant["median_us"] / statistics.mean(row["baseline"]["median_us"])
+    noise = max(0.02, 2 * row["baseline_spread"])
+    return ratio, "faster" if ratio < 1 - noise else "slower" if ratio > 1 + noise else "equal"
+
+
+def summary(path: Path) -> int:
+    """The recorded table, one line per variant, and the counts."""
+    doc = json.loads(path.read_text())
+    counts: dict = {}
+    print(f"{doc['device']['name']} (CC {doc['device']['cc']}, driver {doc['device']['driver']})")
+    for row in doc["kernels"]:
+        for v in row.get("variants", []):
+            kind = v["change"]["kind"]
+            if "median_us" not in v:
+                counts.setdefault(kind, {}).setdefault("not launched", 0)
+                counts[kind]["not launched"] += 1
+                continue
+            ratio, result = outcome(v, row)
+            counts.setdefault(kind, {}).setdefault(result, 0)
+            counts[kind][result] += 1
+            print(f"{row['kernel']:<24} {kind:<12} {v['change']['value']!s:<6} {v['ptxas']['registers']:>3} regs "
+                  f"{v['ptxas']['spill_stores']:>4} B spill  {ratio:6.3f}  {result}")
+    for kind, c in counts.items():
+        print(kind, ", ".join(f"{k} {n}" for k, n in sorted(c.items())))
     return 0
 
 
@@ -421,6 +497,9 @@ def main() -> int:
     t = sub.add_parser("time")
     t.add_argument("build_dir", type=Path)
     t.add_argument("out", type=Path)
+    t.add_argument("--only", action="append", help="time only this kernel (repeatable)")
+    su = sub.add_parser("summary")
+    su.add_argument("recorded", type=Path)
     la = sub.add_parser("launch")
     la.add_argument("build_dir", type=Path)
     la.add_argument("--suite", choices=("own", "polybench"))
@@ -428,7 +507,9 @@ def main() -> int:
     if options.step == "build":
         return build(options.suite.resolve(), options.build_dir.resolve(), options.arch)
     if options.step == "time":
-        return time_all(options.build_dir, options.out)
+        return time_all(options.build_dir, options.out, options.only)
+    if options.step == "summary":
+        return summary(options.recorded)
     return launch_all(options.build_dir, options.suite)
 
 

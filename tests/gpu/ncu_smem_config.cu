@@ -1,5 +1,5 @@
 // The driver's shared-memory configuration when the program sets no carveout
-// preference (issue: which of the 0/8/16/32/64/100/132/164/196/228 KB
+// preference (which of the 0/8/16/32/64/100/132/164/196/228 KB
 // configurations the driver picks): dynamic shared memory from none to 100 KB,
 // at each configuration boundary and where resident blocks x per-block need
 // crosses one, at block sizes 32..1024 and three register counts (the kernel

@@ -53,7 +53,7 @@ def main():
     image = torch.randn(8, 3, 64, 64, device="cuda", dtype=torch.half)
     tokens = torch.randint(0, 8192, (8, 256), device="cuda")
     logits = model(image, tokens)
-    loss = F.cross_entropy(logits.float().view(-1, logits.shape[-1]), torch.randint(0, 8192, (8 * 512,), device="cuda"))
+    F.cross_entropy(logits.float().view(-1, logits.shape[-1]), torch.randint(0, 8192, (8 * 512,), device="cuda"))
     model.stem.float()(image.float())
     x, y = torch.randn(1 << 20, device="cuda"), torch.randn(1 << 20, device="cuda")
     out = torch.empty_like(x)
