@@ -18,7 +18,7 @@ from .common import (
     cycle_collection_paused,
     emit,
     require,
-    resolve_arch,
+    resolved_arch,
     rule_selection,
 )
 from .options import (
@@ -79,7 +79,7 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
         plot_format(plot)
     from ..advisor.queries.occupancy import occupancy_query
 
-    resolved = resolve_arch(arch, spec_file, cuda, clusters=launch.get("cluster_size") is not None)
+    resolved = resolved_arch(arch, spec_file, cuda, clusters=launch.get("cluster_size") is not None)
     answer = occupancy_query(resolved, launch_config(launch), selection, graphs, bool(plot), bytes_in_flight)
     emit(choose_format(fmt, FORMATS), answer.to_json(), lambda: _render(answer))
     if plot:
@@ -110,8 +110,8 @@ def _batch(batch, arch, spec_file, cuda, fmt, selection, drawn) -> int:
     if drawn:
         raise BadInput("--graphs/--plot: draw one configuration at a time, not a batch")
     if cuda is not None:
-        resolve_arch("sm_90", None, cuda)  # an unknown release is bad input before any line
-    default = resolve_arch(arch, spec_file, cuda) if (arch or spec_file) else None
+        resolved_arch("sm_90", None, cuda)  # an unknown release is bad input before any line
+    default = resolved_arch(arch, spec_file, cuda) if (arch or spec_file) else None
     # A batch makes no reference cycles, and its line cache (up to LINES_KEPT results) would be walked
     # again by every collection.
     with cycle_collection_paused():

@@ -36,10 +36,10 @@ from .records import (
     ARCH_OPTIONAL_INT_FIELDS,
     PRODUCT_NUMBER_FIELDS,
     Arch,
-    Disagreement,
     FrozenMap,
     Product,
     Resolved,
+    SourceDisagreement,
     build_arch,
     build_product,
 )
@@ -47,7 +47,7 @@ from .records import (
 __all__ = [
     "ARCH_BEHAVIOUR_FIELDS", "ARCH_INT_FIELDS", "ARCH_OPTIONAL_FLAG_FIELDS", "ARCH_OPTIONAL_INT_FIELDS", "DATA_DIR",
     "PRODUCT_NUMBER_FIELDS",
-    "Arch", "Catalog", "Disagreement", "FrozenMap", "Product", "Resolved", "UnknownArchError",
+    "Arch", "Catalog", "SourceDisagreement", "FrozenMap", "Product", "Resolved", "UnknownArchError",
     "build_arch", "build_product", "catalog_with", "describe_source", "family_age", "family_files",
     "read_toml", "resolve_shipped", "shipped_catalog", "shipped_documents", "sources",
 ]
