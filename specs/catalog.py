@@ -175,7 +175,7 @@ def _catalog_of(stems: tuple[str, ...]) -> Catalog:
 
 def resolve_shipped(text: str) -> Resolved:
     """shipped_catalog().resolve(text), reading only the family files the answer needs (the
-    index names them: tests/specs/test_compiled.py holds every name's answer to the full
+    index names them: tests/specs/test_compiled_specs.py holds every name's answer to the full
     catalog's). A name the index does not know goes to the full catalog, for its suggestions."""
     index, key = _index(), normalize(str(text).strip())
     stems = index["cc"].get(key) or index["aliases"].get(key) or index["cc"].get(parse_cc(key) or "")

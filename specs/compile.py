@@ -4,7 +4,7 @@ name users type with the family files its answer reads (`compiled/index.json`), 
 resolving `sm_90` reads one small JSON file and never parses TOML or builds a pydantic model.
 
 The compiled files are generated from the TOML files and committed (a regular install ships
-them as package data); tests/specs/test_compiled.py fails when they are stale. After editing or
+them as package data); tests/specs/test_compiled_specs.py fails when they are stale. After editing or
 adding a spec file, regenerate them:
 
     python -m tuneadvise.specs.compile          # write specs/data/compiled/
