@@ -62,6 +62,9 @@ class KernelUsage:
     # the spill figures are: "ptxas" (its report), "sass" (the spill-annotated instructions), "config".
     sass: object | None = None
     spills_from: str | None = None
+    # A profiled launch (advisor/measured.py's Measured, from an Nsight Compute export): the engine's
+    # figures beside the report's. Such a record is analysed on its own, as its launch ran.
+    measured: object | None = None
 
     @property
     def spill_origin(self) -> str | None:
@@ -86,7 +89,8 @@ class KernelUsage:
 # LaunchConfig, location and variant. A field added after them is a reader's own (reader_figures).
 BUILD_FIELDS = ("name", "arch", "registers", "shared_mem", "barriers", "stack_frame", "spill_stores", "spill_loads",
                 "source", "line", "file", "max_threads", "max_registers", "variant", "launch")
-_READER_FIELDS = tuple(f.name for f in fields(KernelUsage) if f.name not in BUILD_FIELDS)
+# `measured` is not among them: the TA0xx rules read a profiled launch through MeasuredContext.
+_READER_FIELDS = tuple(f.name for f in fields(KernelUsage) if f.name not in BUILD_FIELDS + ("measured",))
 
 _PTXAS_USED_LINE = re.compile(r"ptxas\s+info\s*:\s*Used\b")
 

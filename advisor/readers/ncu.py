@@ -13,6 +13,7 @@ quoted field that never closes."""
 from __future__ import annotations
 
 import csv
+import io
 import shutil
 import subprocess
 from collections.abc import Iterable, Iterator
@@ -129,13 +130,20 @@ def group_by_kernel(launches: Iterable[ProfiledLaunch]) -> dict[str, list[Profil
 
 def read_ncu(path: str | Path) -> NcuReadResult:
     """Every launch in a `ncu --csv` export, or in a .ncu-rep converted through ncu."""
-    path = Path(path)
     with open(path, "rb") as handle:
-        head = handle.read(len(NCU_REP_MAGIC))
-    if is_ncu_report(head):
-        return read_lines(_converted_lines(path), str(path))
-    with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-        return read_lines(_bounded_lines(handle), str(path))
+        return read_ncu_opened(handle, str(path))
+
+
+def read_ncu_opened(handle, name: str) -> NcuReadResult:
+    """read_ncu on a binary stream opened at its start (a buffered reader: its head is peeked,
+    not consumed), for a caller that opened the file once to tell what it is."""
+    if is_ncu_report(handle.peek(len(NCU_REP_MAGIC))):
+        return read_lines(_converted_lines(Path(name)), name)
+    text = io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline="")
+    try:
+        return read_lines(_bounded_lines(text), name)
+    finally:
+        text.detach()  # the caller's handle stays the caller's to close
 
 
 def _converted_lines(path: Path) -> Iterator[str]:

@@ -75,6 +75,9 @@ class Rule(NamedTuple):
     clean: dict  # ...and must not on this one
     check: Callable
     context: type  # what the check takes: Occupancy, LaunchContext, LintContext or SourceLine
+    # Whether the rule applies to a profiled launch's result (lint of an Nsight Compute export),
+    # whose launch settings are what the driver chose, not what the program asked for.
+    on_measured_launch: bool = True
 
     def to_dict(self) -> dict:
         return {"code": self.code, "name": self.name, "severity": self.severity, "summary": self.summary,
@@ -203,7 +206,8 @@ def _kind_of(context: type) -> str:
 
 
 def rule(*, code: str, name: str, severity: str, summary: str, explanation: str, source: str,
-         trigger: dict, clean: dict, params: dict | None = None) -> Callable[[Callable], Rule]:
+         trigger: dict, clean: dict, params: dict | None = None,
+         on_measured_launch: bool = True) -> Callable[[Callable], Rule]:
     """Decorate a check: the module attribute becomes the Rule, holding the check."""
     if severity not in SEVERITIES:
         raise ValueError(f"{code}: severity must be one of {', '.join(SEVERITIES)}")
@@ -214,7 +218,7 @@ def rule(*, code: str, name: str, severity: str, summary: str, explanation: str,
         return Rule(code=code, name=name, kind=_kind_of(context), severity=severity, summary=summary,
                     explanation=" ".join(explanation.split()), source=source,
                     params=MappingProxyType(dict(params or {})), trigger=trigger, clean=clean, check=check,
-                    context=context)
+                    context=context, on_measured_launch=on_measured_launch)
 
     return make
 
@@ -310,12 +314,15 @@ def check_occupancy(resolved, result: Occupancy, selection: RuleSelection | None
     return findings
 
 
-def config_findings(resolved, result: Occupancy, selection: RuleSelection) -> list[Finding]:
-    """check_occupancy's findings in no particular order, for a caller that adds its own and sorts once."""
+def config_findings(resolved, result: Occupancy, selection: RuleSelection, measured: bool = False) -> list[Finding]:
+    """check_occupancy's findings in no particular order, for a caller that adds its own and sorts once.
+    `measured`: the result is a profiled launch's, and only the rules that apply to one run."""
     from ..engine.occupancy import Occupancy
 
     findings, launch, arch = [], None, result.arch.sm
     for rule in selected(selection, "config"):
+        if measured and not rule.on_measured_launch:
+            continue
         if rule.context is Occupancy:
             _collect(findings, rule, result, arch)
         else:
