@@ -118,7 +118,7 @@ def launches_apart(records: list) -> list:
 def _read_source(path: str, gathered, index: SourceIndex, source_texts: list, compiled: bool = False) -> bool:
     """Read a source into the index; False (and a problem) when it cannot be read, or compiled."""
     from ...specs.files import MAX_SOURCE_BYTES, read_bounded, read_source_to_compile
-    from ..rules.source_scan import strip_comments
+    from ..readers.cuda_source import strip_comments
 
     try:
         read = read_source_to_compile if compiled else read_bounded

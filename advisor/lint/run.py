@@ -43,15 +43,14 @@ from ..rules import (
     LintContext,
     RegisterCap,
     config_findings,
-    finding_of,
     finding_order,
     lint_findings,
-    registry,
+    run_findings,
+    said_per_run,
+    with_machine_code,
 )
-from ..rules.families.ta9_lint import no_launch_settings_message
 from ..text import clip
 from ..toolchain.settings import BuildSettings
-from .machine_code import with_machine_code
 from .profiled import measured_document
 from .records import LintedKernel, LintOptions, worst_severity
 
@@ -86,23 +85,7 @@ class _Analysis(NamedTuple):
     result: Occupancy
     findings: tuple[Finding, ...]
     rank: tuple  # the report's order: worst first, then lowest occupancy
-    unconfigured: bool  # TA906 applies: said once for the run (run_findings), not on the kernel
-
-
-NO_LAUNCH_SETTINGS = "TA906"  # said once per run, not on each kernel
-
-
-def run_findings(unconfigured: dict[tuple[tuple[int, ...], str], int]) -> list[Finding]:
-    """The findings about the run as a whole: TA906 once, counting the kernels (by the block size
-    assumed for them) that no [[kernels]] entry configures."""
-    if not unconfigured:
-        return []
-    rule = registry()[NO_LAUNCH_SETTINGS]
-    assumed = sorted(unconfigured)
-    message = no_launch_settings_message(assumed, sum(unconfigured.values()))
-    return [finding_of(rule, message, "", {"kernels": sum(unconfigured.values()),
-                                           "block_dims": [list(dims) for dims, _ in assumed],
-                                           "block_from": [origin for _, origin in assumed]})]
+    per_run: tuple  # (code, details as items) of its findings said once for the run (rules.run_findings)
 
 
 def lint_records(records, options: LintOptions, sources: SourceIndex | None = None) -> LintReport:
@@ -203,7 +186,7 @@ def _run_notes(linter: _Linter, options: LintOptions, report: LintReport) -> Non
         if index not in linter.matched and entry.registers is None:
             report.warnings.append(f"[[kernels]] entry {index + 1} (name = '{clip(entry.name, 80)}') matches no "
                                    "kernel: check the glob against the mangled, demangled or bare names")
-    report.source_findings += run_findings(linter.unconfigured)
+    report.source_findings += run_findings(linter.per_run)
     if linter.grid_without_sm_count:
         report.warnings.append(grid_rules_skipped(sorted(linter.grid_without_sm_count)))
 
@@ -277,8 +260,8 @@ class _Linter:
         self.configs: dict[tuple, LaunchConfig] = {}
         self.matched: set[int] = set()  # indexes of the [[kernels]] entries that matched a kernel
         self.demangled: dict[str, str] = {}  # name -> demangled name, for the names known up front
-        # (block assumed, where it came from) -> kernels no entry configures (TA906)
-        self.unconfigured: dict[tuple[tuple[int, ...], str], int] = {}
+        # (code, details as items) of a finding said once for the run (TA906) -> kernels that had it
+        self.per_run: dict[tuple[str, tuple], int] = {}
         self.grid_without_sm_count: set[str] = set()  # architectures of kernels whose grid rules could not run
         config = options.config
         self.default_dims = options.block_size or (tuple(config.block_size) if config.block_size else None)
@@ -317,9 +300,8 @@ class _Linter:
             budget = config.budgets[budget_index] if budget_index is not None else None
             analysis = self.analyses[key] = self._analyse(resolved, launch, usage, disagreements, entry, budget,
                                                           suppressed, cap, previous)
-        if analysis.unconfigured:
-            assumed = (launch.dims, self._block_origin(launch))
-            self.unconfigured[assumed] = self.unconfigured.get(assumed, 0) + 1
+        for said in analysis.per_run:
+            self.per_run[said] = self.per_run.get(said, 0) + 1
         kernel = LintedKernel(name=name, demangled=keys[1], arch=arch, usage=usage, evidence=tuple(evidence),
                               launch=launch, configured_by=entry.name if entry else None, result=analysis.result,
                               findings=with_machine_code(analysis.findings, usage.sass), location=location)
@@ -383,10 +365,16 @@ class _Linter:
         findings += lint_findings(context, self.options.selection)
         ignored = tuple(entry.ignore) if entry else ()
         findings = [f for f in findings if f.code not in suppressed and not f.code.startswith(ignored)]  # () matches nothing
-        kept = [f for f in findings if f.code != NO_LAUNCH_SETTINGS]
+        kept = [f for f in findings if not said_per_run(f)]
         kept.sort(key=finding_order)
+        per_run = tuple((f.code, _hashable(f.details)) for f in findings if said_per_run(f))
         return _Analysis(result, tuple(kept), (-worst_severity(kept), result.occupancy if result.launchable else -1),
-                         len(kept) != len(findings))
+                         per_run)
+
+
+def _hashable(details: dict) -> tuple:
+    """A finding's details as sorted items, lists as tuples: a key to count kernels by."""
+    return tuple(sorted((key, tuple(value) if isinstance(value, list) else value) for key, value in details.items()))
 
 
 def _minimum(budget, entry, options: LintOptions) -> float | None:
