@@ -35,7 +35,7 @@ def read_profile(handle, name: str, result: ReadResult) -> None:
     except NcuConversionError as exc:
         result.problems.append(InputProblem(name, None, str(exc)))
         return
-    result.problems += [InputProblem(p.file, p.line, p.message) for p in read.problems]
+    result.problems += read.problems
     for launch in read.launches:
         try:
             measured = measure(launch)

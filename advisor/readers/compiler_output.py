@@ -194,30 +194,30 @@ def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None,
             name = None
 
 
-def spec_reserved_shared_mem(arch: str | None) -> int:
-    """The spec's reserved shared memory per block for a target such as 'sm_90'
-    (0 for a target the spec does not know, so nothing is subtracted)."""
+def _target(arch: str | None):
+    """The spec's Arch for a target such as 'sm_90'; None for none or one the spec does not know."""
     from ...specs.names import UnknownArchError
     from ...specs.resolve import resolve_arch
 
     if not arch:
-        return 0
+        return None
     try:
-        return resolve_arch(arch).reserved_shared_mem_per_block
+        return resolve_arch(arch)
     except UnknownArchError:
-        return 0
+        return None
+
+
+def spec_reserved_shared_mem(arch: str | None) -> int:
+    """The spec's reserved shared memory per block for a target such as 'sm_90'
+    (0 for a target the spec does not know, so nothing is subtracted)."""
+    target = _target(arch)
+    return target.reserved_shared_mem_per_block if target is not None else 0
 
 
 def cuobjdump_reserved(arch: str | None) -> int:
     """What cuobjdump's SHARED figure adds to the static shared memory on `arch` (0 for a target
     the spec does not know)."""
-    from ...specs.names import UnknownArchError
-    from ...specs.resolve import resolve_arch
-
-    if not arch:
+    target = _target(arch)
+    if target is None or not target.cuobjdump_shared_includes_reserved:
         return 0
-    try:
-        target = resolve_arch(arch)
-    except UnknownArchError:
-        return 0
-    return target.reserved_shared_mem_per_block if target.cuobjdump_shared_includes_reserved else 0
+    return target.reserved_shared_mem_per_block

@@ -88,6 +88,11 @@ class Rule(NamedTuple):
     # A rule said once for the whole run rather than on each kernel (TA906): its kernel findings'
     # details, each with the number of kernels that had them, in; (message, details) out.
     per_run: Callable | None = None
+    # The details key of a finding that lists source lines ({file, line}), and what each line is to the
+    # finding ("spills here"): SARIF's related locations.
+    related: tuple[str, str] | None = None
+    # The title of the suggested fix a finding's `replacement` detail applies, {replacement} filled in.
+    fix_title: str | None = None
 
     def to_dict(self) -> dict:
         return {"code": self.code, "name": self.name, "severity": self.severity, "summary": self.summary,
@@ -218,7 +223,8 @@ def _kind_of(context: type) -> str:
 def rule(*, code: str, name: str, severity: str, summary: str, explanation: str, source: str,
          trigger: dict, clean: dict, params: dict | None = None,
          on_measured_launch: bool = True, machine_code: Callable | None = None,
-         cap_built: Callable | None = None, per_run: Callable | None = None) -> Callable[[Callable], Rule]:
+         cap_built: Callable | None = None, per_run: Callable | None = None,
+         related: tuple[str, str] | None = None, fix_title: str | None = None) -> Callable[[Callable], Rule]:
     """Decorate a check: the module attribute becomes the Rule, holding the check."""
     if severity not in SEVERITIES:
         raise ValueError(f"{code}: severity must be one of {', '.join(SEVERITIES)}")
@@ -230,7 +236,7 @@ def rule(*, code: str, name: str, severity: str, summary: str, explanation: str,
                     explanation=" ".join(explanation.split()), source=source,
                     params=MappingProxyType(dict(params or {})), trigger=trigger, clean=clean, check=check,
                     context=context, on_measured_launch=on_measured_launch, machine_code=machine_code,
-                    cap_built=cap_built, per_run=per_run)
+                    cap_built=cap_built, per_run=per_run, related=related, fix_title=fix_title)
 
     return make
 

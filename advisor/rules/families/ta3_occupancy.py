@@ -88,6 +88,7 @@ def _fewer_advice(result: Occupancy, field: str, label: str) -> str | None:
     clean={"arch": "volta", "registers": 32, "block_size": 256},
     machine_code=register_peak,
     cap_built=cap_built,
+    related=("pressure_lines", "register pressure peaks here"),
 )
 def occupancy_limiter(result: Occupancy, params: dict):
     if not result.launchable or result.occupancy >= 1.0:

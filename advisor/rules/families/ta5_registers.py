@@ -29,6 +29,7 @@ def _local_lines(sass):
     trigger={"arch": "volta", "registers": 32, "block_size": 256, "spill_stores": 128},
     clean={"arch": "volta", "registers": 32, "block_size": 256, "spill_stores": 0},
     machine_code=_spill_lines,  # the lines that spill, most bytes first
+    related=("spill_lines", "spills here"),
 )
 def register_spills(result: Occupancy, params: dict):
     kernel = result.kernel
@@ -59,6 +60,7 @@ def register_spills(result: Occupancy, params: dict):
     trigger={"arch": "hopper", "registers": 70, "block_size": 256, "stack_frame": 256},
     clean={"arch": "hopper", "registers": 70, "block_size": 256, "stack_frame": 256, "spill_stores": 256},
     machine_code=_local_lines,  # the lines of the local loads and stores that are not spills (the array's)
+    related=("local_lines", "local memory accessed here"),
 )
 def local_memory_arrays(result: Occupancy, params: dict):
     kernel = result.kernel

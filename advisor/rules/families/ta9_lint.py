@@ -190,6 +190,7 @@ _BOUNDED_SOURCE = "__global__ void __launch_bounds__(256, 4) step(float* out) { 
     trigger={"config": {}, "log": _SPILLING_AT_CAP.format(stack=24, spills=24), "source": _BOUNDED_SOURCE},
     clean={"config": {}, "log": _SPILLING_AT_CAP.format(stack=0, spills=0), "source": _BOUNDED_SOURCE},
     machine_code=register_peak,
+    related=("pressure_lines", "register pressure peaks here"),
 )
 def cap_forces_spills(kernel: LintContext, params: dict):
     cap, launch = kernel.register_cap, kernel.result.kernel
