@@ -1,6 +1,9 @@
-"""`lint` as a library: join resource usage read from build output with launch
-settings from the config, run the engine and the rules on each kernel and
-architecture, and apply budgets, per-kernel ignores and source suppressions.
+"""lint's analysis: the records gather.py read (build output, caches, compiled
+sources, profiled launches) grouped by kernel, architecture and variant,
+reconciled, joined with launch settings from the config, run through the engine
+and the rules, with budgets, per-kernel ignores and source suppressions applied,
+and ranked in one order (profiled launches included). `lint_paths` is the whole
+of lint: gather, then this analysis.
 
     >>> from tuneadvise.advisor.lint.run import LintOptions, lint_records
     >>> from tuneadvise.advisor.readers.compiler_output import KernelUsage
