@@ -53,7 +53,7 @@ class KernelUsage:
     file: str = ""
     max_threads: int | None = None  # __launch_bounds__, where the binary records it
     max_registers: int | None = None  # the -maxrregcount the build used, where known (a build tuneadvise ran)
-    # A kernel cache entry (advisor/lint/kernel_caches.py): the configuration it was compiled with, which keeps
+    # A kernel cache entry (advisor/readers/kernel_caches.py): the configuration it was compiled with, which keeps
     # variants of one kernel apart, and the launch its framework makes, as LaunchConfig keys.
     variant: str | None = None
     framework: str | None = None  # the framework whose cache held it ("triton"), where one did

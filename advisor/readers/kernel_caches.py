@@ -30,7 +30,8 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from ...specs.files import NotRegularFile, open_regular, read_bounded
+from ...specs.errors import InputError
+from ...specs.files import MAX_CUBIN_BYTES, NotRegularFile, open_regular, read_bounded, read_bounded_from
 from ..text import quoted
 from .cubin import ELF_MAGIC, CubinError, read_cubin
 from .usage import (
@@ -45,7 +46,6 @@ from .usage import (
 
 MAX_FILES = 100_000  # files looked at in one directory tree
 MAX_METADATA_BYTES = 1 << 20  # a Triton .json is a few KB
-MAX_CUBIN_BYTES = 256 << 20
 # Dynamic shared memory per block past which a launch must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize;
 # CUDA's default limit is 48 KB): Triton's launcher opts in above it (its driver.c), CuPy's attributes show it.
 OPT_IN_ABOVE = 49152
@@ -55,7 +55,7 @@ _HEX = frozenset(b"0123456789abcdef")
 _DIGESTS = {32: hashlib.md5, 40: hashlib.sha1, 64: hashlib.sha256}  # CuPy's header: the hex digest of the cubin
 
 
-class MetadataError(ValueError):
+class MetadataError(InputError):
     """A Triton metadata file that does not say how its kernel is launched."""
 
 
@@ -130,9 +130,10 @@ def _digest_size(head: bytes) -> int:
 
 
 def _read_cupy(handle, path: str, size: int, result: ReadResult, machine_code: MachineCode | None) -> None:
-    data = handle.read(MAX_CUBIN_BYTES + 1)
-    if len(data) > MAX_CUBIN_BYTES:
-        result.problems.append(InputProblem(path, None, f"larger than {MAX_CUBIN_BYTES} bytes: not read"))
+    try:
+        data = read_bounded_from(handle, MAX_CUBIN_BYTES, "cubin")
+    except OSError as exc:
+        result.problems.append(_not_read(path, exc, MAX_CUBIN_BYTES))
         return
     cubin = data[size:]
     if _DIGESTS[size](cubin).hexdigest().encode() != data[:size]:
@@ -149,11 +150,14 @@ def _read_bytes(path: str, result: ReadResult, limit: int = MAX_CUBIN_BYTES) -> 
     try:
         return read_bounded(path, limit, regular_only=True)
     except OSError as exc:
-        if exc.errno == errno.EFBIG:
-            result.problems.append(InputProblem(path, None, f"larger than {limit} bytes: not read"))
-        else:
-            result.problems.append(_cannot_read(path, exc))
+        result.problems.append(_not_read(path, exc, limit))
         return None
+
+
+def _not_read(path: str, exc: OSError, limit: int) -> InputProblem:
+    if exc.errno == errno.EFBIG:
+        return InputProblem(path, None, f"larger than {limit} bytes: not read")
+    return _cannot_read(path, exc)
 
 
 def _read_triton(meta_path: str, cubin_path: str, result: ReadResult, machine_code: MachineCode | None) -> None:
