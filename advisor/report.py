@@ -146,9 +146,9 @@ def dynamic_shared_mem_budget(result: Occupancy) -> dict | None:
     calculation gives with that much; None where nothing launches."""
     if not result.launchable or not result.active_blocks_per_sm:
         return None
-    from .engine.occupancy import max_dynamic_shared_mem
+    from .engine.occupancy import own_dynamic_shared_mem_budget
 
-    budget = max_dynamic_shared_mem(result.arch, result.kernel, result.active_blocks_per_sm)
+    budget = own_dynamic_shared_mem_budget(result)
     return {"max_dynamic_shared_mem": budget.max_dynamic_shared_mem, "limiter": budget.limiter,
             "blocks_per_sm_at_max": budget.blocks_at_max}
 

@@ -42,7 +42,7 @@ if TYPE_CHECKING:  # the engine reads a LaunchConfig's resource fields by name a
 __all__ = [
     "CARVEOUT_DEFAULT", "CARVEOUT_MAX_L1", "CARVEOUT_MAX_SHARED", "CARVEOUT_NAMES", "INT_MAX", "LIMITERS",
     "RESOURCE_ERRORS", "DynamicSharedMemBudget", "LaunchError", "Occupancy", "align_up_shared_mem", "block_limits", "cluster_errors",
-    "launch_errors", "max_dynamic_shared_mem", "notes_on", "occupancy", "occupancy_from", "shape_limits",
+    "launch_errors", "max_dynamic_shared_mem", "notes_on", "own_dynamic_shared_mem_budget", "occupancy", "occupancy_from", "shape_limits",
     "shared_mem_ceiling", "shared_mem_limits", "shared_mem_preference",
 ]
 
@@ -249,3 +249,19 @@ def max_dynamic_shared_mem(arch: Arch, kernel: "LaunchConfig", blocks_per_sm: in
     at_max = occupancy(arch, base._replace(dynamic_shared_mem=available)).active_blocks_per_sm
     return DynamicSharedMemBudget(arch, base, blocks_per_sm, available, limiter, result.active_blocks_per_sm, [],
                                   at_max)
+
+
+def own_dynamic_shared_mem_budget(result: Occupancy) -> DynamicSharedMemBudget:
+    """max_dynamic_shared_mem for a launchable result's own blocks per SM, from the limits the result
+    holds: only the shared-memory limit changes with the dynamic part, and no other launch error
+    can appear, so each of the two occupancy calculations is one cached shared-memory limit."""
+    arch, kernel, blocks = result.arch, result.kernel, result.active_blocks_per_sm
+    others = min(v for name, v in result.block_limits.items() if name != "shared_memory" and v is not None)
+    static, carveout, opt_in = kernel.static_shared_mem, kernel.carveout, kernel.opt_in
+    base_blocks = min(others, shared_mem_limits(arch, static, 0, carveout, opt_in)[0])
+    if base_blocks < blocks:  # Fermi/Kepler preferring L1: fewer blocks without the dynamic part
+        return max_dynamic_shared_mem(arch, kernel, blocks)
+    available, limiter = available_dynamic_shared_mem(arch, static, carveout, opt_in, blocks)
+    at_max = min(others, shared_mem_limits(arch, static, available, carveout, opt_in)[0])  # 0: cannot launch
+    return DynamicSharedMemBudget(arch, kernel._replace(dynamic_shared_mem=0), blocks, available, limiter,
+                                  base_blocks, [], at_max)
