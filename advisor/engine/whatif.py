@@ -216,6 +216,7 @@ def _shared_mem_cliff(arch, static: int, dynamic: int, carveout: int, opt_in: bo
                       arch.shared_mem_allocation_unit)
 
 
+@cached_cliff
 def most_total_shared_mem_for(arch, static: int, carveout: int, opt_in: bool, blocks: int) -> int | None:
     """The most total shared memory (with_total_shared_mem's split of it, for a kernel with `static`
     bytes) with which `blocks` (>= 1) blocks fit as far as shared memory goes; None if not even 0
