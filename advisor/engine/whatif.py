@@ -182,6 +182,22 @@ def with_total_shared_mem(kernel: "LaunchConfig", total: int) -> "LaunchConfig":
     return kernel._replace(dynamic_shared_mem=dynamic)
 
 
+def blocks_at_total_shared_mem(result: Occupancy, total: int) -> int:
+    """Blocks per SM of the result's kernel with `total` bytes of shared memory per block
+    (with_total_shared_mem's split), as occupancy() gives them: only the shared-memory limit and
+    its own launch errors change, so the other limits are the result's."""
+    arch, kernel = result.arch, result.kernel
+    static = kernel.static_shared_mem
+    dynamic = total - static
+    if dynamic < 0:
+        static, dynamic = total, 0
+    if static > arch.shared_mem_per_block:  # the static-shared-mem launch error
+        return 0
+    # A shared-memory limit of 0 is the launch error opt-in-required or shared-mem-per-block.
+    return min(_other_limits(result, "shared_memory"),
+               shared_mem_limits(arch, static, dynamic, kernel.carveout, kernel.opt_in)[0])
+
+
 def shared_mem_cliff(result: Occupancy, steps: int = 2) -> Cliff:
     """Total shared memory per block: the dynamic part is what a launch can change."""
     kernel = result.kernel

@@ -195,7 +195,7 @@ def near_cliff(result: Occupancy, params: dict):
     smem = whatif.shared_mem_cliff(result)
     if smem.headroom is not None and smem.headroom < params["shared_mem_margin"]:
         drops_at = total + smem.headroom + 1  # the first size in bytes that loses a block
-        after = occupancy(result.arch, whatif.with_total_shared_mem(kernel, drops_at)).active_blocks_per_sm
+        after = whatif.blocks_at_total_shared_mem(result, drops_at)
         yield (f"shared memory: {drops_at} B per block (+{drops_at - total} B) drops to {per_sm(after)} "
                f"from {per_sm(blocks)}; {_headroom(smem.headroom, 'byte')} of headroom"), \
             {"resource": "shared_memory", "headroom": smem.headroom, "drops_at": drops_at, "blocks_after": after}, \

@@ -8,7 +8,6 @@ from ...engine.occupancy import (
     CARVEOUT_MAX_SHARED,
     Occupancy,
     align_up_shared_mem,
-    occupancy,
 )
 from ...text import percent
 from .. import rule
@@ -91,7 +90,7 @@ def reserved_shared_mem_costs_a_block(result: Occupancy, params: dict):
     reserved = arch.reserved_shared_mem_per_block
     if total <= reserved:
         return
-    fitting = occupancy(arch, whatif.with_total_shared_mem(kernel, total - reserved)).active_blocks_per_sm
+    fitting = whatif.blocks_at_total_shared_mem(result, total - reserved)
     if fitting > result.active_blocks_per_sm:
         yield (f"the {reserved} B CUDA reserves per block pushes {total} B to {result.allocated_shared_mem_per_block} B "
                f"allocated; {total - reserved} B per block would fit "
