@@ -182,11 +182,15 @@ def _region(finding: dict, line) -> dict:
 
 def _sarif_fix(finding: dict, uri: str, line) -> dict:
     """The suggested fix of a source finding: its `replacement` text in place of its columns."""
-    replacement = utf8_text(finding["details"]["replacement"])
-    return {"description": {"text": f"Replace with '{replacement}' (a full-warp lane mask)"},
-            "artifactChanges": [{"artifactLocation": {"uri": uri},
-                                 "replacements": [{"deletedRegion": _region(finding, line),
-                                                   "insertedContent": {"text": replacement}}]}]}
+    details = finding["details"]
+    replacement = utf8_text(details["replacement"])
+    fix = {"description": {"text": utf8_text(details.get("fix", f"Replace with '{replacement}'"))},
+           "artifactChanges": [{"artifactLocation": {"uri": uri},
+                                "replacements": [{"deletedRegion": _region(finding, line),
+                                                  "insertedContent": {"text": replacement}}]}]}
+    if "fix_applicability" in details:  # safe or unsafe, as the rule marks it (ruff's fix applicability)
+        fix["properties"] = {"applicability": details["fix_applicability"]}
+    return fix
 
 
 def _sarif_rule(rule) -> dict:
