@@ -92,17 +92,19 @@ class _Analysis(NamedTuple):
 NO_LAUNCH_SETTINGS = "TA906"  # said once per run, not on each kernel
 
 
-def run_findings(unconfigured: dict[tuple[tuple[int, ...], str], int]) -> list[Finding]:
+def run_findings(unconfigured: dict[tuple[tuple[int, ...], str], int], file: str = "") -> list[Finding]:
     """The findings about the run as a whole: TA906 once, counting the kernels (by the block size
-    assumed for them) that no [[kernels]] entry configures."""
+    assumed for them) that no [[kernels]] entry configures; `file` is where it points (the config,
+    else the first input such a kernel came from): code scanning drops a result without a location."""
     if not unconfigured:
         return []
     rule = registry()[NO_LAUNCH_SETTINGS]
     assumed = sorted(unconfigured)
     message = no_launch_settings_message(assumed, sum(unconfigured.values()))
+    where = {"file": file} if file else {}
     return [finding_of(rule, message, "", {"kernels": sum(unconfigured.values()),
                                            "block_dims": [list(dims) for dims, _ in assumed],
-                                           "block_from": [origin for _, origin in assumed]})]
+                                           "block_from": [origin for _, origin in assumed], **where})]
 
 
 def lint_records(records, options: LintOptions, sources: SourceIndex | None = None) -> LintReport:
@@ -203,7 +205,7 @@ def _run_notes(linter: _Linter, options: LintOptions, report: LintReport) -> Non
         if index not in linter.matched and entry.registers is None:
             report.warnings.append(f"[[kernels]] entry {index + 1} (name = '{clip(entry.name, 80)}') matches no "
                                    "kernel: check the glob against the mangled, demangled or bare names")
-    report.source_findings += run_findings(linter.unconfigured)
+    report.source_findings += run_findings(linter.unconfigured, options.config_path or linter.unconfigured_file)
     if linter.grid_without_sm_count:
         report.warnings.append(grid_rules_skipped(sorted(linter.grid_without_sm_count)))
 
@@ -279,6 +281,7 @@ class _Linter:
         self.demangled: dict[str, str] = {}  # name -> demangled name, for the names known up front
         # (block assumed, where it came from) -> kernels no entry configures (TA906)
         self.unconfigured: dict[tuple[tuple[int, ...], str], int] = {}
+        self.unconfigured_file = ""  # the input the first of them came from
         self.grid_without_sm_count: set[str] = set()  # architectures of kernels whose grid rules could not run
         config = options.config
         self.default_dims = options.block_size or (tuple(config.block_size) if config.block_size else None)
@@ -318,6 +321,7 @@ class _Linter:
         if analysis.unconfigured:
             assumed = (launch.dims, self._block_origin(launch))
             self.unconfigured[assumed] = self.unconfigured.get(assumed, 0) + 1
+            self.unconfigured_file = self.unconfigured_file or location[0] or ""
         kernel = LintedKernel(name=name, demangled=keys[1], arch=arch, usage=usage, evidence=tuple(evidence),
                               launch=launch, configured_by=entry.name if entry else None, result=analysis.result,
                               findings=with_machine_code(analysis.findings, usage.sass), location=location)
