@@ -516,9 +516,8 @@ def test_a_section_over_the_header_tables_is_refused(table):
     one_line(caught.value)
 
 
-def test_a_program_header_table_outside_the_file_is_refused():
-    data = bytearray(FIXTURE_CUBINS[_DEBUG_CUBIN])
-    struct.pack_into("<Q", data, 32, len(data) - 8)
-    with pytest.raises(CubinError, match="e_phoff") as caught:
-        read_cubin(bytes(data))
-    one_line(caught.value)
+def test_a_program_header_table_past_the_end_is_not_read():
+    # CuPy's kernel cache stores cubins a byte short of their program header table; nothing here reads it.
+    data = FIXTURE_CUBINS[_DEBUG_CUBIN]
+    (phoff,) = struct.unpack_from("<Q", data, 32)
+    assert read_cubin(data[:-1]) == read_cubin(data) and phoff + 5 * 56 == len(data)

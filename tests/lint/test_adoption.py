@@ -77,7 +77,7 @@ def test_no_kernels_entry_is_said_once_per_run(tmp_path):
     doc = json.loads(result.stdout)
     assert not any(f["code"] == "TA906" for k in doc["kernels"] for f in k["findings"])
     [once] = [f for f in doc["source_findings"] if f["code"] == "TA906"]
-    assert once["details"] == {"kernels": 3, "block_dims": [[256]], "block_from": ["default"]}
+    assert once["details"] == {"kernels": 3, "block_dims": [[256]], "block_from": ["default"], "file": str(path)}
     assert once["message"] == "no [[kernels]] entry matches 3 kernels; assumed block 256, no dynamic shared memory"
     assert doc["summary"]["by_code"]["TA906"] == 1
     text = run("lint", path).stdout
