@@ -68,8 +68,20 @@ class LazyGroup(click.Group):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         args = sys.argv[1:] if args is None else list(args)
-        sys.exit(_run(lambda: super(LazyGroup, self).main(args, prog_name, complete_var, False, **extra),
-                      debug="--debug" in args))
+
+        def parse_and_run():
+            _refuse_nul(args)
+            return super(LazyGroup, self).main(args, prog_name, complete_var, False, **extra)
+
+        sys.exit(_run(parse_and_run, debug="--debug" in args))
+
+
+def _refuse_nul(args: list) -> None:
+    """No argument of a real command line holds a NUL byte (the OS cannot pass one); one given to
+    `cli(...)` in-process would reach os.stat through click's path checks, which raise ValueError."""
+    for number, arg in enumerate(args, 1):
+        if isinstance(arg, str) and "\0" in arg:
+            raise click.UsageError(f"argument {number} holds a NUL byte, which no command-line argument can")
 
 
 def _reader_went_away():

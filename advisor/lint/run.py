@@ -462,7 +462,7 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
         raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
     from .profiled import lint_profile, profile_path
 
-    machine_code = machine_code_reader(options.machine_code)
+    machine_code = machine_code_reader(options.machine_code, cache=build is None or build.cache)
     gathered = Gathered(ReadResult(), SourceIndex(), [], [], None,
                         machine_code.unread if machine_code is not None else ())
     read = gathered.read

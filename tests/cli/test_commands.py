@@ -460,3 +460,11 @@ def test_suggest_grid_size_out_of_range_is_one_line(grid):
     result = CliRunner().invoke(cli, ["suggest", "--arch", "sm_90", "--registers", "32", "--grid-size", grid])
     assert_one_line_error(result, "--grid-size:", "2147483647")
     assert len(result.output) < 300
+
+
+@pytest.mark.parametrize("args", [["lint", "a\0b"], ["diff", "a", "b\0"], ["occupancy", "--spec-file", "x\0"],
+                                  ["check-source", "k\0.cu"]])
+def test_a_nul_byte_in_an_argument_given_in_process_is_bad_input(args):
+    """No OS passes one, but cli([...]) can: click's path checks raised ValueError (exit 70)."""
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and result.output.count("\n") == 1 and "NUL byte" in result.output
