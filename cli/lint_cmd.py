@@ -223,7 +223,8 @@ def _lint(ctx, options, inputs, build, output, text_format, statistics, baseline
     elif fmt == "table":
         from .lint_render import render_lint
 
-        _write(render_lint(doc, terminal=False if output else None, verbose=verbose), output)
+        _write(render_lint(doc, terminal=False if output else None, verbose=verbose,
+                           only_with_findings=bool(options.selection.select)), output)
     else:
         from ..advisor.lint.formats import SERIALIZERS
 

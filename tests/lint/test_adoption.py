@@ -133,3 +133,11 @@ def test_diff_reads_each_kernel_as_lint_does(fixture):
     rows = json.loads(result.stdout)["kernels"]
     assert result.exit_code == 0 and {r["status"] for r in rows} == {"unchanged"}
     assert {(r["name"], r["arch"]): (r["new"]["registers"], r["new"]["occupancy"]) for r in rows} == figures
+
+
+def test_select_prints_only_the_kernels_with_a_selected_finding(tmp_path):
+    path = log(tmp_path / "k.log", ("wide", 100), ("narrow", 16))
+    text = run("lint", path, "--select", "TA302").stdout
+    assert "wide [sm_90]" in text and "narrow [sm_90]" not in text
+    assert "kernels x architectures      2" in text  # still counted
+    assert "narrow [sm_90]" in run("lint", path).stdout
