@@ -141,3 +141,18 @@ def test_select_prints_only_the_kernels_with_a_selected_finding(tmp_path):
     assert "wide [sm_90]" in text and "narrow [sm_90]" not in text
     assert "kernels x architectures      2" in text  # still counted
     assert "narrow [sm_90]" in run("lint", path).stdout
+
+
+def test_a_kernel_that_lost_half_its_occupancy_is_not_called_improved(tmp_path):
+    """It lost TA304 (no longer near a cliff) by falling off one: the summary said 'improved: no longer TA304'."""
+    baseline = tmp_path / "baseline.json"
+    before = log(tmp_path / "before.log", ("k", 64))
+    assert run("lint", before, "--baseline", baseline, "--update-baseline").exit_code == 0
+    recorded = json.loads(baseline.read_text())["kernels"]["k@sm_90"]
+    after = log(tmp_path / "after.log", ("k", 96))
+    result = run("lint", after, "--baseline", baseline, "--format", "json")
+    doc = json.loads(result.stdout)
+    current = doc["kernels"][0]
+    assert current["occupancy"]["occupancy"] <= recorded["occupancy"] / 2 and result.exit_code == 1
+    assert set(recorded["findings"]) - {f["code"] for f in current["findings"]}  # it did lose a finding
+    assert not any(line.startswith("k@sm_90") for line in doc["summary"]["baseline"]["improved"])
