@@ -214,7 +214,6 @@ def _internal(exc: BaseException, debug: bool) -> int:
 def cli():
     """Occupancy and tuning advisor for CUDA kernels.
 
-    \b
     Exit codes: 0 success; 1 the configuration cannot launch (lint: findings);
     2 bad input or usage; 3 a needed optional part is missing (CuPy or a GPU
     for probe, verify and --arch native; matplotlib for --plot); 70 an internal
