@@ -81,7 +81,11 @@ def _refuse_nul(args: list) -> None:
     `cli(...)` in-process would reach os.stat through click's path checks, which raise ValueError."""
     for number, arg in enumerate(args, 1):
         if isinstance(arg, str) and "\0" in arg:
-            raise click.UsageError(f"argument {number} holds a NUL byte, which no command-line argument can")
+            option, equals, _ = arg.partition("=")
+            before = args[number - 2] if number > 1 else ""
+            if not (option.startswith("-") and equals):
+                option = before if isinstance(before, str) and before.startswith("-") else f"argument {number}"
+            raise click.UsageError(f"{option}: holds a NUL byte, which no command-line argument can")
 
 
 def _reader_went_away():
