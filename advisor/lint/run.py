@@ -20,6 +20,7 @@ dictionary local to the run, keyed by those values.
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, NamedTuple
@@ -172,14 +173,20 @@ def lint_stream(grouped: Grouped, options: LintOptions, sources: SourceIndex | N
     each is linted; `consume`: each kernel's records are taken out of `grouped` once linted, so
     a caller that keeps less than the records holds less as the stream goes. The run's own
     problems, notes and findings are in `report` once the stream is exhausted."""
+    pairs = ((key, grouped.pop(key) if consume else grouped[key]) for key in list(grouped))
+    yield from lint_groups(pairs, options, sources, report)
+
+
+def lint_groups(pairs, options: LintOptions, sources: SourceIndex | None, report: LintReport):
+    """lint_stream over ((name, arch, variant), records) pairs from any iterable (diff's on-disk
+    spool among them), read a batch of DEMANGLED_AT_ONCE kernels at a time."""
     linter = _Linter(options, sources)
     unknown: dict[str, int] = {}
-    keys = list(grouped)
-    for start in range(0, len(keys), DEMANGLED_AT_ONCE):
-        batch = keys[start:start + DEMANGLED_AT_ONCE]
-        linter.demangled = names.demangle_many(name for name, _, _ in batch)
-        for key in batch:
-            evidence = _evidence(grouped.pop(key) if consume else grouped[key])
+    pairs = iter(pairs)
+    while batch := list(itertools.islice(pairs, DEMANGLED_AT_ONCE)):
+        linter.demangled = names.demangle_many(name for (name, _, _), _ in batch)
+        for key, grouped_value in batch:
+            evidence = _evidence(grouped_value)
             name, arch, variant = key
             try:
                 resolved = resolve(arch)
