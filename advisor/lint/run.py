@@ -164,6 +164,9 @@ def group_records(records, options: LintOptions, report: LintReport) -> Grouped:
     return grouped
 
 
+# Analyses and launch configurations kept for kernels with the same figures: enough for every
+# distinct configuration of a real code base, and a bound on a stream of ever-new ones (diff's store).
+MAX_SHARED_ANALYSES = 16384
 DEMANGLED_AT_ONCE = 8192  # names demangled per batch: one bounded worker each, never every name of a log
 
 
@@ -323,6 +326,8 @@ class _Linter:
         analysis = self.analyses.get(key)
         if analysis is None:
             budget = config.budgets[budget_index] if budget_index is not None else None
+            if len(self.analyses) >= MAX_SHARED_ANALYSES:  # bounded: a log of all-distinct figures shares none
+                self.analyses.clear()
             analysis = self.analyses[key] = self._analyse(resolved, launch, usage, disagreements, entry, budget,
                                                           suppressed, cap, previous)
         if analysis.unconfigured:
@@ -356,6 +361,8 @@ class _Linter:
                 else:  # no one said: the default block, or the kernel's own __launch_bounds__ if smaller
                     limit = values["max_threads_per_block"]
                     values["block_size"] = min(DEFAULT_BLOCK, limit) if limit else DEFAULT_BLOCK
+            if len(self.configs) >= MAX_SHARED_ANALYSES:
+                self.configs.clear()
             launch = self.configs[figures] = LaunchConfig.from_mapping(values)
         return launch
 
