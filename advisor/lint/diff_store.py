@@ -37,18 +37,19 @@ _BATCH = 4096  # rows inserted at once
 def streamable(path: str, options: LintOptions) -> bool:
     """Whether `path` can be diffed through the store: a regular file of text build output (no
     binary, source, profile or folder), and no config kernel described by its figures alone."""
-    from .profiled import profile_path
+    from .profiled import SNIFF_BYTES, is_profile
 
-    if path == "-" or not os.path.isfile(path) or path.lower().endswith(SOURCE_SUFFIXES) or profile_path(path):
+    if path == "-" or not os.path.isfile(path) or path.lower().endswith(SOURCE_SUFFIXES):
         return False
     if any(entry.registers is not None for entry in options.config.kernels):
         return False
     try:
         with open(path, "rb") as handle:
-            head = handle.read(64)
+            head = handle.read(SNIFF_BYTES)
     except OSError:
         return False
-    return not (head.startswith(ELF_MAGIC) or head.startswith(FATBIN_MAGIC) or b"\0" in head)
+    return not (head.startswith(ELF_MAGIC) or head.startswith(FATBIN_MAGIC) or b"\0" in head[:64]
+                or is_profile(head))
 
 
 class _Spool:
