@@ -3,16 +3,24 @@
 result line out per input line with every rule's findings.
 
     python benchmarks/batch.py [--lines 200000] [--repeats 3] [--profile 20000] [--save FILE]
+                               [--instructions 1000]
 
 Each repeat is a fresh process (no cache starts warm) on its own seeded lines,
 timed from start to exit, start-up included. Beside it, the floor of the stack
 measured in this process on the same lines in the same run: json.loads of each
 input line plus json.dumps of the very document printed for it, nothing else
 (no tool can print that document for less). It prints lines/s, the floor and
-the ratio (target: at most 3x), then the profile (cProfile, most costly
+the ratio (target: at most 3x), in wall time and in CPU time (the tool's process
+against the floor's loop: on a loaded machine the wall clock also counts waiting
+for a core), then the profile (cProfile, most costly
 functions by their own time) of the library path on --profile lines.
 `--save FILE` writes every output line of the first repeat, so that two
 versions can be compared byte for byte on the same seeded lines.
+`--instructions N` (where valgrind is installed) also counts the instructions
+per line of the library path (run_batch) and of the floor on N of those lines,
+with callgrind: the ratio a loaded machine's wall time cannot blur. Each count
+is a run over the N lines less the same run without them (or without the
+floor's loop), after the same warm-up, so start-up is not counted.
 
 The lines vary as users' sweeps do, so most are distinct configurations: every
 architecture of every family (each compute capability, and family and product
@@ -27,6 +35,7 @@ import io
 import json
 import os
 import random
+import resource
 import shutil
 import statistics
 import subprocess
@@ -72,28 +81,35 @@ def tuneadvise_command() -> list[str]:
     return [script, "occupancy", "--batch", "-", "--format", "jsonl"]
 
 
-def cli_run(lines: list[str]) -> tuple[float, list[str]]:
-    """(seconds from start to exit, the lines printed) of the command line on these lines."""
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def cli_run(lines: list[str]) -> tuple[float, float, list[str]]:
+    """(seconds from start to exit, CPU seconds, the lines printed) of the command line on these
+    lines. CPU time as well as wall time: on a loaded machine the wall clock counts the time the
+    process waited for a core."""
     data = "".join(lines).encode()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    start = time.perf_counter()
+    cpu, start = _children_cpu(), time.perf_counter()
     proc = subprocess.run(tuneadvise_command(), input=data, capture_output=True, env=env)
-    seconds = time.perf_counter() - start
+    seconds, cpu = time.perf_counter() - start, _children_cpu() - cpu
     if proc.returncode not in (0, 1):
         raise SystemExit(f"batch failed ({proc.returncode}): {proc.stderr.decode()[:500]}")
-    return seconds, proc.stdout.decode().splitlines()
+    return seconds, cpu, proc.stdout.decode().splitlines()
 
 
-def floor_seconds(lines: list[str], printed: list[str]) -> float:
-    """json.loads of each input line + json.dumps of the document printed for it."""
+def floor_seconds(lines: list[str], printed: list[str]) -> tuple[float, float]:
+    """(seconds, CPU seconds) of json.loads of each input line + json.dumps of the document printed for it."""
     documents = [json.loads(line) for line in printed]  # what was printed, untimed
     assert len(documents) == len(lines)
     out = io.StringIO()
-    start = time.perf_counter()
+    cpu, start = time.process_time(), time.perf_counter()
     for line, document in zip(lines, documents):
         json.loads(line)
         out.write(json.dumps(document, separators=(",", ":")) + "\n")
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def profile(lines: list[str], top: int = 25) -> str:
@@ -109,25 +125,62 @@ def profile(lines: list[str], top: int = 25) -> str:
     return body[body.find("   ncalls"):].rstrip() if "   ncalls" in body else body
 
 
+_COUNTED = """import io, json, sys
+sys.path.insert(0, {here!r})
+from batch import make_lines
+from tuneadvise.advisor.batch import run_batch
+part, count = sys.argv[1], int(sys.argv[2])
+run_batch(make_lines(50, 99), io.StringIO())  # imports and first uses, in every run alike
+lines = make_lines(count, 7)
+out = io.StringIO()
+run_batch(lines if part != "none" else [], out)
+if part == "floor":
+    documents = [json.loads(line) for line in out.getvalue().splitlines()]
+    floor = io.StringIO()
+    for line, document in zip(lines, documents):
+        json.loads(line)
+        floor.write(json.dumps(document, separators=(",", ":")) + "\\n")
+elif part == "printed":  # the floor's run without its loop
+    documents = [json.loads(line) for line in out.getvalue().splitlines()]
+"""
+
+
+def callgrind_instructions(part: str, count: int) -> int:
+    """Instructions callgrind counts for one run of _COUNTED."""
+    code = _COUNTED.format(here=str(Path(__file__).parent))
+    proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", code,
+                           part, str(count)], capture_output=True, text=True, check=True)
+    return int(proc.stderr.rsplit("Collected : ", 1)[1].split()[0])
+
+
+def instructions(count: int) -> tuple[float, float]:
+    """(library path, floor) instructions per line on `count` lines."""
+    library = callgrind_instructions("library", count) - callgrind_instructions("none", count)
+    floor = callgrind_instructions("floor", count) - callgrind_instructions("printed", count)
+    return library / count, floor / count
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--lines", type=int, default=200_000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--profile", type=int, default=20_000, help="lines profiled (0: no profile)")
     parser.add_argument("--save", help="write the first repeat's output lines here")
+    parser.add_argument("--instructions", type=int, default=0, help="lines counted with callgrind (0: none)")
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
           f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    runs = []
+    runs, cpu_ratios = [], []
     for repeat in range(args.repeats):
         lines = make_lines(args.lines, 7 + repeat)
-        ours, printed = cli_run(lines)
+        ours, ours_cpu, printed = cli_run(lines)
         if repeat == 0 and args.save:
             Path(args.save).write_text("\n".join(printed) + "\n")
-        floor = floor_seconds(lines, printed)
+        floor, floor_cpu = floor_seconds(lines, printed)
         runs.append((ours, floor))
+        cpu_ratios.append(ours_cpu / floor_cpu)
         print(f"  repeat {repeat + 1}: {args.lines / ours:,.0f} lines/s, floor {args.lines / floor:,.0f} lines/s, "
-              f"{ours / floor:.2f}x")
+              f"{ours / floor:.2f}x; CPU time {ours_cpu:.2f} s vs {floor_cpu:.2f} s, {cpu_ratios[-1]:.2f}x")
     ours = sorted(r[0] for r in runs)
     floors = sorted(r[1] for r in runs)
     ratios = sorted(r[0] / r[1] for r in runs)
@@ -136,7 +189,12 @@ def main():
           f"best {args.lines / ours[0]:,.0f}, worst {args.lines / ours[-1]:,.0f}")
     print(f"floor, json.loads of each line + json.dumps of the document printed for it: "
           f"{args.lines / statistics.median(floors):,.0f} lines/s ({statistics.median(floors) / args.lines * 1e6:.2f} us/line)")
-    print(f"ratio: tuneadvise takes {statistics.median(ratios):.2f}x the floor (median of the runs; target <= 3x)")
+    print(f"ratio: tuneadvise takes {statistics.median(ratios):.2f}x the floor (median of the runs; target <= 3x); "
+          f"in CPU time {statistics.median(cpu_ratios):.2f}x")
+    if args.instructions and shutil.which("valgrind"):
+        library, floor = instructions(args.instructions)
+        print(f"instructions (callgrind) per line on {args.instructions:,} of those lines: library path {library / 1e3:,.0f} k, "
+              f"floor {floor / 1e3:,.0f} k: {library / floor:.2f}x")
     if args.profile:
         print(f"profile of the library path (run_batch) on {args.profile:,} of those lines, cold, by own time:")
         print(profile(make_lines(args.profile, 7)))
