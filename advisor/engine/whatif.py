@@ -301,8 +301,8 @@ _SHAPE_ERRORS = frozenset({"block-size", "launch-bounds", "registers-per-block"}
 def best_carveout(result: Occupancy) -> Step | None:
     """The smallest carveout percentage that reaches the most blocks, if better than now."""
     arch, kernel = result.arch, result.kernel
-    if arch.shared_mem_model != "carveout" or not result.launchable:
-        return None
+    if arch.shared_mem_model != "carveout" or not result.launchable or "shared_memory" not in result.limiters:
+        return None  # where shared memory does not limit, more of it adds no block
     return _best_carveout(arch, kernel.static_shared_mem, kernel.dynamic_shared_mem, kernel.opt_in,
                           result.active_blocks_per_sm, result.warps_per_block, _other_limits(result, "shared_memory"))
 

@@ -50,8 +50,10 @@ def carveout_rounded(result: Occupancy, params: dict):
     clean={"arch": "volta", "registers": 32, "block_size": 256, "shared_mem": "12K", "carveout": "max-shared"},
 )
 def carveout_limits_occupancy(result: Occupancy, params: dict):
+    if result.kernel.carveout == CARVEOUT_DEFAULT:  # no preference set: nothing of the user's costs blocks
+        return
     best = whatif.best_carveout(result)
-    if best is not None and result.kernel.carveout != CARVEOUT_DEFAULT:
+    if best is not None:
         yield (f"carveout {result.kernel.carveout}% allows {per_sm(result.active_blocks_per_sm)}; "
                f"{best.value}% or more allows {best.blocks_per_sm} ({percent(result.occupancy)} -> {percent(best.occupancy)}): "
                f"cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, {best.value})"), \
