@@ -32,7 +32,7 @@ SAYS = ("gain", "loss", "no_gain", "neutral")
 WORDS = {"likely_gain": "likely gain", "likely_loss": "likely loss", "unknown": "unknown"}
 # The evidence a verdict's text names: what decided it.
 _DECIDING = {"likely_loss": ("loss",), "likely_gain": ("gain",), "unknown": ("no_gain",)}
-_UNDECIDED = "nothing built, disassembled or profiled says whether more warps help: time it"
+_UNDECIDED = "no build, machine code or profile decides it: time it"
 
 
 class Evidence(NamedTuple):
@@ -89,12 +89,12 @@ def verdict_of(details: dict) -> Verdict | None:
 
 def with_evidence(finding, more: Iterable[Evidence], note: str = ""):
     """`finding` (a rule's Finding) with `more` evidence weighed into its verdict: its details'
-    verdict recombined and its message's closing verdict clause rewritten, `note` (a clause
-    beginning with '; ') put before it. A finding without a verdict gains only the note."""
+    verdict recombined and the message's verdict clause rewritten, with `note` (a clause beginning
+    with '; ') put before it. A finding without a verdict gains only the note, at its end."""
     old = verdict_of(finding.details)
-    if old is None:
+    clause = "; " + old.text() if old is not None else ""
+    if old is None or clause not in finding.message:
         return finding._replace(message=finding.message + note) if note else finding
     new = combine((*old.evidence, *more))
-    head = finding.message.removesuffix("; " + old.text())
-    return finding._replace(message=f"{head}{note}; {new.text()}",
-                            details={**finding.details, "verdict": new.to_dict()})
+    message = finding.message.replace(clause, f"{note}; {new.text()}", 1)
+    return finding._replace(message=message, details={**finding.details, "verdict": new.to_dict()})

@@ -14,6 +14,8 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+from ..advice.evidence_machine_code import machine_code
+from ..advice.verdict import with_evidence
 from ..readers.compiler_output import KernelUsage
 from ..text import clip
 from ..toolchain.disassembler import Disassembler, DisassemblyError, available, find_disassembler
@@ -114,7 +116,8 @@ def _named(places) -> str:
 def with_machine_code(findings: tuple, sass) -> tuple:
     """A kernel's findings with the source lines its machine code names: TA501 the lines that
     spill (most bytes first), TA502 the lines of its other local-memory loads and stores (the
-    array's), TA301 and TA907 the lines where live registers peak. Findings
+    array's), TA301 and TA907 the lines where live registers peak; a finding's verdict weighs what
+    the instructions show (advice/evidence_machine_code.py). Findings
     are shared by kernels with the same figures; the lines are each kernel's own, so they are
     added here, per kernel, to copies."""
     if sass is None or not findings:
@@ -122,8 +125,11 @@ def with_machine_code(findings: tuple, sass) -> tuple:
     spill_lines = lines_by_bytes(sass.spill_sites)
     local_lines = lines_by_bytes(sass.local_accesses)
     peaks = [{"file": file, "line": line} for file, line in sass.peak_lines]
+    code = machine_code(sass.instructions, sass.hot_loop)
     out = []
     for finding in findings:
+        if code is not None and "verdict" in finding.details:
+            finding = with_evidence(finding, [code])
         if finding.code == "TA501" and spill_lines:
             finding = finding._replace(message=f"{finding.message}; spills at {_named(spill_lines)}",
                                        details={**finding.details, "spill_lines": spill_lines})

@@ -15,9 +15,11 @@ import os
 import re
 import tempfile
 
+from ..advice.evidence_compiler import at_cap
+from ..advice.verdict import with_evidence
 from .compile import Build, Compiler
 
-CHECKED = ("TA301", "TA304")
+CHECKED = ("TA301", "TA304", "TA901")
 _BOUNDS = re.compile(r"__launch_bounds__\s*\([^)]*\)")
 _MAXNREG = re.compile(r"__maxnreg__\s*\([^)]*\)")
 
@@ -91,6 +93,11 @@ def _said(usage) -> str:
     return f"; built: {usage.registers} registers, no spills"
 
 
+def _figures(usage) -> dict:
+    return {"registers": usage.registers, "spill_stores": usage.spill_stores, "spill_loads": usage.spill_loads,
+            "stack_frame": usage.stack_frame}
+
+
 def check_caps(kernels: list, builds: dict, compiler) -> list:
     """`kernels` (LintedKernel) with each TA301/TA304 register change built and its figures in
     the finding. `builds`: {(file as reported, arch): the Build that compiled it}."""
@@ -120,10 +127,9 @@ def check_caps(kernels: list, builds: dict, compiler) -> list:
             usage = by_build.get(build, {}).get(kernel.name) if build is not None else None
             if usage is not None:
                 finding = findings[i]
-                details = {**finding.details, "at_cap": {"registers": usage.registers,
-                                                         "spill_stores": usage.spill_stores,
-                                                         "spill_loads": usage.spill_loads,
-                                                         "stack_frame": usage.stack_frame}}
-                findings[i] = finding._replace(message=finding.message + _said(usage), details=details)
+                figures = {"registers": usage.registers, "spill_stores": usage.spill_stores,
+                           "spill_loads": usage.spill_loads, "stack_frame": usage.stack_frame}
+                finding = finding._replace(details={**finding.details, "at_cap": figures})
+                findings[i] = with_evidence(finding, [at_cap(_figures(kernel.usage), figures)], _said(usage))
         checked.append(kernel._replace(findings=tuple(findings)))
     return checked

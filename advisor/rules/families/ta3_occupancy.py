@@ -4,31 +4,56 @@ brute force in tests/rules/test_rules.py and tests/engine/test_whatif.py."""
 
 from __future__ import annotations
 
+from ...advice.evidence_launch import block_change, resident_grid
+from ...advice.verdict import Evidence, combine
 from ...engine import whatif
 from ...engine.occupancy import Occupancy, occupancy
 from ...text import percent, plural
-from .. import rule
-from ..register_advice import cap_change, pin_change
+from .. import LaunchContext, rule
+from ..register_advice import LIBRARY, cap_change, pin_change
 from ..wording import per_sm
 
 
-def _step(resource: str, step) -> dict:
-    return {"resource": resource, "value": step.value, "blocks_per_sm": step.blocks_per_sm,
-            "occupancy": round(step.occupancy, 6)}
+def _step(resource: str, step, verdict=None) -> dict:
+    found = {"resource": resource, "value": step.value, "blocks_per_sm": step.blocks_per_sm,
+             "occupancy": round(step.occupancy, 6)}
+    if verdict is not None:
+        found["verdict"] = verdict.to_dict()
+    return found
 
 
-def _registers_advice(result: Occupancy, details: dict) -> str:
+def step_verdict(launch: LaunchContext, blocks_after: int, occupancy_after: float):
+    """The verdict on a change that takes the kernel to `blocks_after` resident blocks, from what
+    a configuration alone shows: the occupancy it buys, and whether the grid could use it."""
+    result = launch.result
+    evidence = [Evidence("occupancy", {"blocks_per_sm": [result.active_blocks_per_sm, blocks_after],
+                                       "occupancy": [round(result.occupancy, 6), round(occupancy_after, 6)]},
+                         "neutral", f"{percent(result.occupancy)} -> {percent(occupancy_after)} occupancy")]
+    grid = resident_grid(result.kernel.grid_size, result.active_blocks_per_sm, launch.sm_count)
+    if grid is not None:
+        evidence.append(grid)
+    return combine(evidence)
+
+
+def _registers_advice(launch: LaunchContext, details: dict) -> str:
+    result = launch.result
     cliff = whatif.register_cliff(result)
-    details["next_steps"] += [_step("registers", step) for step in cliff.down]
+    if result.kernel.register_control == LIBRARY:
+        return f"registers limit {per_sm(result.active_blocks_per_sm)} (a library kernel: its vendor chose them)"
+    details["next_steps"] += [_step("registers", step, step_verdict(launch, step.blocks_per_sm, step.occupancy))
+                              for step in cliff.down]
     if not cliff.down:
         return f"registers limit {per_sm(result.active_blocks_per_sm)}; fewer registers alone cannot add one"
     step = cliff.down[0]
     change = cap_change(result.arch, result.kernel, step.value, step.blocks_per_sm)
+    verdict = step_verdict(launch, step.blocks_per_sm, step.occupancy)
     if change is not None:
         details["register_change"] = change.to_dict()
+        details["verdict"] = verdict.to_dict()
     how = f" ({change.text()})" if change is not None else ""
+    said = f"; {verdict.text()}" if change is not None else ""
     return (f"registers: {cliff.current} -> {step.value} gives {per_sm(step.blocks_per_sm)}, "
-            f"{percent(result.occupancy)} -> {percent(step.occupancy)}{how}: a candidate to time, not a sure gain")
+            f"{percent(result.occupancy)} -> {percent(step.occupancy)}{how}{said}")
 
 
 def _shared_mem_advice(result: Occupancy, details: dict) -> list[str]:
@@ -47,13 +72,23 @@ def _shared_mem_advice(result: Occupancy, details: dict) -> list[str]:
     return parts
 
 
-def _block_size_advice(result: Occupancy, limiter: str) -> str:
+def _block_size_advice(launch: LaunchContext, limiter: str, details: dict) -> str:
     # The smallest block that reaches the best occupancy: larger blocks add no warps per SM,
     # only coarser scheduling and a bigger tail.
     # No warp-multiple block fits under a max_threads_per_block below one warp: then there is no block size to advise.
+    result = launch.result
     best = max(whatif.block_size_table(result), key=lambda s: (s.occupancy, -s.value), default=None)
-    if best is not None and best.occupancy > result.occupancy:
-        return f"{limiter}: block size {best.value} gives {percent(best.occupancy)}"
+    if best is not None and best.occupancy > result.occupancy and result.kernel.register_control != LIBRARY:
+        verdict = step_verdict(launch, best.blocks_per_sm, best.occupancy)
+        kernel = result.kernel
+        threads = kernel.grid_size * kernel.block_size if kernel.grid_size else None
+        verdict = combine((*verdict.evidence, *block_change(threads, (kernel.block_size, result.active_blocks_per_sm),
+                                                             (best.value, best.blocks_per_sm), launch.sm_count,
+                                                             kernel.barriers)))
+        details["block_change"] = {"block_size": best.value, "blocks_per_sm": best.blocks_per_sm,
+                                   "occupancy": round(best.occupancy, 6)}
+        details.setdefault("verdict", verdict.to_dict())
+        return f"{limiter}: block size {best.value} gives {percent(best.occupancy)}; {verdict.text()}"
     return (f"{limiter}: {plural(result.active_blocks_per_sm, 'block', grouped=False)} of "
             f"{plural(result.warps_per_block, 'warp', grouped=False)} per SM")
 
@@ -87,18 +122,19 @@ def _fewer_advice(result: Occupancy, field: str, label: str) -> str | None:
     trigger={"arch": "volta", "registers": 64, "block_size": 256},
     clean={"arch": "volta", "registers": 32, "block_size": 256},
 )
-def occupancy_limiter(result: Occupancy, params: dict):
+def occupancy_limiter(launch: LaunchContext, params: dict):
+    result = launch.result
     if not result.launchable or result.occupancy >= 1.0:
         return
     parts, details = [], {"limiters": result.limiters, "blocks_per_sm": result.active_blocks_per_sm,
                           "occupancy": round(result.occupancy, 6), "next_steps": []}
     for limiter in result.limiters:
         if limiter == "registers":
-            parts.append(_registers_advice(result, details))
+            parts.append(_registers_advice(launch, details))
         elif limiter == "shared_memory":
             parts += _shared_mem_advice(result, details)
         elif limiter in ("warps", "blocks"):
-            parts.append(_block_size_advice(result, limiter))
+            parts.append(_block_size_advice(launch, limiter, details))
         elif limiter in ("barriers", "virtual_resources"):
             advice = _fewer_advice(result, limiter, limiter.replace("_", " "))
             if advice is not None:
@@ -183,6 +219,11 @@ def near_cliff(result: Occupancy, params: dict):
         found = {"resource": "registers", "headroom": regs.headroom, "drops_at": drops_at, "blocks_after": after}
         if pin is not None:
             found["register_change"] = pin.to_dict()
+            verdict = combine([Evidence("occupancy", {"blocks_per_sm": blocks, "registers": kernel.registers,
+                                                      "register_cap": pin.registers}, "neutral",
+                                        f"keeps {per_sm(blocks)} should the count grow, and gains nothing today")])
+            found["verdict"] = verdict.to_dict()
+            how += f"; {verdict.text()}"
         yield (f"registers: {drops_at} per thread (+{drops_at - kernel.registers}) drops to {per_sm(after)} "
                f"from {per_sm(blocks)}; {_headroom(regs.headroom, 'register')} of headroom{how}"), found, severity
     total = kernel.static_shared_mem + kernel.dynamic_shared_mem

@@ -9,6 +9,7 @@ suite lints them."""
 
 from __future__ import annotations
 
+from ...advice.verdict import Evidence, combine
 from ...text import plural
 from .. import LintContext, rule
 from ..register_advice import cap_change
@@ -38,9 +39,15 @@ def register_budget(kernel: LintContext, params: dict):
     if budget is not None and budget.max_registers is not None and registers > budget.max_registers:
         change = cap_change(kernel.result.arch, kernel.result.kernel, budget.max_registers)
         how = f"cap with {change.text()}" if change is not None else "no launch bounds reach that cap"
-        yield (f"{registers} registers per thread, budget {budget.max_registers} (budget '{budget.kernel}'); {how}"), \
-            {"registers": registers, "budget": budget.max_registers,
-             "register_change": change.to_dict() if change is not None else None}
+        found = {"registers": registers, "budget": budget.max_registers,
+                 "register_change": change.to_dict() if change is not None else None}
+        if change is not None:
+            verdict = combine([Evidence("budget", {"registers": registers, "register_cap": change.registers},
+                                        "neutral", f"meets the budget by taking {registers - change.registers} "
+                                        "registers per thread from the compiler")])
+            found["verdict"] = verdict.to_dict()
+            how += f"; {verdict.text()}"
+        yield f"{registers} registers per thread, budget {budget.max_registers} (budget '{budget.kernel}'); {how}", found
 
 
 # The spill figures a budget may limit: (BudgetLimits field, LaunchConfig field, words).
