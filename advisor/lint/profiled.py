@@ -13,12 +13,18 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...specs.records import Resolved
+from ..advice.evidence_library import library_of
+from ..advice.evidence_profile import figures, profile
+from ..advice.verdict import with_evidence
 from ..measured import Measured, MeasuredError, findings_of, measure
 from ..readers.compiler_output import KernelUsage
 from ..readers.ncu import NCU_REP_MAGIC, NcuConversionError, NcuMissing, is_ncu_export, read_ncu
 from ..readers.usage import InputProblem
-from ..rules import config_findings, finding_order
+from ..rules import Finding, config_findings, finding_of, finding_order, registry
+from ..rules.register_advice import LIBRARY
 from .records import LintedKernel, LintOptions
+
+LIBRARY_RULE = "TA008"  # said once per run (`library_note`), not on every launch
 
 PERCENTAGE_RULES = ("TA401",)
 SNIFF_BYTES = 64 << 10  # ncu's ==PROF== lines and a program's output may come before the header
@@ -58,6 +64,8 @@ def lint_profile(path: str, options: LintOptions) -> tuple[list[LintedKernel], l
 
 def _kernel(measured: Measured, options: LintOptions, minimum: float | None) -> LintedKernel:
     launch, result = measured.launch, measured.result
+    if library_of(launch.kernel) is not None:  # its vendor's registers: the rules propose no cap
+        result = result._replace(kernel=result.kernel._replace(register_control=LIBRARY))
     usage = KernelUsage(name=launch.kernel, arch=measured.arch.sm, registers=measured.config.registers,
                         shared_mem=measured.config.static_shared_mem, source="ncu", line=launch.line,
                         file=launch.file, variant=f"launch {launch.launch_id}")
@@ -66,11 +74,32 @@ def _kernel(measured: Measured, options: LintOptions, minimum: float | None) -> 
     findings = [f for f in config_findings(Resolved(measured.arch), result, options.selection)
                 if f.code not in PERCENTAGE_RULES]
     findings += findings_of(measured, options.selection, minimum)
+    document = measured_document(measured)
+    evidence = profile(figures(document))
+    findings = [with_evidence(f, evidence) if evidence else f for f in findings]
     findings.sort(key=finding_order)
     return LintedKernel(name=launch.kernel, demangled=launch.kernel, arch=measured.arch.sm, usage=usage,
-                        evidence=(usage,), launch=measured.config, configured_by=None, result=result,
-                        findings=tuple(findings), location=(launch.file, launch.line),
-                        measured=measured_document(measured))
+                        evidence=(usage,), launch=result.kernel, configured_by=None, result=result,
+                        findings=tuple(findings), location=(launch.file, launch.line), measured=document)
+
+
+def library_note(kernels: list[LintedKernel]) -> tuple[list[LintedKernel], list[Finding]]:
+    """The kernels without their TA008 findings, and one TA008 for the run that counts the launches
+    of each library: said once, not on every launch."""
+    counts: dict[str, int] = {}
+    kept = []
+    for kernel in kernels:
+        found = [f for f in kernel.findings if f.code == LIBRARY_RULE]
+        for finding in found:
+            counts[finding.details["library"]] = counts.get(finding.details["library"], 0) + 1
+        kept.append(kernel._replace(findings=tuple(f for f in kernel.findings if f.code != LIBRARY_RULE))
+                    if found else kernel)
+    if not counts:
+        return kept, []
+    named = ", ".join(f"{library} ({count})" for library, count in sorted(counts.items()))
+    message = (f"{sum(counts.values())} launches of library kernels: {named}; their vendors chose their registers "
+               "and launch bounds, so they get facts only, no register or launch-bounds advice")
+    return kept, [finding_of(registry()[LIBRARY_RULE], message, "", {"libraries": counts})]
 
 
 def measured_document(measured: Measured) -> dict:

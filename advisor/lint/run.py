@@ -412,6 +412,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     toolchain.discovery.ToolchainMissing when there is something to compile and no compiler,
     BuildSetupError when no architecture is named."""
     from ..rules.source_scan import scan_lines
+    from .profiled import library_note
 
     gathered = gather(paths, options, stdin, build)
     report = lint_records(gathered.read.records, options, gathered.index)
@@ -419,7 +420,9 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
         from ..toolchain.cap_check import check_caps
 
         report.kernels = check_caps(report.kernels, gathered.compiled[1], gathered.compiled[0])
-    report.kernels += gathered.profiled
+    profiled, library_notes = library_note(gathered.profiled)
+    report.kernels += profiled
+    report.source_findings += library_notes
     report.problems = gathered.read.problems + report.problems
     report.ptx_only = gathered.read.ptx_only
     report.warnings += gathered.unread

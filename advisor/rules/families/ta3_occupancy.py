@@ -114,11 +114,14 @@ def _fewer_advice(result: Occupancy, field: str, label: str) -> str | None:
     more block. The register step names the change the compiler obeys: for a kernel with __launch_bounds__(T), the
     bounds' second argument (ptxas ignores -maxrregcount there); for one without, __launch_bounds__(B, N) or
     -maxrregcount. Where the source is compiled (lint FILE.cu, --compile-commands), the step is built and its
-    registers and spills reported. A step is a candidate to time, never a promise of speed: of 13 such caps timed on
-    an H200 (benchmarks/advice.py, docs/from-source.md), 3 ran faster (by up to 1.49x), 3 the same and 7 slower (by
-    up to 3.6x, worst where the cap spilled hundreds of bytes); more resident warps can also thrash caches or lose
-    instruction-level parallelism. Information: it explains the occupancy figure and suggests the cheapest change;
-    whether more occupancy helps is for a profile to say.""",
+    registers and spills reported. Each change carries a verdict (likely gain, likely loss or unknown) with its
+    evidence (docs/advice.md): a build at the cap that spills more than 8 B of stores beyond today's is a likely
+    loss (of 13 caps timed on an H200 by benchmarks/advice.py, every one spilling 12 B or more ran slower, by up to
+    3.6x); tensor-core or register-tiled machine code (Volkov, GTC 2010), a grid already resident whole, a
+    throughput at 80% of peak or more in a profile (Nsight Compute's threshold) or a library kernel keep it unknown;
+    a profile with under one eligible warp per scheduler and memory-dependency stalls dominant (latency-bound)
+    makes it a likely gain. Occupancy alone never does: more resident warps can thrash caches or lose
+    instruction-level parallelism. Information: it explains the occupancy figure and suggests the cheapest change.""",
     trigger={"arch": "volta", "registers": 64, "block_size": 256},
     clean={"arch": "volta", "registers": 32, "block_size": 256},
 )
