@@ -21,33 +21,28 @@ from .verdict import Evidence
 THROUGHPUT_BOUND = 80.0  # percent of peak
 FEW_ELIGIBLE = 1.0  # eligible warps per scheduler per cycle
 MEMORY_STALLS = ("long_scoreboard", "lg_throttle", "drain", "membar", "imc_miss")
-# Our name -> the key of lint's `measured` object (readers/ncu.py's metric keys).
+# Our name -> (section, field) of lint's `measured` object (advisor/measured_figures.py's records).
 KEYS = {
-    "compute_pct": "sol_compute_pct", "memory_pct": "sol_memory_pct", "dram_pct": "sol_dram_pct",
-    "eligible_warps_per_scheduler": "eligible_warps_per_scheduler",
-    "active_warps_per_scheduler": "active_warps_per_scheduler",
-    "no_eligible_pct": "no_eligible_pct", "warp_cycles_per_issued": "warp_cycles_per_issued",
+    "compute_pct": ("throughput", "compute_pct"), "memory_pct": ("throughput", "memory_pct"),
+    "dram_pct": ("throughput", "dram_pct"),
+    "eligible_warps_per_scheduler": ("scheduler", "eligible_warps"),
+    "active_warps_per_scheduler": ("scheduler", "active_warps"),
+    "no_eligible_pct": ("scheduler", "no_eligible_pct"),
+    "warp_cycles_per_issued": ("warp_state", "cycles_per_issued_instruction"),
 }
 
 
-def _flat(measured: dict) -> dict:
-    """The measured object's figures, one level of sections opened."""
-    flat = {}
-    for key, value in measured.items():
-        if isinstance(value, dict) and key != "block_limits":
-            flat.update(value)
-        flat[key] = value
-    return flat
-
-
 def figures(measured: dict | None) -> dict | None:
-    """The profile figures the gates read ({our name: value}, "stalls": {reason: cycles}); None
-    where the export had none of them (an Occupancy-only export)."""
+    """The profile figures the gates read ({our name: value}, "stalls": {reason: warp cycles per
+    issued instruction}); None where the export had none of them (an Occupancy-only export)."""
     if not measured:
         return None
-    flat = _flat(measured)
-    found = {name: flat[key] for name, key in KEYS.items() if isinstance(flat.get(key), (int, float))}
-    stalls = flat.get("stalls") or {}
+    found = {}
+    for name, (section, field) in KEYS.items():
+        value = (measured.get(section) or {}).get(field)
+        if isinstance(value, (int, float)):
+            found[name] = value
+    stalls = (measured.get("warp_state") or {}).get("stalls") or {}
     found["stalls"] = {k: v for k, v in stalls.items() if isinstance(v, (int, float))} if isinstance(stalls, dict) else {}
     return found if len(found) > 1 or found["stalls"] else None
 

@@ -83,11 +83,13 @@ def test_the_profile_gate_tells_saturated_from_latency_bound(figures, says):
 
 
 def test_the_profile_figures_are_read_from_lints_measured_object():
-    measured = {"achieved_occupancy": 0.5, "sol_compute_pct": 42.0, "sol_memory_pct": 81.5,
-                "eligible_warps_per_scheduler": 0.7, "stalls": {"long_scoreboard": 3.2}}
+    measured = {"achieved_occupancy": 0.5, "throughput": {"compute_pct": 42.0, "memory_pct": 81.5, "dram_pct": None},
+                "scheduler": {"eligible_warps": 0.7}, "warp_state": {"stalls": {"long_scoreboard": 3.2}},
+                "memory": None}
     found = evidence_profile.figures(measured)
     assert found["compute_pct"] == 42.0 and found["memory_pct"] == 81.5 and found["stalls"] == {"long_scoreboard": 3.2}
-    assert evidence_profile.figures({"achieved_occupancy": 0.5, "block_limits": {}}) is None
+    assert found["eligible_warps_per_scheduler"] == 0.7 and "dram_pct" not in found
+    assert evidence_profile.figures({"achieved_occupancy": 0.5, "throughput": None, "warp_state": None}) is None
 
 
 def test_a_grid_already_resident_whole_cannot_use_more_blocks_per_sm():
