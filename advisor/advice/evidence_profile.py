@@ -7,7 +7,9 @@ Scheduler Statistics and Memory Workload Analysis figures of the launch the chan
 - Few eligible warps per scheduler (below FEW_ELIGIBLE: most cycles issue nothing) with
   long-scoreboard or other memory-dependency stalls the largest share of the cycles between two
   issued instructions: the kernel is latency-bound, waiting on memory, and more resident warps
-  are what hides that latency ("gain"). The Profiling Guide's Scheduler and Warp State sections
+  are what hides that latency ("gain"). Where the export has no stall breakdown, both compute and
+  memory throughput under LATENCY_BOUND (60%), which Nsight Compute's Speed Of Light rule reads as
+  "typically latency issues", stands in for the stalls. The Profiling Guide's Scheduler and Warp State sections
   describe this case; Little's law (Volkov 2016) says how many: `warps_wanted` reads it from the
   device's measured bandwidth-vs-occupancy curve where `probe --save` kept one
   (advisor/memory_parallelism.py).
@@ -19,6 +21,7 @@ from __future__ import annotations
 from .verdict import Evidence
 
 THROUGHPUT_BOUND = 80.0  # percent of peak
+LATENCY_BOUND = 60.0  # percent of peak: below it on both units, "typically latency issues" (SOL's own rule)
 FEW_ELIGIBLE = 1.0  # eligible warps per scheduler per cycle
 MEMORY_STALLS = ("long_scoreboard", "lg_throttle", "drain", "membar", "imc_miss")
 # Our name -> (section, field) of lint's `measured` object (advisor/measured_figures.py's records).
@@ -78,10 +81,16 @@ def profile(found: dict | None) -> list[Evidence]:
     value = {"eligible_warps_per_scheduler": eligible, "compute_throughput_pct": found.get("compute_pct"),
              "memory_throughput_pct": found.get("memory_pct"),
              "dominant_stall": None if dominant is None else {"reason": dominant[0], "share": round(dominant[1], 3)}}
-    if eligible is not None and eligible < FEW_ELIGIBLE and dominant is not None and dominant[0] in MEMORY_STALLS:
+    few = eligible is not None and eligible < FEW_ELIGIBLE
+    if few and dominant is not None and dominant[0] in MEMORY_STALLS:
         return [Evidence("profile", value, "gain",
                          f"{eligible:.2f} eligible warps per scheduler, {dominant[0].replace('_', ' ')} stalls "
                          f"{dominant[1]:.0%} of the cycles: latency-bound, more warps hide it")]
+    busiest = max(found.get("compute_pct") or 0, found.get("memory_pct") or 0, found.get("dram_pct") or 0)
+    if few and dominant is None and "compute_pct" in found and busiest < LATENCY_BOUND:
+        return [Evidence("profile", value, "gain",
+                         f"{eligible:.2f} eligible warps per scheduler and no unit above {LATENCY_BOUND:.0f}% of "
+                         "peak: latency-bound, more warps hide it")]
     return [Evidence("profile", value, "neutral", "the profile shows neither saturation nor memory-latency stalls")]
 
 

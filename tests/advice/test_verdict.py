@@ -75,6 +75,9 @@ def test_tensor_cores_or_a_register_tiled_loop_rule_out_a_gain_from_a_cap():
       "stalls": {"long_scoreboard": 9.0, "wait": 2.0}}, "neutral"),  # enough eligible warps
     ({"compute_pct": 30.0, "memory_pct": 40.0, "eligible_warps_per_scheduler": 0.4,
       "stalls": {"barrier": 9.0, "long_scoreboard": 2.0}}, "neutral"),  # barriers, not memory
+    ({"compute_pct": 30.0, "memory_pct": 55.0, "eligible_warps_per_scheduler": 0.4}, "gain"),  # no breakdown
+    ({"compute_pct": 30.0, "memory_pct": 65.0, "eligible_warps_per_scheduler": 0.4}, "neutral"),
+    ({"compute_pct": 30.0, "memory_pct": 55.0, "eligible_warps_per_scheduler": 1.4}, "neutral"),
 ])
 def test_the_profile_gate_tells_saturated_from_latency_bound(figures, says):
     figures = {"stalls": {}, **figures}
