@@ -140,3 +140,35 @@ def test_library_kernels_are_told_by_name_and_user_kernels_are_not(name, found):
 def test_the_library_data_is_validated(text, message):
     with pytest.raises(LibraryDataError, match=message.replace("[", r"\[").replace("(", r"\(")):
         parse(text)
+
+
+@pytest.mark.parametrize("module", ["verdict", "judge"])
+def test_the_modules_examples_hold(module):
+    import doctest
+    import importlib
+
+    failed, tried = doctest.testmod(importlib.import_module(f"tuneadvise.advisor.advice.{module}"))
+    assert tried and not failed
+
+
+def test_judge_combines_every_gate_that_applies():
+    from tuneadvise.advisor.advice.judge import Known, block_size_verdict, register_cap_verdict
+    from tuneadvise.advisor.launch import LaunchConfig
+    from tuneadvise.specs.resolve import resolve_arch
+
+    arch = resolve_arch("sm_90")
+    launch = LaunchConfig(registers=56, block_size=256, grid_size=8192, spill_stores=0, spill_loads=0)
+    latency = {"compute_pct": 20.0, "memory_pct": 30.0, "eligible_warps_per_scheduler": 0.3,
+               "stalls": {"long_scoreboard": 8.0, "wait": 1.0}}
+    clean = {"registers": 48, "spill_stores": 0, "spill_loads": 0}
+    assert register_cap_verdict(Known(arch, launch, 132, profile=latency), clean).outcome == "likely_gain"
+    assert register_cap_verdict(Known(arch, launch, 132), clean).outcome == "unknown"
+    assert register_cap_verdict(Known(arch, launch, 132, profile=latency, instructions={"tensor": 8}),
+                                clean).outcome == "unknown"
+    assert register_cap_verdict(Known(arch, launch, 132, profile=latency, name="ampere_sgemm_128x64_nn"),
+                                clean).outcome == "unknown"
+    assert register_cap_verdict(Known(arch, launch._replace(grid_size=100), 132, profile=latency),
+                                clean).outcome == "unknown"  # the whole grid is resident already
+    # A block size that does not raise the resident warps is no gain, whatever the profile says.
+    assert block_size_verdict(Known(arch, launch, 132, profile=latency), 512, 4096).outcome == "unknown"
+    assert block_size_verdict(Known(arch, launch, 132, profile=latency), 128, 16384).outcome == "likely_gain"

@@ -1,0 +1,82 @@
+"""One verdict on one change, from everything known about the kernel: the composition of the
+evidence gates that `tune`, frontier, suggest and the outcome table (benchmarks/advice.py)
+share with the rules. Each gate is its own module; this only gathers what applies.
+
+    >>> from tuneadvise.specs.resolve import resolve_arch
+    >>> from tuneadvise.advisor.launch import LaunchConfig
+    >>> known = Known(resolve_arch("sm_90"), LaunchConfig(registers=64, block_size=256, grid_size=4096),
+    ...               sm_count=132)
+    >>> register_cap_verdict(known, {"registers": 48, "spill_stores": 232}).outcome
+    'likely_loss'
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from ..engine.occupancy import occupancy
+from ..launch import LaunchConfig
+from ..text import percent
+from .evidence_compiler import at_cap
+from .evidence_launch import block_change, resident_grid
+from .evidence_library import library
+from .evidence_machine_code import machine_code
+from .evidence_profile import profile
+from .verdict import Evidence, Verdict, combine
+
+
+class Known(NamedTuple):
+    """What is known about a kernel as it is today."""
+
+    arch: object  # the Arch record
+    launch: LaunchConfig  # its figures (registers, spills) and launch (block, grid)
+    sm_count: int | None = None
+    name: str = ""  # for the library gate
+    instructions: dict | None = None  # sass.instructions
+    hot_loop: dict | None = None  # sass.hot_loop
+    profile: dict | None = None  # evidence_profile.figures of its profiled launch
+
+
+def _occupancy_step(before, after) -> Evidence:
+    value = {"blocks_per_sm": [before.active_blocks_per_sm, after.active_blocks_per_sm],
+             "occupancy": [round(before.occupancy, 6), round(after.occupancy, 6)]}
+    if after.active_warps_per_sm <= before.active_warps_per_sm:
+        return Evidence("occupancy", value, "no_gain",
+                        f"occupancy {percent(before.occupancy)} -> {percent(after.occupancy)}: no more warps")
+    return Evidence("occupancy", value, "neutral", f"{percent(before.occupancy)} -> {percent(after.occupancy)} occupancy")
+
+
+def _common(known: Known) -> list[Evidence]:
+    found = [e for e in (library(known.name) if known.name else None,
+                         machine_code(known.instructions, known.hot_loop)) if e is not None]
+    return found + profile(known.profile)
+
+
+def register_cap_verdict(known: Known, built: dict | None = None) -> Verdict:
+    """A register cap: `built` is what ptxas reported at it ({"registers", "spill_stores", ...});
+    without a build, the cap's register count is in `built["registers"]` or unknown."""
+    launch = known.launch
+    before = occupancy(known.arch, launch)
+    evidence = []
+    if built is not None:
+        after = occupancy(known.arch, launch._replace(registers=built["registers"]))
+        evidence.append(_occupancy_step(before, after))
+        if "spill_stores" in built:
+            evidence.append(at_cap({"registers": launch.registers, "spill_stores": launch.spill_stores,
+                                    "spill_loads": launch.spill_loads}, built))
+    grid = resident_grid(launch.grid_size, before.active_blocks_per_sm, known.sm_count)
+    return combine([*evidence, *([grid] if grid else []), *_common(known)])
+
+
+def block_size_verdict(known: Known, block_size: int, grid_size: int | None = None) -> Verdict:
+    """A new block size for the same work: `grid_size` the grid at that block (else the same
+    threads in all)."""
+    launch = known.launch
+    before = occupancy(known.arch, launch)
+    after = occupancy(known.arch, launch.replace(block_size=block_size, grid_size=grid_size))
+    evidence = [_occupancy_step(before, after)]
+    threads = (launch.grid_size or 0) * launch.block_size or None
+    evidence += block_change(threads, (launch.block_size, before.active_blocks_per_sm),
+                             (block_size, after.active_blocks_per_sm), known.sm_count, launch.barriers)
+    grid = resident_grid(launch.grid_size, before.active_blocks_per_sm, known.sm_count)
+    return combine([*evidence, *([grid] if grid else []), *_common(known)])
