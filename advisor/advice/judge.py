@@ -18,7 +18,7 @@ from ..engine.occupancy import occupancy
 from ..launch import LaunchConfig
 from ..text import percent
 from .evidence_compiler import at_cap
-from .evidence_launch import block_change, resident_grid
+from .evidence_launch import TAIL_SHARE, block_change, resident_grid
 from .evidence_library import library
 from .evidence_machine_code import machine_code
 from .evidence_profile import profile
@@ -80,3 +80,16 @@ def block_size_verdict(known: Known, block_size: int, grid_size: int | None = No
                              (block_size, after.active_blocks_per_sm), known.sm_count, launch.barriers)
     grid = resident_grid(launch.grid_size, before.active_blocks_per_sm, known.sm_count)
     return combine([*evidence, *([grid] if grid else []), *_common(known)])
+
+
+def chosen_block_verdict(occupancy_fraction: float, waves: dict | None) -> Verdict:
+    """`suggest`'s block size: the highest occupancy is a heuristic (cudaOccMaxPotentialOccupancyBlockSize's
+    own), so the verdict stays unknown unless the planned grid's tail already says it is no gain."""
+    evidence = [Evidence("occupancy", {"occupancy": round(occupancy_fraction, 6)}, "neutral",
+                         f"the highest occupancy of any block size, {percent(occupancy_fraction)}")]
+    share = (waves or {}).get("tail_share_upper_bound") or 0
+    if share >= TAIL_SHARE:
+        evidence.append(Evidence("launch", {"tail_share": share}, "no_gain",
+                                 f"the planned grid's last wave is partial: up to {percent(share)} of the run "
+                                 "with SMs idle"))
+    return combine(evidence)
