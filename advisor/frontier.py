@@ -147,7 +147,7 @@ def frontier(source: str, archs, block_size: int, kernel_glob: str | None = None
         resolved = {arch: resolve_arch(arch) for arch in archs}
     except UnknownArchError as exc:
         raise BuildSetupError(exc.as_option()) from None
-    index = _source_index(source)
+    index = source_index(source)
     machine_code = machine_code_reader(None)  # where nvdisasm is installed: where each cap's spills land
     compiler = compiler or Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None)
     problems: list[str] = []
@@ -192,7 +192,7 @@ def _frontier(compiler, machine_code, source, resolved, settings, block_size, ke
             for arch_name, usage, definition, caps in wanted]
 
 
-def _source_index(source: str) -> SourceIndex:
+def source_index(source: str) -> SourceIndex:
     """The source's kernel definitions (none for PTX); BuildSetupError for a file that cannot be read."""
     if not source.lower().endswith(FRONTIER_SUFFIXES):
         raise BuildSetupError(f"FILE: {source} is neither a CUDA source (.cu) nor PTX (.ptx)")

@@ -36,7 +36,7 @@ def machine_code(instructions: dict | None, hot_loop: dict | None = None) -> Evi
                  "math_per_load": round(per_load, 2)}
         if per_load >= FMA_PER_LOAD:
             return Evidence("machine_code", value, "no_gain",
-                            f"its inner loop does {per_load:.1f} floating-point operations per load "
-                            "(register-tiled): instruction-level parallelism, not warps, hides its latency")
+                            f"its inner loop does {per_load:.1f} floating-point operations per load: its "
+                            "instruction-level parallelism, not more warps, hides latency")
         return Evidence("machine_code", value, "neutral", f"its inner loop does {per_load:.1f} operations per load")
     return Evidence("machine_code", {"tensor_instructions": 0}, "neutral", "no tensor-core or register-tiled code")
