@@ -129,7 +129,7 @@ def document(kernel: str, arch: str, runner: str, device: str, candidates: list[
             "disagreements": [i for i, r in enumerate(rows) if r["agrees"] is False]}
 
 
-def _source_for(text: str, line: int):
+def source_with_cap(text: str, line: int):
     """Kernel Tuner's kernel source as a function of the tunable parameters: the kernel's source
     with __launch_bounds__(block, minBlocks) on its definition where a cap is tuned."""
     from .toolchain.cap_check import edited_source
@@ -147,20 +147,22 @@ def run_kernel_tuner(source_text: str, line: int, kernel_name: str, candidates: 
                      iterations: int) -> tuple[list[list[float] | None], str]:
     """Each candidate's times in milliseconds (None where Kernel Tuner could not time it), and the
     device's name."""
+    from ..probes.gpu import GpuUnavailable, device_info, load_cupy
+
     try:
-        import cupy
+        cupy = load_cupy("tune")
+        device = device_info(cupy, 0).name
+    except GpuUnavailable as exc:
+        raise TuneMissing(str(exc)) from None
+    try:
         from kernel_tuner import tune_kernel
-    except ImportError as exc:
-        raise TuneMissing(f"tune needs Kernel Tuner and CuPy ({exc.name} is not installed): "
-                          "pip install 'tuneadvise[tune]' and CuPy for your CUDA ('.[gpu-cuda13]')") from None
-    try:
-        device = cupy.cuda.runtime.getDeviceProperties(0)["name"].decode()
-    except Exception as exc:  # noqa: BLE001  CuPy's errors for no driver or no device have no common base
-        raise TuneMissing(f"tune needs a CUDA GPU: {str(exc)[:120]}") from None
+    except ImportError:
+        raise TuneMissing("tune needs Kernel Tuner to compile and time the candidates: pip install "
+                          "'tuneadvise[tune]'") from None
     wanted = {(c.block_size, c.min_blocks or 0) for c in candidates}
     params = {"block_size_x": sorted({c.block_size for c in candidates}),
               CAP_PARAM: sorted({c.min_blocks or 0 for c in candidates})}
-    results, _ = tune_kernel(kernel_name, _source_for(source_text, line), given["problem_size"],
+    results, _ = tune_kernel(kernel_name, source_with_cap(source_text, line), given["problem_size"],
                              given["arguments"], params, lang="cupy", strategy="brute_force",
                              restrictions=lambda p: (p["block_size_x"], p[CAP_PARAM]) in wanted,
                              grid_div_x=given.get("grid_div_x"), iterations=iterations, quiet=True,
