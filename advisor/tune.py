@@ -16,7 +16,6 @@ Without a GPU, Kernel Tuner or Triton, `TuneMissing` names what is needed."""
 from __future__ import annotations
 
 import math
-import runpy
 import statistics
 from typing import NamedTuple
 
@@ -26,6 +25,7 @@ from .inputs import InputError
 
 SCHEMA_VERSION = 1
 NOISE_FLOOR = 0.02  # a difference under 2% (or the baseline's own spread) is "equal"
+MAX_ARGS_BYTES = 1 << 20
 CAP_PARAM = "tuneadvise_min_blocks"  # Kernel Tuner's tunable for a register cap: __launch_bounds__'s minBlocks
 
 
@@ -43,11 +43,21 @@ class Candidate(NamedTuple):
     label: str  # "as built", "block 128", "__launch_bounds__(256, 5)"
 
 
-def arguments_file(path: str) -> dict:
+def arguments_file(path: str, option: str = "--args") -> dict:
+    """The names a user's Python file defines (run as a script, read whole first: at most
+    MAX_ARGS_BYTES); what it raises is bad input naming the file."""
+    from ..specs.files import read_bounded
+
     try:
-        found = runpy.run_path(path)
-    except (OSError, SyntaxError) as exc:
-        raise InputError("--args", f"cannot run {path}: {exc}") from None
+        text = read_bounded(path, MAX_ARGS_BYTES, "arguments file", regular_only=True)
+        code = compile(text, path, "exec")
+    except (OSError, SyntaxError, ValueError) as exc:
+        raise InputError(option, f"cannot read {path} as Python: {exc}") from None
+    found = {"__name__": "__tuneadvise_arguments__", "__file__": path}
+    try:
+        exec(code, found)  # noqa: S102  the user's own arguments file, as Kernel Tuner's scripts run theirs
+    except Exception as exc:  # noqa: BLE001  whatever the user's code raises is a fault of that file
+        raise InputError(option, f"{path} raised {type(exc).__name__}: {str(exc)[:200]}") from None
     return found
 
 
@@ -143,10 +153,8 @@ def source_with_cap(text: str, line: int):
     return source
 
 
-def run_kernel_tuner(source_text: str, line: int, kernel_name: str, candidates: list[Candidate], given: dict,
-                     iterations: int) -> tuple[list[list[float] | None], str]:
-    """Each candidate's times in milliseconds (None where Kernel Tuner could not time it), and the
-    device's name."""
+def kernel_tuner_ready():
+    """Kernel Tuner's tune_kernel and the GPU's name; TuneMissing naming what is not here."""
     from ..probes.gpu import GpuUnavailable, device_info, load_cupy
 
     try:
@@ -159,6 +167,12 @@ def run_kernel_tuner(source_text: str, line: int, kernel_name: str, candidates: 
     except ImportError:
         raise TuneMissing("tune needs Kernel Tuner to compile and time the candidates: pip install "
                           "'tuneadvise[tune]'") from None
+    return tune_kernel, device
+
+
+def run_kernel_tuner(tune_kernel, source_text: str, line: int, kernel_name: str, candidates: list[Candidate],
+                     given: dict, iterations: int) -> list[list[float] | None]:
+    """Each candidate's times in milliseconds (None where Kernel Tuner could not time it)."""
     wanted = {(c.block_size, c.min_blocks or 0) for c in candidates}
     params = {"block_size_x": sorted({c.block_size for c in candidates}),
               CAP_PARAM: sorted({c.min_blocks or 0 for c in candidates})}
@@ -174,7 +188,7 @@ def run_kernel_tuner(source_text: str, line: int, kernel_name: str, candidates: 
         value = found.get("times") or ([found["time"]] if isinstance(found.get("time"), float) else None) \
             if found else None
         times.append(value)
-    return times, device
+    return times
 
 
 def triton_candidates(arch, compiled: list, sm_count: int | None) -> list[Candidate]:
@@ -207,9 +221,9 @@ def occupancy_launch(base, result):
                                   spill_stores=base.local_bytes or 0)
 
 
-def run_triton(given: dict) -> tuple[list, list[list[float] | None], str]:
-    """Each config's compiled kernel (from `bench(config)`, which launches it once) and its
-    times from triton.testing.do_bench, and the device's name."""
+def run_triton(path: str) -> tuple[list, list[list[float] | None], str]:
+    """Each config of the user's file at `path` compiled (by `bench(config)`, which launches it
+    once) and timed by triton.testing.do_bench, and the device's name."""
     try:
         import torch
         from triton.testing import do_bench
@@ -217,9 +231,10 @@ def run_triton(given: dict) -> tuple[list, list[list[float] | None], str]:
         raise TuneMissing(f"tune of a Triton kernel needs Triton and PyTorch ({exc.name} is not installed)") from None
     if not torch.cuda.is_available():
         raise TuneMissing("tune needs a CUDA GPU: PyTorch sees none")
+    given = arguments_file(path, "FILE")
     configs, bench = given.get("configs"), given.get("bench")
     if not configs or not callable(bench):
-        raise InputError("--args", "a Triton arguments file defines `configs` (triton.Configs) and `bench(config)`")
+        raise InputError("FILE", "a Triton file defines `configs` (triton.Configs) and `bench(config)`")
     compiled = [bench(config) for config in configs]
     times = [do_bench(lambda c=config: bench(c), return_mode="all") for config in configs]
     return compiled, times, torch.cuda.get_device_name(0)

@@ -15,11 +15,11 @@ def tune_query(source: str, arch: str, args: str | None, block_size: int, kernel
     file: Kernel Tuner; a .py file defining `configs` and `bench`: Triton). Raises TuneMissing
     without a GPU or the runner, InputError for bad input."""
     from ...specs.resolve import resolve_arch
-    from ..tune import arguments_file, document, run_triton, triton_candidates
+    from ..tune import document, run_triton, triton_candidates
 
     resolved = resolve_arch(arch)
     if source.lower().endswith(TRITON_SUFFIX):
-        compiled, times, device = run_triton(arguments_file(source))
+        compiled, times, device = run_triton(source)
         candidates = triton_candidates(resolved, compiled, sm_count)
         return document(source, resolved.sm, "triton.testing.do_bench", device, candidates, times)
     if args is None:
@@ -32,14 +32,15 @@ def _cuda(source, resolved, args, block_size, kernel_glob, grid_size, sm_count, 
     from ..frontier import frontier, source_index
     from ..prune import prune
     from ..readers.demangle import kernel_names
-    from ..tune import arguments_file, cu_candidates, document, run_kernel_tuner
+    from ..tune import arguments_file, cu_candidates, document, kernel_tuner_ready, run_kernel_tuner
 
+    tune_kernel, device = kernel_tuner_ready()  # before compiling anything: without a GPU, say so at once
+    given = arguments_file(args)
     report = frontier(source, [resolved.sm], block_size, kernel_glob, settings)
     if len(report.kernels) != 1:
         raise InputError("--kernel", f"'{kernel_glob or '*'}' matches {len(report.kernels)} kernels of {source}; "
                                      "name one")
     kernel = report.kernels[0]
-    given = arguments_file(args)
     if "arguments" not in given or "problem_size" not in given:
         raise InputError("--args", f"{args} defines no `arguments` and `problem_size` (Kernel Tuner's convention)")
     candidates = cu_candidates(report, resolved, sm_count, grid_size)
@@ -51,6 +52,6 @@ def _cuda(source, resolved, args, block_size, kernel_glob, grid_size, sm_count, 
         raise InputError("--kernel", f"{kernel.demangled}: its definition is not in {source}")
     with open(source, encoding="utf-8", errors="replace") as handle:
         text = handle.read()
-    times, device = run_kernel_tuner(text, definition.line, kernel_names(kernel.name)[2], candidates, given,
+    times = run_kernel_tuner(tune_kernel, text, definition.line, kernel_names(kernel.name)[2], candidates, given,
                                      iterations)
     return document(kernel.demangled, resolved.sm, "kernel_tuner", device, candidates, times)
