@@ -59,12 +59,12 @@ def _known(row: dict, device: dict, profiles: dict, machine_code: dict):
     from tuneadvise.advisor.launch import LaunchConfig
     from tuneadvise.specs.resolve import resolve_arch
 
-    base = row["baseline"]
-    launch = LaunchConfig(registers=base["registers"], block_size=math.prod(base["block"]),
+    base, built = row["baseline"]["launch"], row["baseline"]["ptxas"]
+    launch = LaunchConfig(registers=built["registers"], block_size=math.prod(base["block"]),
                           block_dims=tuple(base["block"]) if len(base["block"]) > 1 else (),
-                          static_shared_mem=base.get("smem", 0), grid_size=math.prod(base["grid"]),
-                          spill_stores=base.get("spill_stores", 0), spill_loads=base.get("spill_loads", 0))
-    code = machine_code.get(row["origin"]["file"], {}).get(base["entry"], {})
+                          static_shared_mem=built.get("smem", 0), grid_size=math.prod(base["grid"]),
+                          spill_stores=built.get("spill_stores", 0), spill_loads=built.get("spill_loads", 0))
+    code = machine_code.get(row["origin"]["file"], {}).get(row["entry"], {})
     profile = profiles.get(row["kernel"]) or profiles.get(row["kernel"].split("<")[0])
     return Known(resolve_arch(row["arch"]), launch, device.get("sms"), name=row["kernel"],
                  instructions=code.get("instructions"), hot_loop=code.get("hot_loop"), profile=figures(profile))
@@ -74,8 +74,9 @@ def verdict_of(known, variant: dict):
     from tuneadvise.advisor.advice.judge import block_size_verdict, register_cap_verdict
 
     if variant["change"]["kind"] == "register_cap":
-        return register_cap_verdict(known, {k: variant.get(k) for k in ("registers", "spill_stores", "spill_loads")})
-    return block_size_verdict(known, math.prod(variant["block"]), math.prod(variant["grid"]))
+        return register_cap_verdict(known, {k: variant["ptxas"].get(k) for k in ("registers", "spill_stores",
+                                                                                  "spill_loads")})
+    return block_size_verdict(known, math.prod(variant["launch"]["block"]), math.prod(variant["launch"]["grid"]))
 
 
 def rows(recording: dict, profiles: dict, machine_code: dict) -> list[dict]:
@@ -88,7 +89,7 @@ def rows(recording: dict, profiles: dict, machine_code: dict) -> list[dict]:
         base = statistics.mean(row["baseline"]["median_us"])
         noise = max(NOISE_FLOOR, 2 * row["baseline_spread"])
         for variant in row["variants"]:
-            if "median_us" not in variant:
+            if "median_us" not in variant:  # the driver refused the launch: no time to compare
                 continue
             verdict = verdict_of(known, variant)
             ratio = variant["median_us"] / base

@@ -18,7 +18,7 @@ from ..engine.occupancy import occupancy
 from ..launch import LaunchConfig
 from ..text import percent
 from .evidence_compiler import at_cap
-from .evidence_launch import TAIL_SHARE, block_change, resident_grid
+from .evidence_launch import TAIL_SHARE, barrier_relief, block_change, fewer_warps, resident_grid
 from .evidence_library import library
 from .evidence_machine_code import machine_code
 from .evidence_profile import profile
@@ -37,13 +37,18 @@ class Known(NamedTuple):
     profile: dict | None = None  # evidence_profile.figures of its profiled launch
 
 
-def _occupancy_step(before, after) -> Evidence:
+def _occupancy_step(known: Known, before, after) -> list[Evidence]:
+    """The occupancy the change gives, and what the launch makes of it."""
     value = {"blocks_per_sm": [before.active_blocks_per_sm, after.active_blocks_per_sm],
              "occupancy": [round(before.occupancy, 6), round(after.occupancy, 6)]}
-    if after.active_warps_per_sm <= before.active_warps_per_sm:
-        return Evidence("occupancy", value, "no_gain",
-                        f"occupancy {percent(before.occupancy)} -> {percent(after.occupancy)}: no more warps")
-    return Evidence("occupancy", value, "neutral", f"{percent(before.occupancy)} -> {percent(after.occupancy)} occupancy")
+    said = f"{percent(before.occupancy)} -> {percent(after.occupancy)} occupancy"
+    if after.active_warps_per_sm == before.active_warps_per_sm:
+        return [Evidence("occupancy", value, "no_gain", f"{said}: no more warps")]
+    found = [Evidence("occupancy", value, "neutral", said)]
+    fewer = fewer_warps(before, after, known.launch.grid_size, known.sm_count)
+    relief = barrier_relief(before.active_blocks_per_sm, after.active_blocks_per_sm,
+                            (known.instructions or {}).get("barriers", 0))
+    return found + [e for e in (fewer, relief) if e is not None]
 
 
 def _common(known: Known) -> list[Evidence]:
@@ -60,7 +65,7 @@ def register_cap_verdict(known: Known, built: dict | None = None) -> Verdict:
     evidence = []
     if built is not None:
         after = occupancy(known.arch, launch._replace(registers=built["registers"]))
-        evidence.append(_occupancy_step(before, after))
+        evidence += _occupancy_step(known, before, after)
         if "spill_stores" in built:
             evidence.append(at_cap({"registers": launch.registers, "spill_stores": launch.spill_stores,
                                     "spill_loads": launch.spill_loads}, built))
@@ -74,7 +79,7 @@ def block_size_verdict(known: Known, block_size: int, grid_size: int | None = No
     launch = known.launch
     before = occupancy(known.arch, launch)
     after = occupancy(known.arch, launch.replace(block_size=block_size, grid_size=grid_size))
-    evidence = [_occupancy_step(before, after)]
+    evidence = _occupancy_step(known, before, after)
     threads = (launch.grid_size or 0) * launch.block_size or None
     evidence += block_change(threads, (launch.block_size, before.active_blocks_per_sm),
                              (block_size, after.active_blocks_per_sm), known.sm_count, launch.barriers)

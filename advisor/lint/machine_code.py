@@ -14,8 +14,9 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
+from ..advice.evidence_launch import barrier_relief
 from ..advice.evidence_machine_code import machine_code
-from ..advice.verdict import with_evidence
+from ..advice.verdict import verdict_of, with_evidence
 from ..readers.compiler_output import KernelUsage
 from ..text import clip
 from ..toolchain.disassembler import Disassembler, DisassemblyError, available, find_disassembler
@@ -113,6 +114,14 @@ def _named(places) -> str:
     return ", ".join(shown) + more
 
 
+def _barrier_relief(finding, sass) -> list:
+    """The barrier gate for a change whose verdict names the blocks per SM it goes between."""
+    steps = [e.value["blocks_per_sm"] for e in verdict_of(finding.details).evidence
+             if e.kind == "occupancy" and isinstance(e.value.get("blocks_per_sm"), list)]
+    relief = barrier_relief(*steps[0], sass.instructions.get("barriers", 0)) if steps else None
+    return [relief] if relief is not None else []
+
+
 def with_machine_code(findings: tuple, sass) -> tuple:
     """A kernel's findings with the source lines its machine code names: TA501 the lines that
     spill (most bytes first), TA502 the lines of its other local-memory loads and stores (the
@@ -129,7 +138,7 @@ def with_machine_code(findings: tuple, sass) -> tuple:
     out = []
     for finding in findings:
         if code is not None and "verdict" in finding.details:
-            finding = with_evidence(finding, [code])
+            finding = with_evidence(finding, [code, *_barrier_relief(finding, sass)])
         if finding.code == "TA501" and spill_lines:
             finding = finding._replace(message=f"{finding.message}; spills at {_named(spill_lines)}",
                                        details={**finding.details, "spill_lines": spill_lines})

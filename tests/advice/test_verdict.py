@@ -172,3 +172,23 @@ def test_judge_combines_every_gate_that_applies():
     # A block size that does not raise the resident warps is no gain, whatever the profile says.
     assert block_size_verdict(Known(arch, launch, 132, profile=latency), 512, 4096).outcome == "unknown"
     assert block_size_verdict(Known(arch, launch, 132, profile=latency), 128, 16384).outcome == "likely_gain"
+
+
+def test_fewer_resident_warps_is_a_loss_unless_the_grid_leaves_sms_idle():
+    from tuneadvise.advisor.engine.occupancy import occupancy
+    from tuneadvise.advisor.launch import LaunchConfig
+    from tuneadvise.specs.resolve import resolve_arch
+
+    arch = resolve_arch("sm_90")
+    full = occupancy(arch, LaunchConfig(registers=32, block_size=256))  # 64 warps
+    half = occupancy(arch, LaunchConfig(registers=32, block_size=32))  # 32 blocks of one warp
+    assert evidence_launch.fewer_warps(full, half, 4096, 132).says == "loss"
+    assert evidence_launch.fewer_warps(full, half, 32, 132).says == "no_gain"  # 32 blocks: 100 SMs idle
+    assert evidence_launch.fewer_warps(half, full, 4096, 132) is None
+
+
+@pytest.mark.parametrize("before, after, barriers, says", [
+    (1, 2, 3, "gain"), (1, 2, 0, None), (2, 3, 3, None), (1, 1, 3, None)])
+def test_a_second_block_relieves_a_kernel_with_barriers_at_one_block(before, after, barriers, says):
+    found = evidence_launch.barrier_relief(before, after, barriers)
+    assert (found.says if found else None) == says
