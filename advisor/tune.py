@@ -176,9 +176,13 @@ def run_kernel_tuner(tune_kernel, source_text: str, line: int, kernel_name: str,
     wanted = {(c.block_size, c.min_blocks or 0) for c in candidates}
     params = {"block_size_x": sorted({c.block_size for c in candidates}),
               CAP_PARAM: sorted({c.min_blocks or 0 for c in candidates})}
+
+    def allowed(**values) -> bool:  # Kernel Tuner calls a restriction with the parameters as keywords
+        return (values["block_size_x"], values[CAP_PARAM]) in wanted
+
     results, _ = tune_kernel(kernel_name, source_with_cap(source_text, line), given["problem_size"],
                              given["arguments"], params, lang="cupy", strategy="brute_force",
-                             restrictions=lambda p: (p["block_size_x"], p[CAP_PARAM]) in wanted,
+                             restrictions=[allowed],
                              grid_div_x=given.get("grid_div_x"), iterations=iterations, quiet=True,
                              verbose=False)
     by_key = {(r["block_size_x"], r[CAP_PARAM]): r for r in results}
@@ -199,7 +203,7 @@ def triton_candidates(arch, compiled: list, sm_count: int | None) -> list[Candid
     found = []
     base = resources_of(compiled[0])
     for index, kernel in enumerate(compiled):
-        result = analyze_compiled(kernel, arch)
+        result = analyze_compiled(kernel, arch.sm)
         figures = resources_of(kernel)
         known = Known(result.arch, occupancy_launch(base, result), sm_count)
         if index == 0:
