@@ -164,9 +164,9 @@ def kernel_tuner_ready():
         raise TuneMissing(str(exc)) from None
     try:
         from kernel_tuner import tune_kernel
-    except ImportError:
-        raise TuneMissing("tune needs Kernel Tuner to compile and time the candidates: pip install "
-                          "'tuneadvise[tune]'") from None
+    except ImportError as exc:
+        raise TuneMissing(f"tune needs Kernel Tuner to compile and time the candidates ({exc.name} is not "
+                          "installed): pip install 'tuneadvise[tune]'") from None
     return tune_kernel, device
 
 
@@ -196,33 +196,23 @@ def run_kernel_tuner(tune_kernel, source_text: str, line: int, kernel_name: str,
 
 
 def triton_candidates(arch, compiled: list, sm_count: int | None) -> list[Candidate]:
-    """A verdict for each compiled triton.Config against the first (the baseline): a register cap
-    where only the registers differ, a block-size change where the warps do."""
+    """A verdict for each compiled triton.Config against the first (the baseline), from the two
+    configurations' own figures: its registers, warps, shared memory and local memory."""
+    from .advice.judge import change_verdict
     from .compiled import analyze_compiled, resources_of
 
+    base, base_result = resources_of(compiled[0]), analyze_compiled(compiled[0], arch.sm)
+    known = Known(base_result.arch, base_result.kernel._replace(spill_stores=base.local_bytes or 0), sm_count)
     found = []
-    base = resources_of(compiled[0])
     for index, kernel in enumerate(compiled):
         result = analyze_compiled(kernel, arch.sm)
         figures = resources_of(kernel)
-        known = Known(result.arch, occupancy_launch(base, result), sm_count)
-        if index == 0:
-            verdict = combine([])
-        elif figures.block_size != base.block_size:
-            verdict = block_size_verdict(known, figures.block_size)
-        else:
-            # A cubin's local memory per thread stands for the spills (Triton's n_spills is the same bytes / 4).
-            verdict = register_cap_verdict(known, {"registers": figures.registers,
-                                                   "spill_stores": figures.local_bytes or 0})
+        # A cubin's local memory per thread stands for the spills (Triton's n_spills is the same bytes / 4).
+        built = {"registers": figures.registers, "spill_stores": figures.local_bytes or 0}
+        verdict = combine([]) if index == 0 else change_verdict(known, base_result, result, built)
         found.append(Candidate(figures.block_size, None, None, result.active_blocks_per_sm, result.occupancy,
                                verdict, f"config {index}"))
     return found
-
-
-def occupancy_launch(base, result):
-    """The baseline's LaunchConfig, as the engine analysed it for a candidate's architecture."""
-    return result.kernel._replace(registers=base.registers, block_size=base.block_size, block_dims=(),
-                                  spill_stores=base.local_bytes or 0)
 
 
 def run_triton(path: str) -> tuple[list, list[list[float] | None], str]:

@@ -57,20 +57,23 @@ def _common(known: Known) -> list[Evidence]:
     return found + profile(known.profile)
 
 
-def register_cap_verdict(known: Known, built: dict | None = None) -> Verdict:
-    """A register cap: `built` is what ptxas reported at it ({"registers", "spill_stores", ...});
-    without a build, the cap's register count is in `built["registers"]` or unknown."""
+def change_verdict(known: Known, before, after, built: dict | None = None) -> Verdict:
+    """A change that takes the kernel from Occupancy `before` to `after`; `built`: what ptxas
+    reported for the changed build ({"registers", "spill_stores", ...}), where it was built."""
     launch = known.launch
-    before = occupancy(known.arch, launch)
-    evidence = []
-    if built is not None:
-        after = occupancy(known.arch, launch._replace(registers=built["registers"]))
-        evidence += _occupancy_step(known, before, after)
-        if "spill_stores" in built:
-            evidence.append(at_cap({"registers": launch.registers, "spill_stores": launch.spill_stores,
-                                    "spill_loads": launch.spill_loads}, built))
+    evidence = _occupancy_step(known, before, after)
+    if built is not None and "spill_stores" in built:
+        evidence.append(at_cap({"registers": launch.registers, "spill_stores": launch.spill_stores,
+                                "spill_loads": launch.spill_loads}, built))
     grid = resident_grid(launch.grid_size, before.active_blocks_per_sm, known.sm_count)
     return combine([*evidence, *([grid] if grid else []), *_common(known)])
+
+
+def register_cap_verdict(known: Known, built: dict) -> Verdict:
+    """A register cap, from what ptxas reported at it ({"registers", "spill_stores", ...})."""
+    before = occupancy(known.arch, known.launch)
+    after = occupancy(known.arch, known.launch._replace(registers=built["registers"]))
+    return change_verdict(known, before, after, built)
 
 
 def block_size_verdict(known: Known, block_size: int, grid_size: int | None = None) -> Verdict:
@@ -79,12 +82,11 @@ def block_size_verdict(known: Known, block_size: int, grid_size: int | None = No
     launch = known.launch
     before = occupancy(known.arch, launch)
     after = occupancy(known.arch, launch.replace(block_size=block_size, grid_size=grid_size))
-    evidence = _occupancy_step(known, before, after)
     threads = (launch.grid_size or 0) * launch.block_size or None
-    evidence += block_change(threads, (launch.block_size, before.active_blocks_per_sm),
-                             (block_size, after.active_blocks_per_sm), known.sm_count, launch.barriers)
-    grid = resident_grid(launch.grid_size, before.active_blocks_per_sm, known.sm_count)
-    return combine([*evidence, *([grid] if grid else []), *_common(known)])
+    tail = block_change(threads, (launch.block_size, before.active_blocks_per_sm),
+                        (block_size, after.active_blocks_per_sm), known.sm_count, launch.barriers)
+    verdict = change_verdict(known, before, after)
+    return combine([*verdict.evidence, *tail])
 
 
 def chosen_block_verdict(occupancy_fraction: float, waves: dict | None) -> Verdict:
