@@ -177,7 +177,8 @@ def run_kernel_tuner(tune_kernel, source_text: str, line: int, kernel_name: str,
     params = {"block_size_x": sorted({c.block_size for c in candidates}),
               CAP_PARAM: sorted({c.min_blocks or 0 for c in candidates})}
 
-    def allowed(**values) -> bool:  # Kernel Tuner calls a restriction with the parameters as keywords
+    def allowed(*given, **values) -> bool:  # Kernel Tuner passes the parameters as one dict or as keywords
+        values = given[0] if given else values
         return (values["block_size_x"], values[CAP_PARAM]) in wanted
 
     results, _ = tune_kernel(kernel_name, source_with_cap(source_text, line), given["problem_size"],
