@@ -177,13 +177,19 @@ def run_kernel_tuner(tune_kernel, source_text: str, line: int, kernel_name: str,
     params = {"block_size_x": sorted({c.block_size for c in candidates}),
               CAP_PARAM: sorted({c.min_blocks or 0 for c in candidates})}
 
-    def allowed(*given, **values) -> bool:  # Kernel Tuner passes the parameters as one dict or as keywords
-        values = given[0] if given else values
-        return (values["block_size_x"], values[CAP_PARAM]) in wanted
+    def allowed(*given, **values) -> bool:
+        # Kernel Tuner calls a restriction in several ways: keywords, one dict, or the values of the
+        # parameters it names (block_size_x, then the cap) in order.
+        if values:
+            return (values["block_size_x"], values[CAP_PARAM]) in wanted
+        if len(given) == 1 and isinstance(given[0], dict):
+            return (given[0]["block_size_x"], given[0][CAP_PARAM]) in wanted
+        flat = list(given[0]) if len(given) == 1 and isinstance(given[0], (list, tuple)) else list(given)
+        return tuple(flat[:2]) in wanted
 
     results, _ = tune_kernel(kernel_name, source_with_cap(source_text, line), given["problem_size"],
                              given["arguments"], params, lang="cupy", strategy="brute_force",
-                             restrictions=[allowed],
+                             restrictions=[(allowed, ["block_size_x", CAP_PARAM])],
                              grid_div_x=given.get("grid_div_x"), iterations=iterations, quiet=True,
                              verbose=False)
     by_key = {(r["block_size_x"], r[CAP_PARAM]): r for r in results}
