@@ -189,7 +189,7 @@ def run_kernel_tuner(tune_kernel, source_text: str, line: int, kernel_name: str,
 
     results, _ = tune_kernel(kernel_name, source_with_cap(source_text, line), given["problem_size"],
                              given["arguments"], params, lang="cupy", strategy="brute_force",
-                             restrictions=[(allowed, ["block_size_x", CAP_PARAM])],
+                             restrictions=[allowed],
                              grid_div_x=given.get("grid_div_x"), iterations=iterations, quiet=True,
                              verbose=False)
     by_key = {(r["block_size_x"], r[CAP_PARAM]): r for r in results}
