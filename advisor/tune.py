@@ -85,7 +85,8 @@ def cu_candidates(report, arch, sm_count: int | None, grid_size: int | None) -> 
                                point.occupancy, verdict, change.bounds))
     seen = {round(result.occupancy, 6)}
     for step in block_size_table(result):
-        if round(step.occupancy, 6) in seen or step.value % 32:
+        # Only block sizes that raise occupancy (the smallest at each level): the ones advice proposes.
+        if step.occupancy <= result.occupancy or round(step.occupancy, 6) in seen or step.value % 32:
             continue
         seen.add(round(step.occupancy, 6))
         grid = math.ceil(grid_size * kernel.block_size / step.value) if grid_size else None
@@ -115,14 +116,22 @@ def agrees(outcome: str, measured: str) -> bool | None:
     return None
 
 
+def _spread(times: list[float] | None) -> float:
+    """The baseline's run-to-run spread: the median absolute deviation over the median (robust to
+    the first, cold run that a mean and a standard deviation would let dominate)."""
+    if not times or len(times) < 2:
+        return 0.0
+    middle = statistics.median(times)
+    return statistics.median(abs(t - middle) for t in times) / middle
+
+
 def document(kernel: str, arch: str, runner: str, device: str, candidates: list[Candidate],
              times: list[list[float] | None]) -> dict:
     """The tune document: each candidate's verdict beside its measured time, the best, and where
     prediction and measurement disagreed."""
     medians = [statistics.median(t) if t else None for t in times]
     baseline = medians[0]
-    spread = times[0] and len(times[0]) > 1 and statistics.stdev(times[0]) / statistics.mean(times[0]) or 0.0
-    noise = max(NOISE_FLOOR, 2 * spread)
+    noise = max(NOISE_FLOOR, 2 * _spread(times[0]))
     rows = []
     for index, (candidate, median) in enumerate(zip(candidates, medians)):
         measured = None if median is None or baseline is None else \
