@@ -33,6 +33,10 @@ class TuneMissing(Exception):
     """A part `tune` needs is not here: a GPU, CuPy, Kernel Tuner or Triton (one sentence)."""
 
 
+class TuneRunFailed(Exception):
+    """The runner (Kernel Tuner, Triton) failed on this machine: one sentence naming it."""
+
+
 class Candidate(NamedTuple):
     block_size: int
     min_blocks: int | None  # __launch_bounds__(block_size, min_blocks); None: as the kernel is
@@ -196,11 +200,14 @@ def run_kernel_tuner(tune_kernel, source_text: str, line: int, kernel_name: str,
         flat = list(given[0]) if len(given) == 1 and isinstance(given[0], (list, tuple)) else list(given)
         return tuple(flat[:2]) in wanted
 
-    results, _ = tune_kernel(kernel_name, source_with_cap(source_text, line), given["problem_size"],
-                             given["arguments"], params, lang="cupy", strategy="brute_force",
-                             restrictions=[allowed],
-                             grid_div_x=given.get("grid_div_x"), iterations=iterations, quiet=True,
-                             verbose=False)
+    try:
+        results, _ = tune_kernel(kernel_name, source_with_cap(source_text, line), given["problem_size"],
+                                 given["arguments"], params, lang="cupy", strategy="brute_force",
+                                 restrictions=[allowed],
+                                 grid_div_x=given.get("grid_div_x"), iterations=iterations, quiet=True,
+                                 verbose=False)
+    except Exception as exc:  # noqa: BLE001  Kernel Tuner's and the driver's errors have no common base
+        raise TuneRunFailed(f"Kernel Tuner failed: {type(exc).__name__}: {str(exc)[:200]}") from None
     by_key = {(r["block_size_x"], r[CAP_PARAM]): r for r in results}
     times = []
     for c in candidates:

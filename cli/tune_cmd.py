@@ -9,7 +9,7 @@ import math
 import click
 
 from ..advisor.text import write_json_line
-from .common import EXIT_OK, BadInput, block_dims, choose_format, fail_unavailable
+from .common import EXIT_FINDINGS, EXIT_OK, BadInput, block_dims, choose_format, error_line, fail_unavailable
 from .compile_options import build_options, build_settings, compiling
 from .lint_render import output_width, wrap
 
@@ -26,7 +26,8 @@ verdict beside its measured time, the fastest, and where prediction and measurem
 Example:
   tuneadvise tune saxpy.cu --args saxpy_args.py --arch sm_90 --block-size 256
 \b
-Exit codes: 0 done; 2 bad input; 3 no GPU, CuPy, Kernel Tuner or Triton, or no CUDA compiler.""")
+Exit codes: 0 done; 1 the runner failed on this machine (its error in one line); 2 bad input;
+3 no GPU, CuPy, Kernel Tuner or Triton, or no CUDA compiler.""")
 @click.argument("file", type=click.Path(dir_okay=False))
 @click.option("--arch", "-a", required=True, help="The GPU's architecture: sm_90, hopper, 9.0...")
 @click.option("--args", "args_file", type=click.Path(dir_okay=False), help="Python file making the arguments (.cu).")
@@ -41,7 +42,7 @@ def tune(ctx, file, arch, args_file, block_size, kernel_glob, sm_count, iteratio
          nvcc_flags, jobs, no_cache, compile_timeout, compile_memory):
     from ..advisor.inputs import InputError
     from ..advisor.queries.tune import tune_query
-    from ..advisor.tune import TuneMissing
+    from ..advisor.tune import TuneMissing, TuneRunFailed
 
     settings = build_settings(include_dirs, defines, nvcc_flags, None, jobs, no_cache, compile_timeout,
                               compile_memory)
@@ -52,6 +53,9 @@ def tune(ctx, file, arch, args_file, block_size, kernel_glob, sm_count, iteratio
         fail_unavailable(str(exc))
     except InputError as exc:
         raise BadInput(str(exc)) from None
+    except TuneRunFailed as exc:
+        click.echo(error_line(str(exc)), err=True)
+        ctx.exit(EXIT_FINDINGS)
     write_json_line(document) if choose_format(fmt) == "json" else click.echo(render(document, output_width()))
     ctx.exit(EXIT_OK)
 
