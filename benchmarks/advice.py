@@ -15,7 +15,8 @@ CPU only; it replays recorded measurements:
 
     python benchmarks/advice.py [--outcomes F.json] [--profile F.csv ...] [--machine-code F.json] [--out F.txt]
 
-(defaults: the H200 recordings in benchmarks/recorded/ and tests/fixtures/advice/)."""
+(defaults: the H200 recordings in benchmarks/recorded/, tests/fixtures/ncu/advice/ and
+tests/fixtures/advice/)."""
 
 from __future__ import annotations
 
@@ -30,6 +31,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 RECORDED = HERE / "recorded"
 FIXTURES = ROOT / "tests" / "fixtures" / "advice"
+PROFILES = ROOT / "tests" / "fixtures" / "ncu" / "advice"  # Nsight Compute exports of each baseline
 NOISE_FLOOR = 0.02
 TARGET_SHARE, WORST_GAIN = 0.8, 1.10
 
@@ -141,7 +143,7 @@ def main() -> int:
     parser.add_argument("--out", type=Path, help="also write the table here")
     options = parser.parse_args()
     recording = json.loads(options.outcomes.read_text())
-    profiles = profiles_by_kernel(options.profile or sorted(RECORDED.glob("advice-*-h200.csv*")))
+    profiles = profiles_by_kernel(options.profile or sorted(PROFILES.glob("advice-*.csv*")))
     machine_code = json.loads(options.machine_code.read_text())["kernels"]
     text = table(rows(recording, profiles, machine_code), recording["device"])
     print(text)

@@ -31,7 +31,7 @@ def replayed():
         pytest.skip("no recorded outcome grid in benchmarks/recorded/ (benchmarks/record_advice_outcomes.sh)")
     advice = _advice()
     recording = json.loads(OUTCOMES[-1].read_text())
-    profiles = advice.profiles_by_kernel(sorted(RECORDED.glob("advice-*.csv*")))
+    profiles = advice.profiles_by_kernel(sorted(advice.PROFILES.glob("advice-*.csv*")))
     machine_code = json.loads((ROOT / "tests" / "fixtures" / "advice" / "machine_code_sm_90.json").read_text())
     return advice, recording, profiles, machine_code["kernels"]
 
@@ -58,9 +58,9 @@ def test_the_targets_can_fail_a_verdict_that_believes_occupancy(replayed, monkey
         from tuneadvise.advisor.engine.occupancy import occupancy
 
         before = occupancy(known.arch, known.launch)
-        registers = variant["registers"] if variant["change"]["kind"] == "register_cap" else known.launch.registers
+        registers = variant["ptxas"]["registers"]
         block = 1
-        for d in variant["block"]:
+        for d in variant["launch"]["block"]:
             block *= d
         after = occupancy(known.arch, known.launch.replace(registers=registers, block_size=block))
         if after.active_warps_per_sm == before.active_warps_per_sm:
