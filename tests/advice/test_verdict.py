@@ -192,3 +192,14 @@ def test_fewer_resident_warps_is_a_loss_unless_the_grid_leaves_sms_idle():
 def test_a_second_block_relieves_a_kernel_with_barriers_at_one_block(before, after, barriers, says):
     found = evidence_launch.barrier_relief(before, after, barriers)
     assert (found.says if found else None) == says
+
+
+def test_littles_law_says_how_many_warps_feed_dram():
+    from tuneadvise.advisor import memory_parallelism
+    from tuneadvise.specs.resolve import resolve
+
+    product = resolve("h100-sxm").product
+    found = evidence_profile.warps_wanted(product, 32, 16)
+    expected = memory_parallelism.advice(product, 32, 16)["warps_for_target"]
+    assert found.says == "neutral" and found.value["warps_per_sm_wanted"] == expected
+    assert evidence_profile.warps_wanted(None, 32, 16) is None
