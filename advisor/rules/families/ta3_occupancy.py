@@ -160,8 +160,24 @@ def occupancy_limiter(launch: LaunchContext, params: dict):
 )
 def low_theoretical_occupancy(result: Occupancy, params: dict):
     if result.launchable and result.occupancy < params["threshold"]:
+        details, step = {"occupancy": round(result.occupancy, 6)}, _next_register_step(result)
+        said = ""
+        if step is not None:
+            verdict = combine([Evidence("occupancy", {"blocks_per_sm": [result.active_blocks_per_sm,
+                                                                          step.blocks_per_sm]}, "neutral",
+                                        f"{percent(result.occupancy)} -> {percent(step.occupancy)} occupancy")])
+            details["next_step"] = {**_step("registers", step), "verdict": verdict.to_dict()}
+            said = f"; next step: {step.value} registers per thread (TA301), {verdict.text()}"
         yield (f"theoretical occupancy {percent(result.occupancy)} is below {percent(params['threshold'])} "
-               f"of the maximum, limited by {' + '.join(result.limiters)}"), {"occupancy": round(result.occupancy, 6)}
+               f"of the maximum, limited by {' + '.join(result.limiters)}{said}"), details
+
+
+def _next_register_step(result: Occupancy):
+    """TA301's register step where registers limit and a cap the user can set reaches it; else None."""
+    if "registers" not in result.limiters or result.kernel.register_control == LIBRARY:
+        return None
+    cliff = whatif.register_cliff(result)
+    return cliff.down[0] if cliff.down else None
 
 
 @rule(
