@@ -53,7 +53,7 @@ class Measured(NamedTuple):
         return self.launch.metrics
 
 
-class MeasuredError(ValueError):
+class MeasuredError(InputError):
     """A launch the engine cannot take: a figure missing, or an unknown compute capability."""
 
 

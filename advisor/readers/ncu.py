@@ -119,14 +119,6 @@ def is_ncu_report(head: bytes) -> bool:
     return head.startswith(NCU_REP_MAGIC)
 
 
-def group_by_kernel(launches: Iterable[ProfiledLaunch]) -> dict[str, list[ProfiledLaunch]]:
-    """Launches by kernel name, in order of first appearance; each keeps its process and configuration."""
-    groups: dict[str, list[ProfiledLaunch]] = {}
-    for launch in launches:
-        groups.setdefault(launch.kernel, []).append(launch)
-    return groups
-
-
 def read_ncu(path: str | Path) -> NcuReadResult:
     """Every launch in a `ncu --csv` export, or in a .ncu-rep converted through ncu."""
     path = Path(path)
