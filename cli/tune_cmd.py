@@ -5,13 +5,15 @@ its measured time (a thin command over advisor/queries/tune.py)."""
 from __future__ import annotations
 
 import math
+import sys
 
 import click
 
-from ..advisor.text import write_json_line
-from .common import EXIT_FINDINGS, EXIT_OK, BadInput, block_dims, choose_format, error_line, fail_unavailable
+from .common import EXIT_FINDINGS, EXIT_OK, choose_format, emit, error_line, fail_unavailable
 from .compile_options import build_options, build_settings, compiling
-from .lint_render import output_width, wrap
+from .layout import output_width, wrap
+from .options import arch_option, block_shape_option, format_option
+from .params import ArchName
 
 
 @click.command(help="""Time the changes tuneadvise proposes for one kernel, on this machine's GPU. For FILE.cu:
@@ -29,35 +31,39 @@ Example:
 Exit codes: 0 done; 1 the runner failed on this machine (its error in one line); 2 bad input;
 3 no GPU, CuPy, Kernel Tuner or Triton, or no CUDA compiler.""")
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--arch", "-a", required=True, help="The GPU's architecture: sm_90, hopper, 9.0...")
+@arch_option(help="The GPU's architecture: sm_90, hopper, 9.0...", required=True, type=ArchName())
 @click.option("--args", "args_file", type=click.Path(dir_okay=False), help="Python file making the arguments (.cu).")
-@click.option("--block-size", "-b", default="256", show_default=True, help="The kernel's block size today.")
+@block_shape_option("The kernel's block size today: 256 or 16x16.", default="256", show_default=True)
 @click.option("--kernel", "-k", "kernel_glob", help="The kernel of FILE to tune, where it holds several.")
 @click.option("--sm-count", type=click.IntRange(1, 4096), help="SMs of the GPU (for the grid's waves).")
 @click.option("--iterations", type=click.IntRange(1, 1000), default=7, show_default=True, help="Timed runs each.")
-@click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table, or TUNEADVISE_FORMAT.")
+@format_option()
 @build_options(compile_commands=False)
 @click.pass_context
 def tune(ctx, file, arch, args_file, block_size, kernel_glob, sm_count, iterations, fmt, include_dirs, defines,
          nvcc_flags, jobs, no_cache, compile_timeout, compile_memory):
-    from ..advisor.inputs import InputError
     from ..advisor.queries.tune import tune_query
-    from ..advisor.tune import TuneMissing, TuneRunFailed
 
     settings = build_settings(include_dirs, defines, nvcc_flags, None, jobs, no_cache, compile_timeout,
                               compile_memory)
+    document = compiling(timing, tune_query, file, arch, args_file, math.prod(block_size), kernel_glob, None,
+                         sm_count, iterations, settings)
+    emit(choose_format(fmt), document, lambda: click.echo(render(document, output_width())))
+    ctx.exit(EXIT_OK)
+
+
+def timing(function, *args):
+    """Run the tune query: a part missing here is exit 3, a runner that fails on this machine exit 1,
+    each one line."""
+    from ..advisor.tune import TuneMissing, TuneRunFailed
+
     try:
-        document = compiling(tune_query, file, arch, args_file, math.prod(block_dims(block_size)), kernel_glob,
-                             None, sm_count, iterations, settings)
+        return function(*args)
     except TuneMissing as exc:
         fail_unavailable(str(exc))
-    except InputError as exc:
-        raise BadInput(str(exc)) from None
     except TuneRunFailed as exc:
         click.echo(error_line(str(exc)), err=True)
-        ctx.exit(EXIT_FINDINGS)
-    write_json_line(document) if choose_format(fmt) == "json" else click.echo(render(document, output_width()))
-    ctx.exit(EXIT_OK)
+        sys.exit(EXIT_FINDINGS)
 
 
 def render(document: dict, width: int = 80) -> str:
