@@ -37,15 +37,14 @@ TARGET_SHARE, WORST_GAIN = 0.8, 1.10
 
 
 def profiles_by_kernel(paths) -> dict[str, dict]:
-    """Each profiled baseline's `measured` object as lint reads it, by kernel function name
+    """Each profiled baseline's `measured` object as lint reports it, by kernel function name
     (the demangled name up to its '(' or '<')."""
-    from tuneadvise.advisor.lint.profiled import lint_profile
     from tuneadvise.advisor.lint.records import LintOptions
+    from tuneadvise.advisor.lint.run import lint_paths
 
     found = {}
-    for path in paths:
-        kernels, _ = lint_profile(str(path), LintOptions())
-        for kernel in kernels:
+    for kernel in lint_paths([str(path) for path in paths], LintOptions()).kernels if paths else ():
+        if kernel.measured is not None:
             name = kernel.demangled.removeprefix("void ").split("(")[0].strip()
             found.setdefault(name, kernel.measured)
     return found
