@@ -15,7 +15,8 @@ Either says "no_gain": no register cap is called a likely gain for such code."""
 
 from __future__ import annotations
 
-from .verdict import Evidence
+from .evidence_launch import barrier_relief
+from .verdict import Evidence, verdict_of
 
 FMA_PER_LOAD = 4.0  # an 8x8 register tile: 64 FMAs per 16 loads
 MIN_LOOP_MATH = 16  # fewer floating-point operations than this in a loop body is no tile
@@ -40,3 +41,16 @@ def machine_code(instructions: dict | None, hot_loop: dict | None = None) -> Evi
                             "instruction-level parallelism, not more warps, hides latency")
         return Evidence("machine_code", value, "neutral", f"its inner loop does {per_load:.1f} operations per load")
     return Evidence("machine_code", {"tensor_instructions": 0}, "neutral", "no tensor-core or register-tiled code")
+
+
+def of_finding(details: dict, sass) -> list[Evidence]:
+    """What a kernel's machine code (readers/sass.py's KernelSass) says about the change a finding
+    proposes: the code's own gate, and the barrier gate where its verdict names the blocks per SM
+    the change goes between."""
+    code = machine_code(sass.instructions, sass.hot_loop)
+    if code is None:
+        return []
+    steps = [e.value["blocks_per_sm"] for e in verdict_of(details).evidence
+             if e.kind == "occupancy" and isinstance(e.value, dict) and isinstance(e.value.get("blocks_per_sm"), list)]
+    relief = barrier_relief(*steps[0], sass.instructions.get("barriers", 0)) if steps else None
+    return [code] + ([relief] if relief is not None else [])

@@ -89,12 +89,12 @@ def verdict_of(details: dict) -> Verdict | None:
 
 def with_evidence(finding, more: Iterable[Evidence], note: str = ""):
     """`finding` (a rule's Finding) with `more` evidence weighed into its verdict: its details'
-    verdict recombined and the message's verdict clause rewritten, with `note` (a clause beginning
-    with '; ') put before it. A finding without a verdict gains only the note, at its end."""
+    verdict recombined and the message's verdict clause rewritten at its end, after `note` (a
+    clause beginning with '; '). A finding without a verdict gains only the note, at its end."""
     old = verdict_of(finding.details)
     clause = "; " + old.text() if old is not None else ""
     if old is None or clause not in finding.message:
         return finding._replace(message=finding.message + note) if note else finding
     new = combine((*old.evidence, *more))
-    message = finding.message.replace(clause, f"{note}; {new.text()}", 1)
+    message = f"{finding.message.replace(clause, '', 1)}{note}; {new.text()}"  # the verdict closes the message
     return finding._replace(message=message, details={**finding.details, "verdict": new.to_dict()})

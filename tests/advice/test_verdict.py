@@ -36,7 +36,7 @@ def test_new_evidence_rewrites_the_verdict_clause_where_it_stands():
     finding = Finding("TA301", "info", f"registers: 44 -> 40; {verdict.text()}; 3 live at x.cu:4", "sm_90",
                       {"verdict": verdict.to_dict()})
     changed = with_evidence(finding, [LOSS], "; built: 40 registers")
-    assert changed.message == "registers: 44 -> 40; built: 40 registers; verdict: likely loss (spills); 3 live at x.cu:4"
+    assert changed.message == "registers: 44 -> 40; 3 live at x.cu:4; built: 40 registers; verdict: likely loss (spills)"
     assert verdict_of(changed.details).outcome == "likely_loss"
     plain = Finding("TA302", "warning", "low", "sm_90", {})
     assert with_evidence(plain, [LOSS]) == plain  # no verdict, nothing to weigh

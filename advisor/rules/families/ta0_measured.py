@@ -222,6 +222,16 @@ def achieved_below_minimum(context: MeasuredContext, params: dict):
 _XMMA = "sm80_xmma_gemm_tn"
 
 
+def _libraries_for_run(seen: list[tuple[dict, int]]) -> tuple[str, dict]:
+    """TA008 once for the run: the launches of each library's kernels."""
+    counts: dict[str, int] = {}
+    for details, launches in seen:
+        counts[details["library"]] = counts.get(details["library"], 0) + launches
+    named = ", ".join(f"{library} ({count})" for library, count in sorted(counts.items()))
+    return (f"{sum(counts.values())} launches of library kernels: {named}; their vendors chose their registers and "
+            "launch bounds, so they get facts only, no register or launch-bounds advice"), {"libraries": counts}
+
+
 @rule(
     code="TA008", name="library-kernel", severity="info", source="ncu-h200",
     summary="A library's kernel (cuBLAS, cuDNN, CUTLASS, flash-attention, ...): facts only, no register advice",
@@ -233,6 +243,7 @@ _XMMA = "sm80_xmma_gemm_tn"
     advisor/advice/data/library_kernels.toml. Said once per run, with the libraries and how many launches.""",
     trigger=_example(kernel=_XMMA, block=128, grid=264, registers=232),
     clean=_example(block=128, grid=264, registers=232),
+    per_run=_libraries_for_run,
 )
 def library_kernel(context: MeasuredContext, params: dict):
     from ...advice.evidence_library import library_of
