@@ -85,16 +85,3 @@ def verdict_of(details: dict) -> Verdict | None:
     """The verdict a finding's details carry, None where the finding proposes no change."""
     data = details.get("verdict")
     return Verdict.from_dict(data) if data is not None else None
-
-
-def with_evidence(finding, more: Iterable[Evidence], note: str = ""):
-    """`finding` (a rule's Finding) with `more` evidence weighed into its verdict: its details'
-    verdict recombined and the message's verdict clause rewritten at its end, after `note` (a
-    clause beginning with '; '). A finding without a verdict gains only the note, at its end."""
-    old = verdict_of(finding.details)
-    clause = "; " + old.text() if old is not None else ""
-    if old is None or clause not in finding.message:
-        return finding._replace(message=finding.message + note) if note else finding
-    new = combine((*old.evidence, *more))
-    message = f"{finding.message.replace(clause, '', 1)}{note}; {new.text()}"  # the verdict closes the message
-    return finding._replace(message=message, details={**finding.details, "verdict": new.to_dict()})

@@ -89,7 +89,7 @@ def with_profile(findings: list, document: dict) -> list:
     """The findings with each proposed change's verdict weighed against the launch's profile
     (advice/evidence_profile.py: throughput, schedulers, stalls)."""
     from ..advice.evidence_profile import figures, profile
-    from ..advice.verdict import with_evidence
+    from ..rules import with_evidence
 
     evidence = profile(figures(document))
     return [with_evidence(f, evidence) for f in findings] if evidence else findings

@@ -339,7 +339,6 @@ def with_machine_code(findings: tuple, sass) -> tuple:
     if sass is None or not findings:
         return findings
     from ..advice.evidence_machine_code import of_finding
-    from ..advice.verdict import with_evidence
 
     rules, out = registry(), []
     for finding in findings:
@@ -409,3 +408,18 @@ def lint_findings(context: LintContext, selection: RuleSelection) -> list[Findin
     for rule in selected(selection, "lint"):
         _collect(findings, rule, context, arch)
     return findings
+
+
+def with_evidence(finding: Finding, more, note: str = "") -> Finding:
+    """`finding` (a rule's Finding) with `more` evidence weighed into its verdict: its details'
+    verdict recombined and the message's verdict clause rewritten at its end, after `note` (a
+    clause beginning with '; '). A finding without a verdict gains only the note, at its end."""
+    from ..advice.verdict import combine, verdict_of
+
+    old = verdict_of(finding.details)
+    clause = "; " + old.text() if old is not None else ""
+    if old is None or clause not in finding.message:
+        return finding._replace(message=finding.message + note) if note else finding
+    new = combine((*old.evidence, *more))
+    message = f"{finding.message.replace(clause, '', 1)}{note}; {new.text()}"  # the verdict closes the message
+    return finding._replace(message=message, details={**finding.details, "verdict": new.to_dict()})

@@ -17,8 +17,7 @@ import re
 import tempfile
 
 from ..advice.evidence_compiler import at_cap
-from ..advice.verdict import with_evidence
-from ..rules import with_cap_built
+from ..rules import with_cap_built, with_evidence
 from .compile import Build, Compiler
 
 CHECKED = ("TA301", "TA304", "TA901")

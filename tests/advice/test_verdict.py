@@ -7,8 +7,8 @@ import pytest
 
 from tuneadvise.advisor.advice import evidence_compiler, evidence_launch, evidence_machine_code, evidence_profile
 from tuneadvise.advisor.advice.evidence_library import LibraryDataError, library, library_of, parse
-from tuneadvise.advisor.advice.verdict import Evidence, combine, verdict_of, with_evidence
-from tuneadvise.advisor.rules import Finding
+from tuneadvise.advisor.advice.verdict import Evidence, combine, verdict_of
+from tuneadvise.advisor.rules import Finding, with_evidence
 
 NEUTRAL = Evidence("occupancy", {}, "neutral", "50% -> 62.5% occupancy")
 GAIN = Evidence("profile", {}, "gain", "latency-bound")
