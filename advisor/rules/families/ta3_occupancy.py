@@ -40,13 +40,12 @@ def _registers_advice(launch: LaunchContext, details: dict) -> str:
     cliff = whatif.register_cliff(result)
     if result.kernel.register_control == LIBRARY:
         return f"registers limit {per_sm(result.active_blocks_per_sm)} (a library kernel: its vendor chose them)"
-    details["next_steps"] += [_step("registers", step, step_verdict(launch, step.blocks_per_sm, step.occupancy))
-                              for step in cliff.down]
+    verdicts = [step_verdict(launch, step.blocks_per_sm, step.occupancy) for step in cliff.down]
+    details["next_steps"] += [_step("registers", step, verdict) for step, verdict in zip(cliff.down, verdicts)]
     if not cliff.down:
         return f"registers limit {per_sm(result.active_blocks_per_sm)}; fewer registers alone cannot add one"
-    step = cliff.down[0]
+    step, verdict = cliff.down[0], verdicts[0]
     change = cap_change(result.arch, result.kernel, step.value, step.blocks_per_sm)
-    verdict = step_verdict(launch, step.blocks_per_sm, step.occupancy)
     if change is not None:
         details["register_change"] = change.to_dict()
         details["verdict"] = verdict.to_dict()
