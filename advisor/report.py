@@ -8,7 +8,7 @@ rename or remove them without raising SCHEMA_VERSION.
 
 from __future__ import annotations
 
-from .engine.occupancy import CARVEOUT_NAMES, Occupancy
+from .engine.occupancy import CARVEOUT_NAMES, Occupancy, own_dynamic_shared_mem_budget
 
 SCHEMA_VERSION = 1
 _CARVEOUT_LABEL = {v: k for k, v in CARVEOUT_NAMES.items()}
@@ -146,8 +146,6 @@ def dynamic_shared_mem_budget(result: Occupancy) -> dict | None:
     calculation gives with that much; None where nothing launches."""
     if not result.launchable or not result.active_blocks_per_sm:
         return None
-    from .engine.occupancy import own_dynamic_shared_mem_budget
-
     budget = own_dynamic_shared_mem_budget(result)
     return {"max_dynamic_shared_mem": budget.max_dynamic_shared_mem, "limiter": budget.limiter,
             "blocks_per_sm_at_max": budget.blocks_at_max}
