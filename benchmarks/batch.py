@@ -148,8 +148,10 @@ elif part == "printed":  # the floor's run without its loop
 def callgrind_instructions(part: str, count: int) -> int:
     """Instructions callgrind counts for one run of _COUNTED."""
     code = _COUNTED.format(here=str(Path(__file__).parent))
+    # One hash seed for every run: set and dict orders, and so the instructions, vary with it.
+    env = {**os.environ, "PYTHONHASHSEED": "0"}
     proc = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null", sys.executable, "-c", code,
-                           part, str(count)], capture_output=True, text=True, check=True)
+                           part, str(count)], capture_output=True, text=True, check=True, env=env)
     return int(proc.stderr.rsplit("Collected : ", 1)[1].split()[0])
 
 
