@@ -33,7 +33,7 @@ from ..engine.occupancy import Occupancy, occupancy
 from ..engine.whatif import bounds_register_cap
 from ..inputs import InputError
 from ..launch import LaunchConfig
-from ..measured import findings_of
+from ..measured import profiled_findings
 from ..readers import demangle as names
 from ..readers.compiler_output import KernelUsage, cuobjdump_reserved
 from ..readers.demangle import kernel_names
@@ -317,7 +317,7 @@ class _Linter:
         measured = usage.measured
         result, launch = measured.result, measured.config
         findings = config_findings(Resolved(measured.arch), result, self.options.selection, measured=True)
-        findings += findings_of(measured, self.options.selection, self.options.config.min_achieved_occupancy)
+        findings += profiled_findings(measured, self.options.selection, self.options.config.min_achieved_occupancy)
         findings.sort(key=finding_order)
         kernel = LintedKernel(name=usage.name, demangled=usage.name, arch=usage.arch, usage=usage, evidence=(usage,),
                               launch=launch, configured_by=None, result=result, findings=tuple(findings),

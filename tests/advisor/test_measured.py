@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tuneadvise.advisor.lint.profiled import measured_document
-from tuneadvise.advisor.measured import MeasuredError, findings_of, launch_shape, measure
+from tuneadvise.advisor.measured import MeasuredError, launch_shape, measure, profiled_findings
 from tuneadvise.advisor.readers.ncu import METRICS, ProfiledLaunch
 
 from ..probes.test_probes import engine_one_block_fewer
@@ -70,7 +70,7 @@ def test_under_one_wave_the_bound_holds_on_every_recorded_launch():
 
 
 def codes(launch) -> set:
-    return {f.code for f in findings_of(measure(launch))}
+    return {f.code for f in profiled_findings(measure(launch))}
 
 
 def test_explanations_of_the_tails_program():
@@ -86,7 +86,7 @@ def test_explanations_of_the_tails_program():
         if grid == wave + 1 or grid == wave + wave // 2:
             assert "TA003" in found, (grid, found)
             assert f"last wave of {grid - wave} block(s)" in next(
-                f.message for f in findings_of(measure(launch)) if f.code == "TA003")
+                f.message for f in profiled_findings(measure(launch)) if f.code == "TA003")
         if grid in (wave - 1, wave):
             assert "TA002" not in found and "TA003" not in found, (grid, found)
 
@@ -116,7 +116,7 @@ def test_short_kernels_are_named():
 def test_a_wrong_report_figure_is_a_finding():
     launch = launches("ncu_tails")[0]
     edited = type(launch)(**{**launch.__dict__, "metrics": {**launch.metrics, "block_limit_registers": 7.0}})
-    found = [f for f in findings_of(measure(edited)) if f.code == "TA001"]
+    found = [f for f in profiled_findings(measure(edited)) if f.code == "TA001"]
     assert len(found) == 1 and found[0].details["figure"] == "block_limit_registers"
     assert found[0].details["engine"] == launch.metrics["block_limit_registers"]
 
@@ -148,5 +148,5 @@ def test_hostile_figures_are_a_measured_error_or_an_answer(metrics, block, grid,
         measured = measure(launch)
     except MeasuredError:
         return
-    findings_of(measured)
+    profiled_findings(measured)
     measured_document(measured)
