@@ -27,7 +27,7 @@ from .readers.compiler_output import KernelUsage
 from .readers.demangle import kernel_names, name_matches
 from .readers.sass import lines_by_bytes
 from .readers.source_index import SourceIndex
-from .text import utf8_text
+from .text import plural, utf8_text
 from .toolchain.compile import Build, Compiler
 from .toolchain.discovery import find_toolchain
 from .toolchain.settings import BuildSettings, BuildSetupError, with_line_info
@@ -61,7 +61,7 @@ class Point(NamedTuple):
             return None
         shown = [f"{utf8_text(os.path.basename(p['file'] or '?'))}:{p['line']} ({p['stores'] + p['loads']} B)"
                  for p in self.spill_lines[:SPILL_LINES_SHOWN]]
-        more = (f" and {len(self.spill_lines) - SPILL_LINES_SHOWN} more lines"
+        more = (f" and {plural(len(self.spill_lines) - SPILL_LINES_SHOWN, 'more line')}"
                 if len(self.spill_lines) > SPILL_LINES_SHOWN else "")
         cap = "uncapped" if self.max_registers is None else f"cap {self.max_registers}"
         return f"{cap} spills at " + ", ".join(shown) + more

@@ -20,6 +20,7 @@ def test_the_lines_that_spill_most_are_named_with_their_bytes_and_the_rest_count
     assert point(40, 100, lines).spill_places == \
         "cap 40 spills at k.cu:23 (96 B), k.cu:14 (64 B), h.cuh:7 (8 B) and 2 more lines"
     assert point(None, 100, lines[:1]).spill_places == "uncapped spills at k.cu:23 (96 B)"
+    assert point(40, 100, lines[:4]).spill_places.endswith("h.cuh:7 (8 B) and 1 more line")
 
 
 def test_no_words_without_spills_or_without_their_lines():
