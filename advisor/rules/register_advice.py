@@ -16,8 +16,8 @@ spills, and more resident warps can run slower (cache thrashing, lost instructio
 parallelism).
 """
 
-from __future__ import annotations
-
+# Annotations here are evaluated, not text (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every annotation written as text when its class is made, on every command's start-up.
 from typing import NamedTuple
 
 from ..engine.whatif import bounds_register_cap
