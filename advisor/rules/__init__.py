@@ -201,6 +201,7 @@ class SourceLine(NamedTuple):
     code: str
     targets: tuple[SourceTarget, ...]
     file_has_syncwarp: bool  # the file calls __syncwarp somewhere
+    uniform: tuple[tuple[int, int], ...] = ()  # index ranges of `code` every lane of a warp reaches (warp_uniform.py)
 
     def targets_with(self, fact: str) -> list[str]:
         """The targets where `fact` (a SourceTarget flag, such as 'independent_thread_scheduling')

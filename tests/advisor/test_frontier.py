@@ -1,6 +1,8 @@
 """frontier's words for where a build spills (advisor/frontier.Point.spill_places), which the
 command's text lays out unchanged."""
 
+import pytest
+
 from tuneadvise.advisor.frontier import SPILL_LINES_SHOWN, Point
 
 
@@ -26,3 +28,9 @@ def test_the_lines_that_spill_most_are_named_with_their_bytes_and_the_rest_count
 def test_no_words_without_spills_or_without_their_lines():
     assert point(40, 0, [line("k.cu", 1, 4, 4)]).spill_places is None
     assert point(40, 100, []).spill_places is None
+
+
+@pytest.mark.parametrize("count, said", [(4, "and 1 more line"), (5, "and 2 more lines"), (3, None)])
+def test_frontiers_spill_lines_agree_in_number(count, said):
+    text = point(40, 100, [line("k.cu", n, 4, 4) for n in range(count)]).spill_places
+    assert (text.endswith(said) if said else "more" not in text) and "1 more lines" not in text
