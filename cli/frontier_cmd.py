@@ -42,7 +42,7 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
     report = compiling(frontier_query, file, arch, block_size, kernel_glob, settings)
     for problem in report.problems:  # the compiler's rejections, then the report
         click.echo(f"tuneadvise: bad input: {problem}", err=True)
-    emit(choose_format(fmt), report.to_dict(), lambda: click.echo(render(report, output_width()), nl=False))
+    emit(choose_format(fmt), report.to_dict(), lambda: click.echo(frontier_text(report, output_width()), nl=False))
     ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
 
 
@@ -61,7 +61,7 @@ def _cells(point, index: int, kernel) -> tuple[str, ...]:
             str(point.active_blocks_per_sm), f"{point.occupancy:.1%}", "; ".join(marks))
 
 
-def render(report, width: int = 80) -> str:
+def frontier_text(report, width: int = 80) -> str:
     """Aligned columns per kernel, or where they do not fit in `width`, a line per cap (no colour:
     the same text on a terminal and in a pipe). Spill stores and loads and the stack frame are bytes
     per thread; 'best' marks the most occupancy with no spills (where a cap gains any), 'spills
