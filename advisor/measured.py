@@ -54,15 +54,20 @@ class Measured(NamedTuple):
 
 
 class MeasuredError(ValueError):
-    """A launch the engine cannot take: a figure missing, or an unknown compute capability."""
+    """A launch the engine cannot take: a figure missing, or an unknown compute capability.
+    `cause` is the reason without the launch, the same for every launch it stops."""
+
+    def __init__(self, message: str, cause: str = ""):
+        super().__init__(message)
+        self.cause = cause or message
 
 
 def arch_of(launch: ProfiledLaunch) -> Arch:
     try:
         return resolve_arch(launch.compute_capability)
     except UnknownArchError:
-        raise MeasuredError(f"compute capability {launch.compute_capability[:8]!r} of {launch.kernel[:60]} "
-                            "is not one the specs know") from None
+        cause = f"compute capability {launch.compute_capability[:8]!r} is not one the specs know"
+        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}): {cause}", cause) from None
 
 
 def carveout_for_config(arch: Arch, config: float) -> int | None:
@@ -116,13 +121,13 @@ def measure(launch: ProfiledLaunch) -> Measured:
     """The engine beside one profiled launch."""
     missing = [key for key in REQUIRED if key not in launch.metrics]
     if missing:
-        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}) lacks {', '.join(missing)}: "
-                            "profile with --section Occupancy --section LaunchStats")
+        cause = f"lacks {', '.join(missing)}: profile with --section Occupancy --section LaunchStats"
+        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}) {cause}", cause)
     arch = arch_of(launch)
     carveout = carveout_for_config(arch, launch.metrics["shared_mem_config_size"])
     if carveout is None:
-        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}): shared memory configuration "
-                            f"{launch.metrics['shared_mem_config_size']:.0f} bytes is none of {arch.sm}'s")
+        cause = f"shared memory configuration {launch.metrics['shared_mem_config_size']:.0f} bytes is none of {arch.sm}'s"
+        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}): {cause}", cause)
     barriers = barriers_for_limit(arch, launch.metrics.get("block_limit_barriers"))
     try:
         config = launch_config(launch, arch, carveout, barriers)

@@ -10,49 +10,96 @@ and baselines pair launch N of one profile with launch N of the next."""
 
 from __future__ import annotations
 
+import zlib
+from collections.abc import Iterable
 from pathlib import Path
 
 from ...specs.records import Resolved
 from ..measured import Measured, MeasuredError, findings_of, measure
 from ..readers.compiler_output import KernelUsage
-from ..readers.ncu import NCU_REP_MAGIC, NcuConversionError, NcuMissing, is_ncu_export, read_ncu
+from ..readers.ncu import (
+    GZIP_MAGIC,
+    NCU_REP_MAGIC,
+    NcuConversionError,
+    NcuMissing,
+    NcuReadResult,
+    is_ncu_export,
+    read_lines,
+    read_ncu,
+    replayed,
+)
 from ..readers.usage import InputProblem
 from ..rules import config_findings, finding_order
 from .records import LintedKernel, LintOptions
 
 PERCENTAGE_RULES = ("TA401",)
 SNIFF_BYTES = 64 << 10  # ncu's ==PROF== lines and a program's output may come before the header
+PROFILE_SUFFIXES = (".csv", ".csv.gz", ".ncu-rep")  # read as exports whatever they hold: their errors say so
 
 
-def is_profile(path: str) -> bool:
-    """An Nsight Compute export or saved report, by content."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(SNIFF_BYTES)
-    except OSError:
-        return False
+def is_profile_head(head: bytes) -> bool:
+    """The first bytes of an Nsight Compute export (gzip-compressed or not) or saved report."""
+    if head.startswith(GZIP_MAGIC):
+        try:
+            head = zlib.decompressobj(wbits=31).decompress(head, SNIFF_BYTES)
+        except zlib.error:
+            return False
     return head.startswith(NCU_REP_MAGIC) or is_ncu_export(head)
 
 
-def lint_profile(path: str, options: LintOptions) -> tuple[list[LintedKernel], list[InputProblem]]:
-    """One kernel entry per profiled launch of the export at `path`, and the problems met.
-    Raises NcuMissing (a .ncu-rep with no ncu to convert it)."""
+def open_profile(path: str):
+    """`path` open from its first byte when it is a profile by content, or named as one
+    (PROFILE_SUFFIXES); else None. Sniffed once, on the stream that is then read: a pipe
+    (`<(cat a.csv b.csv)`) cannot be opened twice."""
+    if Path(path).is_dir():
+        return None
     try:
-        read = read_ncu(path)
+        handle = open(path, "rb")  # noqa: SIM115 (handed to the reader, which closes it)
+        head = handle.read(SNIFF_BYTES)
+    except OSError:
+        return None
+    if is_profile_head(head) or path.lower().endswith(PROFILE_SUFFIXES):
+        return replayed(head, handle)
+    handle.close()
+    return None
+
+
+def lint_profile(path: str, options: LintOptions, opened=None) -> tuple[list[LintedKernel], list[InputProblem]]:
+    """One kernel entry per profiled launch of the export at `path` (`opened`: already open, see
+    open_profile), and the problems met. Raises NcuMissing (a .ncu-rep with no ncu to convert it)."""
+    try:
+        read = read_ncu(path, opened)
     except NcuMissing:
         raise
     except NcuConversionError as exc:
         return [], [InputProblem(path, None, str(exc))]
+    return lint_read(read, path, options)
+
+
+def lint_profile_lines(lines: Iterable[str], name: str, options: LintOptions):
+    """lint_profile for an export given as lines (standard input)."""
+    return lint_read(read_lines(lines, name), name, options)
+
+
+def lint_read(read: NcuReadResult, path: str, options: LintOptions):
+    """The kernel entries of the launches read and the problems: the reader's, and one per cause
+    a launch could not be analysed for (how many launches, and the first's line), never one
+    per launch."""
     problems = [InputProblem(p.file, p.line, p.message) for p in read.problems]
     minimum = options.config.min_achieved_occupancy
-    kernels = []
+    kernels, unread = [], {}
     for launch in read.launches:
         try:
             measured = measure(launch)
         except MeasuredError as exc:
-            problems.append(InputProblem(path, launch.line, str(exc)))
+            unread.setdefault(exc.cause, []).append((launch, exc))
             continue
         kernels.append(_kernel(measured, options, minimum))
+    for failed in unread.values():
+        first, exc = failed[0]
+        more = f" (and {len(failed) - 1} more launches of {len(read.launches)} for the same cause)" \
+            if len(failed) > 1 else ""
+        problems.append(InputProblem(path, first.line, f"{exc}{more}"))
     return kernels, problems
 
 
@@ -97,8 +144,3 @@ _LIMIT_NAMES = {"block_limit_warps": "warps", "block_limit_registers": "register
 
 def _fraction(percent: float | None) -> float | None:
     return None if percent is None else round(percent / 100, 6)
-
-
-def profile_path(path: str) -> bool:
-    """Whether lint should read `path` as a profile: not a directory, and a profile by content."""
-    return not Path(path).is_dir() and is_profile(path)

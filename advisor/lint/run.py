@@ -20,6 +20,7 @@ dictionary local to the run, keyed by those values.
 
 from __future__ import annotations
 
+import itertools
 import os
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, NamedTuple
@@ -456,7 +457,7 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
     compile_sources = [] if build_output else [p for p in paths if p.lower().endswith(COMPILED_SUFFIXES)]
     if compile_sources and not (options.archs or options.config.arch):  # before reading anything
         raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
-    from .profiled import lint_profile, profile_path
+    from .profiled import lint_profile, open_profile
 
     machine_code = machine_code_reader(options.machine_code)
     gathered = Gathered(ReadResult(), SourceIndex(), [], [], None,
@@ -464,11 +465,11 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
     read = gathered.read
     for path in paths:
         if path == "-":
-            read_text(stdin, "<stdin>", read)
+            _read_stdin(stdin, options, gathered)
         elif path.lower().endswith(SOURCE_SUFFIXES):
             _read_source(path, read, gathered.index, gathered.sources, compiled=path in compile_sources)
-        elif profile_path(path):
-            kernels, problems = lint_profile(path, options)
+        elif (opened := open_profile(path)) is not None:
+            kernels, problems = lint_profile(path, options, opened)
             gathered.profiled.extend(kernels)
             read.problems += problems
         else:
@@ -483,6 +484,25 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
                                  gathered.sources, machine_code)
         return gathered._replace(compiled=compiled)
     return gathered
+
+
+def _read_stdin(stdin, options: LintOptions, gathered: Gathered) -> None:
+    """Standard input: an Nsight Compute export by its first lines, else a ptxas log or cuobjdump listing."""
+    from .profiled import SNIFF_BYTES, is_profile_head, lint_profile_lines
+
+    head, size = [], 0
+    for line in stdin:
+        head.append(line)
+        size += len(line)
+        if size >= SNIFF_BYTES:
+            break
+    lines = itertools.chain(head, stdin)
+    if is_profile_head("".join(head).encode("utf-8", "replace")):
+        kernels, problems = lint_profile_lines(lines, "<stdin>", options)
+        gathered.profiled.extend(kernels)
+        gathered.read.problems.extend(problems)
+    else:
+        read_text(lines, "<stdin>", gathered.read)
 
 
 def _read_source(path: str, gathered, index: SourceIndex, source_texts: list, compiled: bool = False) -> bool:

@@ -1,18 +1,26 @@
 """Nsight Compute exports: the details page that `ncu --csv` prints (and
 `ncu --import R.ncu-rep --csv` for a saved report), one row per metric of one
 launch. Read as a stream, one launch held at a time: rows of a launch are
-consecutive, keyed by (Process ID, ID). Only the Launch Statistics, Occupancy
-and Speed Of Light figures the occupancy analysis reads are kept; values are
-converted from ncu's units (SI prefixes, thousands separators) to bytes,
-nanoseconds, percent or plain counts. Lines that are not rows of the export
-(ncu's ==PROF== lines, the program's own output) are skipped; a row that does
-not parse is reported as (file, line, what was expected) and the rest is read.
-A line longer than MAX_LINE is dropped unread, and csv's field limit bounds a
+consecutive, keyed by (Process ID, ID). Exports appended to one file (a header
+row again, each run's IDs from 0) are read one after the other, every launch
+of each; a UTF-8 byte-order mark is ignored; a gzip-compressed export
+(`.csv.gz`, by content) is read as it decompresses, at most
+MAX_DECOMPRESSED bytes. Only the figures the analysis reads are kept (Launch
+Statistics, Occupancy, Speed Of Light, Warp State and Scheduler Statistics,
+Memory Workload Analysis); values are converted from ncu's units (SI
+prefixes, thousands separators) to bytes, nanoseconds, cycles, bytes per
+second, percent or plain counts. Lines that are not rows of the export (ncu's
+==PROF== lines, the program's own output) are skipped; a row that does not
+parse is reported as (file, line, what was expected) and the rest is read. A
+line longer than MAX_LINE is dropped unread, and csv's field limit bounds a
 quoted field that never closes."""
 
 from __future__ import annotations
 
 import csv
+import gzip
+import io
+import re
 import shutil
 import subprocess
 from collections.abc import Iterable, Iterator
@@ -20,6 +28,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 NCU_REP_MAGIC = b"NVR\0"  # a saved .ncu-rep report
+GZIP_MAGIC = b"\x1f\x8b"
+BOM = "\ufeff"
+MAX_DECOMPRESSED = 4 << 30  # a gzipped export past this is a bomb: real 100 MB exports hold about 15,000 launches
 HEADER_START = '"ID","Process ID"'
 MAX_LINE = 1 << 20  # no real row is near this: a kernel name of kilobytes, a rule's paragraph
 CHUNK = 1 << 20
@@ -55,13 +66,44 @@ METRICS = {
     "Achieved Occupancy": "achieved_occupancy",
     "Achieved Active Warps Per SM": "achieved_warps",
     "Duration": "duration_ns",
+    # GPU Speed Of Light Throughput: each unit's throughput as a percentage of its peak
+    "Compute (SM) Throughput": "sol_compute_pct",
+    "DRAM Throughput": "sol_dram_pct",
+    "L1/TEX Cache Throughput": "sol_l1tex_pct",
+    "L2 Cache Throughput": "sol_l2_pct",
+    "SM Active Cycles": "sm_active_cycles",
+    "Elapsed Cycles": "elapsed_cycles",
+    # Warp State Statistics
+    "Warp Cycles Per Issued Instruction": "warp_cycles_per_issued",
+    "Warp Cycles Per Executed Instruction": "warp_cycles_per_executed",
+    "Avg. Active Threads Per Warp": "active_threads_per_warp",
+    "Avg. Not Predicated Off Threads Per Warp": "not_predicated_off_threads_per_warp",
+    # Scheduler Statistics (per scheduler, per cycle)
+    "One or More Eligible": "one_or_more_eligible_pct",
+    "No Eligible": "no_eligible_pct",
+    "Active Warps Per Scheduler": "active_warps_per_scheduler",
+    "Eligible Warps Per Scheduler": "eligible_warps_per_scheduler",
+    "Issued Warp Per Scheduler": "issued_warps_per_scheduler",
+    # Memory Workload Analysis
+    "L1/TEX Hit Rate": "l1tex_hit_rate_pct",
+    "L2 Hit Rate": "l2_hit_rate_pct",
+    "Mem Busy": "mem_busy_pct",
+    "Max Bandwidth": "max_bandwidth_pct",
+    "Mem Pipes Busy": "mem_pipes_busy_pct",
 }
+# One label, two sections: Speed Of Light's "Memory Throughput" is a percentage of peak, Memory
+# Workload Analysis's the DRAM bandwidth in bytes per second. Told apart by the unit ('%' or not).
+BY_UNIT = {("Memory Throughput", True): "sol_memory_pct", ("Memory Throughput", False): "dram_bytes_per_second"}
+# Warp State Statistics' stall breakdown: warp cycles per issued instruction spent in each stall reason.
+STALL_METRIC = re.compile(r"smsp__average_warps?_(?:issue_stalled|latency_issue_stalled)_([a-z0-9_]{1,40}?)"
+                          r"(?:_per_issue_active)?\.ratio$")
 
 # Unit (without its "/block"-style denominator) -> factor to the base unit the metric keys use.
 UNIT_FACTORS = {
-    "": 1, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9,
+    "": 1, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
     "ns": 1, "nsecond": 1, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9,
     "%": 1, "block": 1, "warp": 1, "register": 1, "SM": 1, "thread": 1, "cluster": 1,
+    "cycle": 1, "Kcycle": 1e3, "Mcycle": 1e6, "Gcycle": 1e9, "inst": 1, "Kinst": 1e3, "Minst": 1e6,
 }
 
 
@@ -127,15 +169,67 @@ def group_by_kernel(launches: Iterable[ProfiledLaunch]) -> dict[str, list[Profil
     return groups
 
 
-def read_ncu(path: str | Path) -> NcuReadResult:
-    """Every launch in a `ncu --csv` export, or in a .ncu-rep converted through ncu."""
+def read_ncu(path: str | Path, opened: io.BufferedIOBase | None = None) -> NcuReadResult:
+    """Every launch in a `ncu --csv` export (gzip-compressed or not), or in a .ncu-rep converted
+    through ncu. `opened`: the file already open from its first byte (a pipe that was sniffed,
+    see replayed), read instead of opening `path` again; it is closed when read."""
     path = Path(path)
-    with open(path, "rb") as handle:
-        head = handle.read(len(NCU_REP_MAGIC))
-    if is_ncu_report(head):
-        return read_lines(_converted_lines(path), str(path))
-    with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-        return read_lines(_bounded_lines(handle), str(path))
+    with (opened if opened is not None else open(path, "rb")) as handle:
+        head = handle.peek(len(NCU_REP_MAGIC))[:len(NCU_REP_MAGIC)] if hasattr(handle, "peek") else b""
+        if is_ncu_report(head):
+            return read_lines(_converted_lines(path), str(path))
+        raw = _Bounded(gzip.GzipFile(fileobj=handle), MAX_DECOMPRESSED) if head.startswith(GZIP_MAGIC) else handle
+        text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+        try:
+            return read_lines(_bounded_lines(text), str(path))
+        except (OSError, EOFError, gzip.BadGzipFile) as exc:  # a damaged or truncated gzip stream
+            result = NcuReadResult()
+            result.problems.append(Problem(str(path), None, f"not a readable gzip-compressed export: {exc}"))
+            return result
+        finally:
+            text.detach()
+
+
+def replayed(head: bytes, rest) -> io.BufferedReader:
+    """A binary stream that gives `head` (bytes already read from `rest`) and then the rest of
+    `rest`: a file sniffed once is read whole without opening it again (a pipe cannot be)."""
+    return io.BufferedReader(_Replay(head, rest))
+
+
+class _Replay(io.RawIOBase):
+    def __init__(self, head: bytes, rest):
+        self.head, self.rest = memoryview(head), rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        if self.head:
+            count = min(len(buffer), len(self.head))
+            buffer[:count], self.head = self.head[:count], self.head[count:]
+            return count
+        return self.rest.readinto(buffer)
+
+    def close(self) -> None:
+        self.rest.close()
+        super().close()
+
+
+class _Bounded(io.RawIOBase):
+    """A decompressed stream that ends with an OSError past `limit` bytes (a decompression bomb)."""
+
+    def __init__(self, inner, limit: int):
+        self.inner, self.left = inner, limit
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        count = self.inner.readinto(buffer)
+        self.left -= count
+        if self.left < 0:
+            raise OSError(f"it decompresses to more than {MAX_DECOMPRESSED >> 30} GiB")
+        return count
 
 
 def _converted_lines(path: Path) -> Iterator[str]:
@@ -192,10 +286,12 @@ class _Assembler:
             self.finish()
             self.key = (row[self.process], row[self.launch])
             self.current = self._start(row, number)
-        metric = METRICS.get(row[self.metric])
-        if metric is None or self.current is None:
+        if self.current is None:
             return
         text, unit = row[self.value], row[self.unit]
+        metric = metric_key(row[self.metric], unit)
+        if metric is None:
+            return
         factor = UNIT_FACTORS.get(unit) or _factor(unit)
         value = _number(text, factor)
         if value is None:
@@ -219,7 +315,8 @@ class _Assembler:
         if len(self.result.launches) >= MAX_LAUNCHES:
             self.problem(number, f"more than {MAX_LAUNCHES} launches: the rest are not read")
             return None
-        cc = row[c["CC"]] if "CC" in c else ""
+        # Optional columns may come after the required ones, past what a short row holds.
+        cc = row[c["CC"]] if c.get("CC", len(row)) < len(row) else ""
         return ProfiledLaunch(file=self.name, line=number, process_id=row[c["Process ID"]][:20],
                               process_name=row[c["Process Name"]][:200], launch_id=int(launch_id),
                               kernel=row[c["Kernel Name"]][:4096], block=block, grid=grid,
@@ -228,7 +325,7 @@ class _Assembler:
     def finish(self) -> None:
         if self.current is not None:
             self.result.launches.append(self.current)
-        self.current = None
+        self.current, self.key = None, ("", "")
 
 
 def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
@@ -241,7 +338,11 @@ def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
     width = 0
     try:
         for row in reader:
+            if row and row[0].startswith(BOM):  # an export saved with a byte-order mark, first or appended
+                row[0] = row[0][len(BOM):]
             if assembler is None or (row and row[0] == "ID"):
+                if assembler is not None:  # an appended export: the launch before its header is complete
+                    assembler.finish()
                 assembler, width = _header(row, name, result, reader.line_num) or (assembler, width)
                 continue
             if len(row) < width:
@@ -253,7 +354,8 @@ def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
     except csv.Error as exc:
         result.problems.append(Problem(name, reader.line_num, f"not CSV: {exc}"))
     if assembler is None:
-        result.problems.append(Problem(name, None, "expected the CSV that `ncu --csv` prints "
+        empty = "the file is empty: " if reader.line_num == 0 else ""
+        result.problems.append(Problem(name, None, f"{empty}expected the CSV that `ncu --csv` prints "
                                                    "(a header row starting \"ID\",\"Process ID\")"))
     else:
         assembler.finish()
@@ -271,6 +373,15 @@ def _header(row: list[str], name: str, result: NcuReadResult, number: int):
         result.problems.append(Problem(name, number, f"header lacks {', '.join(missing)}"))
         return None
     return _Assembler(name, columns, result), max(columns[t] for t in REQUIRED_COLUMNS) + 1
+
+
+def metric_key(label: str, unit: str) -> str | None:
+    """The ProfiledLaunch.metrics key of a metric as ncu labels it, None for one not read."""
+    key = METRICS.get(label) or BY_UNIT.get((label, unit == "%"))
+    if key is None and label.startswith("smsp__"):
+        stall = STALL_METRIC.match(label)
+        return f"stall_{stall.group(1)}" if stall else None
+    return key
 
 
 def _dims(text: str) -> tuple[int, ...] | None:

@@ -105,3 +105,90 @@ def test_a_broken_export_is_bad_input_with_the_line(tmp_path):
     assert doc["problems"][0]["line"] == 21
     assert "lacks registers" in doc["problems"][1]["message"]  # that launch is left out, the other 8 are linted
     assert len(doc["kernels"]) == 8
+
+
+# -- every launch of every export in the input, or the run fails saying which ---------------
+
+def kernels_of(result) -> list:
+    return json.loads(result.stdout)["kernels"]
+
+
+def test_appended_exports_are_every_launch(tmp_path):
+    names = ("ncu_tails", "ncu_cupy", "ncu_templates")
+    path = tmp_path / "all.csv"
+    path.write_text("".join(text(name) for name in names), newline="")
+    result = run("lint", path, "--format", "json")
+    assert result.exit_code in (0, 1), result.output
+    assert len(kernels_of(result)) == sum(len(launches(name)) for name in names)
+
+
+def test_a_pipe_is_read_whole_once(tmp_path):
+    """`lint <(cat a.csv b.csv)`: a pipe, sniffed and read on one stream."""
+    import os
+    import threading
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    body = (text("ncu_cupy") + text("ncu_templates")).encode()
+
+    def write():
+        with open(fifo, "wb") as handle:
+            handle.write(body)
+
+    writer = threading.Thread(target=write)
+    writer.start()
+    result = run("lint", fifo, "--format", "json")
+    writer.join()
+    assert len(kernels_of(result)) == len(launches("ncu_cupy")) + len(launches("ncu_templates")), result.output
+
+
+def test_standard_input_takes_an_export():
+    result = CliRunner().invoke(cli, ["lint", "-", "--format", "json"], input=text("ncu_templates"))
+    assert result.exit_code in (0, 1), result.output
+    assert len(kernels_of(result)) == len(launches("ncu_templates"))
+
+
+def test_an_empty_csv_says_so_as_an_export(tmp_path):
+    path = tmp_path / "report.csv"
+    path.write_text("")
+    result = CliRunner().invoke(cli, ["lint", str(path)])
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
+    assert all(word in result.stderr for word in ("report.csv", "empty", "ncu --csv")), result.stderr
+
+
+def test_a_byte_order_mark_is_read(tmp_path):
+    path = tmp_path / "bom.csv"
+    path.write_text("\ufeff" + text("ncu_templates"), newline="")
+    result = run("lint", path, "--format", "json")
+    assert result.exit_code in (0, 1) and len(kernels_of(result)) == len(launches("ncu_templates"))
+
+
+def test_a_gzipped_export_is_linted(tmp_path):
+    from ..advisor.ncu_fixtures import FIXTURES
+
+    result = run("lint", FIXTURES / "ncu_templates.csv.gz", "--format", "json")
+    assert result.exit_code in (0, 1) and len(kernels_of(result)) == len(launches("ncu_templates"))
+
+
+def test_a_cause_shared_by_many_launches_is_said_once_with_a_count(tmp_path):
+    """An export without the Occupancy section: one problem for all its launches, not one each."""
+    path = tmp_path / "no_occupancy.csv"
+    rows = [line for line in text("ncu_tails").splitlines(keepends=True) if '"Occupancy"' not in line
+            and '"Shared Memory Configuration Size"' not in line]
+    path.write_text("".join(rows), newline="")
+    result = run("lint", path, "--format", "json")
+    assert result.exit_code == 2
+    problems = json.loads(result.stdout)["problems"]
+    assert len(problems) == 1, problems
+    assert "lacks shared_mem_config_size" in problems[0]["message"]
+    assert f"and {len(launches('ncu_tails')) - 1} more launches" in problems[0]["message"]
+
+
+def test_an_optional_column_after_the_required_ones_is_bad_input_not_a_crash(tmp_path):
+    path = tmp_path / "c.csv"
+    path.write_text('"ID","Process ID","Process Name","Kernel Name","Block Size","Grid Size","Metric Name",'
+                    '"Metric Unit","Metric Value","CC"\n"0","1","p","k","(1, 1, 1)","(1, 1, 1)",'
+                    '"Registers Per Thread","register/thread","32"\n')
+    result = CliRunner().invoke(cli, ["lint", str(path)])
+    assert result.exit_code == 2 and "Traceback" not in result.output
+    assert len(result.stderr.splitlines()) == 1 and "c.csv:2" in result.stderr and "lacks" in result.stderr
