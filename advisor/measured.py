@@ -20,6 +20,7 @@ from .engine.limits import CARVEOUT_DEFAULT, shared_mem_preference
 from .engine.occupancy import Occupancy, occupancy
 from .engine.shared_config import SharedMemConfig, predicted_config_of
 from .launch import LaunchConfig
+from .measured_figures import LaunchFigures, launch_figures
 from .readers.ncu import ProfiledLaunch
 
 # Report figure -> engine block-limit name (cudaOccLimitingFactor order).
@@ -47,6 +48,7 @@ class Measured(NamedTuple):
     barriers: int | None  # barriers per block, taken from the report's barrier limit (the export lacks the count)
     predicted_config: SharedMemConfig | None  # the driver's choice as predicted with no carveout preference
     disagreements: tuple[Disagreement, ...]
+    figures: LaunchFigures  # the report's throughput, warp-state, scheduler and memory figures (or which it lacks)
 
     @property
     def report(self) -> dict:
@@ -136,7 +138,8 @@ def measure(launch: ProfiledLaunch) -> Measured:
     result = occupancy(arch, config)
     within = [result] + [occupancy(arch, c) for c in _rounded_ends(launch, config)]
     return Measured(launch, arch, config, result, _waves(result, config), barriers,
-                    _prediction(arch, result), tuple(_disagreements(launch, arch, within, config)))
+                    _prediction(arch, result), tuple(_disagreements(launch, arch, within, config)),
+                    launch_figures(launch))
 
 
 def _rounded_ends(launch: ProfiledLaunch, config: LaunchConfig) -> list[LaunchConfig]:

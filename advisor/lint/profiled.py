@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ...specs.records import Resolved
 from ..measured import Measured, MeasuredError, findings_of, measure
+from ..measured_figures import figures_document
 from ..readers.compiler_output import KernelUsage
 from ..readers.ncu import (
     GZIP_MAGIC,
@@ -134,6 +135,7 @@ def measured_document(measured: Measured) -> dict:
         "process": measured.launch.process,
         "launch_index": measured.launch.launch_id,
         "grid_dims": list(measured.launch.grid),
+        **figures_document(measured.figures),
     }
 
 

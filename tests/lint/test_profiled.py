@@ -192,3 +192,74 @@ def test_an_optional_column_after_the_required_ones_is_bad_input_not_a_crash(tmp
     result = CliRunner().invoke(cli, ["lint", str(path)])
     assert result.exit_code == 2 and "Traceback" not in result.output
     assert len(result.stderr.splitlines()) == 1 and "c.csv:2" in result.stderr and "lacks" in result.stderr
+
+
+# -- the sections beyond occupancy, in `measured` ----------------------------------------------
+
+def csv_figure(name: str, launch, label: str) -> float:
+    """A figure of one launch read from the export's text by the test itself."""
+    import csv
+    import io
+
+    rows = csv.reader(io.StringIO(text(name)))
+    for row in rows:
+        if len(row) > 14 and row[0] == str(launch.launch_id) and row[1] == launch.process_id and row[12] == label:
+            return float(row[14].replace(",", ""))
+    raise KeyError(label)
+
+
+def test_speed_of_light_figures_of_every_launch(tmp_path):
+    result = run("lint", export(tmp_path, "ncu_cupy"), "--format", "json")
+    entries = {k["measured"]["launch_index"]: k["measured"] for k in kernels_of(result)}
+    for launch in launches("ncu_cupy"):
+        measured = entries[launch.launch_id]
+        assert measured["throughput"]["compute_pct"] == csv_figure("ncu_cupy", launch, "Compute (SM) Throughput")
+        assert measured["throughput"]["memory_pct"] == csv_figure("ncu_cupy", launch, "Memory Throughput")
+        assert measured["throughput"]["dram_pct"] == csv_figure("ncu_cupy", launch, "DRAM Throughput")
+        # the fixture was recorded with Occupancy, LaunchStats and SpeedOfLight only: each launch says so
+        assert measured["missing_sections"] == ["WarpStateStats", "SchedulerStats", "MemoryWorkloadAnalysis"]
+        assert measured["warp_state"] is None and measured["scheduler"] is None and measured["memory"] is None
+
+
+def with_rows(name: str, rows: list[tuple[str, str, str, str]]) -> str:
+    """The export with rows (section, label, unit, value) added to every launch, as ncu prints them."""
+    import csv
+    import io
+
+    out, seen = io.StringIO(), set()
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for row in csv.reader(io.StringIO(text(name))):
+        writer.writerow(row)
+        if len(row) > 14 and row[0].isdigit() and (row[1], row[0]) not in seen:
+            seen.add((row[1], row[0]))
+            for section, label, unit, value in rows:
+                writer.writerow(row[:11] + [section, label, unit, value] + [""] * (len(row) - 15))
+    return out.getvalue()
+
+
+def test_warp_state_scheduler_and_memory_figures(tmp_path):
+    rows = [("Warp State Statistics", "Warp Cycles Per Issued Instruction", "cycle", "12.34"),
+            ("Warp State Statistics", "Avg. Active Threads Per Warp", "", "31.5"),
+            ("Warp State Statistics", "smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio",
+             "", "7.5"),
+            ("Warp State Statistics", "smsp__average_warps_issue_stalled_barrier_per_issue_active.ratio", "", "1.25"),
+            ("Scheduler Statistics", "Eligible Warps Per Scheduler", "warp", "0.8"),
+            ("Scheduler Statistics", "Issued Warp Per Scheduler", "", "0.41"),
+            ("Scheduler Statistics", "No Eligible", "%", "59"),
+            ("Memory Workload Analysis", "Memory Throughput", "Gbyte/second", "1,234.5"),
+            ("Memory Workload Analysis", "L2 Hit Rate", "%", "88.1")]
+    path = tmp_path / "sections.csv"
+    path.write_text(with_rows("ncu_templates", rows), newline="")
+    result = run("lint", path, "--format", "json")
+    doc = json.loads(result.stdout)
+    jsonschema.validate(doc, LINT_OUTPUT_SCHEMA)
+    for entry in doc["kernels"]:
+        measured = entry["measured"]
+        assert measured["missing_sections"] == []
+        assert measured["warp_state"]["cycles_per_issued_instruction"] == 12.34
+        assert measured["warp_state"]["stalls"] == {"long_scoreboard": 7.5, "barrier": 1.25}
+        assert measured["scheduler"]["eligible_warps"] == 0.8 and measured["scheduler"]["issued_warps"] == 0.41
+        assert measured["scheduler"]["no_eligible_pct"] == 59 and measured["scheduler"]["active_warps"] is None
+        assert measured["memory"]["dram_bytes_per_second"] == 1234.5e9
+        # Speed Of Light's "Memory Throughput" (%) is not Memory Workload Analysis's (bytes per second)
+        assert measured["throughput"]["memory_pct"] < 100
