@@ -162,6 +162,18 @@ def _waves(result: Occupancy, config: LaunchConfig) -> float | None:
     return config.grid_size / (result.active_blocks_per_sm * config.sm_count)
 
 
+def as_programmed(measured: Measured) -> Occupancy:
+    """The engine's result under the program's own carveout preference, which what-if advice must
+    start from (not the configuration the driver picked for this launch): none, as the export
+    does not record one, wherever no preference gives the report's blocks per SM; elsewhere the
+    program evidently asked for the configuration the report shows, and that is kept."""
+    result = measured.result
+    if result.kernel.carveout == CARVEOUT_DEFAULT:
+        return result
+    unset = occupancy(measured.arch, measured.config._replace(carveout=CARVEOUT_DEFAULT))
+    return unset if unset.active_blocks_per_sm == result.active_blocks_per_sm else result
+
+
 def _prediction(arch: Arch, result: Occupancy) -> SharedMemConfig | None:
     """The configuration the driver picks with no carveout preference set (the export does not
     say which preference the program set)."""
@@ -195,17 +207,21 @@ def _disagreements(launch: ProfiledLaunch, arch: Arch, within: list[Occupancy], 
 
 
 class LaunchShape(NamedTuple):
-    """How a launch's grid lays out over the SMs, and the occupancy that layout allows, assuming
-    blocks of equal duration: on the SMs that hold blocks (the SMs Nsight Compute's achieved
-    figure averages over) and over the whole GPU for the launch's duration."""
+    """How a launch's grid lays out over the SMs in waves (a wave: the blocks resident at once; in
+    clusters where the launch has them, from the report's Max Active Clusters), and the most
+    occupancy that layout allows on the SMs holding blocks (the SMs whose active cycles Nsight
+    Compute's achieved figure averages over)."""
     grid: int
-    slots: int  # resident blocks per SM x SMs: blocks in one full wave
+    slots: int  # blocks in one full wave: resident blocks per SM x SMs, or resident clusters x cluster size
     sm_count: int
     full_waves: int
     last_wave_blocks: int  # blocks of the last, partial wave (0: none)
-    last_wave_sms: int  # SMs the last wave keeps busy
-    busy_sm_bound: float  # percent: occupancy at most, on the SMs holding blocks
-    gpu_bound: float  # percent: occupancy at most, over every SM for the whole launch
+    last_wave_sms: int  # SMs the last wave reaches, at most
+    # percent: under one wave (no clusters), blocks go out breadth first, so no SM holds more than
+    # ceil(grid / SMs) of them; otherwise (blocks start as others end, clusters placed by GPC) the
+    # theoretical occupancy is all that holds. Held to every recorded launch (tests/advisor/test_measured.py).
+    busy_sm_bound: float
+    cluster_size: int | None  # blocks per cluster, where the launch has clusters
 
     @property
     def waves(self) -> float:
@@ -218,17 +234,15 @@ def launch_shape(measured: Measured) -> LaunchShape | None:
     blocks, sms, grid = result.active_blocks_per_sm, config.sm_count, config.grid_size
     if not blocks or not sms or not grid:
         return None
-    slots = blocks * sms
+    cluster = config.cluster_size if config.cluster_size and config.cluster_size > 1 else None
+    clusters = measured.report.get("max_active_clusters")
+    slots = int(clusters) * cluster if cluster and clusters else blocks * sms
     full, rest = divmod(grid, slots)
-    warps = result.warps_per_block / result.max_warps_per_sm * 100
-    rest_sms = min(rest, sms)
-    if full == 0:  # one partial wave: the grid spread over the SMs it reaches
-        busy = grid / rest_sms * warps
-    else:  # each wave lasts one block's time; the last one keeps rest_sms SMs busy
-        busy = grid * warps / (full * sms + rest_sms)
-    gpu = grid * warps / ((full + (1 if rest else 0)) * sms)
     theoretical = 100 * result.occupancy
-    return LaunchShape(grid, slots, sms, full, rest, rest_sms, min(busy, theoretical), min(gpu, theoretical))
+    bound = theoretical
+    if full == 0 and cluster is None:
+        bound = min(theoretical, -(-grid // sms) * result.warps_per_block / result.max_warps_per_sm * 100)
+    return LaunchShape(grid, slots, sms, full, rest, min(rest, sms), bound, cluster)
 
 
 def findings_of(measured: Measured, selection=None, minimum: float | None = None) -> list:

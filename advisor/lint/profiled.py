@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ...specs.records import Resolved
-from ..measured import Measured, MeasuredError, findings_of, measure
+from ..measured import Measured, MeasuredError, as_programmed, findings_of, measure
 from ..measured_figures import figures_document
 from ..readers.compiler_output import KernelUsage
 from ..readers.ncu import (
@@ -34,6 +34,9 @@ from ..rules import config_findings, finding_order
 from .records import LintedKernel, LintOptions
 
 PERCENTAGE_RULES = ("TA401",)
+# Causes the TA0xx rules own on a profiled launch, with the measurement: the grid under one wave
+# and the tail (TA002, TA003); the configuration rules on the same cause are not repeated.
+OWNED_BY_MEASURED = ("TA701", "TA703")
 SNIFF_BYTES = 64 << 10  # ncu's ==PROF== lines and a program's output may come before the header
 PROFILE_SUFFIXES = (".csv", ".csv.gz", ".ncu-rep")  # read as exports whatever they hold: their errors say so
 
@@ -110,9 +113,10 @@ def _kernel(measured: Measured, options: LintOptions, minimum: float | None) -> 
                         shared_mem=measured.config.static_shared_mem, source="ncu", line=launch.line,
                         file=launch.file, variant=f"launch {launch.launch_id}")
     # The engine's carveout percentage stands for the configuration the driver chose, not a
-    # preference the program set: the rules on the percentage itself do not apply.
-    findings = [f for f in config_findings(Resolved(measured.arch), result, options.selection)
-                if f.code not in PERCENTAGE_RULES]
+    # preference the program set: the rules on the percentage itself do not apply, and the
+    # configuration rules' what-ifs start from the program's preference (as_programmed).
+    findings = [f for f in config_findings(Resolved(measured.arch), as_programmed(measured), options.selection)
+                if f.code not in PERCENTAGE_RULES + OWNED_BY_MEASURED]
     findings += findings_of(measured, options.selection, minimum)
     findings.sort(key=finding_order)
     return LintedKernel(name=launch.kernel, demangled=launch.kernel, arch=measured.arch.sm, usage=usage,

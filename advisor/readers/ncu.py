@@ -54,6 +54,7 @@ METRICS = {
     "Block Size": "block_size",
     "Grid Size": "grid_size",
     "Cluster Size": "cluster_size",
+    "Max Active Clusters": "max_active_clusters",
     "# SMs": "sm_count",
     "Waves Per SM": "waves_per_sm",
     "Block Limit SM": "block_limit_sm",

@@ -7,6 +7,8 @@ import json
 import jsonschema
 from click.testing import CliRunner
 
+from tuneadvise.advisor.lint.profiled import _kernel
+from tuneadvise.advisor.lint.records import LintOptions
 from tuneadvise.advisor.lint.schema import LINT_OUTPUT_SCHEMA
 from tuneadvise.advisor.measured import measure
 from tuneadvise.advisor.report import occupancy_document
@@ -263,3 +265,70 @@ def test_warp_state_scheduler_and_memory_figures(tmp_path):
         assert measured["memory"]["dram_bytes_per_second"] == 1234.5e9
         # Speed Of Light's "Memory Throughput" (%) is not Memory Workload Analysis's (bytes per second)
         assert measured["throughput"]["memory_pct"] < 100
+
+
+# -- what-if advice starts from the program's preference, not the driver's choice -------------
+
+def test_no_false_shared_memory_cliff_on_launches_that_set_no_carveout():
+    """Every shared-memory step TA304 and TA301 give on a launch that set no carveout (the programs'
+    logs say which) is what `occupancy` answers under no preference: at the size TA304 names one
+    block is lost, one byte under it none; TA301's smaller size gains the block it says."""
+    from tuneadvise.advisor.engine import whatif
+    from tuneadvise.advisor.engine.limits import CARVEOUT_DEFAULT
+    from tuneadvise.advisor.engine.occupancy import occupancy
+
+    from ..engine.test_shared_config import logged_launches
+
+    checked = 0
+    options = LintOptions()
+    for launch, carveout in logged_launches():
+        if carveout >= 0:
+            continue
+        measured = measure(launch)
+        unset = measured.config._replace(carveout=CARVEOUT_DEFAULT)
+        blocks = occupancy(measured.arch, unset).active_blocks_per_sm
+        for finding in _kernel(measured, options, None).findings:
+            if finding.code == "TA304" and finding.details["resource"] == "shared_memory":
+                drops_at = finding.details["drops_at"]
+                assert occupancy(measured.arch, whatif.with_total_shared_mem(unset, drops_at)).active_blocks_per_sm \
+                    == finding.details["blocks_after"] < blocks, finding.message
+                assert occupancy(measured.arch, whatif.with_total_shared_mem(unset, drops_at - 1)) \
+                    .active_blocks_per_sm == blocks, finding.message
+                checked += 1
+            for step in finding.details.get("next_steps", []) if finding.code == "TA301" else []:
+                if step["resource"] == "shared_memory":
+                    assert occupancy(measured.arch, whatif.with_total_shared_mem(unset, step["value"])) \
+                        .active_blocks_per_sm == step["blocks_per_sm"] > blocks
+                    checked += 1
+    assert checked > 0
+
+
+def test_the_reported_1025_byte_case_keeps_its_blocks():
+    """16 registers, 32 threads, 1 KB dynamic, 64 KB configured by the driver (32 blocks fill it):
+    in that configuration 1025 B would drop to 30 blocks, but under no preference (the program's)
+    `occupancy --arch sm_90 -r 16 -b 32 -d 1025` keeps 32, so there is no cliff to warn of."""
+    from tuneadvise.advisor.engine.occupancy import occupancy as occupancy_of
+    from tuneadvise.advisor.readers.ncu import read_lines
+
+    body = text("ncu_templates").splitlines(keepends=True)
+    launch = read_lines(body, "t.csv").launches[0]
+    metrics = {**launch.metrics, "registers": 16.0, "dynamic_shared_mem": 1024.0, "static_shared_mem": 0.0,
+               "shared_mem_config_size": 65536.0}
+    for key in ("block_limit_warps", "block_limit_registers", "block_limit_shared_mem", "block_limit_sm",
+                "block_limit_barriers", "theoretical_warps", "theoretical_occupancy", "waves_per_sm"):
+        metrics.pop(key, None)
+    edited = type(launch)(**{**launch.__dict__, "block": (32, 1, 1), "metrics": metrics})
+    measured = measure(edited)
+    assert measured.result.active_blocks_per_sm == 32
+    assert occupancy_of(measured.arch, measured.config._replace(dynamic_shared_mem=1025)).active_blocks_per_sm == 30
+    findings = _kernel(measured, LintOptions(), None).findings
+    assert not [f for f in findings if f.code == "TA304" and f.details["resource"] == "shared_memory"], findings
+
+
+def test_a_profiled_launch_gets_one_finding_per_grid_cause(tmp_path):
+    """The grid under one wave and the tail are the measured rules' (TA002, TA003): the
+    configuration rules on the same cause (TA701, TA703) are not repeated beside them."""
+    doc = json.loads(run("lint", export(tmp_path, "ncu_tails"), "--format", "json").stdout)
+    codes = [{f["code"] for f in k["findings"]} for k in doc["kernels"]]
+    assert any("TA002" in c for c in codes) and any("TA003" in c for c in codes)
+    assert not any(c & {"TA701", "TA703"} for c in codes)
