@@ -115,7 +115,9 @@ def _kernel(measured: Measured, options: LintOptions, minimum: float | None) -> 
     # The engine's carveout percentage stands for the configuration the driver chose, not a
     # preference the program set: the rules on the percentage itself do not apply, and the
     # configuration rules' what-ifs start from the program's preference (as_programmed).
-    findings = [f for f in config_findings(Resolved(measured.arch), as_programmed(measured), options.selection)
+    clusters = int(measured.report.get("max_active_clusters") or 0) or None  # the report's, for TA702
+    findings = [f for f in config_findings(Resolved(measured.arch), as_programmed(measured), options.selection,
+                                           clusters)
                 if f.code not in PERCENTAGE_RULES + OWNED_BY_MEASURED]
     findings += findings_of(measured, options.selection, minimum)
     findings.sort(key=finding_order)

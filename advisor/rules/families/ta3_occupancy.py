@@ -7,7 +7,7 @@ from __future__ import annotations
 from ...engine import whatif
 from ...engine.occupancy import Occupancy, occupancy
 from ...text import percent, plural
-from .. import rule
+from .. import LaunchContext, rule
 from ..register_advice import cap_change, pin_change
 from ..wording import per_sm
 
@@ -83,15 +83,27 @@ def _fewer_advice(result: Occupancy, field: str, label: str) -> str | None:
     an H200 (benchmarks/advice.py, docs/from-source.md), 3 ran faster (by up to 1.49x), 3 the same and 7 slower (by
     up to 3.6x, worst where the cap spilled hundreds of bytes); more resident warps can also thrash caches or lose
     instruction-level parallelism. Information: it explains the occupancy figure and suggests the cheapest change;
-    whether more occupancy helps is for a profile to say.""",
+    whether more occupancy helps is for a profile to say. Where the launch's grid is one wave or less (its blocks
+    all resident at once), no step is offered: a block more per SM would stay empty until the grid grows.""",
     trigger={"arch": "volta", "registers": 64, "block_size": 256},
     clean={"arch": "volta", "registers": 32, "block_size": 256},
 )
-def occupancy_limiter(result: Occupancy, params: dict):
+def occupancy_limiter(launch: LaunchContext, params: dict):
+    result = launch.result
     if not result.launchable or result.occupancy >= 1.0:
         return
     parts, details = [], {"limiters": result.limiters, "blocks_per_sm": result.active_blocks_per_sm,
                           "occupancy": round(result.occupancy, 6), "next_steps": []}
+    wave = launch.wave
+    grid = result.kernel.grid_size
+    if grid and wave and grid <= wave[0]:
+        # The grid is one wave or less: a slot more per SM stays empty, so no step is offered.
+        details["grid_fills_more"] = False
+        yield (f"occupancy {percent(result.occupancy)} ({result.active_warps_per_sm}/{result.max_warps_per_sm} warps) "
+               f"limited by {' + '.join(result.limiters)}; the grid of {plural(grid, 'block', grouped=False)} is at "
+               f"most one wave of {wave[0]}, so more resident blocks per SM would stay empty: a larger grid first"), \
+            details
+        return
     for limiter in result.limiters:
         if limiter == "registers":
             parts.append(_registers_advice(result, details))
