@@ -276,11 +276,22 @@ class _Assembler:
         self.metric, self.unit, self.value = columns["Metric Name"], columns["Metric Unit"], columns["Metric Value"]
         self.current: ProfiledLaunch | None = None
         self.key: tuple[str, str] = ("", "")
-        self.bad_launch = False
+        self.said: dict[str, Problem] = {}  # the first problem of each kind
+        self.repeats: dict[str, int] = {}
 
     def problem(self, line: int | None, message: str) -> None:
-        if len(self.result.problems) < MAX_PROBLEMS:
-            self.result.problems.append(Problem(self.name, line, message))
+        """Said once per kind (the figure or columns it is about) with the first row's line; repeats
+        are counted into it (close_problems), so a large export never prints a line per row."""
+        kind = message.split(":", 1)[0]
+        if kind in self.said:
+            self.repeats[kind] = self.repeats.get(kind, 0) + 1
+        elif len(self.result.problems) < MAX_PROBLEMS:
+            self.said[kind] = Problem(self.name, line, message)
+            self.result.problems.append(self.said[kind])
+
+    def close_problems(self) -> None:
+        for kind, count in self.repeats.items():
+            self.said[kind].message += f" (and {count} more {'row' if count == 1 else 'rows'} like it)"
 
     def row(self, row: list[str], number: int) -> None:
         if row[self.launch] != self.key[1] or row[self.process] != self.key[0]:
@@ -344,6 +355,7 @@ def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
             if assembler is None or (row and row[0] == "ID"):
                 if assembler is not None:  # an appended export: the launch before its header is complete
                     assembler.finish()
+                    assembler.close_problems()
                 assembler, width = _header(row, name, result, reader.line_num) or (assembler, width)
                 continue
             if len(row) < width:
@@ -360,6 +372,7 @@ def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
                                                    "(a header row starting \"ID\",\"Process ID\")"))
     else:
         assembler.finish()
+        assembler.close_problems()
         if not result.launches and not result.problems:
             result.problems.append(Problem(name, None, "no profiled launch in this export"))
     return result

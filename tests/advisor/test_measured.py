@@ -197,3 +197,18 @@ def test_a_short_kernel_is_launch_overhead_not_blocks_ending_early():
         found = codes(launch)
         if "TA005" in found:
             assert "TA004" not in found, launch.kernel
+
+
+def test_waves_of_a_cluster_launch_are_counted_in_clusters():
+    """ncu_smem's paired (clusters of 2) and clustered (4 and 8) launches: a wave is the report's Max
+    Active Clusters x the cluster size, and the grid rules speak in clusters."""
+    clustered = [launch for launch in launches("ncu_smem") if launch.metrics.get("cluster_size", 1) > 1]
+    assert len(clustered) == 4
+    for launch in clustered:
+        shape = launch_shape(measure(launch))
+        size = int(launch.metrics["cluster_size"])
+        assert shape.cluster_size == size
+        assert shape.slots == launch.metrics["max_active_clusters"] * size
+        for finding in findings_of(measure(launch)):
+            if finding.code in ("TA002", "TA003"):
+                assert f"{launch.grid[0] // size} clusters ({launch.grid[0]} blocks)" in finding.message

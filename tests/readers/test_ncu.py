@@ -207,3 +207,13 @@ def test_a_saved_report_is_converted_by_ncu_on_path(tmp_path, monkeypatch):
     result = read_ncu(report)
     assert not result.problems
     assert [launch.metrics for launch in result.launches] == [launch.metrics for launch in launches("smem_import")]
+
+
+def test_a_problem_repeated_on_every_launch_is_said_once_with_a_count():
+    lines = [line.replace('"Registers Per Thread","register/thread","16"', '"Registers Per Thread","register/thread","x"')
+             for line in text("ncu_tails").splitlines(keepends=True)]
+    result = read_lines(lines, "edited.csv")
+    broken = sum('"Registers Per Thread","register/thread","x"' in line for line in lines)
+    assert broken > 10
+    assert len(result.problems) == 1
+    assert result.problems[0].message.endswith(f"(and {broken - 1} more rows like it)")

@@ -142,7 +142,7 @@ def grid_under_one_wave(context: MeasuredContext, params: dict):
                  f"those is at most {_percent(shape.busy_sm_bound)} (theoretical {_percent(theoretical)})")
         details["bound"] = round(shape.busy_sm_bound, 2)
     yield (f"the grid's {_blocks(shape, shape.grid)} are {shape.waves:.2f} of a wave of {_blocks(shape, shape.slots)}"
-           f" and {reach}; launch at least {_blocks(shape, shape.slots)} (smaller blocks or less work per block)"), \
+           f" and {reach}; launch at least {_blocks(shape, shape.slots)}, with smaller blocks or less work per block"), \
         details
 
 
