@@ -15,6 +15,7 @@ from tuneadvise.specs.resolve import resolve
 PRODUCTS = ("h100-sxm", "v100", "rtx-4090", "a100-sxm4-80gb")
 OBJECTIONS = ("warning", "error")
 # The rules that speak of a resource a step changes: a new warning or error among them objects to it.
+CARVEOUT_RULES = ("TA401", "TA402", "TA403")
 CONCERNS = {"registers": ("TA1", "TA3", "TA5"), "shared_memory": ("TA1", "TA3", "TA4")}
 
 
@@ -129,3 +130,58 @@ def test_a_grid_just_under_a_wave_is_not_a_warning():
     assert "TA703" not in codes(resolved, config.replace(grid_size=1024))  # 1024 of 1056
     half = codes(resolved, config.replace(grid_size=528))["TA703"]
     assert "less work per block" in half.message and "more work per block" not in half.message
+
+
+@settings(max_examples=150, deadline=None)
+@given(product=st.sampled_from(PRODUCTS), registers=st.integers(16, 128),
+       block=st.integers(1, 32).map(lambda n: 32 * n), dynamic=st.integers(0, 160 * 1024),
+       carveout=st.sampled_from([None, 0, 25, 50, 75, 100]))
+def test_a_carveout_step_followed_is_not_objected_to(product, registers, block, dynamic, carveout):
+    """TA301's carveout (the best preference for a shared-memory limit), set: the blocks it promised,
+    and no rule on the carveout itself (TA401-TA403) objects to it."""
+    resolved = resolve(product)
+    values = {"registers": registers, "block_size": block, "dynamic_shared_mem": dynamic,
+              "opt_in": dynamic > 48 * 1024}
+    if carveout is not None:
+        values["carveout"] = carveout
+    config = launch(**values)
+    result = occupancy(resolved.arch, config)
+    if not result.launchable:
+        return
+    step = whatif.best_carveout(result)
+    if step is None:
+        return
+    after = config.replace(carveout=step.value)
+    assert occupancy(resolved.arch, after).active_blocks_per_sm == step.blocks_per_sm
+    found = codes(resolved, after)
+    assert not [c for c, f in found.items() if c in CARVEOUT_RULES and f.severity in OBJECTIONS], \
+        (step, {c: f.message for c, f in found.items()})
+    assert "TA402" not in found and "TA403" not in found
+
+
+def test_every_step_on_every_recorded_launch_followed_is_not_objected_to():
+    """The same on real launches (tests/fixtures/ncu): each profiled launch's TA301 steps, from the
+    program's preference, applied and linted again."""
+    from tuneadvise.advisor.measured import as_programmed, measure
+    from tuneadvise.specs.records import Resolved
+
+    from ..advisor.ncu_fixtures import PROGRAMS, launches
+
+    followed = 0
+    for name in PROGRAMS:
+        for recorded in launches(name):
+            measured = measure(recorded)
+            result = as_programmed(measured)
+            resolved = Resolved(measured.arch)
+            before = {f.code: f for f in check_occupancy(resolved, result)}
+            limiter = before.get("TA301")
+            for step in (limiter.details["next_steps"] if limiter else []):
+                config = result.kernel
+                after = config.replace(registers=step["value"]) if step["resource"] == "registers" else \
+                    whatif.with_total_shared_mem(config, step["value"])
+                assert occupancy(measured.arch, after).active_blocks_per_sm == step["blocks_per_sm"]
+                found = codes(resolved, after)
+                assert not [c for c, f in found.items() if f.severity in OBJECTIONS and c not in before
+                            and c.startswith(CONCERNS[step["resource"]])], (recorded.kernel, step)
+                followed += 1
+    assert followed > 20
