@@ -23,6 +23,8 @@ import io
 import re
 import shutil
 import subprocess
+import tempfile
+import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -234,18 +236,34 @@ class _Bounded(io.RawIOBase):
 
 
 def _converted_lines(path: Path) -> Iterator[str]:
+    """The CSV of a saved report, as `ncu --import R --csv --print-units base` prints it (base
+    units: exact byte counts), streamed line by line; ncu is killed past CONVERT_TIMEOUT_S, and a
+    failure raises NcuConversionError when the output ends."""
     ncu = shutil.which("ncu")
     if ncu is None:
         raise NcuMissing(EXPORT_HINT.format(name=path.name))
-    try:
-        done = subprocess.run([ncu, "--import", str(path), "--csv"], capture_output=True, text=True,
-                              errors="replace", timeout=CONVERT_TIMEOUT_S, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise NcuConversionError(f"ncu --import {path.name} --csv failed: {exc}") from None
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1][:200]
-        raise NcuConversionError(f"ncu --import {path.name} --csv failed (exit {done.returncode}): {last}")
-    return iter(done.stdout.splitlines(keepends=True))
+    command = [ncu, "--import", str(path), "--csv", "--print-units", "base"]
+    with tempfile.TemporaryFile() as errors:
+        try:
+            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL)
+        except OSError as exc:
+            raise NcuConversionError(f"ncu --import {path.name} --csv failed: {exc.strerror}") from None
+        timer = threading.Timer(CONVERT_TIMEOUT_S, process.kill)
+        timer.start()
+        try:
+            with io.TextIOWrapper(process.stdout, encoding="utf-8", errors="replace", newline="") as text:
+                yield from _bounded_lines(text)
+            code = process.wait()
+        finally:
+            timer.cancel()
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        if code != 0:
+            errors.seek(0)
+            last = (errors.read(1 << 16).decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1][:200]
+            why = f"killed after {CONVERT_TIMEOUT_S} s" if code < 0 else f"exit {code}"
+            raise NcuConversionError(f"ncu --import {path.name} --csv failed ({why}): {last}")
 
 
 def _bounded_lines(handle) -> Iterator[str]:

@@ -188,25 +188,46 @@ def test_the_figures_of_every_section_are_read_by_label_and_unit():
     assert metric_key("Something Else", "") is None
 
 
-def test_a_saved_report_is_converted_by_ncu_on_path(tmp_path, monkeypatch):
-    """`.ncu-rep`: converted through `ncu --import R --csv` when ncu is on PATH (here a stand-in
-    that prints a recorded conversion of a saved report)."""
+def fake_ncu(tmp_path, monkeypatch, body: str):
+    """A stand-in `ncu` on PATH running `body` (sh), and a saved report for it to convert."""
     import os
     import stat
 
-    from ..advisor.ncu_fixtures import FIXTURES
-
     fake = tmp_path / "bin" / "ncu"
     fake.parent.mkdir()
-    fake.write_text(f"#!/bin/sh\n[ \"$1\" = --import ] && [ \"$3\" = --csv ] || exit 9\n"
-                    f"gzip -dc '{FIXTURES / 'smem_import.csv.gz'}'\n")
+    fake.write_text(f"#!/bin/sh\n{body}\n")
     fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
     monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
     report = tmp_path / "R.ncu-rep"
     report.write_bytes(b"NVR\0" + bytes(60))
+    return report
+
+
+def test_a_saved_report_is_converted_by_ncu_on_path(tmp_path, monkeypatch):
+    """`.ncu-rep`: converted through `ncu --import R --csv --print-units base` when ncu is on PATH
+    (here a stand-in that prints a recorded conversion of a saved report in base units)."""
+    from ..advisor.ncu_fixtures import FIXTURES
+
+    report = fake_ncu(tmp_path, monkeypatch, '[ "$1" = --import ] && [ "$3" = --csv ] && '
+                      '[ "$4 $5" = "--print-units base" ] || exit 9\n'
+                      f"gzip -dc '{FIXTURES / 'smem_import_base.csv.gz'}'")
     result = read_ncu(report)
     assert not result.problems
-    assert [launch.metrics for launch in result.launches] == [launch.metrics for launch in launches("smem_import")]
+    assert [launch.metrics for launch in result.launches] == \
+        [launch.metrics for launch in launches("smem_import_base")]
+
+
+def test_a_conversion_that_fails_is_one_error(tmp_path, monkeypatch):
+    report = fake_ncu(tmp_path, monkeypatch, 'echo "==ERROR== cannot open report" >&2; exit 1')
+    with pytest.raises(NcuConversionError, match=r"\(exit 1\): ==ERROR== cannot open report"):
+        read_ncu(report)
+
+
+def test_a_conversion_that_hangs_is_killed(tmp_path, monkeypatch):
+    monkeypatch.setattr(ncu, "CONVERT_TIMEOUT_S", 1)
+    report = fake_ncu(tmp_path, monkeypatch, "exec sleep 60")
+    with pytest.raises(NcuConversionError, match="killed after 1 s"):
+        read_ncu(report)
 
 
 def test_a_problem_repeated_on_every_launch_is_said_once_with_a_count():
