@@ -10,25 +10,13 @@ and baselines pair launch N of one profile with launch N of the next."""
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Iterable
-from pathlib import Path
 
 from ...specs.records import Resolved
 from ..measured import Measured, MeasuredError, as_programmed, findings_of, measure
 from ..measured_figures import figures_document
 from ..readers.compiler_output import KernelUsage
-from ..readers.ncu import (
-    GZIP_MAGIC,
-    NCU_REP_MAGIC,
-    NcuConversionError,
-    NcuMissing,
-    NcuReadResult,
-    is_ncu_export,
-    read_lines,
-    read_ncu,
-    replayed,
-)
+from ..readers.ncu import NcuConversionError, NcuMissing, NcuReadResult, read_lines, read_ncu
 from ..readers.usage import InputProblem
 from ..rules import config_findings, finding_order
 from .records import LintedKernel, LintOptions
@@ -37,40 +25,11 @@ PERCENTAGE_RULES = ("TA401",)
 # Causes the TA0xx rules own on a profiled launch, with the measurement: the grid under one wave
 # and the tail (TA002, TA003); the configuration rules on the same cause are not repeated.
 OWNED_BY_MEASURED = ("TA701", "TA703")
-SNIFF_BYTES = 64 << 10  # ncu's ==PROF== lines and a program's output may come before the header
-PROFILE_SUFFIXES = (".csv", ".csv.gz", ".ncu-rep")  # read as exports whatever they hold: their errors say so
-
-
-def is_profile_head(head: bytes) -> bool:
-    """The first bytes of an Nsight Compute export (gzip-compressed or not) or saved report."""
-    if head.startswith(GZIP_MAGIC):
-        try:
-            head = zlib.decompressobj(wbits=31).decompress(head, SNIFF_BYTES)
-        except zlib.error:
-            return False
-    return head.startswith(NCU_REP_MAGIC) or is_ncu_export(head)
-
-
-def open_profile(path: str):
-    """`path` open from its first byte when it is a profile by content, or named as one
-    (PROFILE_SUFFIXES); else None. Sniffed once, on the stream that is then read: a pipe
-    (`<(cat a.csv b.csv)`) cannot be opened twice."""
-    if Path(path).is_dir():
-        return None
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 (handed to the reader, which closes it)
-        head = handle.read(SNIFF_BYTES)
-    except OSError:
-        return None
-    if is_profile_head(head) or path.lower().endswith(PROFILE_SUFFIXES):
-        return replayed(head, handle)
-    handle.close()
-    return None
 
 
 def lint_profile(path: str, options: LintOptions, opened=None) -> tuple[list[LintedKernel], list[InputProblem]]:
     """One kernel entry per profiled launch of the export at `path` (`opened`: already open, see
-    open_profile), and the problems met. Raises NcuMissing (a .ncu-rep with no ncu to convert it)."""
+    readers.ncu.open_export), and the problems met. Raises NcuMissing (a .ncu-rep with no ncu to convert it)."""
     try:
         read = read_ncu(path, opened)
     except NcuMissing:

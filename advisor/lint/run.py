@@ -457,7 +457,8 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
     compile_sources = [] if build_output else [p for p in paths if p.lower().endswith(COMPILED_SUFFIXES)]
     if compile_sources and not (options.archs or options.config.arch):  # before reading anything
         raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
-    from .profiled import lint_profile, open_profile
+    from ..readers.ncu import open_export
+    from .profiled import lint_profile
 
     machine_code = machine_code_reader(options.machine_code)
     gathered = Gathered(ReadResult(), SourceIndex(), [], [], None,
@@ -468,7 +469,7 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
             _read_stdin(stdin, options, gathered)
         elif path.lower().endswith(SOURCE_SUFFIXES):
             _read_source(path, read, gathered.index, gathered.sources, compiled=path in compile_sources)
-        elif (opened := open_profile(path)) is not None:
+        elif (opened := open_export(path)) is not None:
             kernels, problems = lint_profile(path, options, opened)
             gathered.profiled.extend(kernels)
             read.problems += problems
@@ -488,7 +489,8 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
 
 def _read_stdin(stdin, options: LintOptions, gathered: Gathered) -> None:
     """Standard input: an Nsight Compute export by its first lines, else a ptxas log or cuobjdump listing."""
-    from .profiled import SNIFF_BYTES, is_profile_head, lint_profile_lines
+    from ..readers.ncu import SNIFF_BYTES, is_export_head
+    from .profiled import lint_profile_lines
 
     head, size = [], 0
     for line in stdin:
@@ -497,7 +499,7 @@ def _read_stdin(stdin, options: LintOptions, gathered: Gathered) -> None:
         if size >= SNIFF_BYTES:
             break
     lines = itertools.chain(head, stdin)
-    if is_profile_head("".join(head).encode("utf-8", "replace")):
+    if is_export_head("".join(head).encode("utf-8", "replace")):
         kernels, problems = lint_profile_lines(lines, "<stdin>", options)
         gathered.profiled.extend(kernels)
         gathered.read.problems.extend(problems)

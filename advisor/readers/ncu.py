@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,6 +35,8 @@ GZIP_MAGIC = b"\x1f\x8b"
 BOM = "\ufeff"
 MAX_DECOMPRESSED = 4 << 30  # a gzipped export past this is a bomb: real 100 MB exports hold about 15,000 launches
 HEADER_START = '"ID","Process ID"'
+SNIFF_BYTES = 64 << 10  # ncu's ==PROF== lines and a program's output may come before the header
+EXPORT_SUFFIXES = (".csv", ".csv.gz", ".ncu-rep")  # read as exports whatever they hold: their errors say so
 MAX_LINE = 1 << 20  # no real row is near this: a kernel name of kilobytes, a rule's paragraph
 CHUNK = 1 << 20
 MAX_LAUNCHES = 1_000_000  # a 100 MB export holds about 15,000
@@ -162,6 +165,33 @@ def is_ncu_export(head: bytes) -> bool:
 
 def is_ncu_report(head: bytes) -> bool:
     return head.startswith(NCU_REP_MAGIC)
+
+
+def is_export_head(head: bytes) -> bool:
+    """The first bytes of an Nsight Compute export (gzip-compressed or not) or saved report."""
+    if head.startswith(GZIP_MAGIC):
+        try:
+            head = zlib.decompressobj(wbits=31).decompress(head, SNIFF_BYTES)
+        except zlib.error:
+            return False
+    return head.startswith(NCU_REP_MAGIC) or is_ncu_export(head)
+
+
+def open_export(path: str):
+    """`path` open from its first byte when it is an export or saved report by content, or named
+    as one (EXPORT_SUFFIXES); else None. Sniffed once, on the stream that is then read: a pipe
+    (`<(cat a.csv b.csv)`) cannot be opened twice."""
+    if Path(path).is_dir():
+        return None
+    try:
+        handle = open(path, "rb")  # noqa: SIM115 (handed to the reader, which closes it)
+        head = handle.read(SNIFF_BYTES)
+    except OSError:
+        return None
+    if is_export_head(head) or path.lower().endswith(EXPORT_SUFFIXES):
+        return replayed(head, handle)
+    handle.close()
+    return None
 
 
 def group_by_kernel(launches: Iterable[ProfiledLaunch]) -> dict[str, list[ProfiledLaunch]]:
