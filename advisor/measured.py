@@ -68,7 +68,9 @@ def arch_of(launch: ProfiledLaunch) -> Arch:
     try:
         return resolve_arch(launch.compute_capability)
     except UnknownArchError:
-        cause = f"compute capability {launch.compute_capability[:8]!r} is not one the specs know"
+        cause = (f"compute capability {launch.compute_capability[:8]!r} is not one the specs know"
+                 if launch.compute_capability else "the export has no CC column (the compute capability the "
+                                                   "engine needs): export with ncu's default columns")
         raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}): {cause}", cause) from None
 
 

@@ -332,3 +332,19 @@ def test_a_profiled_launch_gets_one_finding_per_grid_cause(tmp_path):
     codes = [{f["code"] for f in k["findings"]} for k in doc["kernels"]]
     assert any("TA002" in c for c in codes) and any("TA003" in c for c in codes)
     assert not any(c & {"TA701", "TA703"} for c in codes)
+
+
+def test_an_export_without_the_cc_column_says_what_it_lacks(tmp_path):
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    for row in csv.reader(io.StringIO(text("ncu_templates"))):
+        if row and (row[0] == "ID" or row[0].isdigit()):
+            writer.writerow(row[:10] + row[11:])  # column 10 is CC
+    path = tmp_path / "nocc.csv"
+    path.write_text(out.getvalue())
+    result = CliRunner().invoke(cli, ["lint", str(path)])
+    assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
+    assert "no CC column" in result.stderr and "and 8 more launches of 9" in result.stderr
