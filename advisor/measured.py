@@ -224,6 +224,10 @@ class LaunchShape(NamedTuple):
     # theoretical occupancy is all that holds. Held to every recorded launch (tests/advisor/test_measured.py).
     busy_sm_bound: float
     cluster_size: int | None  # blocks per cluster, where the launch has clusters
+    # percent, a model not a bound: the occupancy on busy SMs if every block lasted as long, the
+    # blocks spread breadth first and each wave started when the last ended (recorded launches
+    # exceed it where blocks start as others end). What the grid's shape explains of the gap.
+    expected: float
 
     @property
     def waves(self) -> float:
@@ -241,10 +245,16 @@ def launch_shape(measured: Measured) -> LaunchShape | None:
     slots = int(clusters) * cluster if cluster and clusters else blocks * sms
     full, rest = divmod(grid, slots)
     theoretical = 100 * result.occupancy
-    bound = theoretical
-    if full == 0 and cluster is None:
-        bound = min(theoretical, -(-grid // sms) * result.warps_per_block / result.max_warps_per_sm * 100)
-    return LaunchShape(grid, slots, sms, full, rest, min(rest, sms), bound, cluster)
+    block_share = result.warps_per_block / result.max_warps_per_sm * 100
+    bound = expected = theoretical
+    rest_sms = min(rest, sms)
+    if cluster is None:
+        if full == 0:
+            bound = min(theoretical, -(-grid // sms) * block_share)
+            expected = min(theoretical, grid / rest_sms * block_share)
+        else:
+            expected = min(theoretical, grid * block_share / (full * sms + rest_sms))
+    return LaunchShape(grid, slots, sms, full, rest, rest_sms, bound, cluster, expected)
 
 
 def findings_of(measured: Measured, selection=None, minimum: float | None = None) -> list:

@@ -212,3 +212,14 @@ def test_waves_of_a_cluster_launch_are_counted_in_clusters():
         for finding in findings_of(measure(launch)):
             if finding.code in ("TA002", "TA003"):
                 assert f"{launch.grid[0] // size} clusters ({launch.grid[0]} blocks)" in finding.message
+
+
+def test_a_grid_spread_unevenly_under_one_wave_is_the_grid_not_early_ends():
+    """ncu_smem's staged kernel: 269 blocks on 132 SMs (two or three each), achieved about 23.5% of
+    37.5%: the grid's spread explains it (TA002), not blocks ending early (TA004)."""
+    staged = [launch for launch in launches("ncu_smem") if launch.kernel.startswith("staged")
+              and launch.grid[0] == 269 and launch.metrics["theoretical_occupancy"] == 37.5]
+    assert len(staged) == 3
+    for launch in staged:
+        found = codes(launch)
+        assert "TA002" in found and "TA004" not in found, found

@@ -67,7 +67,7 @@ def under_one_wave(context: MeasuredContext, params: dict) -> bool:
         return False
     if shape.cluster_size:
         return shape.waves <= 1 - params["gap_points"] / 100 and gap[0] - gap[1] >= params["gap_points"]
-    return shape.busy_sm_bound <= gap[0] - params["gap_points"]
+    return shape.expected <= gap[0] - params["gap_points"]
 
 
 def tail_wave(context: MeasuredContext, params: dict) -> bool:
@@ -80,8 +80,8 @@ def ends_early(context: MeasuredContext, params: dict) -> bool:
     """Achieved well under what the launch's layout allows, and the kernel not so short that its
     launch and ramp explain it (TA005's cause)."""
     shape, gap = context.shape, _gap(context)
-    return bool(shape and gap and gap[1] < params["early_ratio"] * shape.busy_sm_bound
-                and shape.busy_sm_bound - gap[1] >= params["gap_points"] and not short_kernel(context, params))
+    return bool(shape and gap and gap[1] < params["early_ratio"] * shape.expected
+                and shape.expected - gap[1] >= params["gap_points"] and not short_kernel(context, params))
 
 
 def short_kernel(context: MeasuredContext, params: dict) -> bool:
@@ -139,8 +139,10 @@ def grid_under_one_wave(context: MeasuredContext, params: dict):
     else:
         per_sm = -(-shape.grid // shape.sm_count)
         reach = (f"reach {shape.last_wave_sms} of {shape.sm_count} SMs with at most {per_sm} each: occupancy on "
-                 f"those is at most {_percent(shape.busy_sm_bound)} (theoretical {_percent(theoretical)})")
+                 f"those is at most {_percent(shape.busy_sm_bound)}, about {_percent(shape.expected)} with blocks "
+                 f"of equal duration (theoretical {_percent(theoretical)})")
         details["bound"] = round(shape.busy_sm_bound, 2)
+        details["expected"] = round(shape.expected, 2)
     yield (f"the grid's {_blocks(shape, shape.grid)} are {shape.waves:.2f} of a wave of {_blocks(shape, shape.slots)}"
            f" and {reach}; launch at least {_blocks(shape, shape.slots)}, with smaller blocks or less work per block"), \
         details
@@ -203,8 +205,9 @@ def _early_cause(context: MeasuredContext, params: dict) -> tuple[str, str]:
 @rule(
     code="TA004", name="blocks-end-early", severity="info", source="ncu-h200",
     summary="Achieved occupancy is well under what the launch's layout allows, and why where the export can tell",
-    explanation="""The SMs holding blocks could reach the theoretical occupancy (under one wave, the grid's share of
-    it), yet the achieved figure is well under it: warps are resident for less of the time than the launch allows.
+    explanation="""With blocks of equal duration the SMs holding blocks would average the grid's share of the
+    theoretical occupancy (a model of the grid's waves, not a bound: blocks that start as others end exceed it), yet
+    the achieved figure is well under it: warps are resident for less of the time than the launch allows.
     The export tells some causes apart: blocks that live only microseconds (the launch's duration over the rounds of
     blocks each slot runs) leave the block scheduler unable to refill SMs as fast as blocks end; schedulers that
     issue nearly every cycle (Scheduler Statistics) finish some warps of equal work long before others; schedulers
@@ -219,9 +222,10 @@ def blocks_end_early(context: MeasuredContext, params: dict):
         return
     shape, (theoretical, achieved) = context.shape, _gap(context)
     cause, sentence = _early_cause(context, params)
-    allowed = "theoretical" if shape.busy_sm_bound >= theoretical else "bound the grid allows on busy SMs"
-    yield (f"achieved {_percent(achieved)} is well under the {_percent(shape.busy_sm_bound)} {allowed}: {sentence}"), \
-        {"achieved": achieved, "bound": round(shape.busy_sm_bound, 2), "cause": cause}
+    yield (f"achieved {_percent(achieved)} against theoretical {_percent(theoretical)} is well under the "
+           f"{_percent(shape.expected)} the grid's {shape.waves:.2f} waves give with blocks of equal duration (a "
+           f"model, not a bound): {sentence}"), \
+        {"achieved": achieved, "expected": round(shape.expected, 2), "cause": cause}
 
 
 @rule(
