@@ -120,8 +120,10 @@ def _blocks(shape, count: int) -> str:
     explanation="""A wave is as many blocks as the GPU holds at once (resident blocks per SM x SMs; with clusters,
     the report's Max Active Clusters x the cluster size). Under one wave, blocks go out breadth first, so no SM holds
     more than the grid's blocks over the SMs, rounded up: the achieved occupancy on the SMs that hold blocks (what
-    Nsight Compute averages over) is at most that many blocks' warps over the SM's, a bound held on every recorded
-    launch. With clusters the GPCs place them, and only the grid's share of a wave is said. Launch at least one wave:
+    Nsight Compute averages over) is at most that many blocks' warps over the SM's, a bound held within half a point
+    on every recorded launch of 10 us or more. With clusters the GPCs place them, and in a kernel shorter than 10 us
+    the achieved figure is mostly ramp (recorded 2 us launches exceed the bound by up to 29 points): there only the
+    grid's share of a wave is said. Launch at least one wave:
     more, smaller blocks (a smaller block size, less work per block) or more of the problem per launch. Silent when
     the grid's shape costs less than 10 points of occupancy.""",
     params=THRESHOLDS,
@@ -134,7 +136,9 @@ def grid_under_one_wave(context: MeasuredContext, params: dict):
     shape, (theoretical, achieved) = context.shape, _gap(context)
     details = {"grid": shape.grid, "wave": shape.slots, "waves": round(shape.waves, 4),
                "busy_sms": shape.last_wave_sms, "cluster_size": shape.cluster_size}
-    if shape.cluster_size:
+    if shape.cluster_size or short_kernel(context, params):
+        # Clusters are placed by GPC; and under 10 us the achieved figure is mostly ramp (recorded
+        # launches of 2 us exceed even the breadth-first bound): no bound is claimed there.
         reach = f"achieved {_percent(achieved)} against theoretical {_percent(theoretical)}"
     else:
         per_sm = -(-shape.grid // shape.sm_count)
@@ -194,9 +198,10 @@ def _early_cause(context: MeasuredContext, params: dict) -> tuple[str, str]:
         return "cannot_tell", ("the export cannot tell unequal work or early exits from warps that end at different "
                                "times on issue-bound schedulers: profile with --section SchedulerStats")
     if issued >= params["issue_bound"]:
-        return "issue_bound", (f"the schedulers issue {issued:.2f} instructions per cycle (issue-bound): warps of "
-                               "equal work end at different times as the schedulers favour some; fewer instructions "
-                               "per warp helps, more occupancy does not")
+        return "issue_bound", (f"the schedulers issue {issued:.2f} instructions per cycle (issue-bound): the SMs "
+                               "are busy whatever the occupancy, and warps end at different times as the schedulers "
+                               "favour some (whether the work is also unequal the export cannot tell); fewer "
+                               "instructions per warp helps, more occupancy does not")
     return "imbalance", (f"the schedulers issue only {issued:.2f} instructions per cycle, so not issue-bound: blocks "
                          "with unequal work or early exits are left; give blocks equal work or take it in a "
                          f"persistent loop of {_blocks(shape, shape.slots)}")
@@ -210,8 +215,9 @@ def _early_cause(context: MeasuredContext, params: dict) -> tuple[str, str]:
     the achieved figure is well under it: warps are resident for less of the time than the launch allows.
     The export tells some causes apart: blocks that live only microseconds (the launch's duration over the rounds of
     blocks each slot runs) leave the block scheduler unable to refill SMs as fast as blocks end; schedulers that
-    issue nearly every cycle (Scheduler Statistics) finish some warps of equal work long before others; schedulers
-    that do not leave unequal work or early exits. Without those figures it says it cannot tell. Silent where the
+    issue nearly every cycle (Scheduler Statistics) keep the SMs busy whatever the occupancy, and finish some warps
+    long before others; schedulers that do not leave unequal work or early exits. Without those figures it says it
+    cannot tell. Silent where the
     kernel is a few microseconds long (TA005: launch and ramp), or the grid's shape is the cause (TA002, TA003).""",
     params=THRESHOLDS,
     trigger=_example(block=256, grid=1056, achieved_occupancy=40.0),
