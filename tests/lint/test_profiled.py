@@ -348,3 +348,49 @@ def test_an_export_without_the_cc_column_says_what_it_lacks(tmp_path):
     result = CliRunner().invoke(cli, ["lint", str(path)])
     assert result.exit_code == 2 and len(result.stderr.splitlines()) == 1
     assert "no CC column" in result.stderr and "and 8 more launches of 9" in result.stderr
+
+
+FIGURE_LABELS = {  # (section as the export names it, label) -> (measured object, field)
+    ("GPU Speed Of Light Throughput", "Compute (SM) Throughput"): ("throughput", "compute_pct"),
+    ("GPU Speed Of Light Throughput", "Memory Throughput"): ("throughput", "memory_pct"),
+    ("GPU Speed Of Light Throughput", "DRAM Throughput"): ("throughput", "dram_pct"),
+    ("GPU Speed Of Light Throughput", "L2 Cache Throughput"): ("throughput", "l2_pct"),
+    ("Warp State Statistics", "Warp Cycles Per Issued Instruction"): ("warp_state", "cycles_per_issued_instruction"),
+    ("Warp State Statistics", "Avg. Active Threads Per Warp"): ("warp_state", "active_threads_per_warp"),
+    ("Scheduler Statistics", "Eligible Warps Per Scheduler"): ("scheduler", "eligible_warps"),
+    ("Scheduler Statistics", "Issued Warp Per Scheduler"): ("scheduler", "issued_warps"),
+    ("Scheduler Statistics", "No Eligible"): ("scheduler", "no_eligible_pct"),
+    ("Memory Workload Analysis", "Memory Throughput"): ("memory", "dram_bytes_per_second"),
+    ("Memory Workload Analysis", "L2 Hit Rate"): ("memory", "l2_hit_rate_pct"),
+}
+
+
+def test_every_section_figure_of_every_recorded_launch(tmp_path):
+    """The six-section re-recordings (tests/fixtures/ncu/sections), every launch: each figure in
+    `measured` is the export's own (read here from the text by section and label), and the
+    configuration sweep recorded without those sections says it lacks them."""
+    import csv
+    import io
+
+    from ..advisor.ncu_fixtures import SECTION_EXPORTS
+
+    checked = 0
+    for name in SECTION_EXPORTS:
+        path = tmp_path / f"{name.split('/')[1]}.csv"
+        path.write_text(text(name), newline="")
+        doc = json.loads(run("lint", path, "--format", "json").stdout)
+        jsonschema.validate(doc, LINT_OUTPUT_SCHEMA)
+        entries = {(k["measured"]["process"], k["measured"]["launch_index"]): k["measured"] for k in doc["kernels"]}
+        assert len(entries) == len(launches(name))
+        expected = {}
+        for row in csv.reader(io.StringIO(text(name))):
+            if len(row) > 14 and row[0].isdigit() and (row[11], row[12]) in FIGURE_LABELS:
+                expected[(f"{row[2]} ({row[1]})", int(row[0]), *FIGURE_LABELS[(row[11], row[12])])] = \
+                    float(row[14].replace(",", ""))
+        for (process, index, section, field), value in expected.items():
+            assert entries[(process, index)][section][field] == value, (name, index, section, field)
+            checked += 1
+        missing = {tuple(m["missing_sections"]) for m in entries.values()}
+        assert missing == ({("SpeedOfLight", "WarpStateStats", "SchedulerStats", "MemoryWorkloadAnalysis")}
+                           if name.endswith("smem_config") else {()}), (name, missing)
+    assert checked > 5000
