@@ -144,8 +144,8 @@ def _one_kernel(data: bytes, kernel: str | None, where: str):
 
 
 def _cubin_resources(obj, kernel: str | None) -> Resources:
-    from ..specs.files import read_bounded
-    from .lint.kernel_caches import MAX_CUBIN_BYTES, without_cupy_header
+    from ..specs.files import MAX_CUBIN_BYTES, read_bounded
+    from .lint.kernel_caches import without_cupy_header
 
     where = "the cubin"
     if isinstance(obj, (str, os.PathLike)):

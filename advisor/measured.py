@@ -55,7 +55,7 @@ class Measured(NamedTuple):
         return self.launch.metrics
 
 
-class MeasuredError(ValueError):
+class MeasuredError(InputError):
     """A launch the engine cannot take: a figure missing, or an unknown compute capability.
     `cause` is the reason without the launch, the same for every launch it stops."""
 

@@ -12,10 +12,11 @@ import os
 import stat
 import sys
 
-# os.path rather than pathlib: pathlib (with urllib.parse) costs ~4 ms of every start-up.
+# os.path rather than pathlib: every command imports this module, and pathlib brings urllib.parse.
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")  # the shipped spec files
 MAX_DOCUMENT_BYTES = 16 << 20  # a config, spec file, probe document or baseline: real ones are kilobytes
 MAX_SOURCE_BYTES = 32 << 20  # a CUDA source file: the largest real ones are a few megabytes
+MAX_CUBIN_BYTES = 256 << 20  # a cubin (or PTX) read whole: the largest real ones are tens of megabytes
 
 
 class NotRegularFile(OSError):

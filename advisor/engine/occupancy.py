@@ -31,7 +31,6 @@ from .limits import (
     div_round_up,
     register_allocation,
     shared_mem_ceiling,
-    shared_mem_limit,  # noqa: F401  (tests compare the cached limit with it through this module)
     shared_mem_preference,
     virtual_resources_limit,
 )

@@ -30,7 +30,8 @@ import os
 from dataclasses import replace
 from pathlib import Path
 
-from ...specs.files import NotRegularFile, open_regular, read_bounded
+from ...specs.errors import InputError
+from ...specs.files import MAX_CUBIN_BYTES, NotRegularFile, open_regular, read_bounded
 from ..readers.compiler_output import KernelUsage
 from ..readers.cubin import ELF_MAGIC, CubinError, read_cubin
 from ..readers.usage import (
@@ -46,7 +47,6 @@ from ..text import quoted
 
 MAX_FILES = 100_000  # files looked at in one directory tree
 MAX_METADATA_BYTES = 1 << 20  # a Triton .json is a few KB
-MAX_CUBIN_BYTES = 256 << 20
 # Dynamic shared memory per block past which a launch must opt in (cudaFuncAttributeMaxDynamicSharedMemorySize;
 # CUDA's default limit is 48 KB): Triton's launcher opts in above it (its driver.c), CuPy's attributes show it.
 OPT_IN_ABOVE = 49152
@@ -56,7 +56,7 @@ _HEX = frozenset(b"0123456789abcdef")
 _DIGESTS = {32: hashlib.md5, 40: hashlib.sha1, 64: hashlib.sha256}  # CuPy's header: the hex digest of the cubin
 
 
-class MetadataError(ValueError):
+class MetadataError(InputError):
     """A Triton metadata file that does not say how its kernel is launched."""
 
 

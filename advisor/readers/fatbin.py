@@ -32,6 +32,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from ...specs.errors import InputError
+
 FATBIN_MAGIC = struct.pack("<I", 0xBA55ED50)
 _HEADER = struct.Struct("<IHHQ")  # magic, version, header size, payload size
 # kind, version, header size, payload size, compressed size, options offset,
@@ -45,7 +47,7 @@ MAX_ENTRY_BYTES = 256 << 20
 MAX_TOTAL_BYTES = 1 << 30
 
 
-class FatbinError(ValueError):
+class FatbinError(InputError):
     """A fatbin that cannot be read (truncated, compressed in a way not supported,
     or larger than the limits above)."""
 

@@ -194,14 +194,6 @@ def open_export(path: str):
     return None
 
 
-def group_by_kernel(launches: Iterable[ProfiledLaunch]) -> dict[str, list[ProfiledLaunch]]:
-    """Launches by kernel name, in order of first appearance; each keeps its process and configuration."""
-    groups: dict[str, list[ProfiledLaunch]] = {}
-    for launch in launches:
-        groups.setdefault(launch.kernel, []).append(launch)
-    return groups
-
-
 def read_ncu(path: str | Path, opened: io.BufferedIOBase | None = None) -> NcuReadResult:
     """Every launch in a `ncu --csv` export (gzip-compressed or not), or in a .ncu-rep converted
     through ncu. `opened`: the file already open from its first byte (a pipe that was sniffed,

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ...specs.files import MAX_CUBIN_BYTES, read_bounded
 from ..text import clip
 from .compiler_output import KernelUsage, parse_cuobjdump, parse_ptxas
 from .cubin import ELF_MAGIC, CubinError, CubinKernel, read_cubin
@@ -79,9 +80,12 @@ def read_usage(path: str | Path, machine_code: MachineCode | None = None) -> Rea
         return result
     if head.startswith(ELF_MAGIC) and len(head) >= 20 and int.from_bytes(head[18:20], "little") == EM_CUDA:
         try:
-            result.records += cubin_records(path.read_bytes(), name, machine_code=machine_code)
+            result.records += cubin_records(read_bounded(path, MAX_CUBIN_BYTES, "cubin"), name,
+                                            machine_code=machine_code)
         except CubinError as exc:
             result.problems.append(InputProblem(name, None, str(exc)))
+        except OSError as exc:
+            result.problems.append(InputProblem(name, None, f"cannot read: {exc.strerror}"))
         if not result.records and not result.problems:
             result.problems.append(InputProblem(name, None, "no kernel in this cubin"))
         return result
