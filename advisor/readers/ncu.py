@@ -30,6 +30,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .usage import InputProblem
+
 NCU_REP_MAGIC = b"NVR\0"  # a saved .ncu-rep report
 GZIP_MAGIC = b"\x1f\x8b"
 BOM = "\ufeff"
@@ -114,16 +116,6 @@ UNIT_FACTORS = {
 
 
 @dataclass
-class Problem:
-    file: str
-    line: int | None
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.file}{f':{self.line}' if self.line else ''}: {self.message}"
-
-
-@dataclass
 class ProfiledLaunch:
     """One profiled kernel launch, its figures as the report gives them."""
     file: str
@@ -147,7 +139,7 @@ class ProfiledLaunch:
 @dataclass
 class NcuReadResult:
     launches: list[ProfiledLaunch] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[InputProblem] = field(default_factory=list)
 
 
 class NcuConversionError(Exception):
@@ -177,67 +169,29 @@ def is_export_head(head: bytes) -> bool:
     return head.startswith(NCU_REP_MAGIC) or is_ncu_export(head)
 
 
-def open_export(path: str):
-    """`path` open from its first byte when it is an export or saved report by content, or named
-    as one (EXPORT_SUFFIXES); else None. Sniffed once, on the stream that is then read: a pipe
-    (`<(cat a.csv b.csv)`) cannot be opened twice."""
-    if Path(path).is_dir():
-        return None
-    try:
-        handle = open(path, "rb")  # noqa: SIM115 (handed to the reader, which closes it)
-        head = handle.read(SNIFF_BYTES)
-    except OSError:
-        return None
-    if is_export_head(head) or path.lower().endswith(EXPORT_SUFFIXES):
-        return replayed(head, handle)
-    handle.close()
-    return None
-
-
-def read_ncu(path: str | Path, opened: io.BufferedIOBase | None = None) -> NcuReadResult:
+def read_ncu(path: str | Path) -> NcuReadResult:
     """Every launch in a `ncu --csv` export (gzip-compressed or not), or in a .ncu-rep converted
-    through ncu. `opened`: the file already open from its first byte (a pipe that was sniffed,
-    see replayed), read instead of opening `path` again; it is closed when read."""
-    path = Path(path)
-    with (opened if opened is not None else open(path, "rb")) as handle:
-        head = handle.peek(len(NCU_REP_MAGIC))[:len(NCU_REP_MAGIC)] if hasattr(handle, "peek") else b""
-        if is_ncu_report(head):
-            return read_lines(_converted_lines(path), str(path))
-        raw = _Bounded(gzip.GzipFile(fileobj=handle), MAX_DECOMPRESSED) if head.startswith(GZIP_MAGIC) else handle
-        text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
-        try:
-            return read_lines(_bounded_lines(text), str(path))
-        except (OSError, EOFError, gzip.BadGzipFile) as exc:  # a damaged or truncated gzip stream
-            result = NcuReadResult()
-            result.problems.append(Problem(str(path), None, f"not a readable gzip-compressed export: {exc}"))
-            return result
-        finally:
-            text.detach()
+    through ncu."""
+    with open(path, "rb") as handle:
+        return read_ncu_opened(handle, str(path))
 
 
-def replayed(head: bytes, rest) -> io.BufferedReader:
-    """A binary stream that gives `head` (bytes already read from `rest`) and then the rest of
-    `rest`: a file sniffed once is read whole without opening it again (a pipe cannot be)."""
-    return io.BufferedReader(_Replay(head, rest))
-
-
-class _Replay(io.RawIOBase):
-    def __init__(self, head: bytes, rest):
-        self.head, self.rest = memoryview(head), rest
-
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:
-        if self.head:
-            count = min(len(buffer), len(self.head))
-            buffer[:count], self.head = self.head[:count], self.head[count:]
-            return count
-        return self.rest.readinto(buffer)
-
-    def close(self) -> None:
-        self.rest.close()
-        super().close()
+def read_ncu_opened(handle, name: str) -> NcuReadResult:
+    """read_ncu on a binary stream opened at its start (a buffered reader: its head is peeked,
+    not consumed), for a caller that opened the file once to tell what it is."""
+    head = handle.peek(len(NCU_REP_MAGIC))[:len(NCU_REP_MAGIC)]
+    if is_ncu_report(head):
+        return read_lines(_converted_lines(Path(name)), name)
+    raw = _Bounded(gzip.GzipFile(fileobj=handle), MAX_DECOMPRESSED) if head.startswith(GZIP_MAGIC) else handle
+    text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
+    try:
+        return read_lines(_bounded_lines(text), name)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:  # a damaged or truncated gzip stream
+        result = NcuReadResult()
+        result.problems.append(InputProblem(name, None, f"not a readable gzip-compressed export: {exc}"))
+        return result
+    finally:
+        text.detach()  # the caller's handle stays the caller's to close
 
 
 class _Bounded(io.RawIOBase):
@@ -316,7 +270,7 @@ class _Assembler:
         self.metric, self.unit, self.value = columns["Metric Name"], columns["Metric Unit"], columns["Metric Value"]
         self.current: ProfiledLaunch | None = None
         self.key: tuple[str, str] = ("", "")
-        self.said: dict[str, Problem] = {}  # the first problem of each kind
+        self.said: dict[str, InputProblem] = {}  # the first problem of each kind
         self.repeats: dict[str, int] = {}
 
     def problem(self, line: int | None, message: str) -> None:
@@ -326,7 +280,7 @@ class _Assembler:
         if kind in self.said:
             self.repeats[kind] = self.repeats.get(kind, 0) + 1
         elif len(self.result.problems) < MAX_PROBLEMS:
-            self.said[kind] = Problem(self.name, line, message)
+            self.said[kind] = InputProblem(self.name, line, message)
             self.result.problems.append(self.said[kind])
 
     def close_problems(self) -> None:
@@ -405,16 +359,16 @@ def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
                 continue
             assembler.row(row, reader.line_num)
     except csv.Error as exc:
-        result.problems.append(Problem(name, reader.line_num, f"not CSV: {exc}"))
+        result.problems.append(InputProblem(name, reader.line_num, f"not CSV: {exc}"))
     if assembler is None:
         empty = "the file is empty: " if reader.line_num == 0 else ""
-        result.problems.append(Problem(name, None, f"{empty}expected the CSV that `ncu --csv` prints "
+        result.problems.append(InputProblem(name, None, f"{empty}expected the CSV that `ncu --csv` prints "
                                                    "(a header row starting \"ID\",\"Process ID\")"))
     else:
         assembler.finish()
         assembler.close_problems()
         if not result.launches and not result.problems:
-            result.problems.append(Problem(name, None, "no profiled launch in this export"))
+            result.problems.append(InputProblem(name, None, "no profiled launch in this export"))
     return result
 
 
@@ -424,7 +378,7 @@ def _header(row: list[str], name: str, result: NcuReadResult, number: int):
     columns = {title: index for index, title in enumerate(row)}
     missing = [title for title in REQUIRED_COLUMNS if title not in columns]
     if missing:
-        result.problems.append(Problem(name, number, f"header lacks {', '.join(missing)}"))
+        result.problems.append(InputProblem(name, number, f"header lacks {', '.join(missing)}"))
         return None
     return _Assembler(name, columns, result), max(columns[t] for t in REQUIRED_COLUMNS) + 1
 

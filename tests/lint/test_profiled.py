@@ -7,8 +7,9 @@ import json
 import jsonschema
 from click.testing import CliRunner
 
-from tuneadvise.advisor.lint.profiled import _kernel
+from tuneadvise.advisor.lint.profiled import profiled_record
 from tuneadvise.advisor.lint.records import LintOptions
+from tuneadvise.advisor.lint.run import lint_records
 from tuneadvise.advisor.lint.schema import LINT_OUTPUT_SCHEMA
 from tuneadvise.advisor.measured import measure
 from tuneadvise.advisor.report import occupancy_document
@@ -110,6 +111,12 @@ def test_a_broken_export_is_bad_input_with_the_line(tmp_path):
 
 
 # -- every launch of every export in the input, or the run fails saying which ---------------
+
+def linted_findings(measured, options: LintOptions | None = None) -> tuple:
+    """The findings lint gives one profiled launch."""
+    [kernel] = lint_records([profiled_record(measured)], options or LintOptions()).kernels
+    return kernel.findings
+
 
 def kernels_of(result) -> list:
     return json.loads(result.stdout)["kernels"]
@@ -287,7 +294,7 @@ def test_no_false_shared_memory_cliff_on_launches_that_set_no_carveout():
         measured = measure(launch)
         unset = measured.config._replace(carveout=CARVEOUT_DEFAULT)
         blocks = occupancy(measured.arch, unset).active_blocks_per_sm
-        for finding in _kernel(measured, options, None).findings:
+        for finding in linted_findings(measured, options):
             if finding.code == "TA304" and finding.details["resource"] == "shared_memory":
                 drops_at = finding.details["drops_at"]
                 assert occupancy(measured.arch, whatif.with_total_shared_mem(unset, drops_at)).active_blocks_per_sm \
@@ -321,7 +328,7 @@ def test_the_reported_1025_byte_case_keeps_its_blocks():
     measured = measure(edited)
     assert measured.result.active_blocks_per_sm == 32
     assert occupancy_of(measured.arch, measured.config._replace(dynamic_shared_mem=1025)).active_blocks_per_sm == 30
-    findings = _kernel(measured, LintOptions(), None).findings
+    findings = linted_findings(measured)
     assert not [f for f in findings if f.code == "TA304" and f.details["resource"] == "shared_memory"], findings
 
 
@@ -394,3 +401,37 @@ def test_every_section_figure_of_every_recorded_launch(tmp_path):
         assert missing == ({("SpeedOfLight", "WarpStateStats", "SchedulerStats", "MemoryWorkloadAnalysis")}
                            if name.endswith("smem_config") else {()}), (name, missing)
     assert checked > 5000
+
+
+def test_launches_are_ranked_with_the_build_output_kernels_through_one_linter(tmp_path):
+    """A profiled launch goes through the one linter and ranking: the report's order is worst first
+    across the export and a ptxas log alike, and --arch keeps only the launches of its architectures."""
+    from tuneadvise.advisor.lint.records import LintOptions, worst_severity
+    from tuneadvise.advisor.lint.run import lint_paths
+
+    from ..helpers import TESTS
+
+    log = TESTS / "fixtures" / "lint" / "ptxas_multi.log"
+    report = lint_paths([export(tmp_path, "ncu_sweep"), log], LintOptions(machine_code=False))
+    kinds = {kernel.usage.source for kernel in report.kernels}
+    assert kinds == {"ncu", "ptxas"}
+    worst = [kernel.worst for kernel in report.kernels]
+    firsts = {}  # the first place of each kernel: variants are gathered where the first of them stands
+    for place, kernel in enumerate(report.kernels):
+        firsts.setdefault((kernel.name, kernel.arch), (place, kernel))
+    ordered = [kernel for _, kernel in sorted(firsts.values(), key=lambda entry: entry[0])]
+    ranks = [max(worst_severity(k.findings) for k in report.kernels if (k.name, k.arch) == (o.name, o.arch))
+             for o in ordered]
+    assert ranks == sorted(ranks, reverse=True) and len(worst) == len(report.kernels)
+    only = lint_paths([export(tmp_path, "ncu_sweep"), log], LintOptions(machine_code=False, archs=("sm_80",)))
+    assert only.kernels and {kernel.arch for kernel in only.kernels} == {"sm_80"}
+
+
+def test_launch_n_of_two_exports_stays_two_entries(tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir(), second.mkdir()
+    paths = [export(first, "ncu_sweep"), export(second, "ncu_sweep")]
+    doc = json.loads(run("lint", *paths, "--format", "json").output)
+    alone = json.loads(run("lint", paths[0], "--format", "json").output)
+    assert len(doc["kernels"]) == 2 * len(alone["kernels"])
+    assert len({(k["name"], k["variant"]) for k in doc["kernels"]}) == len(doc["kernels"])

@@ -3,7 +3,7 @@ the SM count (the launch's, else the product's), so they take a LaunchContext.""
 
 from __future__ import annotations
 
-from ...engine.occupancy import Occupancy
+from ...engine.occupancy import Occupancy, grid_waves
 from ...text import percent, plural
 from .. import LaunchContext, rule
 from ..wording import per_sm
@@ -17,6 +17,8 @@ from ..wording import per_sm
     warning, as Nsight Compute's launch statistics flag a grid smaller than the SM count.""",
     trigger={"arch": "h100-sxm", "registers": 32, "block_size": 256, "grid_size": 100},
     clean={"arch": "h100-sxm", "registers": 32, "block_size": 256, "grid_size": 1056},
+    # On a profiled launch the grid under one wave is TA002's, with the measurement: one cause, one finding.
+    on_measured_launch=False,
 )
 def grid_smaller_than_sms(launch: LaunchContext, params: dict):
     grid, sms = launch.result.kernel.grid_size, launch.sm_count
@@ -69,7 +71,7 @@ def waves(result: Occupancy, grid_size: int, sm_count: int, per_wave: int | None
     fill = partial / per_wave
     lost = (1 - fill) / (full + 1) if partial else 0.0
     return {"blocks_per_wave": per_wave, "full_waves": full, "partial_wave_blocks": partial,
-            "waves": round(grid_size / per_wave, 4), "tail_share_upper_bound": round(lost, 4)}
+            "waves": round(grid_waves(result, grid_size, sm_count), 4), "tail_share_upper_bound": round(lost, 4)}
 
 
 def under_a_wave(launch: LaunchContext, min_share: float = 0.05) -> bool:
@@ -93,6 +95,8 @@ def under_a_wave(launch: LaunchContext, min_share: float = 0.05) -> bool:
     params={"min_share": 0.05},
     trigger={"arch": "h100-sxm", "registers": 32, "block_size": 256, "grid_size": 1200},
     clean={"arch": "h100-sxm", "registers": 32, "block_size": 256, "grid_size": 1056},
+    # On a profiled launch the tail and the grid under a wave are TA003's and TA002's: one cause, one finding.
+    on_measured_launch=False,
 )
 def tail_effect(launch: LaunchContext, params: dict):
     result, sms, wave = launch.result, launch.sm_count, launch.wave
