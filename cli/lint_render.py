@@ -71,7 +71,14 @@ def _measured_line(measured: dict, launch: dict) -> str:
     return (f"measured: achieved {share(measured['achieved_occupancy'])} of theoretical "
             f"{share(measured['theoretical_occupancy'])}, grid {grid}, {waves} waves/SM, the driver's shared "
             f"memory configuration {measured['shared_mem_config_size']:,} B; {measured['process']}, "
-            f"launch {measured['launch_index']}")
+            f"launch {measured['launch_index']}{_throughput(measured.get('throughput'))}")
+
+
+def _throughput(throughput: dict | None) -> str:
+    """The Speed Of Light figures, where the export has them."""
+    if not throughput or throughput["compute_pct"] is None or throughput["memory_pct"] is None:
+        return ""
+    return f"; compute {throughput['compute_pct']:g}% and memory {throughput['memory_pct']:g}% of peak"
 _CLASS_WORDS = (("fp32", "FP32"), ("fp16", "FP16"), ("fp64", "FP64"), ("tensor", "tensor-core"),
                  ("integer", "integer"))
 _OTHER_WORDS = (("barriers", "barriers"), ("shuffles", "warp shuffles"), ("atomics", "atomics"),

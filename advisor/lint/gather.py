@@ -17,13 +17,15 @@ from here; nothing here analyses.
 
 from __future__ import annotations
 
+import itertools
 import os
 from typing import NamedTuple
 
+from ..readers.ncu import SNIFF_BYTES
 from ..readers.source_index import SourceIndex
 from ..readers.usage import SOURCE_SUFFIXES, InputProblem, ReadResult, read_text, read_usage_opened
 from ..toolchain.settings import BuildSettings, BuildSetupError, with_line_info
-from .profiled import SNIFF_BYTES, is_profile, read_profile
+from .profiled import is_profile, read_profile, read_profile_lines
 from .records import LintOptions
 
 COMPILED_SUFFIXES = (".cu", ".cuda")  # sources lint compiles when no build output is given (.cuh: included only)
@@ -44,7 +46,7 @@ def read_file(path: str, machine_code=None) -> ReadResult:
         except OSError as exc:
             result.problems.append(InputProblem(path, None, f"cannot read: {exc.strerror}"))
             return result
-        if is_profile(head):
+        if is_profile(head, path):
             read_profile(handle, path, result)
             return result
         return read_usage_opened(handle, path, machine_code)
@@ -81,7 +83,7 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
     read = gathered.read
     for path in paths:
         if path == "-":
-            read_text(stdin, "<stdin>", read)
+            _read_stdin(stdin, read)
         elif path.lower().endswith(SOURCE_SUFFIXES):
             _read_source(path, read, gathered.index, gathered.sources, compiled=path in compile_sources)
         else:
@@ -97,6 +99,22 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
                                  gathered.sources, machine_code)
         return gathered._replace(compiled=compiled)
     return gathered
+
+
+def _read_stdin(stdin, read: ReadResult) -> None:
+    """Standard input: an Nsight Compute export by its first lines, else a ptxas log or cuobjdump
+    listing (a text stream: sniffed on the lines, which are then read on)."""
+    head, size = [], 0
+    for line in stdin:
+        head.append(line)
+        size += len(line)
+        if size >= SNIFF_BYTES:
+            break
+    lines = itertools.chain(head, stdin)
+    if is_profile("".join(head).encode("utf-8", "replace")):
+        read_profile_lines(lines, "<stdin>", read)
+    else:
+        read_text(lines, "<stdin>", read)
 
 
 def launches_apart(records: list) -> list:

@@ -34,7 +34,7 @@ from ..engine.occupancy import Occupancy, occupancy
 from ..engine.whatif import bounds_register_cap
 from ..inputs import InputError
 from ..launch import LaunchConfig
-from ..measured import findings_of
+from ..measured import as_programmed, findings_of
 from ..readers import demangle as names
 from ..readers.compiler_output import KernelUsage, cuobjdump_reserved
 from ..readers.demangle import kernel_names
@@ -333,7 +333,12 @@ class _Linter:
         a launch that ran, and the TA0xx rules on the report beside the engine."""
         measured = usage.measured
         result = with_library_control(usage.name, measured.result)
-        findings = config_findings(Resolved(measured.arch), result, self.options.selection, measured=True)
+        # The configuration rules' what-ifs start from the program's carveout preference, not the
+        # configuration the driver chose (as_programmed); TA702 counts the report's resident clusters.
+        clusters = int(measured.report.get("max_active_clusters") or 0) or None
+        programmed = with_library_control(usage.name, as_programmed(measured))
+        findings = config_findings(Resolved(measured.arch), programmed, self.options.selection,
+                                   measured=True, active_clusters=clusters)
         findings += findings_of(measured, self.options.selection, self.options.config.min_achieved_occupancy)
         for said in (f for f in findings if said_per_run(f)):  # TA008: once for the run
             self.per_run[(said.code, _hashable(said.details))] = self.per_run.get((said.code, _hashable(said.details)),

@@ -103,11 +103,42 @@ _OCCUPANCY = {
     },
 }
 _NULLABLE_NUMBER = {"type": ["number", "null"]}
+
+
+def _section(description: str, fields: dict) -> dict:
+    """A section's figures of a profiled launch: null when the export lacks the section."""
+    return {"type": ["object", "null"], "description": description, "required": list(fields),
+            "additionalProperties": False, "properties": fields}
+
+
+_PERCENT = {"type": ["number", "null"], "description": "% of peak, 0..100, as the report gives it"}
+_FIGURE = _NULLABLE_NUMBER
+_MEASURED_SECTIONS = {
+    "throughput": _section("GPU Speed Of Light Throughput (--section SpeedOfLight)", {
+        "compute_pct": _PERCENT, "memory_pct": _PERCENT, "dram_pct": _PERCENT, "l1tex_pct": _PERCENT,
+        "l2_pct": _PERCENT, "sm_active_cycles": _FIGURE, "elapsed_cycles": _FIGURE}),
+    "warp_state": _section("Warp State Statistics (--section WarpStateStats)", {
+        "cycles_per_issued_instruction": _FIGURE, "cycles_per_executed_instruction": _FIGURE,
+        "active_threads_per_warp": _FIGURE, "not_predicated_off_threads_per_warp": _FIGURE,
+        "stalls": {"type": "object", "additionalProperties": {"type": "number"},
+                   "description": "stall reason -> warp cycles per issued instruction in it, largest first; "
+                                  "empty when the export lacks the breakdown"}}),
+    "scheduler": _section("Scheduler Statistics (--section SchedulerStats), per scheduler per cycle", {
+        "active_warps": _FIGURE, "eligible_warps": _FIGURE, "issued_warps": _FIGURE,
+        "one_or_more_eligible_pct": _PERCENT, "no_eligible_pct": _PERCENT}),
+    "memory": _section("Memory Workload Analysis (--section MemoryWorkloadAnalysis)", {
+        "dram_bytes_per_second": _FIGURE, "l1tex_hit_rate_pct": _PERCENT, "l2_hit_rate_pct": _PERCENT,
+        "mem_busy_pct": _PERCENT, "max_bandwidth_pct": _PERCENT, "mem_pipes_busy_pct": _PERCENT}),
+    "missing_sections": {"type": "array", "items": {"enum": ["SpeedOfLight", "WarpStateStats", "SchedulerStats",
+                                                             "MemoryWorkloadAnalysis"]},
+                         "description": "the sections the export lacks for this launch"},
+}
 _MEASURED = {
     "type": "object",
     "description": "a profiled launch (Nsight Compute export): the report's figures; `occupancy` is the engine's",
     "required": ["achieved_occupancy", "theoretical_occupancy", "waves_per_sm", "block_limits",
-                 "shared_mem_config_size", "duration_ns", "process", "launch_index", "grid_dims"],
+                 "shared_mem_config_size", "duration_ns", "process", "launch_index", "grid_dims",
+                 *_MEASURED_SECTIONS],
     "properties": {
         "achieved_occupancy": {**_NULLABLE_NUMBER, "description": "0..1, as the report gives it"},
         "theoretical_occupancy": {**_NULLABLE_NUMBER, "description": "0..1, as the report gives it"},
@@ -118,6 +149,7 @@ _MEASURED = {
         "process": {"type": "string"},
         "launch_index": {"type": "integer", "description": "ncu's ID of the launch"},
         "grid_dims": {"type": "array", "items": {"type": "integer"}},
+        **_MEASURED_SECTIONS,
     },
 }
 _KERNEL = {
