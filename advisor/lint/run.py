@@ -50,6 +50,7 @@ from ..rules import (
 from ..rules.families.ta9_lint import no_launch_settings_message
 from ..text import clip
 from ..toolchain.settings import BuildSettings, BuildSetupError, with_line_info
+from .host_launches import block_origin, disagreement, run_time_text, with_host_launches
 from .kernel_caches import side_by_side, usage_launch
 from .machine_code import with_machine_code
 from .records import LintedKernel, LintOptions, worst_severity
@@ -92,17 +93,20 @@ class _Analysis(NamedTuple):
 NO_LAUNCH_SETTINGS = "TA906"  # said once per run, not on each kernel
 
 
-def run_findings(unconfigured: dict[tuple[tuple[int, ...], str], int]) -> list[Finding]:
+def run_findings(unconfigured: dict[tuple[tuple[int, ...], str], int], run_time: list[str] = ()) -> list[Finding]:
     """The findings about the run as a whole: TA906 once, counting the kernels (by the block size
-    assumed for them) that no [[kernels]] entry configures."""
+    assumed for them) that no [[kernels]] entry configures, and naming their launches that set the
+    block at run time."""
     if not unconfigured:
         return []
     rule = registry()[NO_LAUNCH_SETTINGS]
     assumed = sorted(unconfigured)
-    message = no_launch_settings_message(assumed, sum(unconfigured.values()))
+    named = list(dict.fromkeys(run_time))
+    message = no_launch_settings_message(assumed, sum(unconfigured.values()), named)
     return [finding_of(rule, message, "", {"kernels": sum(unconfigured.values()),
                                            "block_dims": [list(dims) for dims, _ in assumed],
-                                           "block_from": [origin for _, origin in assumed]})]
+                                           "block_from": [origin for _, origin in assumed],
+                                           "run_time_launches": named})]
 
 
 def lint_records(records, options: LintOptions, sources: SourceIndex | None = None) -> LintReport:
@@ -203,7 +207,7 @@ def _run_notes(linter: _Linter, options: LintOptions, report: LintReport) -> Non
         if index not in linter.matched and entry.registers is None:
             report.warnings.append(f"[[kernels]] entry {index + 1} (name = '{clip(entry.name, 80)}') matches no "
                                    "kernel: check the glob against the mangled, demangled or bare names")
-    report.source_findings += run_findings(linter.unconfigured)
+    report.source_findings += run_findings(linter.unconfigured, linter.run_time)
     if linter.grid_without_sm_count:
         report.warnings.append(grid_rules_skipped(sorted(linter.grid_without_sm_count)))
 
@@ -280,6 +284,7 @@ class _Linter:
         # (block assumed, where it came from) -> kernels no entry configures (TA906)
         self.unconfigured: dict[tuple[tuple[int, ...], str], int] = {}
         self.grid_without_sm_count: set[str] = set()  # architectures of kernels whose grid rules could not run
+        self.run_time: list[str] = []  # the run-time launches of the kernels TA906 counts, by site
         config = options.config
         self.default_dims = options.block_size or (tuple(config.block_size) if config.block_size else None)
 
@@ -301,6 +306,8 @@ class _Linter:
             self.matched.add(entry_index)
             entry = config.kernels[entry_index]
         launch = self._launch_config(usage, bound, entry_index, entry)
+        differs = disagreement(entry.launch_values(), usage) if entry is not None else None
+        disagreements += (differs,) if differs else ()
         if definition is not None and definition.max_registers is not None:  # what the register advice changes
             launch = launch._replace(register_control="__maxnreg__")
         elif usage.framework == "triton":
@@ -318,9 +325,13 @@ class _Linter:
         if analysis.unconfigured:
             assumed = (launch.dims, self._block_origin(launch))
             self.unconfigured[assumed] = self.unconfigured.get(assumed, 0) + 1
+            self.run_time += [f"{keys[1]}: {run_time_text(site)}" for site in usage.host_launches or ()]
+        origin, site = block_origin(entry is not None and "block_size" in entry.launch_values(), usage,
+                                    self._block_origin(launch))
         kernel = LintedKernel(name=name, demangled=keys[1], arch=arch, usage=usage, evidence=tuple(evidence),
                               launch=launch, configured_by=entry.name if entry else None, result=analysis.result,
-                              findings=with_machine_code(analysis.findings, usage.sass), location=location)
+                              findings=with_machine_code(analysis.findings, usage.sass), location=location,
+                              launch_from=origin, launch_site=site)
         return kernel, analysis.rank
 
     def _launch_config(self, usage: KernelUsage, bound, entry_index, entry) -> LaunchConfig:
@@ -442,7 +453,9 @@ class Gathered(NamedTuple):
     sources: list[SourceText]
     profiled: list  # kernel entries of profiled launches (advisor/lint/profiled.py), each analysed on its own
     compiled: tuple | None = None  # (the Compiler, {(source as shown, arch): its Build}) where lint compiled
-    unread: list | tuple = ()  # a sentence per cubin whose machine code nvdisasm could not read (a warning)
+    # Warnings: a sentence per cubin whose machine code nvdisasm could not read, per launch in host code
+    # set at run time of a kernel checked at its other launches, and where host code was not read.
+    unread: list | tuple = ()
 
 
 def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None = None) -> Gathered:
@@ -479,9 +492,9 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
     readable = {source.path for source in gathered.sources}
     compile_sources = [path for path in compile_sources if path in readable]
     if compile_sources or (build is not None and build.compile_commands):
-        compiled = _compile_into(compile_sources, options, build or BuildSettings(), read, gathered.index,
-                                 gathered.sources, machine_code)
-        return gathered._replace(compiled=compiled)
+        compiler, built, notes = _compile_into(compile_sources, options, build or BuildSettings(), read,
+                                               gathered.index, gathered.sources, machine_code)
+        return gathered._replace(compiled=(compiler, built), unread=[*gathered.unread, *notes])
     return gathered
 
 
@@ -530,8 +543,11 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
 
     archs = tuple(options.archs or options.config.arch)
     builds = []
+    missing = _host_parser_missing()
+    host = missing is None
     if sources:
-        builds += [Build(os.path.abspath(path), arch, with_line_info(settings.flags), settings.max_registers)
+        builds += [Build(os.path.abspath(path), arch, with_line_info(settings.flags), settings.max_registers,
+                         host=host and arch == archs[0])
                    for path in sources for arch in archs]
     if settings.compile_commands:
         try:
@@ -544,11 +560,16 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
                       if source not in known and not _read_source(_shown_path(source), gathered, index, source_texts,
                                                                   compiled=True)}
         # The command line's flags come after the entry's: its -maxrregcount, like theirs, wins.
+        first = {}  # each source's first build reads its host code
         builds += [b._replace(flags=with_line_info(b.flags + settings.flags),
-                              max_registers=b.max_registers if settings.max_registers is None else settings.max_registers)
+                              max_registers=b.max_registers if settings.max_registers is None else settings.max_registers,
+                              host=host and first.setdefault(b.source, b) is b)
                    for b in entries if b.source not in unreadable]
     shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
     compiler, built = Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None), {}
+    compiled: dict[str, list] = {}  # source as shown -> its kernels' records, joined to its launches below
+    launches: dict[str, tuple] = {}
+    notes = [missing] if missing and builds else []
     for result in compiler.run(builds):
         build = result.build
         where = shown.get(build.source) or _shown_path(build.source)
@@ -559,5 +580,23 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
         records = result.usage(where)  # each record carries its build's -maxrregcount
         if machine_code is not None and result.cubin is not None and records:
             records = machine_code(result.cubin, records)
-        gathered.records += records
-    return compiler, built
+        compiled.setdefault(where, []).extend(records)
+        if build.host:
+            launches[where] = result.launches or ()
+            notes += [f"{where}: {result.host_problem}"] if result.host_problem else []
+    for where, records in compiled.items():
+        joined, run_time = with_host_launches(records, launches.get(where, ()))
+        gathered.records += joined
+        notes += run_time
+    return compiler, built, notes
+
+
+def _host_parser_missing() -> str | None:
+    """The sentence naming the [host] extra where libclang is not installed; else None."""
+    from ..readers.host_expressions import HostParserMissing, clang
+
+    try:
+        clang()
+    except HostParserMissing as exc:
+        return str(exc)
+    return None

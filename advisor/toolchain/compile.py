@@ -27,6 +27,7 @@ from typing import NamedTuple
 from ..readers.compiler_output import MAX_LINE, KernelUsage, parse_ptxas
 from ..text import clip
 from .discovery import Toolchain
+from .host_code import LAUNCHES_KEY, host_command, kept_cubin, launches_from_json, launches_json, read_host_file
 from .processes import RunningCompilers, run_limited
 from .settings import BuildSettings
 
@@ -50,6 +51,7 @@ class Build(NamedTuple):
     flags: tuple[str, ...] = ()  # -I, -D and free nvcc flags
     max_registers: int | None = None  # -maxrregcount (the flags' own, split_maxrregcount, or a frontier cap); None: uncapped
     cwd: str | None = None  # where relative paths in the flags start (compile_commands' directory)
+    host: bool = False  # also write the host code and read its launches (host_code.py): one build per source
 
     @property
     def is_ptx(self) -> bool:
@@ -61,6 +63,8 @@ class BuildResult(NamedTuple):
     log: str  # ptxas's resource report: the lines of the compiler's log that parse_ptxas reads
     error: str | None  # one line when the compiler failed
     cubin: bytes | None = None  # the machine code, where the Compiler keeps it (keep_cubins)
+    launches: tuple | None = None  # a host build's launches (readers/host_launches.HostLaunch); None: not read
+    host_problem: str | None = None  # why a host build's launches were not read
 
     def usage(self, file: str | None = None) -> list[KernelUsage]:
         """The kernels ptxas reported, each named by its source (`file`: as the user named it; else
@@ -73,11 +77,14 @@ class BuildResult(NamedTuple):
 
 
 def command(toolchain: Toolchain, build: Build, output: str) -> list[str]:
-    """The compiler command line for `build`, writing the cubin to `output`."""
+    """The compiler command line for `build`, writing the cubin to `output` (a host build: the cubin
+    and the host code in `output`'s directory)."""
     if build.is_ptx:
         cap = ["--maxrregcount", str(build.max_registers)] if build.max_registers is not None else []
         return [toolchain.ptxas, f"-arch={build.arch}", "-v", *cap, *build.flags, build.source, "-o", output]
     cap = [f"-maxrregcount={build.max_registers}"] if build.max_registers is not None else []
+    if build.host:
+        return host_command(toolchain.nvcc, build.arch, build.flags, cap, build.source, os.path.dirname(output))
     return [toolchain.nvcc, "-cubin", f"-arch={build.arch}", *build.flags, *cap, "-Xptxas", "-v",
             build.source, "-o", output]
 
@@ -121,8 +128,12 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
                                output_limit=MAX_COMPILER_OUTPUT, running=running)
         except OSError as exc:
             return BuildResult(build, "", f"cannot run {argv[0]}: {exc.strerror or exc}")
+        if build.host:
+            cubin = kept_cubin(scratch) or cubin
         wrote = os.path.isfile(cubin)
         machine_code = _read_cubin(cubin) if keep_cubin and wrote and done.returncode == 0 else None
+        launches, host_problem = read_host_file(scratch, toolchain.root, build.cwd) \
+            if build.host and wrote and done.returncode == 0 and not done.timed_out else (None, None)
     if done.timed_out:
         return BuildResult(build, "", f"stopped after {settings.timeout_s:g} s (--compile-timeout)")
     output = done.output
@@ -139,7 +150,7 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
     if not wrote:  # every compile writes a cubin, a source without kernels too; --dryrun or --version do not
         return BuildResult(build, "", "exited without compiling (no cubin written: a flag such as --dryrun "
                                       "or --version in the build's flags?)")
-    return BuildResult(build, report_lines(output_lines(output)), None, machine_code)
+    return BuildResult(build, report_lines(output_lines(output)), None, machine_code, launches, host_problem)
 
 
 def _read_cubin(path: str) -> bytes | None:
@@ -164,6 +175,11 @@ def report_lines(lines) -> str:
                                         and line.lstrip()[:1].isdigit()):
             kept.append(line)
     return "\n".join(kept) + "\n" if kept else ""
+
+
+def _cached_launches(cache, key: str):
+    text = cache.get(key + LAUNCHES_KEY)
+    return launches_from_json(text) if text is not None else None
 
 
 def default_jobs() -> int:
@@ -195,14 +211,17 @@ class Compiler:
         if key is not None:
             log = self.cache.get(key)
             cubin = self.cache.get_bytes(key + CUBIN_KEY) if log is not None and self.keep_cubins else None
-            if log is not None and (cubin is not None or not self.keep_cubins):
-                return BuildResult(build, log, None, cubin)
+            launches = _cached_launches(self.cache, key) if log is not None and build.host else None
+            if log is not None and (cubin is not None or not self.keep_cubins) and (launches is not None or not build.host):
+                return BuildResult(build, log, None, cubin, launches)
         result = compile_one(self.toolchain, build, self.settings, self.running, self.keep_cubins)
         # Stored only if what the build reads did not change while it compiled.
         if key is not None and result.error is None and self.cache.key(build) == key:
             self.cache.put(key, result.log)
             if result.cubin is not None:
                 self.cache.put_bytes(key + CUBIN_KEY, result.cubin)
+            if result.launches is not None:
+                self.cache.put(key + LAUNCHES_KEY, launches_json(result.launches))
         return result
 
     def run(self, builds) -> list[BuildResult]:

@@ -149,13 +149,20 @@ def no_launch_settings(kernel: LintContext, params: dict):
             {"block_dims": list(dims), "block_from": kernel.block_origin}
 
 
-def no_launch_settings_message(assumed: list[tuple[tuple[int, ...], str]], kernels: int | None = None) -> str:
+def no_launch_settings_message(assumed: list[tuple[tuple[int, ...], str]], kernels: int | None = None,
+                               run_time: list[str] = ()) -> str:
     """TA906's message: for one kernel, or (`kernels`) once for every kernel of a run no entry
     configures, with each block size assumed and where it came from ("default", "option" for
-    --block-size, "launch_bounds" for a kernel's own __launch_bounds__ maximum)."""
+    --block-size, "launch_bounds" for a kernel's own __launch_bounds__ maximum), and the launches in
+    host code that set the block at run time ("k(float*): block size set at run time at k.cu:9:3")."""
     blocks = " or ".join("x".join(map(str, dims)) + _FROM.get(origin, "") for dims, origin in assumed)
     matches = "matches" if kernels is None else f"matches {plural(kernels, 'kernel')}"
-    return f"no [[kernels]] entry {matches}; assumed block {blocks}, no dynamic shared memory"
+    named = f"; {'; '.join(run_time[:_NAMED_SITES])}" if run_time else ""
+    more = f" and {len(run_time) - _NAMED_SITES} more" if len(run_time) > _NAMED_SITES else ""
+    return f"no [[kernels]] entry {matches}; assumed block {blocks}, no dynamic shared memory{named}{more}"
+
+
+_NAMED_SITES = 8  # run-time launches named in TA906's one message
 
 
 _FROM = {"launch_bounds": " (from __launch_bounds__)", "option": " (--block-size)"}

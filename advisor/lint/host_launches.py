@@ -1,0 +1,147 @@
+"""The launches a source's host code makes (readers/host_launches.py), joined to its kernels.
+
+A kernel launched with a compile-time block is checked at each such launch: one record per site
+(its `variant` the site, where there are several), carrying that launch's block, grid, dynamic
+shared memory and cluster as LaunchConfig keys. A block that `cudaOccupancyMaxPotentialBlockSize`
+chooses is the engine's answer to the same question (what `suggest` answers for the kernel). A
+kernel whose every launch sets its block at run time keeps one record naming those sites, and
+falls back to the config, its `__launch_bounds__` or the assumed block (TA906 says which).
+
+Where the block comes from, as the lint document says it (`launch.from`):
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+
+from ..readers.compiler_output import KernelUsage
+from ..readers.host_launches import OCCUPANCY_API, HostLaunch
+
+HOST_CODE, CONFIG, LAUNCH_BOUNDS, ASSUMED = "host code", "config", "launch bounds", "assumed"
+LAUNCH_ORIGINS = (HOST_CODE, CONFIG, LAUNCH_BOUNDS, ASSUMED)
+
+
+def shown(file: str) -> str:
+    """A site's file relative to the working directory, when it is under it."""
+    relative = os.path.relpath(file) if os.path.isabs(file) else file
+    return file if relative.startswith("..") else relative
+
+
+def site_text(launch: HostLaunch) -> str:
+    return f"{shown(launch.file)}:{launch.line}:{launch.column}"
+
+
+def site_document(launch: HostLaunch | None) -> dict | None:
+    """A launch's site in the lint document."""
+    if launch is None:
+        return None
+    return {"file": shown(launch.file), "line": launch.line, "column": launch.column, "api": launch.api,
+            "run_time": list(launch.run_time), "block_from": launch.block_from,
+            "attributes": list(launch.attributes)}
+
+
+def with_host_launches(records: list[KernelUsage], launches) -> tuple[list[KernelUsage], list[str]]:
+    """(each record as its host code launches it, a sentence per run-time launch of a kernel that is
+    checked at its other launches)."""
+    by_kernel: dict[str, list[HostLaunch]] = {}
+    for launch in launches:
+        if launch.kernel is not None:
+            by_kernel.setdefault(launch.kernel, []).append(launch)
+    out, notes = [], []
+    for record in records:
+        sites = by_kernel.get(record.name, [])
+        checked = [(launch, values) for launch in sites if (values := launch_values(launch, record)) is not None]
+        if not checked:
+            out.append(replace(record, host_launches=tuple(sites)) if sites else record)
+            continue
+        several = len(checked) > 1
+        for launch, values in checked:
+            out.append(replace(record, host_launches=(launch,), launch=tuple(values.items()),
+                               variant=site_text(launch) if several else record.variant))
+        notes += [f"{record.name} [{record.arch}]: {run_time_text(launch)}; checked at its other launches"
+                  for launch in sites if launch_values(launch, record) is None]
+    return out, notes
+
+
+def run_time_text(launch: HostLaunch) -> str:
+    """'block size set at run time at softmax.cu:571:5'."""
+    return f"{' and '.join(launch.run_time) or 'launch'} set at run time at {site_text(launch)}"
+
+
+def launch_values(launch: HostLaunch, record: KernelUsage) -> dict | None:
+    """The LaunchConfig keys of a launch whose block is known when the source compiles (or chosen by
+    the occupancy API), else None."""
+    block = launch.block
+    if block is None and launch.block_from == OCCUPANCY_API and launch.dynamic_shared_mem is not None:
+        block = _suggested_block(record, launch.dynamic_shared_mem)
+    if block is None:
+        return None
+    values: dict = {"block_size": tuple(block[:_rank(block)])}
+    if launch.dynamic_shared_mem:
+        values["dynamic_shared_mem"] = launch.dynamic_shared_mem
+    if launch.grid is not None:
+        values["grid_size"] = launch.grid[0] * launch.grid[1] * launch.grid[2]
+    if launch.cluster is not None and launch.cluster != (1, 1, 1):
+        values["cluster_size"] = launch.cluster[0] * launch.cluster[1] * launch.cluster[2]
+    return values
+
+
+def _rank(dims) -> int:
+    """How many dimensions a block has as written (16x16, not 16x16x1)."""
+    return 3 if dims[2] != 1 else 2 if dims[1] != 1 else 1
+
+
+def _suggested_block(record: KernelUsage, dynamic_shared_mem: int) -> tuple[int, int, int] | None:
+    """The block cudaOccupancyMaxPotentialBlockSize returns for this kernel: the engine's mirror of
+    it (engine/optimizer.py, `suggest`), from the kernel's compiled figures."""
+    from ...specs.names import UnknownArchError
+    from ...specs.resolve import resolve
+    from ..engine.optimizer import LinearSharedMem, max_potential_block_size
+    from ..inputs import InputError
+    from ..launch import LaunchConfig
+
+    try:
+        arch = resolve(record.arch).arch
+        kernel = LaunchConfig.from_mapping({"registers": record.registers, "shared_mem": record.shared_mem,
+                                            "block_size": 32, "max_threads_per_block": record.max_threads})
+        choice = max_potential_block_size(arch, kernel, LinearSharedMem(dynamic_shared_mem, 0), 1)
+    except (UnknownArchError, InputError):
+        return None
+    return (choice.block_size, 1, 1) if choice.block_size else None
+
+
+def block_origin(entry_block: bool, usage: KernelUsage, fallback: str) -> tuple[str, HostLaunch | None]:
+    """(where the checked block comes from, the host launch it comes from): a [[kernels]] entry's
+    block, else the host code's compile-time one, else the fallback ("option", "launch_bounds",
+    "default" as TA906 names them)."""
+    site = usage.host_launches[0] if usage.host_launches else None
+    if entry_block:
+        return CONFIG, site
+    if usage.launch and site is not None and dict(usage.launch).get("block_size") is not None:
+        return HOST_CODE, site
+    if usage.launch:  # a kernel cache's framework records the launch it makes
+        return HOST_CODE, None
+    return {"option": CONFIG, "launch_bounds": LAUNCH_BOUNDS}.get(fallback, ASSUMED), site
+
+
+def disagreement(entry_values: dict, usage: KernelUsage) -> str | None:
+    """A sentence where a [[kernels]] entry's block differs from the host code's launch (the entry wins)."""
+    site = usage.host_launches[0] if usage.host_launches and usage.launch else None
+    if site is None or "block_size" not in entry_values:
+        return None
+    from ..inputs import parse_block
+
+    host = dict(usage.launch).get("block_size")
+    try:
+        config = list(parse_block(entry_values["block_size"]))
+    except ValueError:
+        return None
+    if host is None or _padded(config) == _padded(host):
+        return None
+    return (f"block: config {'x'.join(map(str, config))}, host code {'x'.join(map(str, host))} at "
+            f"{site_text(site)}; using the config's")
+
+
+def _padded(dims) -> list[int]:
+    return list(dims) + [1] * (3 - len(dims))
