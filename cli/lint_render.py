@@ -153,7 +153,8 @@ def _kernel_lines(kernel: dict, width: int) -> list[str]:
     out = []
     site = launch.get("site")
     if site and launch["from"] == "host code":  # the launch checked (a variant of several names it too)
-        out += wrap(terminal_text(f"{site['file']}:{site['line']}:{site['column']} ({site['api']})"), width,
+        chosen = f"; block from {site['block_from']}, as `suggest` answers it" if site["block_from"] else ""
+        out += wrap(terminal_text(f"{site['file']}:{site['line']}:{site['column']} ({site['api']}){chosen}"), width,
                     "  launched at ", "    ", whole_words=True)
     elif kernel.get("variant"):  # a cache entry's configuration: the variants of one kernel differ here
         out += wrap(terminal_text(kernel["variant"]), width, "  config ", "    ")

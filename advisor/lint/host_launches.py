@@ -12,7 +12,6 @@ Where the block comes from, as the lint document says it (`launch.from`):
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 
 from ..readers.compiler_output import KernelUsage
@@ -22,21 +21,15 @@ HOST_CODE, CONFIG, LAUNCH_BOUNDS, ASSUMED = "host code", "config", "launch bound
 LAUNCH_ORIGINS = (HOST_CODE, CONFIG, LAUNCH_BOUNDS, ASSUMED)
 
 
-def shown(file: str) -> str:
-    """A site's file relative to the working directory, when it is under it."""
-    relative = os.path.relpath(file) if os.path.isabs(file) else file
-    return file if relative.startswith("..") else relative
-
-
 def site_text(launch: HostLaunch) -> str:
-    return f"{shown(launch.file)}:{launch.line}:{launch.column}"
+    return f"{launch.file}:{launch.line}:{launch.column}"
 
 
 def site_document(launch: HostLaunch | None) -> dict | None:
     """A launch's site in the lint document."""
     if launch is None:
         return None
-    return {"file": shown(launch.file), "line": launch.line, "column": launch.column, "api": launch.api,
+    return {"file": launch.file, "line": launch.line, "column": launch.column, "api": launch.api,
             "run_time": list(launch.run_time), "block_from": launch.block_from,
             "attributes": list(launch.attributes)}
 
@@ -59,9 +52,15 @@ def with_host_launches(records: list[KernelUsage], launches) -> tuple[list[Kerne
         for launch, values in checked:
             out.append(replace(record, host_launches=(launch,), launch=tuple(values.items()),
                                variant=site_text(launch) if several else record.variant))
-        notes += [f"{record.name} [{record.arch}]: {run_time_text(launch)}; checked at its other launches"
+        notes += [f"{_demangled(record.name)} [{record.arch}]: {run_time_text(launch)}; checked at its other launches"
                   for launch in sites if launch_values(launch, record) is None]
     return out, notes
+
+
+def _demangled(name: str) -> str:
+    from ..readers.demangle import demangle_many
+
+    return demangle_many([name]).get(name) or name
 
 
 def run_time_text(launch: HostLaunch) -> str:

@@ -62,7 +62,8 @@ DEFAULT_BLOCK = 256
 COMPILED_SUFFIXES = (".cu", ".cuda")  # sources lint compiles when no build output is given (.cuh: included only)
 # Whose figures win when sources disagree: the binary is what the driver loads.
 SOURCE_PRIORITY = {"cubin": 0, "fatbin": 0, "ptxas": 1, "cuobjdump": 2, "config": 3}
-NO_ARCH = "unknown"  # cuobjdump of a lone cubin prints no "arch =" line
+NO_ARCH = "unknown"
+HOST_LAUNCHES_VARIABLE = "TUNEADVISE_HOST_LAUNCHES"  # "off": compile without reading the host code's launches  # cuobjdump of a lone cubin prints no "arch =" line
 
 
 @dataclass
@@ -103,10 +104,11 @@ def run_findings(unconfigured: dict[tuple[tuple[int, ...], str], int], run_time:
     assumed = sorted(unconfigured)
     named = list(dict.fromkeys(run_time))
     message = no_launch_settings_message(assumed, sum(unconfigured.values()), named)
-    return [finding_of(rule, message, "", {"kernels": sum(unconfigured.values()),
-                                           "block_dims": [list(dims) for dims, _ in assumed],
-                                           "block_from": [origin for _, origin in assumed],
-                                           "run_time_launches": named})]
+    details = {"kernels": sum(unconfigured.values()), "block_dims": [list(dims) for dims, _ in assumed],
+               "block_from": [origin for _, origin in assumed]}
+    if named:  # the launches in host code that set these kernels' block at run time
+        details["run_time_launches"] = named
+    return [finding_of(rule, message, "", details)]
 
 
 def lint_records(records, options: LintOptions, sources: SourceIndex | None = None) -> LintReport:
@@ -543,8 +545,9 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
 
     archs = tuple(options.archs or options.config.arch)
     builds = []
-    missing = _host_parser_missing()
-    host = missing is None
+    host = os.environ.get(HOST_LAUNCHES_VARIABLE, "").lower() != "off"  # off: timing the compile without it
+    missing = _host_parser_missing() if host else None
+    host = host and missing is None
     if sources:
         builds += [Build(os.path.abspath(path), arch, with_line_info(settings.flags), settings.max_registers,
                          host=host and arch == archs[0])
@@ -581,8 +584,8 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
         if machine_code is not None and result.cubin is not None and records:
             records = machine_code(result.cubin, records)
         compiled.setdefault(where, []).extend(records)
-        if build.host:
-            launches[where] = result.launches or ()
+        if build.host:  # sites named as the user names files
+            launches[where] = tuple(replace(site, file=_shown_path(site.file)) for site in result.launches or ())
             notes += [f"{where}: {result.host_problem}"] if result.host_problem else []
     for where, records in compiled.items():
         joined, run_time = with_host_launches(records, launches.get(where, ()))
