@@ -1,7 +1,8 @@
 """Launches read from host code over NVIDIA's public CUDA samples: what lint finds, and what
 reading them costs.
 
-    python benchmarks/host_launches.py SAMPLES_CHECKOUT [--arch sm_90] [--record] [--time N]
+    python benchmarks/host_launches.py SAMPLES_CHECKOUT [--under Samples/0_Introduction] [--arch sm_90]
+        [--record] [--time N]
 
 SAMPLES_CHECKOUT is a checkout of NVIDIA's cuda-samples (its Samples/ and Common/ folders). Every
 `.cu` under Samples/ is linted (`lint FILE.cu --arch sm_90 -I Common -I the file's folder`, no
@@ -55,9 +56,9 @@ def lint_sample(path: Path, checkout: Path, arch: str) -> dict:
             "problems": [p.message[:200] for p in report.problems]}
 
 
-def survey(checkout: Path, arch: str) -> dict:
+def survey(checkout: Path, arch: str, under: str) -> dict:
     results = {}
-    for path in sorted((checkout / "Samples").rglob("*.cu")):
+    for path in sorted((checkout / under).rglob("*.cu")):
         key = str(path.relative_to(checkout))
         results[key] = lint_sample(path, checkout, arch)
         print(f"{key}: {len(results[key]['kernels'])} kernel launches, {len(results[key]['problems'])} problems",
@@ -105,14 +106,15 @@ def main() -> int:
     parser.add_argument("--arch", default="sm_90")
     parser.add_argument("--record", action="store_true")
     parser.add_argument("--time", type=int, default=0)
+    parser.add_argument("--under", default="Samples", help="the folder of the checkout surveyed (Samples/0_Introduction...)")
     args = parser.parse_args()
     checkout = args.checkout.resolve()
-    results = survey(checkout, args.arch)
+    results = survey(checkout, args.arch, args.under)
     print(json.dumps(figures(results)))
     if args.time:
         time_samples(checkout, results, args.arch, args.time)
     if args.record:
-        RECORDED.write_text(json.dumps({"arch": args.arch, "figures": figures(results), "samples": results},
+        RECORDED.write_text(json.dumps({"arch": args.arch, "under": args.under, "figures": figures(results), "samples": results},
                                        indent=1, sort_keys=True) + "\n")
         return 0
     recorded = json.loads(RECORDED.read_text())["samples"]

@@ -62,8 +62,8 @@ DEFAULT_BLOCK = 256
 COMPILED_SUFFIXES = (".cu", ".cuda")  # sources lint compiles when no build output is given (.cuh: included only)
 # Whose figures win when sources disagree: the binary is what the driver loads.
 SOURCE_PRIORITY = {"cubin": 0, "fatbin": 0, "ptxas": 1, "cuobjdump": 2, "config": 3}
-NO_ARCH = "unknown"
-HOST_LAUNCHES_VARIABLE = "TUNEADVISE_HOST_LAUNCHES"  # "off": compile without reading the host code's launches  # cuobjdump of a lone cubin prints no "arch =" line
+NO_ARCH = "unknown"  # cuobjdump of a lone cubin prints no "arch =" line
+HOST_LAUNCHES_VARIABLE = "TUNEADVISE_HOST_LAUNCHES"  # "off": compile without reading the host code's launches
 
 
 @dataclass
@@ -318,7 +318,7 @@ class _Linter:
         previous = self.options.previous_registers.get((name, arch))
         extras = usage.reader_figures()
         key = (arch, launch, entry_index, budget_index, disagreements, suppressed, usage.source == "config", cap, previous,
-               extras)
+               extras, bool(usage.launch))
         analysis = self.analyses.get(key)
         if analysis is None:
             budget = config.budgets[budget_index] if budget_index is not None else None
