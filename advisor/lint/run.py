@@ -549,8 +549,7 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
     missing = _host_parser_missing() if host else None
     host = host and missing is None
     if sources:
-        builds += [Build(os.path.abspath(path), arch, with_line_info(settings.flags), settings.max_registers,
-                         host=host and arch == archs[0])
+        builds += [Build(os.path.abspath(path), arch, with_line_info(settings.flags), settings.max_registers)
                    for path in sources for arch in archs]
     if settings.compile_commands:
         try:
@@ -563,11 +562,12 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
                       if source not in known and not _read_source(_shown_path(source), gathered, index, source_texts,
                                                                   compiled=True)}
         # The command line's flags come after the entry's: its -maxrregcount, like theirs, wins.
-        first = {}  # each source's first build reads its host code
         builds += [b._replace(flags=with_line_info(b.flags + settings.flags),
-                              max_registers=b.max_registers if settings.max_registers is None else settings.max_registers,
-                              host=host and first.setdefault(b.source, b) is b)
+                              max_registers=b.max_registers if settings.max_registers is None else settings.max_registers)
                    for b in entries if b.source not in unreadable]
+    if host:  # each source's host half, beside its first build (toolchain/host_code.py)
+        firsts = {b.source: b for b in reversed(builds) if not b.is_ptx}
+        builds += [b._replace(host=True) for b in firsts.values()]
     shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
     compiler, built = Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None), {}
     compiled: dict[str, list] = {}  # source as shown -> its kernels' records, joined to its launches below
@@ -576,6 +576,10 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
     for result in compiler.run(builds):
         build = result.build
         where = shown.get(build.source) or _shown_path(build.source)
+        if build.host:  # sites named as the user names files
+            launches[where] = tuple(replace(site, file=_shown_path(site.file)) for site in result.launches or ())
+            notes += [f"{where}: {result.host_problem}"] if result.host_problem else []
+            continue
         if result.error is not None:
             gathered.problems.append(InputProblem(where, None, f"{build.arch}: the compiler failed: {result.error}"))
             continue
@@ -584,9 +588,6 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
         if machine_code is not None and result.cubin is not None and records:
             records = machine_code(result.cubin, records)
         compiled.setdefault(where, []).extend(records)
-        if build.host:  # sites named as the user names files
-            launches[where] = tuple(replace(site, file=_shown_path(site.file)) for site in result.launches or ())
-            notes += [f"{where}: {result.host_problem}"] if result.host_problem else []
     for where, records in compiled.items():
         joined, run_time = with_host_launches(records, launches.get(where, ()))
         gathered.records += joined

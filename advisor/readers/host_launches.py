@@ -21,6 +21,7 @@ source). A block whose variable `cudaOccupancyMaxPotentialBlockSize` writes is s
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from .host_expressions import (
@@ -104,19 +105,23 @@ def _word_at(text: str, word: str, start: int) -> int:
     return -1
 
 
-def parse(host_code: str, name: str = "host.ii"):
-    """The translation unit of the front end's host output, parsed from memory as C++."""
+def parse(path: str, flags=()):
+    """The translation unit of the front end's host file, parsed as C++ with the preprocessor flags
+    nvcc's own preprocessing of it uses. The fatbin its stub includes is not built (only the device
+    build makes one): an empty file stands in for it."""
     cindex = clang()
-    index = cindex.Index.create()
-    return index.parse(name, args=["-x", "c++", "-std=c++17", "-w", "-ferror-limit=0"],
-                       unsaved_files=[(name, host_code)], options=0)
+    folder = os.path.dirname(path)
+    stand_ins = [(os.path.join(folder, name), "") for name in os.listdir(folder) if name.endswith(".stub.c")]
+    stand_ins = [(stub[:-len(".cudafe1.stub.c")] + ".fatbin.c", "") for stub, _ in stand_ins]
+    return cindex.Index.create().parse(path, args=["-x", "c++", "-std=c++17", *flags, "-w", "-ferror-limit=0"],
+                                       unsaved_files=stand_ins, options=0)
 
 
-def read_launches(host_code: str, lines_of, user_file) -> list[HostLaunch]:
-    """Every launch in the functions of the user's files. `lines_of(file)`: that file's lines (for
-    columns), or None; `user_file(file)`: whether a file named by a line marker is the user's
-    (not the toolkit's or the system's headers)."""
-    unit = parse(host_code)
+def read_launches(path: str, flags, lines_of, user_file) -> list[HostLaunch]:
+    """Every launch in the functions of the user's files in the front end's host file `path`.
+    `lines_of(file)`: that file's lines (for columns), or None; `user_file(file)`: whether a file
+    named by a line marker is the user's (not the toolkit's or the system's headers)."""
+    unit = parse(path, flags)
     sites, launches = _Site(lines_of), []
     for top in unit.cursor.get_children():
         if user_file(presumed(top.location)[0]):

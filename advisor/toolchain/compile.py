@@ -27,7 +27,7 @@ from typing import NamedTuple
 from ..readers.compiler_output import MAX_LINE, KernelUsage, parse_ptxas
 from ..text import clip
 from .discovery import Toolchain
-from .host_code import LAUNCHES_KEY, host_command, kept_cubin, launches_from_json, launches_json, read_host_file
+from .host_code import LAUNCHES_KEY, compile_host, launches_from_json, launches_json
 from .processes import RunningCompilers, run_limited
 from .settings import BuildSettings
 
@@ -51,7 +51,7 @@ class Build(NamedTuple):
     flags: tuple[str, ...] = ()  # -I, -D and free nvcc flags
     max_registers: int | None = None  # -maxrregcount (the flags' own, split_maxrregcount, or a frontier cap); None: uncapped
     cwd: str | None = None  # where relative paths in the flags start (compile_commands' directory)
-    host: bool = False  # also write the host code and read its launches (host_code.py): one build per source
+    host: bool = False  # the host half instead (host_code.py: the launches its host code makes), beside the device build
 
     @property
     def is_ptx(self) -> bool:
@@ -77,14 +77,11 @@ class BuildResult(NamedTuple):
 
 
 def command(toolchain: Toolchain, build: Build, output: str) -> list[str]:
-    """The compiler command line for `build`, writing the cubin to `output` (a host build: the cubin
-    and the host code in `output`'s directory)."""
+    """The compiler command line for `build`, writing the cubin to `output`."""
     if build.is_ptx:
         cap = ["--maxrregcount", str(build.max_registers)] if build.max_registers is not None else []
         return [toolchain.ptxas, f"-arch={build.arch}", "-v", *cap, *build.flags, build.source, "-o", output]
     cap = [f"-maxrregcount={build.max_registers}"] if build.max_registers is not None else []
-    if build.host:
-        return host_command(toolchain.nvcc, build.arch, build.flags, cap, build.source, os.path.dirname(output))
     return [toolchain.nvcc, "-cubin", f"-arch={build.arch}", *build.flags, *cap, "-Xptxas", "-v",
             build.source, "-o", output]
 
@@ -120,6 +117,9 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
     line saying why it failed (an error, past --compile-timeout or --compile-memory, more than
     MAX_COMPILER_OUTPUT printed, or no cubin written); and the cubin with `keep_cubin`."""
     running = running or RunningCompilers()
+    if build.host:
+        launches, problem = compile_host(toolchain, build, settings, running)
+        return BuildResult(build, "", None, None, launches, problem)
     with tempfile.TemporaryDirectory(prefix="tuneadvise-") as scratch:
         cubin = os.path.join(scratch, "out.cubin")
         argv = command(toolchain, build, cubin)
@@ -128,12 +128,8 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
                                output_limit=MAX_COMPILER_OUTPUT, running=running)
         except OSError as exc:
             return BuildResult(build, "", f"cannot run {argv[0]}: {exc.strerror or exc}")
-        if build.host:
-            cubin = kept_cubin(scratch) or cubin
         wrote = os.path.isfile(cubin)
         machine_code = _read_cubin(cubin) if keep_cubin and wrote and done.returncode == 0 else None
-        launches, host_problem = read_host_file(scratch, toolchain.root, build.cwd) \
-            if build.host and wrote and done.returncode == 0 and not done.timed_out else (None, None)
     if done.timed_out:
         return BuildResult(build, "", f"stopped after {settings.timeout_s:g} s (--compile-timeout)")
     output = done.output
@@ -150,7 +146,7 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
     if not wrote:  # every compile writes a cubin, a source without kernels too; --dryrun or --version do not
         return BuildResult(build, "", "exited without compiling (no cubin written: a flag such as --dryrun "
                                       "or --version in the build's flags?)")
-    return BuildResult(build, report_lines(output_lines(output)), None, machine_code, launches, host_problem)
+    return BuildResult(build, report_lines(output_lines(output)), None, machine_code)
 
 
 def _read_cubin(path: str) -> bytes | None:
@@ -210,9 +206,10 @@ class Compiler:
         key = self.cache.key(build) if self.cache is not None else None
         if key is not None:
             log = self.cache.get(key)
-            cubin = self.cache.get_bytes(key + CUBIN_KEY) if log is not None and self.keep_cubins else None
+            needs_cubin = self.keep_cubins and not build.host  # a host build has its launches instead
+            cubin = self.cache.get_bytes(key + CUBIN_KEY) if log is not None and needs_cubin else None
             launches = _cached_launches(self.cache, key) if log is not None and build.host else None
-            if log is not None and (cubin is not None or not self.keep_cubins) and (launches is not None or not build.host):
+            if log is not None and (cubin is not None or not needs_cubin) and (launches is not None or not build.host):
                 return BuildResult(build, log, None, cubin, launches)
         result = compile_one(self.toolchain, build, self.settings, self.running, self.keep_cubins)
         # Stored only if what the build reads did not change while it compiled.

@@ -1,60 +1,122 @@
-"""The host side of a CUDA source, from the same compile that reports the kernels' resources.
+"""The host side of a CUDA source: the half of nvcc's own compile that writes it, run beside the
+device build that reports the kernels' resources.
 
-`nvcc -cuda` runs the whole device compile (cicc and ptxas, with `-Xptxas -v`) and also writes the
-host side as plain, preprocessed C++ in which the front end has rewritten every `<<<...>>>` launch
-(`FILE.cu.cpp.ii`, the `.cudafe1.cpp` of `nvcc --keep` preprocessed); `--keep-dir` keeps the cubin
-of the build beside it. One such compile per source (its first architecture) replaces that build's
-`nvcc -cubin`; readers/host_launches.py reads the launches from the host file.
+nvcc's front end, cudafe++, writes the host side of a .cu as plain C++ (`FILE.cudafe1.cpp`, which
+`nvcc --keep` leaves), preprocessed, with every `<<<...>>>` launch rewritten as
+`(__cudaPushCallConfiguration(g, b, smem, s)) ? (void)0 : k(args)` and line markers back to the
+user's files; readers/host_launches.py reads the launches from it with libclang. `nvcc -cuda`
+would write it in the device build itself, but after cicc and ptxas, at the cost of its host
+preprocessing, cudafe++ and one more preprocessing in series (on NVIDIA's matrixMul sample, 2.7 s
+added to a 2.4 s compile, nvcc --time). So the host half runs as its own job beside the device
+build: exactly the commands nvcc runs for it (the host preprocessing and cudafe++, as `nvcc -cuda
+--dryrun` lists them for the same flags), and libclang parses the result with the include paths
+and macros nvcc's last preprocessing of it would use.
 
 The launches are cached with the build's report (`report_cache`), as JSON records.
 """
 
 from __future__ import annotations
 
-import glob
 import json
 import os
+import shlex
+import tempfile
 from dataclasses import asdict, fields
 
 from ..readers.host_launches import HostLaunch
+from ..text import clip
 
 HOST_FILE = "host.cu.cpp.ii"
 LAUNCHES_KEY = "-launches"  # the cache entry of a build's launches: its report's key and this
 MAX_HOST_FILE = 256 << 20  # bytes of host code read; a larger translation unit's launches are not read
 MAX_SOURCE_LINES_BYTES = 64 << 20
+MAX_DRYRUN_OUTPUT = 1 << 20
+FRONT_END = "cudafe++"
+# The preprocessor flags of nvcc's last host preprocessing that libclang takes (with their values).
+_KEPT_FLAGS = ("-D", "-U", "-I", "-isystem", "-include", "-std")
 
 
-def host_command(nvcc: str, arch: str, flags, cap, source: str, scratch: str) -> list[str]:
-    """The compile that writes the cubin (in `scratch`) and the host file."""
-    return [nvcc, "-cuda", f"-arch={arch}", *flags, *cap, "-Xptxas", "-v", "--keep", "--keep-dir", scratch,
-            source, "-o", os.path.join(scratch, HOST_FILE)]
+def dryrun_command(nvcc: str, build, scratch: str) -> list[str]:
+    """`nvcc -cuda --dryrun` for the build: the commands of its whole compile, listed, not run."""
+    cap = [f"-maxrregcount={build.max_registers}"] if build.max_registers is not None else []
+    return [nvcc, "-cuda", f"-arch={build.arch}", *build.flags, *cap, "--dryrun", "--keep", "--keep-dir", scratch,
+            build.source, "-o", os.path.join(scratch, HOST_FILE)]
 
 
-def kept_cubin(scratch: str) -> str | None:
-    """The cubin `--keep` left (named after the source and the architecture)."""
-    found = glob.glob(os.path.join(glob.escape(scratch), "*.cubin"))
-    return found[0] if len(found) == 1 else None
+def host_half(listing: list[str]) -> tuple[list[str], list[str]] | None:
+    """(the commands up to and including cudafe++, libclang's flags from the last preprocessing)
+    from `nvcc --dryrun`'s lines; None where the listing has no front-end step."""
+    commands = [line[3:] for line in listing if line.startswith("#$ ") and not _assignment(line[3:])]
+    front = next((i for i, command in enumerate(commands) if command.split(" ", 1)[0] == FRONT_END), None)
+    if front is None or not commands:
+        return None
+    words = shlex.split(commands[-1])
+    flags, index = [], 1
+    while index < len(words):
+        word = words[index]
+        joined = next((f for f in _KEPT_FLAGS if word.startswith(f) and word != f), None)
+        if word in _KEPT_FLAGS and index + 1 < len(words):
+            flags += [word, words[index + 1]]
+            index += 1
+        elif joined is not None or word.startswith("-std="):
+            flags.append(word)
+        index += 1
+    return commands[:front + 1], flags
 
 
-def read_host_file(scratch: str, toolkit_root: str, cwd: str | None) -> tuple[tuple[HostLaunch, ...] | None, str | None]:
-    """(the launches of the host file in `scratch`, None) or (None, why they were not read)."""
+def _assignment(command: str) -> bool:
+    name = command.split("=", 1)[0]
+    return "=" in command and name.replace("_", "").isalnum() and " " not in name
+
+
+def compile_host(toolchain, build, settings, running) -> tuple[tuple[HostLaunch, ...] | None, str | None]:
+    """(the launches of the build's host code, None) or (None, why they were not read): nvcc's
+    host preprocessing and cudafe++ run within the build's bounds, the result parsed."""
+    from .compile import MAX_COMPILER_OUTPUT, error_line, output_lines
+    from .processes import run_limited
+
+    with tempfile.TemporaryDirectory(prefix="tuneadvise-host-") as scratch:
+        bounds = {"timeout_s": settings.timeout_s, "memory_mib": settings.memory_mib, "running": running}
+        try:
+            listed = run_limited(dryrun_command(toolchain.nvcc, build, scratch), build.cwd,
+                                 output_limit=MAX_DRYRUN_OUTPUT, **bounds)
+            half = host_half(list(output_lines(listed.output))) if listed.returncode == 0 else None
+            if half is None:
+                return None, "host code not written: nvcc listed no front-end step"
+            script = " && ".join(half[0])
+            done = run_limited(["sh", "-c", f"PATH={shlex.quote(os.path.dirname(toolchain.nvcc))}:\"$PATH\" && {script}"],
+                               build.cwd, output_limit=MAX_COMPILER_OUTPUT, **bounds)
+        except OSError as exc:
+            return None, f"host code not written: {exc.strerror or exc}"
+        if done.timed_out or done.overflowed or done.returncode != 0:
+            return None, f"host code not written: {clip(error_line(output_lines(done.output), done.returncode), 200)}"
+        front_end_file = _front_end_file(half[0][-1], build.cwd)
+        return read_host_file(front_end_file, half[1], toolchain.root, build.cwd)
+
+
+def _front_end_file(front_end: str, cwd: str | None) -> str:
+    words = shlex.split(front_end)
+    path = words[words.index("--gen_c_file_name") + 1] if "--gen_c_file_name" in words else ""
+    return os.path.join(cwd or os.getcwd(), path)
+
+
+def read_host_file(path: str, flags: list[str], toolkit_root: str,
+                   cwd: str | None) -> tuple[tuple[HostLaunch, ...] | None, str | None]:
+    """(the launches of the front end's host file `path`, None) or (None, why they were not read)."""
     from ..readers.host_expressions import HostParserMissing
     from ..readers.host_launches import read_launches
 
-    path = os.path.join(scratch, HOST_FILE)
     try:
         if os.path.getsize(path) > MAX_HOST_FILE:
             return None, f"host code over {MAX_HOST_FILE >> 20} MiB: launches not read"
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
     except OSError as exc:
         return None, f"no host code written: {exc.strerror or exc}"
     try:
-        launches = read_launches(text, _SourceLines(cwd).lines, _user_file(toolkit_root, cwd))
+        launches = read_launches(path, flags, _SourceLines(cwd).lines, _user_file(toolkit_root, cwd))
     except HostParserMissing as exc:
         return None, str(exc)
     except Exception as exc:  # libclang refused the translation unit (TranslationUnitLoadError)
-        return None, f"host code not parsed: {exc}"
+        return None, f"host code not parsed: {clip(str(exc), 200)}"
     return tuple(_absolute(launch, cwd) for launch in launches), None
 
 

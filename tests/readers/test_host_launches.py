@@ -6,13 +6,15 @@ memory and cluster it launches (`// expect: ...`), or names the values set at ru
 from __future__ import annotations
 
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tuneadvise.advisor.readers.host_expressions import HostParserMissing, clang
-from tuneadvise.advisor.toolchain.host_code import HOST_FILE, host_command, read_host_file
+from tuneadvise.advisor.toolchain.compile import Build
+from tuneadvise.advisor.toolchain.host_code import compile_host, host_half
+from tuneadvise.advisor.toolchain.processes import RunningCompilers
+from tuneadvise.advisor.toolchain.settings import BuildSettings
 
 from ..reference.header import Unavailable, required
 from ..toolchain.test_compile_loop import required_toolchain
@@ -51,17 +53,23 @@ def expected(path: Path) -> dict[int, dict]:
 
 
 @pytest.fixture(scope="module")
-def launches(tmp_path_factory):
+def launches():
     required(libclang, "libclang (the [host] extra)")
     chain = required_toolchain()
-    scratch = tmp_path_factory.mktemp("host")
-    done = subprocess.run(host_command(chain.nvcc, "sm_90", (), [], str(FORMS), str(scratch)),
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr
-    assert (scratch / HOST_FILE).is_file()
-    found, problem = read_host_file(str(scratch), chain.root, None)
+    found, problem = compile_host(chain, Build(str(FORMS), "sm_90", host=True), BuildSettings(), RunningCompilers())
     assert problem is None
     return found
+
+
+def test_the_host_half_is_nvccs_own_commands():
+    listing = ['#$ _SPACE_= ', '#$ PATH=/x/bin:/usr/bin', '#$ gcc -E -x c++ -I"inc" "k.cu" -o "/s/k.cpp4.ii"',
+               '#$ cudafe++ --c++17 --gen_c_file_name "/s/k.cudafe1.cpp" "/s/k.cpp4.ii"',
+               '#$ "$CICC_PATH/cicc" --c++17 "/s/k.cpp1.ii" -o "/s/k.ptx"',
+               '#$ gcc -E -x c++ -D__CUDA_FTZ=0 -I"inc" "-isystem" "/t/include/cccl" -m64 "/s/k.cudafe1.cpp" -o "/s/h.ii"']
+    commands, flags = host_half(listing)
+    assert commands == [listing[2][3:], listing[3][3:]]  # the host preprocessing and cudafe++, nothing of the device's
+    assert flags == ["-D__CUDA_FTZ=0", "-Iinc", "-isystem", "/t/include/cccl"]
+    assert host_half(listing[:3]) is None
 
 
 def test_every_launch_form_is_read_as_the_source_states_it(launches):
