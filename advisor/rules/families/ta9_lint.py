@@ -121,7 +121,8 @@ def shared_mem_budget(kernel: LintContext, params: dict):
     loads; otherwise ptxas's. Note that cuobjdump's SHARED includes the reserved per-block shared memory from sm_90
     on; that kilobyte is subtracted before comparing, so it never causes this finding. A warning: the figures lint
     reports may be off, but the build itself is fine; it usually means build outputs of different builds were given
-    together.""",
+    together. Where lint reads a source's host code, a [[kernels]] entry whose block differs from the launch the
+    host code makes is said here too: the entry's block is the one checked.""",
     trigger={"config": {}, "log": _k("Used 32 registers, used 0 barriers\n") + _k("Used 40 registers, used 0 barriers")},
     clean={"config": {}, "log": _k("Used 32 registers, used 0 barriers\n") + _k("Used 32 registers, used 0 barriers")},
 )
