@@ -137,9 +137,11 @@ def sources_disagree(kernel: LintContext, params: dict):
     explanation="""Compiler output records registers and static shared memory, never the block size, the dynamic
     shared memory or the carveout a launch uses. Without a matching [[kernels]] entry the lint assumes the default
     block size (--block-size, 256; a kernel's __launch_bounds__ maximum where that is smaller, and the finding says
-    so) and no dynamic shared memory, so the occupancy it reports may not be the one the program gets. Add an entry:
-    name = "kernel*", block_size = ..., dynamic_shared_mem = ... Information: nothing is wrong with the kernel; the
-    finding says which launch the figures assume.""",
+    so) and no dynamic shared memory, so the occupancy it reports may not be the one the program gets. Where lint
+    compiles a CUDA source with the [host] extra, a kernel launched with a block known when the source compiles is
+    checked at that launch and needs no entry; a launch whose block is set at run time is named here with its site
+    (file:line:column). Add an entry: name = "kernel*", block_size = ..., dynamic_shared_mem = ... Information:
+    nothing is wrong with the kernel; the finding says which launch the figures assume.""",
     trigger={"config": {}, "log": _k("Used 32 registers, used 0 barriers")},
     clean={"config": {"kernels": [{"name": "k", "block_size": 128}]}, "log": _k("Used 32 registers, used 0 barriers")},
 )
