@@ -39,9 +39,11 @@ def with_host_launches(records: list[KernelUsage], launches) -> tuple[list[Kerne
     checked at its other launches)."""
     by_kernel: dict[str, list[HostLaunch]] = {}
     for launch in launches:
-        if launch.kernel is not None:
-            by_kernel.setdefault(launch.kernel, []).append(launch)
-    out, notes = [], []
+        by_kernel.setdefault(launch.kernel, []).append(launch)
+    out = []
+    notes = [f"launch at {site_text(launch)} ({launch.api}): which kernel it launches is not known from the source "
+             "(a function pointer, or a template parameter of the launching function)"
+             for launch in by_kernel.pop(None, [])]
     for record in records:
         sites = by_kernel.get(record.name, [])
         checked = [(launch, values) for launch in sites if (values := launch_values(launch, record)) is not None]
