@@ -8,11 +8,13 @@ from __future__ import annotations
 import json
 import shutil
 
+import jsonschema
 import pytest
 from click.testing import CliRunner
 
 from tuneadvise.advisor.engine.optimizer import LinearSharedMem, max_potential_block_size
 from tuneadvise.advisor.launch import LaunchConfig
+from tuneadvise.advisor.lint.schema import LINT_OUTPUT_SCHEMA
 from tuneadvise.cli.main import cli
 from tuneadvise.specs.resolve import resolve
 
@@ -35,7 +37,9 @@ def lint(tmp_path, monkeypatch, *args):
     monkeypatch.setenv("TUNEADVISE_CACHE_DIR", "off")
     result = CliRunner().invoke(cli, ["lint", "forms.cu", "--arch", "sm_90", "--no-sass", "--format", "json", *args])
     assert result.exit_code in (0, 1), result.output
-    return json.loads(result.stdout)
+    doc = json.loads(result.stdout)
+    jsonschema.validate(doc, LINT_OUTPUT_SCHEMA)
+    return doc
 
 
 def by_site(doc) -> dict:
@@ -106,3 +110,17 @@ def test_run_time_blocks_are_named_in_ta906(ready, tmp_path, monkeypatch):
     assert kernel["launch"]["from"] == "assumed" and kernel["launch"]["site"]["run_time"] == ["block size"]
     [ta906] = [f for f in doc["source_findings"] if f["code"] == "TA906"]
     assert "grow(float*): block size set at run time at runtime.cu:3:3" in ta906["message"]
+
+
+def test_a_launch_through_a_function_pointer_is_named_not_guessed(ready, tmp_path, monkeypatch):
+    (tmp_path / "pointer.cu").write_text("__global__ void bump(float *x) { x[threadIdx.x] += 1; }\n"
+                                         "void go(void (*kernel)(float *), float *x) {\n"
+                                         "  kernel<<<1, 64>>>(x);\n}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TUNEADVISE_CACHE_DIR", "off")
+    result = CliRunner().invoke(cli, ["lint", "pointer.cu", "--arch", "sm_90", "--no-sass", "--format", "json"])
+    doc = json.loads(result.stdout)
+    [kernel] = doc["kernels"]
+    assert kernel["launch"]["from"] == "assumed" and kernel["launch"]["site"] is None
+    assert any(w.startswith("launch at pointer.cu:3:3 (<<<>>>): which kernel it launches is not known")
+               for w in doc["summary"]["warnings"])
