@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..readers.compiler_output import KernelUsage
+from ..readers.demangle import base_name
 from ..readers.host_launches import OCCUPANCY_API, HostLaunch
 
 HOST_CODE, CONFIG, LAUNCH_BOUNDS, ASSUMED = "host code", "config", "launch bounds", "assumed"
@@ -37,15 +38,22 @@ def site_document(launch: HostLaunch | None) -> dict | None:
 def with_host_launches(records: list[KernelUsage], launches) -> tuple[list[KernelUsage], list[str]]:
     """(each record as its host code launches it, a sentence per run-time launch of a kernel that is
     checked at its other launches)."""
-    by_kernel: dict[str, list[HostLaunch]] = {}
+    by_kernel: dict[str | None, list[HostLaunch]] = {}
+    by_template: dict[str, list[HostLaunch]] = {}
     for launch in launches:
-        by_kernel.setdefault(launch.kernel, []).append(launch)
+        if launch.kernel is None and launch.kernel_template is not None:
+            by_template.setdefault(launch.kernel_template, []).append(launch)
+        else:
+            by_kernel.setdefault(launch.kernel, []).append(launch)
     out = []
     notes = [f"launch at {site_text(launch)} ({launch.api}): which kernel it launches is not known from the source "
              "(a function pointer, or a template parameter of the launching function)"
              for launch in by_kernel.pop(None, [])]
+    demangled = _demangled_all([r.name for r in records]) if by_template else {}
     for record in records:
         sites = by_kernel.get(record.name, [])
+        if by_template:  # every instantiation of a template launched where its arguments are the caller's
+            sites = sites + by_template.get(base_name(demangled.get(record.name, record.name)), [])
         checked = [(launch, values) for launch in sites if (values := launch_values(launch, record)) is not None]
         if not checked:
             out.append(replace(record, host_launches=tuple(sites)) if sites else record)
@@ -60,9 +68,13 @@ def with_host_launches(records: list[KernelUsage], launches) -> tuple[list[Kerne
 
 
 def _demangled(name: str) -> str:
+    return _demangled_all([name]).get(name) or name
+
+
+def _demangled_all(names) -> dict[str, str]:
     from ..readers.demangle import demangle_many
 
-    return demangle_many([name]).get(name) or name
+    return demangle_many(names)
 
 
 def run_time_text(launch: HostLaunch) -> str:

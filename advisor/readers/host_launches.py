@@ -63,6 +63,9 @@ class HostLaunch:
     run_time: tuple[str, ...] = ()  # the values set at run time: "block size", "grid", ...
     attributes: tuple[str, ...] = ()  # cudaLaunchKernelEx's attribute names, as written
     block_from: str | None = None  # "cudaOccupancyMaxPotentialBlockSize" where that call sets the block
+    # The kernel template's qualified name where the instantiation depends on the launching template's
+    # parameters: every compiled instantiation of it is launched here.
+    kernel_template: str | None = None
 
     @property
     def site(self) -> str:
@@ -172,19 +175,56 @@ def _launches_in(function, sites: _Site) -> list[HostLaunch]:
     return found
 
 
-def _kernel(cursor) -> str | None:
-    """The mangled name of the kernel an expression names (`k`, `(void*)k`, `&k<8>`), or None."""
+def _kernel(cursor) -> tuple[str | None, str | None]:
+    """(the mangled name of the kernel an expression names: `k`, `(void*)k`, `&k<8>`, or None; the
+    qualified name of its template where the instantiation depends on the launching template's
+    parameters: `computeValue<Real>` in a template of Real)."""
     cursor = strip(cursor)
     if cursor.kind.name == "UNARY_OPERATOR":
         kids = children(cursor)
         cursor = strip(kids[0]) if kids else cursor
+    overloaded = _overloaded(cursor)
+    if overloaded is not None:  # a call that depends on the launching template's parameters
+        return None, _qualified(overloaded)
     ref = cursor.referenced if cursor.kind.name in ("DECL_REF_EXPR", "CALL_EXPR") else None
-    if ref is None or ref.kind.name not in ("FUNCTION_DECL", "FUNCTION_TEMPLATE"):
-        return None
+    if ref is not None and ref.kind.name == "FUNCTION_TEMPLATE":
+        return None, _qualified(ref)
+    if ref is None or ref.kind.name != "FUNCTION_DECL":
+        return None, None
     name = ref.mangled_name or ref.spelling
     # The front end declares a template kernel's host stub static (internal linkage, `_ZL`); the
     # compiled kernel is `_Z`.
-    return "_Z" + name[3:] if name.startswith("_ZL") else name
+    return ("_Z" + name[3:] if name.startswith("_ZL") else name), None
+
+
+def _overloaded(cursor):
+    """The template a dependent name (`scale<T>` in a template of T) refers to, or None."""
+    if cursor.kind.name == "CALL_EXPR" and cursor.referenced is None:
+        cursor = next((strip(k) for k in children(cursor) if k.kind.is_expression()), cursor)
+    if cursor.kind.name == "DECL_REF_EXPR":
+        cursor = next((k for k in children(cursor) if k.kind.name == "OVERLOADED_DECL_REF"), cursor)
+    if cursor.kind.name != "OVERLOADED_DECL_REF":
+        return None
+    lib = clang().conf.lib
+    if lib.clang_getNumOverloadedDecls(cursor) < 1:
+        return None
+    declaration = lib.clang_getOverloadedDecl(cursor, 0)
+    return declaration if declaration is not None and declaration.kind.name == "FUNCTION_TEMPLATE" else None
+
+
+def _callee_name(call) -> str:
+    """The name a launch's kernel call is written with (for its column)."""
+    overloaded = _overloaded(call)
+    return overloaded.spelling if overloaded is not None else call.spelling
+
+
+def _qualified(declaration) -> str:
+    """`ns::kernel` of a declaration: its name under its namespaces and classes."""
+    parts, scope = [declaration.spelling], declaration.semantic_parent
+    while scope is not None and scope.kind.name in ("NAMESPACE", "CLASS_DECL", "STRUCT_DECL", "CLASS_TEMPLATE"):
+        parts.append(scope.spelling)
+        scope = scope.semantic_parent
+    return "::".join(reversed(parts))
 
 
 def _launch(kernel, api, where, facts, block, grid=None, smem=None, **more) -> HostLaunch:
@@ -234,10 +274,10 @@ def _chevron(call, conditional, facts, sites) -> HostLaunch:
     kernel_call = strip(children(conditional)[-1]) if conditional is not None else None
     if kernel_call is not None and kernel_call.kind.name != "CALL_EXPR":
         kernel_call = None
-    kernel = _kernel(kernel_call) if kernel_call is not None else None
-    where = sites.of(call, kernel_call.spelling if kernel_call is not None else "")
+    kernel, template = _kernel(kernel_call) if kernel_call is not None else (None, None)
+    where = sites.of(call, _callee_name(kernel_call) if kernel_call is not None else "")
     return _launch(kernel, "<<<>>>", where, facts, arguments[1], arguments[0],
-                   arguments[2] if len(arguments) > 2 else None)
+                   arguments[2] if len(arguments) > 2 else None, kernel_template=template)
 
 
 def _runtime(call, name, facts, sites) -> HostLaunch:
@@ -246,8 +286,9 @@ def _runtime(call, name, facts, sites) -> HostLaunch:
     if len(arguments) <= block_at:
         return HostLaunch(None, name, *sites.of(call, name), run_time=("block size",))
     smem = arguments[smem_at] if len(arguments) > smem_at else None
-    return _launch(_kernel(arguments[kernel_at]), name, sites.of(call, name), facts, arguments[block_at],
-                   arguments[grid_at], smem)
+    kernel, template = _kernel(arguments[kernel_at])
+    return _launch(kernel, name, sites.of(call, name), facts, arguments[block_at], arguments[grid_at], smem,
+                   kernel_template=template)
 
 
 def _driver(call, name, facts, sites) -> HostLaunch:
@@ -290,9 +331,10 @@ def _extended(call, name, facts, sites) -> HostLaunch:
     where = sites.of(call, name)
     config = access_path(strip(children(strip(arguments[0]))[0])) if arguments and \
         strip(arguments[0]).kind.name == "UNARY_OPERATOR" else None
-    kernel = _kernel(arguments[1]) if len(arguments) > 1 else None
+    kernel, template = _kernel(arguments[1]) if len(arguments) > 1 else (None, None)
     if config is None:
-        return HostLaunch(kernel, name, *where, run_time=("block size", "grid", "dynamic shared memory"))
+        return HostLaunch(kernel, name, *where, run_time=("block size", "grid", "dynamic shared memory"),
+                          kernel_template=template)
     before = call.extent.start.offset
 
     def member(*path):
@@ -300,7 +342,7 @@ def _extended(call, name, facts, sites) -> HostLaunch:
 
     cluster, attributes, run_time = _attributes(member("attrs"), member("numAttrs"), facts, before)
     return _launch(kernel, name, where, facts, member("blockDim"), member("gridDim"), member("dynamicSmemBytes"),
-                   cluster=cluster, attributes=attributes, run_time=run_time)
+                   cluster=cluster, attributes=attributes, run_time=run_time, kernel_template=template)
 
 
 def _attributes(attrs, count, facts, before):

@@ -42,6 +42,11 @@ def lint(tmp_path, monkeypatch, *args):
     return doc
 
 
+def line_of(fragment: str) -> int:
+    """The fixture's line that holds `fragment` (the launches are found by their text, not by number)."""
+    return next(n for n, line in enumerate(FORMS.read_text().splitlines(), 1) if fragment in line)
+
+
 def by_site(doc) -> dict:
     return {(k["demangled"].split("(")[0], k["launch"]["site"]["line"] if k["launch"]["site"] else None): k
             for k in doc["kernels"]}
@@ -50,24 +55,31 @@ def by_site(doc) -> dict:
 def test_each_compile_time_launch_is_checked_at_its_own_block(ready, tmp_path, monkeypatch):
     doc = lint(tmp_path, monkeypatch)
     kernels = by_site(doc)
-    assert kernels[("scale", 41)]["launch"]["block_dims"] == [128]
-    assert kernels[("scale", 44)]["launch"]["block_dims"] == [96]
-    assert kernels[("void tile_sum<16>", 47)]["launch"]["block_dims"] == [16, 16]
-    assert kernels[("void tile_sum<16>", 47)]["launch"]["dynamic_shared_mem"] == 1024
-    assert kernels[("pairs", 71)]["launch"]["cluster_size"] == 2
-    assert kernels[("driver_fill", 78)]["launch"]["block_dims"] == [192]
+    assert kernels[("scale", line_of("scale<<<10, THREADS>>>"))]["launch"]["block_dims"] == [128]
+    assert kernels[("scale", line_of("scale<<<4, fixed>>>"))]["launch"]["block_dims"] == [96]
+    assert kernels[("void tile_sum<16>", line_of("tile_sum<16><<<"))]["launch"]["block_dims"] == [16, 16]
+    assert kernels[("void tile_sum<16>", line_of("tile_sum<16><<<"))]["launch"]["dynamic_shared_mem"] == 1024
+    assert kernels[("pairs", line_of("cudaLaunchKernelEx(&config"))]["launch"]["cluster_size"] == 2
+    assert kernels[("driver_fill", line_of("cuLaunchKernel(fill"))]["launch"]["block_dims"] == [192]
     for kernel in doc["kernels"]:
         assert kernel["launch"]["from"] == "host code"
         site = kernel["launch"]["site"]
         assert site["file"] == "forms.cu" and site["column"] >= 1
         assert kernel["occupancy"]["active_blocks_per_sm"] >= 1
-    # scale is launched at nine sites, one with a run-time block: checked at each of the other eight.
-    assert sorted(line for name, line in kernels if name == "scale") == [41, 42, 43, 44, 46, 50, 84]
-    assert any("block size set at run time at forms.cu:45:5" in w for w in doc["summary"]["warnings"])
+    # scale_all<T> launches scale_any<T>: each instantiation compiled is checked at that launch.
+    assert kernels[("void scale_any<float>", line_of("scale_any<T><<<"))]["launch"]["block_dims"] == [128]
+    assert kernels[("void scale_any<double>", line_of("scale_any<T><<<"))]["launch"]["block_dims"] == [128]
+    # scale is launched at eight sites, one with a run-time block: checked at each of the other seven.
+    checked = [line_of(text) for text in ("scale<<<10, THREADS>>>", "scale<<<n / kWide", "scale<<<4, half * 2>>>",
+                                          "scale<<<4, fixed>>>", "LAUNCH_SCALE(4096", "cudaLaunchKernel((const void",
+                                          "scale<<<(n + block - 1) / block")]
+    assert sorted(line for name, line in kernels if name == "scale") == sorted(checked)
+    varying = line_of("scale<<<4, varying>>>")
+    assert any(f"block size set at run time at forms.cu:{varying}:5" in w for w in doc["summary"]["warnings"])
 
 
 def test_the_occupancy_apis_block_is_the_optimizers(ready, tmp_path, monkeypatch):
-    kernel = by_site(lint(tmp_path, monkeypatch))[("scale", 84)]
+    kernel = by_site(lint(tmp_path, monkeypatch))[("scale", line_of("scale<<<(n + block - 1) / block, block>>>"))]
     assert kernel["launch"]["site"]["block_from"] == "cudaOccupancyMaxPotentialBlockSize"
     config = LaunchConfig.from_mapping({"registers": kernel["registers"], "shared_mem": kernel["shared_mem"],
                                         "block_size": 32})
@@ -81,7 +93,7 @@ def test_a_config_entry_wins_and_says_it_disagrees(ready, tmp_path, monkeypatch)
     [kernel] = [k for k in doc["kernels"] if k["demangled"].startswith("cooperative_fill")]
     assert kernel["launch"]["block_dims"] == [320] and kernel["launch"]["from"] == "config"
     [finding] = [f for f in kernel["findings"] if f["code"] == "TA905"]
-    assert "config 320, host code 160 at forms.cu:51:5" in finding["message"]
+    assert f"config 320, host code 160 at forms.cu:{line_of('cudaLaunchCooperativeKernel(')}:5" in finding["message"]
 
 
 def test_without_libclang_one_sentence_and_the_assumed_block(ready, tmp_path, monkeypatch):
