@@ -573,21 +573,26 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
     compiled: dict[str, list] = {}  # source as shown -> its kernels' records, joined to its launches below
     launches: dict[str, tuple] = {}
     notes = [missing] if missing and builds else []
+    host_problems: dict[str, str] = {}  # source as shown -> why its launches were not read
+    rejected: set[str] = set()
     for result in compiler.run(builds):
         build = result.build
         where = shown.get(build.source) or _shown_path(build.source)
         if build.host:  # sites named as the user names files
             launches[where] = tuple(replace(site, file=_shown_path(site.file)) for site in result.launches or ())
-            notes += [f"{where}: {result.host_problem}"] if result.host_problem else []
+            if result.host_problem:
+                host_problems[where] = f"{where}: {result.host_problem}"
             continue
         if result.error is not None:
             gathered.problems.append(InputProblem(where, None, f"{build.arch}: the compiler failed: {result.error}"))
+            rejected.add(where)  # said once, by the device build: its host half says nothing more
             continue
         built[(where, build.arch)] = build
         records = result.usage(where)  # each record carries its build's -maxrregcount
         if machine_code is not None and result.cubin is not None and records:
             records = machine_code(result.cubin, records)
         compiled.setdefault(where, []).extend(records)
+    notes += [note for where, note in host_problems.items() if where not in rejected]
     for where, records in compiled.items():
         joined, run_time = with_host_launches(records, launches.get(where, ()))
         gathered.records += joined

@@ -173,11 +173,6 @@ def report_lines(lines) -> str:
     return "\n".join(kept) + "\n" if kept else ""
 
 
-def _cached_launches(cache, key: str):
-    text = cache.get(key + LAUNCHES_KEY)
-    return launches_from_json(text) if text is not None else None
-
-
 def default_jobs() -> int:
     try:
         return max(1, len(os.sched_getaffinity(0)))
@@ -204,22 +199,31 @@ class Compiler:
 
     def _one(self, build: Build) -> BuildResult:
         key = self.cache.key(build) if self.cache is not None else None
-        if key is not None:
-            log = self.cache.get(key)
-            needs_cubin = self.keep_cubins and not build.host  # a host build has its launches instead
-            cubin = self.cache.get_bytes(key + CUBIN_KEY) if log is not None and needs_cubin else None
-            launches = _cached_launches(self.cache, key) if log is not None and build.host else None
-            if log is not None and (cubin is not None or not needs_cubin) and (launches is not None or not build.host):
-                return BuildResult(build, log, None, cubin, launches)
+        cached = self._cached(build, key) if key is not None else None
+        if cached is not None:
+            return cached
         result = compile_one(self.toolchain, build, self.settings, self.running, self.keep_cubins)
         # Stored only if what the build reads did not change while it compiled.
         if key is not None and result.error is None and self.cache.key(build) == key:
+            if build.host:  # a host build's launches are its whole result
+                if result.launches is not None:
+                    self.cache.put(key + LAUNCHES_KEY, launches_json(result.launches))
+                return result
             self.cache.put(key, result.log)
             if result.cubin is not None:
                 self.cache.put_bytes(key + CUBIN_KEY, result.cubin)
-            if result.launches is not None:
-                self.cache.put(key + LAUNCHES_KEY, launches_json(result.launches))
         return result
+
+    def _cached(self, build: Build, key: str) -> BuildResult | None:
+        if build.host:
+            text = self.cache.get(key + LAUNCHES_KEY)
+            launches = launches_from_json(text) if text is not None else None
+            return BuildResult(build, "", None, None, launches) if launches is not None else None
+        log = self.cache.get(key)
+        cubin = self.cache.get_bytes(key + CUBIN_KEY) if log is not None and self.keep_cubins else None
+        if log is not None and (cubin is not None or not self.keep_cubins):
+            return BuildResult(build, log, None, cubin)
+        return None
 
     def run(self, builds) -> list[BuildResult]:
         builds = list(builds)

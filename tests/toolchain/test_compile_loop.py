@@ -225,6 +225,7 @@ def test_frontier_of_a_kernel_with_its_own_bounds_and_a_glob(use):
 def test_the_report_cache_serves_unchanged_builds_and_never_a_stale_or_damaged_one(use, tmp_path, monkeypatch):
     cache = tmp_path / "cache"
     monkeypatch.setenv("TUNEADVISE_CACHE_DIR", str(cache))
+    monkeypatch.setenv("TUNEADVISE_HOST_LAUNCHES", "off")  # the reports alone: one entry per build
     (tmp_path / "sizes.h").write_text("#define STATIC_BYTES 1024\n")
     source = tmp_path / "k.cu"
     source.write_text('#include "sizes.h"\n' + PRESSURE.read_text())
