@@ -136,3 +136,23 @@ def test_a_launch_through_a_function_pointer_is_named_not_guessed(ready, tmp_pat
     assert kernel["launch"]["from"] == "assumed" and kernel["launch"]["site"] is None
     assert any(w.startswith("launch at pointer.cu:3:3 (<<<>>>): which kernel it launches is not known")
                for w in doc["summary"]["warnings"])
+
+
+def test_launches_are_served_from_the_report_cache(ready, tmp_path, monkeypatch):
+    source = tmp_path / "cached.cu"
+    source.write_text("__global__ void bump(float *x) { x[threadIdx.x] += 1; }\n"
+                      "void go(float *x) {\n  bump<<<2, 96>>>(x);\n}\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("TUNEADVISE_CACHE_DIR", str(tmp_path / "cache"))
+
+    def blocks():
+        result = CliRunner().invoke(cli, ["lint", "cached.cu", "--arch", "sm_90", "--no-sass", "--format", "json"])
+        return [(k["launch"]["from"], k["launch"]["block_dims"]) for k in json.loads(result.stdout)["kernels"]]
+
+    assert blocks() == [("host code", [96])]
+
+    def never(*args):
+        raise AssertionError("the host half ran again for an unchanged source")
+
+    monkeypatch.setattr("tuneadvise.advisor.toolchain.compile.compile_host", never)
+    assert blocks() == [("host code", [96])]
