@@ -13,7 +13,7 @@ compiler rejected (missing library headers, OpenGL...).
 Without --record, the listing is compared with benchmarks/recorded/host-launches-cuda-samples.json
 and every difference printed (exit 1 where any); with --record, that file is written.
 
---time N: for the first N sources that compile, the wall time of `tuneadvise lint FILE.cu` (a fresh
+--time N: instead of the survey, for the first N sources of the folder, the wall time of `tuneadvise lint FILE.cu` (a fresh
 process, no cache) with host code read and without it (TUNEADVISE_HOST_LAUNCHES=off), each the
 median of three runs, and the ratio; the target is at most 1.5. The load average is printed
 before and after: the figures are only as quiet as the machine was.
@@ -84,10 +84,10 @@ def timed(command: list[str], cwd: Path, env: dict) -> float:
     return statistics.median(times)
 
 
-def time_samples(checkout: Path, results: dict, arch: str, count: int) -> None:
+def time_samples(checkout: Path, keys: list[str], arch: str) -> None:
     print(f"load average before: {os.getloadavg()}")
     ratios = []
-    for key in [k for k, r in results.items() if not r["problems"]][:count]:
+    for key in keys:
         path = checkout / key
         command = [sys.executable, "-m", "tuneadvise.cli.main", "lint", key, "--arch", arch, "--no-cache", "--no-sass",
                    "-I", "Common", "-I", str(path.parent.relative_to(checkout))]
@@ -109,10 +109,12 @@ def main() -> int:
     parser.add_argument("--under", default="Samples", help="the folder of the checkout surveyed (Samples/0_Introduction...)")
     args = parser.parse_args()
     checkout = args.checkout.resolve()
+    if args.time:  # timing alone: the first N sources of the folder
+        keys = [str(p.relative_to(checkout)) for p in sorted((checkout / args.under).rglob("*.cu"))][:args.time]
+        time_samples(checkout, keys, args.arch)
+        return 0
     results = survey(checkout, args.arch, args.under)
     print(json.dumps(figures(results)))
-    if args.time:
-        time_samples(checkout, results, args.arch, args.time)
     if args.record:
         RECORDED.write_text(json.dumps({"arch": args.arch, "under": args.under, "figures": figures(results), "samples": results},
                                        indent=1, sort_keys=True) + "\n")
