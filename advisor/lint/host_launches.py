@@ -158,3 +158,60 @@ def disagreement(entry_values: dict, usage: KernelUsage) -> str | None:
 
 def _padded(dims) -> list[int]:
     return list(dims) + [1] * (3 - len(dims))
+
+
+class HostCode:
+    """Lint's compile with the host code read: one host build per source beside its first build,
+    and each source's kernel records joined to its launches once every build is done."""
+
+    def __init__(self, shown_path, enabled: bool = True):
+        self.shown_path = shown_path  # how lint names a file (relative to the working directory, under it)
+        self.missing = _host_parser_missing() if enabled else None
+        self.enabled = enabled and self.missing is None
+        self.records: dict[str, list] = {}  # source as shown -> its kernels' records
+        self.launches: dict[str, tuple] = {}
+        self.problems: dict[str, str] = {}  # source as shown -> why its launches were not read
+        self.rejected: set[str] = set()  # sources the compiler rejected (said by their device builds)
+        self.asked = False
+
+    def builds(self, builds) -> list:
+        """The host builds to run beside `builds`: each source's, with its first build's flags."""
+        self.asked = bool(builds)
+        if not self.enabled:
+            return []
+        firsts = {b.source: b for b in reversed(builds) if not b.is_ptx}
+        return [b._replace(host=True) for b in firsts.values()]
+
+    def took(self, result, where: str) -> bool:
+        """Whether `result` is a host build's (its launches kept, sites named as the user names files)."""
+        if not result.build.host:
+            return False
+        self.launches[where] = tuple(replace(site, file=self.shown_path(site.file)) for site in result.launches or ())
+        if result.host_problem:
+            self.problems[where] = f"{where}: {result.host_problem}"
+        return True
+
+    def add(self, where: str, records) -> None:
+        self.records.setdefault(where, []).extend(records)
+
+    def joined(self) -> tuple[list[KernelUsage], list[str]]:
+        """(every record joined to its source's launches, the run's sentences about host code)."""
+        notes = [self.missing] if self.missing and self.asked else []
+        notes += [note for where, note in self.problems.items() if where not in self.rejected]
+        out = []
+        for where, records in self.records.items():
+            joined, run_time = with_host_launches(records, self.launches.get(where, ()))
+            out += joined
+            notes += run_time
+        return out, notes
+
+
+def _host_parser_missing() -> str | None:
+    """The sentence naming the [host] extra where libclang is not installed; else None."""
+    from ..readers.host_expressions import HostParserMissing, clang
+
+    try:
+        clang()
+    except HostParserMissing as exc:
+        return str(exc)
+    return None

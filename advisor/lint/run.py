@@ -50,7 +50,7 @@ from ..rules import (
 from ..rules.families.ta9_lint import no_launch_settings_message
 from ..text import clip
 from ..toolchain.settings import BuildSettings, BuildSetupError, with_line_info
-from .host_launches import block_origin, disagreement, run_time_text, with_host_launches
+from .host_launches import HostCode, block_origin, disagreement, run_time_text
 from .kernel_caches import side_by_side, usage_launch
 from .machine_code import with_machine_code
 from .records import LintedKernel, LintOptions, worst_severity
@@ -545,9 +545,6 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
 
     archs = tuple(options.archs or options.config.arch)
     builds = []
-    host = os.environ.get(HOST_LAUNCHES_VARIABLE, "").lower() != "off"  # off: timing the compile without it
-    missing = _host_parser_missing() if host else None
-    host = host and missing is None
     if sources:
         builds += [Build(os.path.abspath(path), arch, with_line_info(settings.flags), settings.max_registers)
                    for path in sources for arch in archs]
@@ -565,47 +562,24 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
         builds += [b._replace(flags=with_line_info(b.flags + settings.flags),
                               max_registers=b.max_registers if settings.max_registers is None else settings.max_registers)
                    for b in entries if b.source not in unreadable]
-    if host:  # each source's host half, beside its first build (toolchain/host_code.py)
-        firsts = {b.source: b for b in reversed(builds) if not b.is_ptx}
-        builds += [b._replace(host=True) for b in firsts.values()]
+    host = HostCode(_shown_path, enabled=os.environ.get(HOST_LAUNCHES_VARIABLE, "").lower() != "off")
+    builds += host.builds(builds)
     shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
     compiler, built = Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None), {}
-    compiled: dict[str, list] = {}  # source as shown -> its kernels' records, joined to its launches below
-    launches: dict[str, tuple] = {}
-    notes = [missing] if missing and builds else []
-    host_problems: dict[str, str] = {}  # source as shown -> why its launches were not read
-    rejected: set[str] = set()
     for result in compiler.run(builds):
         build = result.build
         where = shown.get(build.source) or _shown_path(build.source)
-        if build.host:  # sites named as the user names files
-            launches[where] = tuple(replace(site, file=_shown_path(site.file)) for site in result.launches or ())
-            if result.host_problem:
-                host_problems[where] = f"{where}: {result.host_problem}"
+        if host.took(result, where):
             continue
         if result.error is not None:
             gathered.problems.append(InputProblem(where, None, f"{build.arch}: the compiler failed: {result.error}"))
-            rejected.add(where)  # said once, by the device build: its host half says nothing more
+            host.rejected.add(where)  # said once, by the device build: its host half says nothing more
             continue
         built[(where, build.arch)] = build
         records = result.usage(where)  # each record carries its build's -maxrregcount
         if machine_code is not None and result.cubin is not None and records:
             records = machine_code(result.cubin, records)
-        compiled.setdefault(where, []).extend(records)
-    notes += [note for where, note in host_problems.items() if where not in rejected]
-    for where, records in compiled.items():
-        joined, run_time = with_host_launches(records, launches.get(where, ()))
-        gathered.records += joined
-        notes += run_time
+        host.add(where, records)
+    records, notes = host.joined()
+    gathered.records += records
     return compiler, built, notes
-
-
-def _host_parser_missing() -> str | None:
-    """The sentence naming the [host] extra where libclang is not installed; else None."""
-    from ..readers.host_expressions import HostParserMissing, clang
-
-    try:
-        clang()
-    except HostParserMissing as exc:
-        return str(exc)
-    return None

@@ -118,7 +118,8 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
     MAX_COMPILER_OUTPUT printed, or no cubin written); and the cubin with `keep_cubin`."""
     running = running or RunningCompilers()
     if build.host:
-        launches, problem = compile_host(toolchain, build, settings, running)
+        launches, problem = compile_host(toolchain, build, lambda argv, limit=MAX_COMPILER_OUTPUT: _step(
+            argv, build, settings, running, limit))
         return BuildResult(build, "", None, None, launches, problem)
     with tempfile.TemporaryDirectory(prefix="tuneadvise-") as scratch:
         cubin = os.path.join(scratch, "out.cubin")
@@ -147,6 +148,24 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
         return BuildResult(build, "", "exited without compiling (no cubin written: a flag such as --dryrun "
                                       "or --version in the build's flags?)")
     return BuildResult(build, report_lines(output_lines(output)), None, machine_code)
+
+
+def _step(argv: list[str], build: Build, settings: BuildSettings, running: RunningCompilers,
+          output_limit: int) -> tuple[list[str] | None, str | None]:
+    """One command of a build, run within the build's bounds: (its output lines, None), or (None,
+    one line saying why it failed)."""
+    try:
+        done = run_limited(argv, build.cwd, timeout_s=settings.timeout_s, memory_mib=settings.memory_mib,
+                           output_limit=output_limit, running=running)
+    except OSError as exc:
+        return None, f"cannot run {argv[0]}: {exc.strerror or exc}"
+    if done.timed_out:
+        return None, f"stopped after {settings.timeout_s:g} s (--compile-timeout)"
+    if done.overflowed:
+        return None, f"printed more than {output_limit >> 20} MiB and was stopped"
+    if done.returncode != 0:
+        return None, error_line(output_lines(done.output), done.returncode)
+    return list(output_lines(done.output)), None
 
 
 def _read_cubin(path: str) -> bytes | None:

@@ -69,29 +69,20 @@ def _assignment(command: str) -> bool:
     return "=" in command and name.replace("_", "").isalnum() and " " not in name
 
 
-def compile_host(toolchain, build, settings, running) -> tuple[tuple[HostLaunch, ...] | None, str | None]:
+def compile_host(toolchain, build, step) -> tuple[tuple[HostLaunch, ...] | None, str | None]:
     """(the launches of the build's host code, None) or (None, why they were not read): nvcc's
-    host preprocessing and cudafe++ run within the build's bounds, the result parsed."""
-    from .compile import MAX_COMPILER_OUTPUT, error_line, output_lines
-    from .processes import run_limited
-
+    host preprocessing and cudafe++ run through `step(argv, output_limit)` (compile.py's, within the
+    build's bounds: its output lines or the reason it failed), and the result parsed."""
     with tempfile.TemporaryDirectory(prefix="tuneadvise-host-") as scratch:
-        bounds = {"timeout_s": settings.timeout_s, "memory_mib": settings.memory_mib, "running": running}
-        try:
-            listed = run_limited(dryrun_command(toolchain.nvcc, build, scratch), build.cwd,
-                                 output_limit=MAX_DRYRUN_OUTPUT, **bounds)
-            half = host_half(list(output_lines(listed.output))) if listed.returncode == 0 else None
-            if half is None:
-                return None, "host code not written: nvcc listed no front-end step"
-            script = " && ".join(half[0])
-            done = run_limited(["sh", "-c", f"PATH={shlex.quote(os.path.dirname(toolchain.nvcc))}:\"$PATH\" && {script}"],
-                               build.cwd, output_limit=MAX_COMPILER_OUTPUT, **bounds)
-        except OSError as exc:
-            return None, f"host code not written: {exc.strerror or exc}"
-        if done.timed_out or done.overflowed or done.returncode != 0:
-            return None, f"host code not written: {clip(error_line(output_lines(done.output), done.returncode), 200)}"
-        front_end_file = _front_end_file(half[0][-1], build.cwd)
-        return read_host_file(front_end_file, half[1], toolchain.root, build.cwd)
+        listing, error = step(dryrun_command(toolchain.nvcc, build, scratch), MAX_DRYRUN_OUTPUT)
+        half = host_half(listing) if listing is not None else None
+        if half is None:
+            return None, f"host code not written: {error or 'nvcc listed no front-end step'}"
+        path = shlex.quote(os.path.dirname(toolchain.nvcc))
+        _, error = step(["sh", "-c", f'PATH={path}:"$PATH" && ' + " && ".join(half[0])])
+        if error is not None:
+            return None, f"host code not written: {clip(error, 200)}"
+        return read_host_file(_front_end_file(half[0][-1], build.cwd), half[1], toolchain.root, build.cwd)
 
 
 def _front_end_file(front_end: str, cwd: str | None) -> str:

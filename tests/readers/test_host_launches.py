@@ -11,10 +11,8 @@ from pathlib import Path
 import pytest
 
 from tuneadvise.advisor.readers.host_expressions import HostParserMissing, clang
-from tuneadvise.advisor.toolchain.compile import Build
-from tuneadvise.advisor.toolchain.host_code import compile_host, host_half
-from tuneadvise.advisor.toolchain.processes import RunningCompilers
-from tuneadvise.advisor.toolchain.settings import BuildSettings
+from tuneadvise.advisor.toolchain.compile import Build, compile_one
+from tuneadvise.advisor.toolchain.host_code import host_half
 
 from ..reference.header import Unavailable, required
 from ..toolchain.test_compile_loop import required_toolchain
@@ -56,9 +54,9 @@ def expected(path: Path) -> dict[int, dict]:
 def launches():
     required(libclang, "libclang (the [host] extra)")
     chain = required_toolchain()
-    found, problem = compile_host(chain, Build(str(FORMS), "sm_90", host=True), BuildSettings(), RunningCompilers())
-    assert problem is None
-    return found
+    result = compile_one(chain, Build(str(FORMS), "sm_90", host=True))
+    assert result.error is None and result.host_problem is None
+    return result.launches
 
 
 def test_the_host_half_is_nvccs_own_commands():
