@@ -271,7 +271,9 @@ def _chevron(call, conditional, facts, sites) -> HostLaunch:
     """`(__cudaPushCallConfiguration(g, b, smem, s)) ? (void)0 : k(args)`: the kernel is the
     conditional's third operand."""
     arguments = list(call.get_arguments())
-    kernel_call = strip(children(conditional)[-1]) if conditional is not None else None
+    if len(arguments) < 2:  # not the front end's rewrite of a launch
+        return HostLaunch(None, "<<<>>>", *sites.of(call, ""), run_time=("block size",))
+    kernel_call = strip(children(conditional)[-1]) if conditional is not None and children(conditional) else None
     if kernel_call is not None and kernel_call.kind.name != "CALL_EXPR":
         kernel_call = None
     kernel, template = _kernel(kernel_call) if kernel_call is not None else (None, None)
@@ -329,8 +331,9 @@ def _extended(call, name, facts, sites) -> HostLaunch:
     before the call, its attributes included."""
     arguments = list(call.get_arguments())
     where = sites.of(call, name)
-    config = access_path(strip(children(strip(arguments[0]))[0])) if arguments and \
-        strip(arguments[0]).kind.name == "UNARY_OPERATOR" else None
+    address = strip(arguments[0]) if arguments else None
+    operand = children(address) if address is not None and address.kind.name == "UNARY_OPERATOR" else []
+    config = access_path(strip(operand[0])) if operand else None
     kernel, template = _kernel(arguments[1]) if len(arguments) > 1 else (None, None)
     if config is None:
         return HostLaunch(kernel, name, *where, run_time=("block size", "grid", "dynamic shared memory"),
