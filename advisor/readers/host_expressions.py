@@ -189,10 +189,34 @@ def integer(cursor, facts: FunctionFacts, depth: int = 0) -> int | None:
     if value is not None:
         return value
     inner = strip(cursor)
-    if inner.kind.name == "DECL_REF_EXPR" and depth < 8:
+    if depth >= 16:
+        return None
+    if inner.kind.name == "DECL_REF_EXPR":
         init = local_initializer(inner, facts)
         return integer(init, facts, depth + 1) if init is not None else None
+    if inner.kind.name == "BINARY_OPERATOR":  # arithmetic over a local clang does not take as constant
+        operands = [k for k in children(inner) if k.kind.is_expression()]
+        if len(operands) == 2:
+            left, right = (integer(o, facts, depth + 1) for o in operands)
+            return _arithmetic(operator(inner), left, right)
     return None
+
+
+def _arithmetic(op: str, left: int | None, right: int | None) -> int | None:
+    """`left op right` as C++ computes it on integers (division truncates), or None."""
+    if left is None or right is None:
+        return None
+    if op in ("/", "%") and right == 0 or op in ("<<", ">>") and not 0 <= right < 63:
+        return None
+    if op == "/":
+        return abs(left) // abs(right) * (1 if (left >= 0) == (right >= 0) else -1)
+    if op == "%":
+        return left - right * _arithmetic("/", left, right)
+    results = {"+": left + right, "-": left - right, "*": left * right, "&": left & right, "|": left | right,
+               "^": left ^ right}
+    if op in results:
+        return results[op]
+    return left << right if op == "<<" else left >> right if op == ">>" else None
 
 
 def dim3(cursor, facts: FunctionFacts, depth: int = 0) -> tuple[int, int, int] | None:

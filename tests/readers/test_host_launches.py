@@ -102,3 +102,57 @@ def test_extended_launch_names_its_attributes(launches):
     assert extended.attributes == ("cudaLaunchAttributeClusterDimension",
                                    "cudaLaunchAttributeClusterSchedulingPolicyPreference",
                                    "cudaLaunchAttributePreferredSharedMemoryCarveout")
+
+
+_SIZES = {"char": 1, "short": 2, "int": 4, "float": 4, "double": 8, "long long": 8}
+
+
+def _expression(rng, depth: int = 0) -> tuple[str, int | None]:
+    """A launch argument and its value as C++ computes it (None: known only at run time)."""
+    if rng.random() < 0.06:  # a run-time value: a parameter, or a local the function assigns again
+        return rng.choice([("n", None), ("varies", None)])
+    pick = rng.randrange(7 if depth < 3 else 3)
+    if pick == 0:
+        value = rng.randint(1, 64)
+        return str(value), value
+    if pick == 1:
+        name = rng.choice(list(_SIZES))
+        return f"sizeof({name})", _SIZES[name]
+    if pick == 2:
+        return rng.choice([("WIDTH", 32), ("kDepth", 4), ("kHalf", 16), ("local_const", 8), ("local_plain", 2)])
+    left, right = _expression(rng, depth + 1), _expression(rng, depth + 1)
+    op = rng.choice(["+", "*", "/", "<<"])
+    if op == "/" and right[1] == 0 or op == "<<" and (right[1] or 0) > 4:
+        op = "+"
+    text = f"({left[0]} {op} {right[0]})"
+    if left[1] is None or right[1] is None:
+        return text, None
+    value = {"+": left[1] + right[1], "*": left[1] * right[1], "/": left[1] // max(right[1], 1),
+             "<<": left[1] << right[1]}[op]
+    return text, value
+
+
+def test_compile_time_arithmetic_over_a_seeded_sweep(tmp_path):
+    """Eighty launch arguments built at random from literals, macros, constexpr, const and unchanged
+    locals, sizeof and arithmetic: each value is what C++ computes, or named as set at run time."""
+    import random
+
+    required(libclang, "libclang (the [host] extra)")
+    chain = required_toolchain()
+    rng = random.Random(39)
+    cases = [_expression(rng) for _ in range(80)]
+    body = "".join(f"    sweep<<<1, {text}>>>(x);\n" for text, _ in cases)
+    source = tmp_path / "sweep.cu"
+    source.write_text("#define WIDTH 32\nconstexpr int kDepth = 4;\n__global__ void sweep(float *x) { x[0] = 1; }\n"
+                      "void run(float *x, int n) {\n    const int kHalf = WIDTH / 2;\n    const int local_const = 8;\n"
+                      "    int local_plain = 2;\n    int varies = 1;\n    if (n > 3) varies = 7;\n" + body + "}\n")
+    result = compile_one(chain, Build(str(source), "sm_90", host=True))
+    assert result.host_problem is None
+    by_line = {launch.line: launch for launch in result.launches}
+    for offset, (text, value) in enumerate(cases):
+        launch = by_line[10 + offset]
+        valid = value is not None and 1 <= value <= 1024
+        if value is None:
+            assert launch.block is None and "block size" in launch.run_time, text
+        elif valid:
+            assert launch.block == (value, 1, 1), text
