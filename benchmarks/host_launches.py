@@ -52,8 +52,13 @@ def lint_sample(path: Path, checkout: Path, arch: str) -> dict:
                        "x".join(map(str, k.launch.dims))) for k in report.kernels}, key=str)
     notes = [f.message for f in report.source_findings if f.code == "TA906"] + \
         [w for w in report.warnings if "set at run time" in w]
-    return {"kernels": [list(k) for k in kernels], "run_time": notes,
-            "problems": [p.message[:200] for p in report.problems]}
+    # Messages name files relative to the checkout, wherever it is.
+    return {"kernels": [list(k) for k in kernels], "run_time": [_relative(n, checkout) for n in notes],
+            "problems": [_relative(p.message[:200], checkout) for p in report.problems]}
+
+
+def _relative(text: str, checkout: Path) -> str:
+    return text.replace(str(checkout) + os.sep, "")
 
 
 def survey(checkout: Path, arch: str, under: str) -> dict:
