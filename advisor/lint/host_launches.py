@@ -79,7 +79,9 @@ def _demangled_all(names) -> dict[str, str]:
 
 def run_time_text(launch: HostLaunch) -> str:
     """'block size set at run time at softmax.cu:571:5'."""
-    return f"{' and '.join(launch.run_time) or 'launch'} set at run time at {site_text(launch)}"
+    values = list(launch.run_time) or ["launch"]
+    listed = values[0] if len(values) == 1 else f"{', '.join(values[:-1])} and {values[-1]}"
+    return f"{listed} set at run time at {site_text(launch)}"
 
 
 def launch_values(launch: HostLaunch, record: KernelUsage) -> dict | None:
