@@ -84,8 +84,10 @@ def timed(command: list[str], cwd: Path, env: dict) -> float:
     times = []
     for _ in range(3):
         start = time.perf_counter()
-        subprocess.run(command, cwd=cwd, env=env, capture_output=True, check=False)
+        done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, check=False)
         times.append(time.perf_counter() - start)
+        if done.returncode not in (0, 1):  # lint's own outcomes; anything else is not a lint to time
+            raise SystemExit(f"{' '.join(command)}: exit {done.returncode}: {done.stderr.decode()[-300:]}")
     return statistics.median(times)
 
 
@@ -94,8 +96,8 @@ def time_samples(checkout: Path, keys: list[str], arch: str) -> None:
     ratios = []
     for key in keys:
         path = checkout / key
-        command = [sys.executable, "-m", "tuneadvise.cli.main", "lint", key, "--arch", arch, "--no-cache", "--no-sass",
-                   "-I", "Common", "-I", str(path.parent.relative_to(checkout))]
+        command = [str(Path(sys.executable).parent / "tuneadvise"), "lint", key, "--arch", arch, "--no-cache",
+                   "--no-sass", "-I", "Common", "-I", str(path.parent.relative_to(checkout))]
         env = dict(os.environ)
         with_host = timed(command, checkout, env)
         without = timed(command, checkout, {**env, "TUNEADVISE_HOST_LAUNCHES": "off"})
