@@ -22,7 +22,7 @@ from ..specs.resolve import resolve
 from .engine.occupancy import occupancy
 from .inputs import InputError
 from .launch import KEYS, LaunchConfig
-from .report import error_document, findings_of, resolved_document
+from .report import error_document, occupancy_findings, resolved_document
 from .text import json_line
 
 BATCH_KEYS = KEYS | {"arch"}
@@ -62,7 +62,7 @@ def run_batch(lines, out, default=None, selection=None, cuda: str | None = None)
         """(the line's text, whether it launches); arch_name None means `default`."""
         resolved = default if arch_name is None else resolved_name(arch_name)
         result = occupancy(resolved.arch, config)
-        document = resolved_document(resolved, result, findings_of(resolved, result, selection))
+        document = resolved_document(resolved, result, occupancy_findings(resolved, result, selection))
         return json_line(document) + "\n", result.launchable
 
     worst = 0

@@ -192,7 +192,6 @@ FIELDS: tuple[Field, ...] = (
 )
 KEYS = frozenset(field.key for field in FIELDS)
 RESOURCE_KEYS = frozenset(field.key for field in FIELDS if field.engine)
-CONTEXT_KEYS = KEYS - RESOURCE_KEYS
 BY_KEY = {field.key: field for field in FIELDS}
 REQUIRED_FIELDS = tuple(field for field in FIELDS if field.required)
 OPTIONAL_FIELDS = tuple(field for field in FIELDS if not field.required)

@@ -15,8 +15,8 @@ than the default 48 KB, as Triton's launcher does; pass False for CUDA code that
 cudaFuncSetAttribute), `cluster_size`, `max_threads_per_block` (__launch_bounds__). The
 answer is the engine's (`tuneadvise.advisor.analyze`) on the LaunchConfig the resources make,
 validated as every other input is; each resource's limit is cached by value
-(advisor/engine/cached_limits.py), so thousands of configurations cost milliseconds;
-benchmarks/prune.py measures it. Configurations with the same resources share one answer.
+(advisor/engine/cached_limits.py), so an autotuner's thousands of configurations share the
+arithmetic. Configurations with the same resources share one answer.
 
 What it cannot know: before compiling, registers and spills are the caller's estimate, and a
 configuration that launches may still spill or run slowly; the answer is occupancy, not speed.

@@ -131,6 +131,7 @@ def resolved_document(resolved, result: Occupancy, findings: list | None = None)
     """occupancy_document for a result on a resolved --arch (or a batch line's "arch")."""
     product = resolved.product.name if resolved.product else None
     document = occupancy_document(result, result.kernel.dims, resolved.note, product, findings)
+    document["dynamic_shared_mem_budget"] = dynamic_shared_mem_budget(result)
     if result.kernel.cluster_size is not None:  # single queries and batch lines alike
         from .engine.clusters import cluster_document
 
@@ -139,7 +140,20 @@ def resolved_document(resolved, result: Occupancy, findings: list | None = None)
     return document
 
 
-def findings_of(resolved, result: Occupancy, selection=None) -> list[dict]:
+def dynamic_shared_mem_budget(result: Occupancy) -> dict | None:
+    """The most dynamic shared memory per block that keeps the result's blocks per SM
+    (cudaOccAvailableDynamicSMemPerBlock), what bounds it, and the blocks per SM the occupancy
+    calculation gives with that much; None where nothing launches."""
+    if not result.launchable or not result.active_blocks_per_sm:
+        return None
+    from .engine.occupancy import max_dynamic_shared_mem
+
+    budget = max_dynamic_shared_mem(result.arch, result.kernel, result.active_blocks_per_sm)
+    return {"max_dynamic_shared_mem": budget.max_dynamic_shared_mem, "limiter": budget.limiter,
+            "blocks_per_sm_at_max": budget.blocks_at_max}
+
+
+def occupancy_findings(resolved, result: Occupancy, selection=None) -> list[dict]:
     """The findings of the selected rules on `result`, as the document lists them."""
     from .rules import check_occupancy
 

@@ -17,14 +17,17 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..probes.results import ABOVE_PEAK_TOLERANCE
+from ..specs.errors import InputError
 from .text import quoted
 
 PRECISIONS = {"fp64": "fp64_tflops", "fp32": "fp32_tflops", "fp16": "fp16_tflops"}
 PROBE_FOR = {"fp64": "fp64_fma", "fp32": "fp32_fma", "fp16": "fp16x2_fma"}
+# A figure more than this far above its theoretical peak (a measured result, a kernel's achieved
+# FLOP/s) is flagged, not reported as fact.
+ABOVE_PEAK_TOLERANCE = 0.03
 
 
-class RooflineError(ValueError):
+class RooflineError(InputError):
     """A machine that lacks a figure the roofline needs, or a figure out of range; the message names it."""
 
 
@@ -241,7 +244,7 @@ def placement_document(placement: Placement) -> dict:
     }
 
 
-def document(machine: Machine, placement: Placement | None, schema_version: int,
+def roofline_document(machine: Machine, placement: Placement | None, schema_version: int,
              kernels: list[tuple[str, Placement]] = ()) -> dict:
     """The machine's ceilings; `kernel`: the one kernel given by flags (or null);
     `kernels`: the named kernels of a --kernels file, in file order."""

@@ -35,10 +35,10 @@ FORMAT_VARIABLE = "TUNEADVISE_FORMAT"  # the default --format where a command of
 def cycle_collection_paused():
     """Pause CPython's cycle collector while a command builds large structures.
 
-    A lint of 30,000 kernels allocates millions of small objects, none of them
-    in reference cycles, and the collector would walk the growing heap again
-    and again: about a tenth of the run (benchmarks/lint.py). Reference
-    counting still frees everything; collection resumes afterwards.
+    A lint of tens of thousands of kernels allocates millions of small objects,
+    none of them in reference cycles, and the collector would walk the growing
+    heap again and again for nothing. Reference counting still frees
+    everything; collection resumes afterwards.
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -71,43 +71,11 @@ def require(command: str, **given) -> None:
         raise BadInput(f"{', '.join(missing)}: required (see 'tuneadvise {command} --help')")
 
 
-@contextmanager
-def option_errors():
-    """A library InputError raised inside becomes BadInput naming the option (`--registers: ...`)."""
-    from ..advisor.inputs import InputError
-
-    try:
-        yield
-    except InputError as exc:
-        raise BadInput(exc.as_option()) from None
-
-
 def rule_selection(select: str | None, ignore: str | None):
-    """--select/--ignore as a RuleSelection, or BadInput."""
+    """--select/--ignore (checked by their ParamType, cli/params.py) as a RuleSelection."""
     from ..advisor.rules import RuleSelection
 
-    try:
-        return RuleSelection.parse(select, ignore)
-    except ValueError as exc:
-        raise BadInput(str(exc)) from None
-
-
-def arch_list(values) -> tuple[str, ...]:
-    """A repeatable --arch of lint, diff and frontier as sm_XX names, each once, in order; or BadInput."""
-    from ..advisor.lint.settings import normalise_archs
-
-    try:
-        return tuple(dict.fromkeys(normalise_archs(values)))
-    except ValueError as exc:
-        raise BadInput(f"--arch: {exc}") from None
-
-
-def block_dims(text: str) -> tuple[int, ...]:
-    """--block-size (256, 16x16) as its dimensions, or BadInput."""
-    from ..advisor.inputs import parse_block
-
-    with option_errors():
-        return parse_block(text)
+    return RuleSelection.parse(select, ignore)
 
 
 def usage_error_text(exc: click.UsageError) -> str:
@@ -128,16 +96,13 @@ def usage_error_text(exc: click.UsageError) -> str:
     return f"{text} (see '{command} --help')"
 
 
-def resolve_arch(arch: str, spec_file: str | None = None, cuda: str | None = None, clusters: bool = False):
-    """--arch (and --spec-file, --cuda) -> Resolved (specs/resolve.py), or BadInput naming the option.
-    `clusters`: the caller models clusters, so `--arch native` measures the device's GPC layout."""
-    from ..specs.errors import InputError
+def resolved_arch(arch: str, spec_file: str | None = None, cuda: str | None = None, clusters: bool = False):
+    """--arch (and --spec-file, --cuda) -> Resolved (specs/resolve.py); its InputError names the
+    option (cli/main.py). `clusters`: the caller models clusters, so `--arch native` measures the
+    device's GPC layout."""
     from ..specs.resolve import resolve
 
-    try:
-        return resolve(arch, spec_file, cuda, native=lambda: _native(clusters))
-    except InputError as exc:
-        raise BadInput(exc.as_option()) from None
+    return resolve(arch, spec_file, cuda, native=lambda: _native(clusters))
 
 
 def _native(clusters: bool):
@@ -165,6 +130,20 @@ def stdout_is_terminal() -> bool:
         return False
 
 
+def colour_allowed(terminal: bool) -> bool:
+    """Colour only on a terminal, and never under NO_COLOR: every human output's one rule."""
+    return terminal and not os.environ.get("NO_COLOR")
+
+
+def styled(text: str, style: str) -> str:
+    """`text` in a rich style ('bold red') as rich writes it to a terminal: for text laid out
+    line by line (lint's report), which a console would lay out again at many times the cost."""
+    from rich.color import ColorSystem
+    from rich.style import Style
+
+    return Style.parse(style).render(text, color_system=ColorSystem.STANDARD)
+
+
 def console():
     """A rich console: tables in colour on a terminal (none under NO_COLOR); elsewhere plain
     text, without colour or box-drawing, at the width COLUMNS gives (80 by default)."""
@@ -172,7 +151,7 @@ def console():
 
     # emoji=False: rich turns ':name:' into an emoji, and 'k.cu:100: ...' into 'k.cu💯 ...'.
     if stdout_is_terminal():
-        out = Console(no_color=bool(os.environ.get("NO_COLOR")), highlight=False, emoji=False)
+        out = Console(no_color=not colour_allowed(True), highlight=False, emoji=False)
     else:
         lines = _TrimmedLines(sys.stdout)
         out = Console(file=lines, no_color=True, highlight=False, emoji=False)
@@ -270,12 +249,21 @@ def choose_format(requested: str | None, offered: tuple[str, ...] = ("table", "j
     return default if default in offered else "table"
 
 
-def emit(fmt: str, document: dict, draw_table) -> None:
-    """Print one command's answer in the chosen format: the human text `draw_table()` renders,
-    or `document` (the same answer) as one JSON line."""
+def emit(fmt: str, document, draw_table, serializers=None, output: str | None = None) -> None:
+    """Print one command's answer in the chosen format, every format from the same document:
+    'table', the human text `draw_table()` renders; a machine format, `serializers[fmt](document)`
+    (text chunks) where the command offers one, else the document as one JSON line. To stdout,
+    or to `output` (a machine format; `draw_table` writes its own)."""
     if fmt == "table":
         draw_table()
-    else:
+        return
+    serialize = (serializers or {}).get(fmt)
+    if serialize is None and output is None:
         from ..advisor.text import write_json_line
 
         write_json_line(document)
+        return
+    from ..advisor.text import json_line
+    from .fileio import write_text
+
+    write_text(serialize(document) if serialize is not None else json_line(document) + "\n", output)

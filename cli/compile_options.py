@@ -60,17 +60,13 @@ def build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no
 
 def compiling(function, *args, **kwargs):
     """Run a library call that may compile or disassemble: no compiler (or no disassembler where
-    one is required) is exit 3 with one sentence; a build that
-    cannot be set up is bad input."""
+    one is required) is exit 3 with one sentence."""
     from ..advisor.readers.ncu import NcuMissing
     from ..advisor.toolchain.disassembler import DisassemblerMissing
     from ..advisor.toolchain.discovery import ToolchainMissing
-    from ..advisor.toolchain.settings import BuildSetupError
     from .common import fail_unavailable
 
     try:
         return function(*args, **kwargs)
     except (ToolchainMissing, NcuMissing, DisassemblerMissing) as exc:
         fail_unavailable(str(exc))
-    except BuildSetupError as exc:
-        raise BadInput(str(exc)) from None

@@ -16,14 +16,14 @@ OUTPUT_FAILURES = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EIO}
 def output_error(exc: OSError, option: str, path) -> Exception:
     """What a failed write to `path` (given by `option`) raises: the OSError itself, named, for
     the main loop's exit 74 when the device is full or failing; a broken pipe as one (exit 141,
-    as for stdout: `-o /dev/stdout | head`); else a one-line bad input."""
-    from .common import BadInput
+    as for stdout: `-o /dev/stdout | head`); else bad input, which names the option."""
+    from ..specs.errors import InputError
 
     if exc.errno == errno.EPIPE:
         return BrokenPipeError(errno.EPIPE, exc.strerror)
     if exc.errno in OUTPUT_FAILURES:
         return OSError(exc.errno, f"{exc.strerror} ({option})", str(path))
-    return BadInput(f"{option}: cannot write {path}: {exc.strerror}")
+    return InputError(f"{option}: cannot write {path}: {exc.strerror}")
 
 
 def write_atomically(path: str | os.PathLike, data) -> None:
@@ -174,3 +174,32 @@ def _write_stream(handle, data, text_stream=None) -> None:
         for chunk in data:  # write(), not writelines(): a wrapper that tees output may override write alone
             handle.write(chunk)
     handle.flush()
+
+
+def write_text(text, output: str | None, option: str = "--output") -> None:
+    """Write `text`: a str, or an iterable of str chunks as a serializer yields them (a lint
+    report can be tens of megabytes), as UTF-8, to stdout or `output` (given by `option`)."""
+    chunks = (chunk.encode("utf-8", "surrogatepass") for chunk in ([text] if isinstance(text, str) else text))
+    if output is None:
+        binary = getattr(sys.stdout, "buffer", None)  # None where a caller swapped in a text-only stream
+        if binary is None:
+            sys.stdout.writelines(chunk.decode("utf-8") for chunk in chunks)
+            return
+        sys.stdout.flush()  # anything already written as text goes first
+        for chunk in chunks:  # write(), not writelines(): a wrapper that tees output may override write alone
+            binary.write(chunk)
+        binary.flush()
+        return
+    try:
+        write_atomically(output, chunks)
+    except OSError as exc:
+        raise output_error(exc, option, output) from None
+
+
+def stdin_text():
+    """Standard input as text decoded like an input file (UTF-8, an undecodable byte replaced),
+    whatever the locale: a log piped from a build may hold any bytes."""
+    buffer = getattr(sys.stdin, "buffer", None)
+    if buffer is None:
+        return sys.stdin
+    return (line.decode("utf-8", "replace") for line in buffer)  # a wrapper would close stdin when collected

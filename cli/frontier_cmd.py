@@ -3,20 +3,18 @@ changes (a thin command over advisor.frontier)."""
 
 from __future__ import annotations
 
-import math
-
 import click
 
-from ..advisor.text import write_json_line
-from .common import EXIT_BAD_INPUT, EXIT_OK, BadInput, arch_list, block_dims, choose_format
+from .common import EXIT_BAD_INPUT, EXIT_OK, choose_format, emit
 from .compile_options import build_options, build_settings, compiling
-from .lint_render import output_width, wrap
+from .layout import output_width, wrap
+from .options import arch_names_option, block_shape_option
 
 
 @click.command()
 @click.argument("file", type=click.Path(dir_okay=False))
-@click.option("--arch", "-a", multiple=True, required=True, help="Target architecture (repeatable): sm_90, hopper, 9.0...")
-@click.option("--block-size", "-b", required=True, help="Threads per block the kernels are launched with: 256 or 16x16.")
+@arch_names_option("Target architecture (repeatable): sm_90, hopper, 9.0...", required=True)
+@block_shape_option("Threads per block the kernels are launched with: 256 or 16x16.", required=True)
 @click.option("--kernel", "-k", "kernel_glob", help="Only kernels whose mangled, demangled or bare name matches this glob.")
 @click.option("--format", "fmt", type=click.Choice(["table", "json"]), help="Default: table (human text), or TUNEADVISE_FORMAT.")
 @build_options(compile_commands=False)
@@ -37,27 +35,15 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
     Exit codes: 0 done; 2 bad input, or the compiler rejected a build (the
     others are still reported); 3 no CUDA compiler.
     """
-    from ..advisor.frontier import frontier as compute
+    from ..advisor.queries.frontier import frontier_query
 
-    archs, dims = arch_list(arch), block_dims(block_size)
     settings = build_settings(include_dirs, defines, nvcc_flags, None, jobs, no_cache, compile_timeout,
                               compile_memory)
-    report = compiling(compute, file, archs, math.prod(dims), kernel_glob, settings)
-    _print(report, file, kernel_glob, choose_format(fmt))
-    ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
-
-
-def _print(report, file, kernel_glob, fmt: str) -> None:
-    """The compiler's rejections on stderr, then the report; a file with no kernel (to report) is bad input."""
-    for problem in report.problems:
+    report = compiling(frontier_query, file, arch, block_size, kernel_glob, settings)
+    for problem in report.problems:  # the compiler's rejections, then the report
         click.echo(f"tuneadvise: bad input: {problem}", err=True)
-    if not report.kernels and not report.problems:
-        raise BadInput(f"--kernel: '{kernel_glob}' matches no kernel of {file}" if kernel_glob
-                       else f"FILE: {file} holds no kernel")
-    if fmt == "json":
-        write_json_line(report.to_dict())
-    else:
-        click.echo(render(report, output_width()), nl=False)
+    emit(choose_format(fmt), report.to_dict(), lambda: click.echo(render(report, output_width()), nl=False))
+    ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
 
 
 HEADERS = ("cap", "registers", "spill st", "spill ld", "stack", "blocks/SM", "occupancy", "")

@@ -1,5 +1,5 @@
-"""`tuneadvise lint`, `tuneadvise diff` and `tuneadvise schema`: thin commands
-over advisor.lint (advisor.lint.run, advisor.lint.baseline, advisor.lint.config)."""
+"""`tuneadvise lint`, `tuneadvise diff` and `tuneadvise schema`: options, a call of the
+query (advisor/queries/lint.py) and the renderer or serializer of its document."""
 
 from __future__ import annotations
 
@@ -9,80 +9,13 @@ import sys
 import click
 
 from ..advisor.launch import MAX_SM_COUNT
-from ..advisor.text import json_line
-from .common import (
-    EXIT_BAD_INPUT,
-    EXIT_FINDINGS,
-    EXIT_OK,
-    BadInput,
-    arch_list,
-    block_dims,
-    choose_format,
-    cycle_collection_paused,
-    rule_selection,
-    stdout_is_terminal,
-)
+from .common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, choose_format, cycle_collection_paused, emit, stdout_is_terminal
 from .compile_options import build_options, build_settings, compiling
-from .options import ignore_option, select_option
+from .fileio import stdin_text, write_text
+from .options import arch_names_option, block_shape_option, ignore_option, select_option
 
 LINT_FORMATS = ("table", "json", "sarif", "github", "junit", "csv", "markdown")
-
-
-def _load_config(explicit: str | None, paths: list[str]):
-    """The config: --config, a config file among the inputs, or the project's (tuneadvise.toml, pyproject.toml)."""
-    from ..advisor.lint.settings import NO_CONFIG, find_project_config, is_config_path
-
-    named = [p for p in paths if p != "-" and is_config_path(p)]
-    if explicit and named or len(named) > 1:
-        raise BadInput(f"FILES: at most one config file; got {', '.join(([explicit] if explicit else []) + named)}")
-    path = explicit or (named[0] if named else None) or find_project_config()
-    if path is None:
-        return NO_CONFIG, "", [p for p in paths if p not in named]
-    from ..advisor.lint.config import ConfigError, load_config  # pydantic: only for a config file
-
-    try:
-        return load_config(path), str(path), [p for p in paths if p not in named]
-    except ConfigError as exc:
-        raise BadInput(str(exc)) from None
-
-
-def _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy, sm_count=None):
-    from ..advisor.lint.run import LintOptions
-    from ..advisor.lint.settings import product_sm_counts
-
-    archs = arch_list(arch)
-    try:
-        products = product_sm_counts(arch)
-    except ValueError as exc:
-        raise BadInput(f"--arch: {exc}") from None
-    dims = block_dims(block_size) if block_size is not None else None
-    selection = rule_selection(select if select is not None else ",".join(config.select),
-                               ignore if ignore is not None else ",".join(config.ignore))
-    return LintOptions(config=config, archs=archs, block_size=dims, selection=selection,
-                       fail_on=fail_on or config.fail_on, min_occupancy=min_occupancy, config_path=config_path,
-                       sm_count=sm_count, product_sm_counts=products)
-
-
-def _write(text, output: str | None, option: str = "--output") -> None:
-    """Write `text`: a str, or an iterable of str chunks as a serializer yields them (a lint
-    report can be tens of megabytes), as UTF-8, to stdout or `output` (given by `option`)."""
-    chunks = (chunk.encode("utf-8", "surrogatepass") for chunk in ([text] if isinstance(text, str) else text))
-    if output is None:
-        binary = getattr(sys.stdout, "buffer", None)  # None where a caller swapped in a text-only stream
-        if binary is None:
-            sys.stdout.writelines(chunk.decode("utf-8") for chunk in chunks)
-            return
-        sys.stdout.flush()  # anything already written as text goes first
-        for chunk in chunks:  # write(), not writelines(): a wrapper that tees output may override write alone
-            binary.write(chunk)
-        binary.flush()
-        return
-    from .fileio import output_error, write_atomically
-
-    try:
-        write_atomically(output, chunks)
-    except OSError as exc:
-        raise output_error(exc, option, output) from None
+BLOCK_HELP = "Block size for kernels no [[kernels]] entry configures (default 256)."
 
 
 LINT_HELP = """Lint kernels from build output: ptxas -v logs, cuobjdump listings,
@@ -115,8 +48,8 @@ source to compile and no CUDA compiler, or --sass and no nvdisasm.
 @click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
 @click.option("--config", "config_file", type=click.Path(dir_okay=False),
               help="Config file (TOML, YAML or JSON). Default: tuneadvise.toml or [tool.tuneadvise] in pyproject.toml.")
-@click.option("--arch", "-a", multiple=True, help="Lint only these architectures (repeatable): sm_90, hopper, 9.0...")
-@click.option("--block-size", "-b", help="Block size for kernels no [[kernels]] entry configures (default 256).")
+@arch_names_option("Lint only these architectures (repeatable): sm_90, hopper, 9.0...")
+@block_shape_option(BLOCK_HELP)
 @select_option()
 @ignore_option()
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), help="Exit 1 at or above this severity (default error).")
@@ -143,109 +76,56 @@ source to compile and no CUDA compiler, or --sass and no nvdisasm.
 def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min_occupancy, sm_count, fmt, output,
          statistics, baseline, update_baseline, allow_regressions, sass, verbose, include_dirs, defines, nvcc_flags,
          compile_commands, jobs, no_cache, compile_timeout, compile_memory):
-    config, config_path, inputs = _load_config(config_file, list(files))
+    from ..advisor.queries.lint import choose_config, lint_inputs, lint_options
+
+    choice = choose_config(config_file, files)
     build = build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no_cache,
                            compile_timeout, compile_memory)
-    inputs = _inputs(config, config_path, inputs, compile_commands)
-    if update_baseline and not baseline:
-        raise BadInput("--update-baseline: needs --baseline FILE")
-    options = _options(config, config_path, arch, block_size, select, ignore, fail_on, min_occupancy, sm_count)
-    options.allow_regressions = allow_regressions
-    options.machine_code = sass
+    inputs = lint_inputs(choice, compile_commands)
+    options = lint_options(choice, arch, block_size, select, ignore, fail_on, min_occupancy, sm_count,
+                           allow_regressions=allow_regressions, machine_code=sass)
     with cycle_collection_paused():
-        _lint(ctx, options, inputs, build, output, (fmt, verbose), statistics, baseline, update_baseline)
+        _lint(ctx, options, inputs, build, (output, fmt, verbose, statistics), baseline, update_baseline)
 
 
-def _inputs(config, config_path, inputs: list[str], compile_commands) -> list[str]:
-    """The files named on the command line, else the config's inputs (relative to the config's folder)."""
-    if inputs or compile_commands:
-        return inputs
-    if not config.inputs:
-        raise BadInput("FILES: nothing to lint; name build output (ptxas logs, cuobjdump listings, "
-                       "cubins, .o/.so files) or set inputs in the config")
-    from pathlib import Path
-
-    base = Path(config_path).parent if config_path else Path(".")
-    return [str(base / p) for p in config.inputs]
-
-
-
-def _terminal_text(text: str) -> str:
+def _lint(ctx, options, inputs, build, shown, baseline, update_baseline):
+    """The run through the query; its baseline written, or its report in the format asked for."""
+    from ..advisor.queries.lint import lint_query
     from ..advisor.text import terminal_text
-
-    return terminal_text(text)
-
-
-def _stdin_text():
-    """Standard input as text decoded like an input file (UTF-8, an undecodable byte replaced),
-    whatever the locale: a log piped from a build may hold any bytes."""
-    buffer = getattr(sys.stdin, "buffer", None)
-    if buffer is None:
-        return sys.stdin
-    return (line.decode("utf-8", "replace") for line in buffer)  # a wrapper would close stdin when collected
-
-
-def _lint_or_compile(inputs, options, build):
-    from ..advisor.lint.run import lint_paths
-
-    return compiling(lint_paths, inputs, options, stdin=_stdin_text(), build=build)
-
-
-def _lint(ctx, options, inputs, build, output, text_format, statistics, baseline, update_baseline):
-    from ..advisor.lint import baseline as ratchet
-    from ..advisor.lint.document import lint_document
     from .fileio import check_writable
 
-    fmt, verbose = text_format  # the format asked for, and whether text shows instruction summaries
+    output, fmt, verbose, statistics = shown
     check_writable(output, "--output")
     check_writable(baseline if update_baseline else None, "--baseline")
-    recorded = None
-    if baseline and not update_baseline:
-        try:
-            recorded = ratchet.load(baseline)
-        except ratchet.BaselineError as exc:
-            raise BadInput(str(exc)) from None
-        options.previous_registers = ratchet.recorded_registers(recorded)
-    report = _lint_or_compile(inputs, options, build)
-    if update_baseline:
-        _write(json.dumps(ratchet.build(report), indent=1, sort_keys=True) + "\n", baseline, "--baseline")
-        click.echo(f"tuneadvise: wrote {len(report.kernels)} kernel(s) to {baseline}", err=True)
-        ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
-    comparison = ratchet.compare(report, recorded) if recorded is not None else None
-    doc = lint_document(report, options.fail_on, comparison, _version(), options.allow_regressions)
-    fmt = choose_format(fmt, LINT_FORMATS) if output is None else (fmt or "json")
-    for problem in report.problems:
-        click.echo(f"tuneadvise: bad input: {_terminal_text(str(problem))}", err=True)
-    for warning in report.warnings:
+    answer = compiling(lint_query, inputs, options, build, stdin_text(), baseline, update_baseline, _version())
+    if answer.baseline is not None:
+        write_text(answer.baseline, baseline, "--baseline")
+        click.echo(f"tuneadvise: wrote {answer.kernels} kernel(s) to {baseline}", err=True)
+        ctx.exit(EXIT_BAD_INPUT if answer.bad_input else EXIT_OK)
+    for problem in answer.problems:
+        click.echo(f"tuneadvise: bad input: {terminal_text(str(problem))}", err=True)
+    for warning in answer.warnings:
         click.echo(f"tuneadvise: warning: {warning}", err=True)
+    fmt = choose_format(fmt, LINT_FORMATS) if output is None else (fmt or "json")
+    _report(answer.document, fmt, output, statistics, verbose)
+    ctx.exit(EXIT_BAD_INPUT if answer.bad_input else EXIT_OK if answer.passed else EXIT_FINDINGS)
+
+
+def _report(doc, fmt: str, output: str | None, statistics: bool, verbose: bool) -> None:
+    """The statistics (text, or their JSON document), or the report as text or in a machine format."""
     if statistics:
-        _write(_statistics(doc, fmt), output)
-    elif fmt == "table":
-        from .lint_render import render_lint
+        from ..advisor.queries.lint import statistics_query
+        from .lint_render import render_statistics
 
-        _write(render_lint(doc, terminal=False if output else None, verbose=verbose), output)
-    else:
-        from ..advisor.lint.formats import SERIALIZERS
+        counted = statistics_query(doc)
+        emit("json" if fmt == "json" else "table", counted, lambda: write_text(render_statistics(counted), output),
+             output=output)
+        return
+    from ..advisor.lint.formats import SERIALIZERS
+    from .lint_render import render_lint
 
-        _write(SERIALIZERS[fmt](doc), output)
-    if report.problems:
-        ctx.exit(EXIT_BAD_INPUT)
-    ctx.exit(EXIT_OK if doc.summary["passed"] else EXIT_FINDINGS)
-
-
-def _statistics(doc, fmt: str) -> str:
-    from ..advisor.queries.lint_statistics import statistics_query
-
-    document = statistics_query(doc)
-    if fmt == "json":
-        return json_line(document) + "\n"
-    from .lint_render import output_width, wrap
-
-    rows = document["statistics"]
-    width = max((len(str(row["count"])) for row in rows), default=1)
-    head = [f"{row['count']:>{width}}  {row['code']}  {row['severity']:<7}  " for row in rows]
-    return "".join("\n".join(wrap(row["name"], output_width(), first, " " * (width + 2))) + "\n"
-                   for first, row in zip(head, rows))
+    emit(fmt, doc, lambda: write_text(render_lint(doc, terminal=False if output else None, verbose=verbose), output),
+         SERIALIZERS, output)
 
 
 def _version() -> str:
@@ -258,8 +138,8 @@ def _version() -> str:
 @click.argument("old", type=click.Path(dir_okay=False))
 @click.argument("new", type=click.Path(dir_okay=False))
 @click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Launch settings for the occupancy figures.")
-@click.option("--arch", "-a", multiple=True, help="Compare only these architectures.")
-@click.option("--block-size", "-b", help="Block size for kernels no [[kernels]] entry configures (default 256).")
+@arch_names_option("Compare only these architectures.")
+@block_shape_option(BLOCK_HELP)
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]))
 @click.pass_context
 def diff(ctx, old, new, config_file, arch, block_size, fmt):
@@ -269,44 +149,22 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
 
     Exit codes: 0 no regression; 1 regressions; 2 bad input.
     """
-    from ..advisor.lint.diff import diff_paths
     from ..advisor.lint.formats import diff_json_chunks
+    from ..advisor.queries.lint import choose_config, diff_query, lint_options
+    from ..advisor.text import terminal_text
 
-    if old == new == "-":
-        raise BadInput("OLD and NEW: at most one of them may be '-' (standard input is read once)")
-    config, config_path, _ = _load_config(config_file, [])
-    options = _options(config, config_path, arch, block_size, None, None, None, None)
-    doc = compiling(diff_paths, old, new, options, stdin=_stdin_text())
+    options = lint_options(choose_config(config_file, ()), arch, block_size)
+    doc = compiling(diff_query, old, new, options, stdin=stdin_text())
     for problem in doc.problems:
-        click.echo(f"tuneadvise: bad input: {_terminal_text(str(problem))}", err=True)
+        click.echo(f"tuneadvise: bad input: {terminal_text(str(problem))}", err=True)
     if doc.problems:  # no report: a side missing kernels would show them as added or removed
         ctx.exit(EXIT_BAD_INPUT)
+    from .lint_render import render_diff
+
     fmt = choose_format(fmt)
-    _write(diff_json_chunks(doc) if fmt == "json" else _diff_text(doc, markdown=fmt == "markdown"), None)
+    emit("table" if fmt == "markdown" else fmt, doc, lambda: write_text(render_diff(doc, markdown=fmt == "markdown"),
+                                                                         None), {"json": diff_json_chunks})
     ctx.exit(EXIT_FINDINGS if doc.summary["regressed"] else EXIT_OK)
-
-
-def _diff_text(doc, markdown: bool) -> str:
-    """The changed kernels, one row each (a Markdown table, or lines that wrap between words at
-    the output's width), then the counts."""
-    from ..advisor.text import markdown_text, terminal_text
-    from .lint_render import output_width, wrap
-
-    rows = [r for r in doc.kernels() if r["status"] != "unchanged"]
-    s = doc.summary
-    summary = (f"{s['regressed']} regressed, {s['improved']} improved, {s['added']} added, {s['removed']} removed, "
-               f"{s['unchanged']} unchanged")
-    if markdown:
-        out = ["| kernel | arch | status | changes |", "| --- | --- | --- | --- |"]
-        out += [f"| {markdown_text(r['demangled'])} | {r['arch']} | {r['status']} | "
-                f"{markdown_text('; '.join(r['changes']) or '-')} |" for r in rows]
-        return "\n".join(out + [summary]) + "\n"
-    width = output_width()
-    out = []
-    for r in rows:
-        out += wrap(f"{terminal_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}", width,
-                    f"{r['status']:<10} ", " " * 11)
-    return "\n".join(out + wrap(summary, width)) + "\n"
 
 
 @click.command()
@@ -319,4 +177,6 @@ def schema(what):
         document = json_schema()
     else:
         from ..advisor.lint.schema import LINT_OUTPUT_SCHEMA as document
-    sys.stdout.write(json.dumps(document, indent=2 if stdout_is_terminal() else None) + "\n")
+    # A schema is JSON whatever the format: indented for a reader on a terminal, one line for a program.
+    emit("table", document, lambda: sys.stdout.write(json.dumps(document, indent=2 if stdout_is_terminal() else None)
+                                                     + "\n"))

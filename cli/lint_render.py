@@ -3,70 +3,20 @@ and the change each finding suggests, then a summary.
 
 Plain text that reads at 80 columns (or the terminal's width): lines wrap
 between words, a kernel name is never cut, figures are right-aligned; colour
-only on a terminal and never under NO_COLOR. Streamed like every format.
+only on a terminal and never under NO_COLOR, in rich's styles (cli/common.py).
+Streamed like every format.
 """
 
 from __future__ import annotations
 
-import os
-import re
-import shutil
 import sys
 from collections.abc import Iterator
 
-from .common import stdout_is_terminal
+from .common import colour_allowed, stdout_is_terminal, styled
+from .layout import output_width, text_width, wrap
 
-DEFAULT_WIDTH = 80
-_STYLE = {"error": "\x1b[1;31m", "warning": "\x1b[33m", "info": "\x1b[36m", "bold": "\x1b[1m", "dim": "\x1b[2m",
-          "passed": "\x1b[1;32m", "failed": "\x1b[1;31m"}
-_RESET = "\x1b[0m"
-
-
-def wrap(text: str, width: int, first: str = "", rest: str = "", whole_words: bool = False) -> list[str]:
-    """`text` in lines of at most `width` characters, broken at spaces. A word longer than a line
-    (a path, a mangled kernel name) continues on the next lines, broken after its slashes, a part
-    still too long with its middle elided; with `whole_words` (a file:line location, which editors
-    and terminals jump to) it stands whole on its own line instead."""
-    room = max(8, width - max(len(first), len(rest)))
-    lines, line = [], first
-    empty = True
-    for word in text.split(" "):
-        parts = _parts(word, room) if len(word) > room and not whole_words else [word]
-        for index, part in enumerate(parts):
-            if not empty and (index or len(line) + 1 + len(part) > width):
-                lines.append(line)
-                line = rest + part
-            else:
-                line = line + part if empty else line + " " + part
-            empty = False
-    lines.append(line)
-    return lines
-
-
-def _parts(word: str, room: int) -> list[str]:
-    """A word too long for `room` in pieces that fit: broken after a '/', else its middle elided."""
-    from ..advisor.text import clip
-
-    parts = [""]
-    for piece in re.split(r"(?<=/)", word):
-        if parts[-1] and len(parts[-1]) + len(piece) > room:
-            parts.append("")
-        parts[-1] += piece
-    return [clip(part, room) for part in parts]
-
-
-def _width(terminal: bool) -> int:
-    if terminal:
-        return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
-    try:
-        return max(40, int(os.environ.get("COLUMNS", DEFAULT_WIDTH)))
-    except ValueError:
-        return DEFAULT_WIDTH
-
-
-def output_width() -> int:
-    """The width text for stdout fits: the terminal's, else COLUMNS (80 by default)."""
-    return _width(stdout_is_terminal())
+_STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan", "bold": "bold", "dim": "dim",
+          "passed": "bold green", "failed": "bold red"}
 
 
 def render_lint(doc, terminal: bool | None = None, verbose: bool = False) -> Iterator[str]:
@@ -76,11 +26,11 @@ def render_lint(doc, terminal: bool | None = None, verbose: bool = False) -> Ite
 
     if terminal is None:
         terminal = stdout_is_terminal() and sys.stdout is sys.__stdout__
-    colour = terminal and not os.environ.get("NO_COLOR")
-    width = _width(terminal)
+    colour = colour_allowed(terminal)
+    width = text_width(terminal)
 
     def style(text: str, name: str) -> str:
-        return f"{_STYLE[name]}{text}{_RESET}" if colour else text
+        return styled(text, _STYLE[name]) if colour else text
 
     wrapped: dict = {}  # (severity, code, message) -> its lines: kernels share findings, so wrap each once
 
@@ -202,3 +152,34 @@ def _summary(summary: dict, width: int, style) -> Iterator[str]:
         text += "\n".join(wrap(sentence, width, f"{label}: ", "    ", whole_words=True)) + "\n"  # paths whole
     verdict = "passed" if summary["passed"] else "failed"
     yield text + style(verdict, verdict) + "\n"
+
+
+def render_statistics(document: dict) -> str:
+    """`lint --statistics` as text: one line per code, the count right-aligned, the rule's name
+    wrapped under itself."""
+    rows = document["statistics"]
+    width = max((len(str(row["count"])) for row in rows), default=1)
+    head = [f"{row['count']:>{width}}  {row['code']}  {row['severity']:<7}  " for row in rows]
+    return "".join("\n".join(wrap(row["name"], output_width(), first, " " * (width + 2))) + "\n"
+                   for first, row in zip(head, rows))
+
+
+def render_diff(doc, markdown: bool) -> str:
+    """The changed kernels, one row each (a Markdown table, or lines that wrap between words at
+    the output's width), then the counts."""
+    from ..advisor.queries.lint import diff_summary
+    from ..advisor.text import markdown_text, terminal_text
+
+    rows = [r for r in doc.kernels() if r["status"] != "unchanged"]
+    summary = diff_summary(doc)
+    if markdown:
+        out = ["| kernel | arch | status | changes |", "| --- | --- | --- | --- |"]
+        out += [f"| {markdown_text(r['demangled'])} | {r['arch']} | {r['status']} | "
+                f"{markdown_text('; '.join(r['changes']) or '-')} |" for r in rows]
+        return "\n".join(out + [summary]) + "\n"
+    width = output_width()
+    out = []
+    for r in rows:
+        out += wrap(f"{terminal_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}", width,
+                    f"{r['status']:<10} ", " " * 11)
+    return "\n".join(out + wrap(summary, width)) + "\n"

@@ -47,16 +47,23 @@ class LazyGroup(click.Group):
         if target is None:
             return None
         module, attr = target.split(":")
-        # __import__ rather than importlib.import_module: importing importlib costs ~1 ms of start-up.
+        # __import__ rather than importlib.import_module: every command starts here, and importlib is one more module to load.
         return getattr(__import__(f"tuneadvise.cli.{module}", fromlist=[attr]), attr)
 
     # Here, before click's main would make a closed pipe a plain exit 1: in the command, and in
-    # the group's own --help and --version (printed while the arguments are parsed).
+    # the group's own --help and --version (printed while the arguments are parsed). And here, the
+    # one place where the library's bad-input error becomes a usage error (exit 2), naming the
+    # option; a ParamType (cli/params.py) does the same for a value it converts.
     def invoke(self, ctx):
+        from ..specs.errors import InputError
+        from .common import BadInput
+
         try:
             return super().invoke(ctx)
         except BrokenPipeError:
             _reader_went_away()
+        except InputError as exc:
+            raise BadInput(exc.as_option()) from None
 
     def make_context(self, info_name, args, parent=None, **extra):
         try:

@@ -10,9 +10,9 @@ from __future__ import annotations
 import click
 
 from ..advisor import MAX_BLOCKS_ASKED
-from ..advisor.text import write_json_line
-from .common import EXIT_FINDINGS, EXIT_OK, choose_format, console, option_errors, require, resolve_arch
+from .common import EXIT_FINDINGS, EXIT_OK, choose_format, console, emit, require, resolved_arch
 from .options import arch_option, cuda_option, format_option, launch_config, launch_options
+from .params import Count
 
 BUDGET_KEYS = ("registers", "block_size", "shared_mem", "carveout", "opt_in", "barriers", "virtual_resources",
                "max_threads_per_block")
@@ -27,7 +27,8 @@ LIMITER_WORDS = {
 @click.command("max-dynamic-smem")
 @arch_option()
 @launch_options(BUDGET_KEYS)
-@click.option("--blocks-per-sm", "-n", metavar="N", help="Blocks that must stay resident per SM (1 or more).")
+@click.option("--blocks-per-sm", "-n", type=Count(1, MAX_BLOCKS_ASKED), metavar="N",
+              help="Blocks that must stay resident per SM (1 or more).")
 @click.option("--spec-file", type=click.Path(dir_okay=False), help="Use a validated spec file of your own.")
 @cuda_option()
 @format_option()
@@ -41,18 +42,12 @@ def max_dynamic_smem(ctx, arch, blocks_per_sm, spec_file, cuda, fmt, **launch):
     \b
     Exit codes: 0 answered; 1 N blocks cannot reside even without dynamic shared memory; 2 bad input.
     """
-    from ..advisor.inputs import parse_int
     from ..advisor.queries.max_dynamic_smem import max_dynamic_smem_query
 
     require("max-dynamic-smem", arch=arch or spec_file, registers=launch["registers"],
             block_size=launch["block_size"], blocks_per_sm=blocks_per_sm)
-    with option_errors():
-        blocks = parse_int(blocks_per_sm, "blocks_per_sm", 1, MAX_BLOCKS_ASKED)
-    answer = max_dynamic_smem_query(resolve_arch(arch, spec_file, cuda), launch_config(launch), blocks)
-    if choose_format(fmt) == "json":
-        write_json_line(answer.to_json())
-    else:
-        _render(answer)
+    answer = max_dynamic_smem_query(resolved_arch(arch, spec_file, cuda), launch_config(launch), blocks_per_sm)
+    emit(choose_format(fmt), answer.to_json(), lambda: _render(answer))
     ctx.exit(EXIT_OK if answer.answered else EXIT_FINDINGS)
 
 

@@ -17,7 +17,7 @@ from .common import (
     choose_format,
     emit,
     require,
-    resolve_arch,
+    resolved_arch,
     rule_selection,
 )
 from .options import (
@@ -78,7 +78,7 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
         plot_format(plot)
     from ..advisor.queries.occupancy import occupancy_query
 
-    resolved = resolve_arch(arch, spec_file, cuda, clusters=launch.get("cluster_size") is not None)
+    resolved = resolved_arch(arch, spec_file, cuda, clusters=launch.get("cluster_size") is not None)
     answer = occupancy_query(resolved, launch_config(launch), selection, graphs, bool(plot), bytes_in_flight)
     emit(choose_format(fmt, FORMATS), answer.to_json(), lambda: _render(answer))
     if plot:
@@ -109,8 +109,8 @@ def _batch(batch, arch, spec_file, cuda, fmt, selection, drawn) -> int:
     if drawn:
         raise BadInput("--graphs/--plot: draw one configuration at a time, not a batch")
     if cuda is not None:
-        resolve_arch("sm_90", None, cuda)  # an unknown release is bad input before any line
-    default = resolve_arch(arch, spec_file, cuda) if (arch or spec_file) else None
+        resolved_arch("sm_90", None, cuda)  # an unknown release is bad input before any line
+    default = resolved_arch(arch, spec_file, cuda) if (arch or spec_file) else None
     return run_batch(lines_of(batch), sys.stdout, default=default, selection=selection, cuda=cuda)
 
 

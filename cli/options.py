@@ -14,6 +14,7 @@ import click
 
 from ..advisor.launch import BY_KEY, FIELDS
 from .common import BadInput
+from .params import ArchName, BlockShape, LaunchValue, RuleCodes
 
 # Short forms the options have always had.
 SHORT = {"registers": "-r", "block_size": "-b", "shared_mem": "-s", "dynamic_shared_mem": "-d"}
@@ -32,8 +33,8 @@ def _default_text(field) -> str | None:
 
 def launch_options(keys, help: dict | None = None):
     """Decorator: one option per FIELDS key in `keys`, in FIELDS order; `help` overrides a key's
-    help text where the command means something narrower. Values reach the command as raw text
-    (None when not given), keyword arguments named by key."""
+    help text where the command means something narrower. Values reach the command checked by
+    their field's parser, as typed (None when not given), keyword arguments named by key."""
     chosen = [field for field in FIELDS if field.key in keys]
     unknown = set(keys) - {field.key for field in chosen}
     assert not unknown, f"no such FIELDS keys: {unknown}"
@@ -44,14 +45,14 @@ def launch_options(keys, help: dict | None = None):
             text = texts.get(field.key, field.help)
             if field.key in ALIASES:
                 function = click.option(ALIASES[field.key], f"{field.key}__alias", hidden=True,
-                                        help=f"Old name of {field.option}.")(function)
+                                        type=LaunchValue(field), help=f"Old name of {field.option}.")(function)
                 text += f" ({ALIASES[field.key]}, its old name, is accepted until 0.2.)"
             names = [field.option, *([SHORT[field.key]] if field.key in SHORT else [])]
             if field.parse.__name__ == "parse_bool":
                 function = click.option(*names, field.key, is_flag=True, default=None, help=text)(function)
             else:
-                function = click.option(*names, field.key, metavar=_metavar(field), help=text,
-                                        show_default=_default_text(field) or False)(function)
+                function = click.option(*names, field.key, type=LaunchValue(field), metavar=_metavar(field),
+                                        help=text, show_default=_default_text(field) or False)(function)
         return function
 
     return decorate
@@ -82,15 +83,11 @@ def launch_values(options: dict) -> dict:
 
 
 def launch_config(options: dict, **fixed):
-    """LaunchConfig.from_mapping of the command's launch values (and `fixed` ones), or BadInput
-    naming the option."""
-    from ..advisor.inputs import InputError
+    """LaunchConfig.from_mapping of the command's launch values (and `fixed` ones); its
+    InputError names the option (cli/main.py)."""
     from ..advisor.launch import LaunchConfig
 
-    try:
-        return LaunchConfig.from_mapping({**launch_values(options), **fixed})
-    except InputError as exc:
-        raise BadInput(exc.as_option()) from None
+    return LaunchConfig.from_mapping({**launch_values(options), **fixed})
 
 
 # --------------------------------------------------------------------------
@@ -166,11 +163,24 @@ def complete_release(ctx, param, incomplete: str) -> list[str]:
 
 
 def select_option(help: str = "Only these finding codes or prefixes (comma-separated).", **settings):
-    return click.option("--select", metavar="CODES", shell_complete=complete_rule_codes, help=help, **settings)
+    return click.option("--select", type=RuleCodes(), metavar="CODES", shell_complete=complete_rule_codes,
+                        help=help, **settings)
 
 
 def ignore_option(help: str = "Drop these finding codes or prefixes (comma-separated).", **settings):
-    return click.option("--ignore", metavar="CODES", shell_complete=complete_rule_codes, help=help, **settings)
+    return click.option("--ignore", type=RuleCodes(), metavar="CODES", shell_complete=complete_rule_codes,
+                        help=help, **settings)
+
+
+def arch_names_option(help: str, **settings):
+    """The repeatable --arch/-a of lint, diff and frontier: names of the shipped catalog, each checked."""
+    return click.option("--arch", "-a", multiple=True, type=ArchName(), shell_complete=complete_arch, help=help,
+                        **settings)
+
+
+def block_shape_option(help: str, **settings):
+    """--block-size/-b as dimensions (256, 16x16)."""
+    return click.option("--block-size", "-b", type=BlockShape(), metavar="N|XxY[xZ]", help=help, **settings)
 
 
 def format_option(choices=("table", "json"), help: str | None = None):

@@ -7,8 +7,7 @@ import sys
 
 import click
 
-from ..advisor.text import write_json_line
-from .common import EXIT_FINDINGS, BadInput, choose_format, console, fail_unavailable
+from .common import EXIT_FINDINGS, BadInput, choose_format, console, emit, fail_unavailable
 from .options import format_option
 
 
@@ -84,16 +83,15 @@ def probe(only, quick, device, fmt, save, tiny):
     if save:
         _save_spec(save, documents[0])
     document = probe_document(documents)
-    if fmt == "json":
-        write_json_line(document)
-    elif "differs_most" in document:
-        _print_differences(document["differs_most"])
+    emit(fmt, document, lambda: _print_differences(document.get("differs_most", [])))
     sys.exit(EXIT_FINDINGS if any(doc["failed"] for doc in documents) else 0)
 
 
 def _print_differences(rows: list[dict]) -> None:
     from ..advisor.text import markup_text
 
+    if not rows:  # one device: its tables were drawn as it was measured
+        return
     out = console()
     out.print("Across devices, the one that differs most from its siblings on each figure:")
     for row in rows:
@@ -154,33 +152,11 @@ def verify(path, device, fmt):
     \b
     Exit codes: 0 every answer equal; 1 a disagreement; 2 bad input; 3 no GPU.
     """
-    fmt = choose_format(fmt)
-    doc = _verify_on_device(_cupy_or_exit("verify"), path, device)
-    if fmt == "json":
-        write_json_line(doc)
-    else:
-        _render_verify(doc)
+    from ..advisor.queries.probe import verify_query
+
+    doc = verify_query(_cupy_or_exit("verify"), path, device)
+    emit(choose_format(fmt), doc, lambda: _render_verify(doc))
     sys.exit(EXIT_FINDINGS if any(k["disagreements"] for k in doc["kernels"]) else 0)
-
-
-def _verify_on_device(cupy, path: str, device: int) -> dict:
-    from pathlib import Path
-
-    from ..advisor.queries.probe import verify_document
-    from ..advisor.readers.cubin import CubinError
-    from ..probes.verify import VerifyError, entry_points, verify_on_device
-
-    try:
-        kernels = entry_points(Path(path))
-    except CubinError as exc:
-        raise BadInput(f"{path}: {exc}") from None
-    if not kernels:
-        raise BadInput(f"{path}: no kernel entry points found (expected a .cubin or .ptx)")
-    try:
-        info, arch, gpc_sms, verdicts = verify_on_device(cupy, Path(path), device, kernels)
-    except VerifyError as exc:
-        raise BadInput(str(exc)) from None
-    return verify_document(info.name, device, arch, gpc_sms, verdicts)
 
 
 def _render_verify(doc: dict) -> None:

@@ -41,7 +41,7 @@ def render_probe(out, doc: dict, product) -> None:
     from rich.table import Table
 
     from ..advisor.text import markup_text
-    from .lint_render import wrap
+    from .layout import wrap
 
     device = doc["device"]
     title = f"{device['name']} (sm_{device['compute_capability'].replace('.', '')}, {device['attributes']['sm_count']} SMs)"

@@ -5,20 +5,9 @@ from __future__ import annotations
 
 import click
 
-from .common import BadInput, choose_format, console, emit, resolve_arch
+from .common import choose_format, console, emit, resolved_arch
 from .options import format_option
-
-
-def _number(value, option: str) -> float | None:
-    """'1.5e12', '1.5T', '900G' -> float; BadInput naming the option otherwise."""
-    if value is None:
-        return None
-    from ..advisor.inputs import InputError, parse_quantity
-
-    try:
-        return parse_quantity(value, option.removeprefix("--"))
-    except InputError as exc:
-        raise BadInput(exc.as_option()) from None
+from .params import Quantity
 
 
 @click.command()
@@ -27,11 +16,12 @@ def _number(value, option: str) -> float | None:
 @click.option("--probe", "probe_path", type=click.Path(exists=True, dir_okay=False),
               help="Measured ceilings from `probe --format json` output.")
 @click.option("--precision", type=click.Choice(sorted(["fp64", "fp32", "fp16"])), default="fp64", show_default=True)
-@click.option("--flops", help="FLOPs the kernel performs (e.g. 2.1T).")
-@click.option("--bytes", "bytes_", help="Bytes it moves to and from device memory (e.g. 800G).")
-@click.option("--intensity", help="FLOP per byte of device-memory traffic, instead of --flops/--bytes.")
-@click.option("--shared-bytes-per-flop", help="Bytes of shared-memory/L1 traffic per FLOP: places the kernel in the pyramid.")
-@click.option("--achieved", help="FLOP/s the kernel reaches, for the headroom (e.g. 1.2T).")
+@click.option("--flops", type=Quantity(), help="FLOPs the kernel performs (e.g. 2.1T).")
+@click.option("--bytes", "bytes_", type=Quantity(), help="Bytes it moves to and from device memory (e.g. 800G).")
+@click.option("--intensity", type=Quantity(), help="FLOP per byte of device-memory traffic, instead of --flops/--bytes.")
+@click.option("--shared-bytes-per-flop", type=Quantity(),
+              help="Bytes of shared-memory/L1 traffic per FLOP: places the kernel in the pyramid.")
+@click.option("--achieved", type=Quantity(), help="FLOP/s the kernel reaches, for the headroom (e.g. 1.2T).")
 @click.option("--kernels", "kernels_path", type=click.Path(exists=True, dir_okay=False),
               help="Several kernels: a lint config (TOML, YAML or JSON) whose [[kernels]] have a roofline table.")
 @format_option()
@@ -52,36 +42,23 @@ def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, s
     if plot:  # a bad path fails before any work; without --plot the plotting module is never imported
         from .plots import plot_format
         plot_format(plot)
-    resolved = resolve_arch(arch, spec_file)
-    answer = _answer(resolved, arch, precision, probe_path, kernels_path, intensity=intensity, flops=flops,
-                     bytes_=bytes_, shared_bytes_per_flop=shared_bytes_per_flop, achieved=achieved)
+    from ..advisor.queries.roofline import roofline_answer
+
+    resolved = resolved_arch(arch, spec_file)
+    answer = roofline_answer(resolved, arch, precision, probe_path, kernels_path, intensity=intensity, flops=flops,
+                             bytes_=bytes_, shared_bytes_per_flop=shared_bytes_per_flop, achieved=achieved)
     emit(choose_format(fmt), answer.to_json(), lambda: _render(answer))
     if plot:
-        from .plots import roofline_figure, save
+        _save_plot(answer, f"Roofline: {resolved.product.title}, {precision}", plot)
 
-        save(roofline_figure(answer.machine, list(answer.kernels), f"Roofline: {resolved.product.title}, {precision}"),
-             plot)
+
+def _save_plot(answer, title: str, plot: str) -> None:
+    from .plots import roofline_figure, save
+
+    save(roofline_figure(answer.machine, list(answer.kernels), title), plot)
 
 
 def _render(answer) -> None:
     from .roofline_render import render_roofline
 
     render_roofline(console(), answer)
-
-
-def _answer(resolved, arch, precision, probe_path, kernels_path, **figures):
-    """The roofline query on a product, its figures parsed from the options' text; BadInput otherwise."""
-    from ..advisor.queries.roofline import probe_document, roofline_entries, roofline_query
-    from ..advisor.roofline import RooflineError
-
-    if resolved.product is None:
-        raise BadInput(f"--arch: '{arch}' is an architecture, not a product; the roofline needs a product "
-                       "(v100-pcie, h100-sxm, ...; see 'tuneadvise specs')")
-    try:
-        probe = probe_document(probe_path) if probe_path else None
-        entries = roofline_entries(kernels_path) if kernels_path else ()
-        values = {key: _number(text, f"--{key.rstrip('_').replace('_', '-')}") for key, text in figures.items()}
-        return roofline_query(resolved.product, resolved.arch.warp_size, precision, probe,
-                              resolved.arch.shared_l1_unified is not False, entries=entries, **values)
-    except RooflineError as exc:
-        raise BadInput(str(exc)) from None

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..advisor.text import write_json_line
-from .common import BadInput, choose_format, console, rule_selection
+from .common import BadInput, choose_format, console, emit, rule_selection
 from .options import complete_rule, select_option
 
 
@@ -18,10 +17,7 @@ def rules(severity, select, fmt):
     from ..advisor.queries.rules import rules_query
 
     answer = rules_query(rule_selection(select, None), severity)
-    if choose_format(fmt) == "json":
-        write_json_line(answer.to_json())
-    else:
-        _render_rules(answer.rules)
+    emit(choose_format(fmt), answer.to_json(), lambda: _render_rules(answer.rules))
 
 
 def _render_rules(chosen) -> None:
@@ -39,13 +35,6 @@ def _render_rules(chosen) -> None:
     for r in chosen:
         table.add_row(r.code, markup_text(r.name), r.severity, markup_text(r.summary))
     console().print(table)
-
-
-def _width() -> int:
-    """The terminal's width (COLUMNS where set), 80 when there is none; at least 40."""
-    import shutil
-
-    return max(40, shutil.get_terminal_size((80, 24)).columns)
 
 
 def _paragraph(text: str, width: int, indent: str = "") -> str:
@@ -85,12 +74,18 @@ def explain(code):
     """The full explanation of one rule, by code (TA106) or name, with an example that triggers it
     and one that does not."""
     from ..advisor.queries.rules import explain_query
-    from ..specs.catalog import describe_source
 
     rule = explain_query(code)
     if rule is None:
         raise BadInput(f"CODE: no rule '{code}' (see 'tuneadvise rules')")
-    width = _width()
+    emit("table", rule.to_dict(), lambda: _render_explanation(rule))  # text only: `rules --format json` has the rest
+
+
+def _render_explanation(rule) -> None:
+    from ..specs.catalog import describe_source
+    from .layout import output_width
+
+    width = output_width()
     click.echo("\n\n".join([
         f"{rule.code} {rule.name} ({rule.severity})",
         _paragraph(f"{rule.summary}.", width),

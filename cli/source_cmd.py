@@ -4,52 +4,37 @@ from __future__ import annotations
 
 import click
 
-from ..advisor.text import write_json_line
-from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format
+from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, emit, rule_selection
+from .options import format_option, ignore_option, select_option
+from .params import TargetList
 
 FORMATS = ("table", "json", "sarif", "github")
 
 
 @click.command("check-source")
 @click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
-@click.option("--target", "-t", "targets", required=True, multiple=True,
+@click.option("--target", "-t", "targets", required=True, multiple=True, type=TargetList(),
               help="An architecture the code is built for (sm_70, 7.0, volta...); repeat for each, "
                    "or list them with commas: what breaks on any of them is flagged.")
-@click.option("--select", help="Only these codes or prefixes.")
-@click.option("--ignore", help="Drop these codes or prefixes.")
+@select_option()
+@ignore_option()
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), default="error", show_default=True)
-@click.option("--format", "fmt", type=click.Choice(FORMATS),
-              help="table (compiler-style lines), json, sarif (with suggested fixes) or github (annotations).")
+@format_option(FORMATS, help="table (compiler-style lines), json, sarif (with suggested fixes) or github (annotations).")
 @click.pass_context
 def check_source(ctx, paths, targets, select, ignore, fail_on, fmt):
     """Legacy warp intrinsics, implicit warp-synchronous code (7.0+) and __mul24 (2.0+), by file:line:column.
 
     Exit codes: 0 clean; 1 findings at or above --fail-on; 2 bad input.
     """
-    from ..advisor.rules import RuleSelection
+    from ..advisor.lint.formats import SERIALIZERS
 
-    archs = _targets(targets)
-    try:
-        selection = RuleSelection.parse(select, ignore)
-    except ValueError as exc:
-        raise BadInput(str(exc)) from None
-    doc = _document(paths, archs, selection, fail_on)
-    _render(doc, choose_format(fmt, FORMATS), len(paths))
-    ctx.exit(EXIT_OK if doc.summary["passed"] else EXIT_FINDINGS)
-
-
-def _targets(given: tuple[str, ...]) -> list:
-    """Every --target (repeated or comma-separated) as an Arch; BadInput naming --target."""
-    from ..specs.errors import InputError
-    from ..specs.resolve import resolve
-
-    names = [name.strip() for each in given for name in each.split(",") if name.strip()]
-    if not names:
+    archs = [arch for each in targets for arch in each]
+    if not archs:
         raise BadInput("--target: name the architectures the code is built for (sm_70, 9.0, hopper...)")
-    try:
-        return [resolve(name).arch for name in names]
-    except InputError as exc:
-        raise BadInput(f"--target: {exc.detail}") from None
+    doc = _document(paths, archs, rule_selection(select, ignore), fail_on)
+    emit(choose_format(fmt, FORMATS), doc.whole(), lambda: _render(doc, len(paths)),
+         {name: (lambda _, serialize=SERIALIZERS[name]: serialize(doc)) for name in ("sarif", "github")})
+    ctx.exit(EXIT_OK if doc.summary["passed"] else EXIT_FINDINGS)
 
 
 def _document(paths, archs, selection, fail_on):
@@ -67,20 +52,13 @@ def _document(paths, archs, selection, fail_on):
     return source_document(sources(), archs, selection, fail_on, __version__)
 
 
-def _render(doc, fmt: str, files: int) -> None:
-    if fmt == "json":
-        write_json_line(doc.whole())
-    elif fmt in ("sarif", "github"):
-        from ..advisor.lint.formats import SERIALIZERS
+def _render(doc, files: int) -> None:
+    from ..advisor.text import plural, terminal_text
 
-        click.echo("".join(SERIALIZERS[fmt](doc)), nl=False, color=False)
-    else:
-        from ..advisor.text import plural, terminal_text
-
-        # Compiler-style lines, one per finding, never wrapped (editors jump to file:line:column),
-        # written as they are (laid out by rich, 125,000 of them took 2.2 s and 322 MB), control
-        # characters of a path escaped as in every human output.
-        lines = [terminal_text(f"{f['message']} [{f['code']} {f['severity']}]") for f in doc.tail["source_findings"]]
-        lines.append(f"{plural(len(doc.tail['source_findings']), 'finding')} in {plural(files, 'file')} "
-                     f"for {', '.join(doc.head['targets'])}")
-        click.echo("\n".join(lines), color=False)
+    # Compiler-style lines, one per finding, never wrapped (editors jump to file:line:column),
+    # written as they are: a line needs no layout, and a scan may report a hundred thousand;
+    # control characters of a path escaped as in every human output.
+    lines = [terminal_text(f"{f['message']} [{f['code']} {f['severity']}]") for f in doc.tail["source_findings"]]
+    lines.append(f"{plural(len(doc.tail['source_findings']), 'finding')} in {plural(files, 'file')} "
+                 f"for {', '.join(doc.head['targets'])}")
+    click.echo("\n".join(lines), color=False)

@@ -6,8 +6,7 @@ import re
 
 import click
 
-from ..advisor.text import write_json_line
-from .common import BadInput, choose_format, console, resolve_arch
+from .common import choose_format, console, emit, resolved_arch
 from .options import complete_release, format_option
 
 
@@ -42,10 +41,7 @@ def specs(ctx, fmt):
     from ..advisor.queries.specs import catalog_query
 
     answer = catalog_query()
-    if choose_format(fmt) == "json":
-        write_json_line(answer.to_json())
-    else:
-        _render_catalog(answer)
+    emit(choose_format(fmt), answer.to_json(), lambda: _render_catalog(answer))
 
 
 def _render_catalog(answer) -> None:
@@ -87,11 +83,8 @@ def show(arch, spec_file, cuda, fmt):
     disagree, the cuda_occupancy.h release the engine is exact to and how other releases differ."""
     from ..advisor.queries.specs import spec_query
 
-    document = spec_query(resolve_arch(arch, spec_file, cuda), resolve_arch(arch, spec_file))
-    if choose_format(fmt) == "json":
-        write_json_line(document)
-    else:
-        _render_spec(document)
+    document = spec_query(resolved_arch(arch, spec_file, cuda), resolved_arch(arch, spec_file))
+    emit(choose_format(fmt), document, lambda: _render_spec(document))
 
 
 def _render_spec(document: dict) -> None:
@@ -161,7 +154,7 @@ def _values_table(out, title: str, values: dict, unconfirmed: bool = False) -> N
 
 def _stacked(out, title: str, rows: list) -> None:
     """A values table too wide for the width: `field  value`, then its source indented below."""
-    from .lint_render import wrap
+    from .layout import wrap
 
     lines = wrap(title, out.width, "", "  ")
     for field, value, source in rows:
@@ -188,10 +181,8 @@ def validate(path):
     """Validate a spec file (TOML or JSON); exit 2 with the first problem if it is invalid."""
     from pathlib import Path
 
-    from ..specs.models import SpecFileError, validate_family_document
+    from ..specs.models import validate_family_document
 
-    try:
-        doc = validate_family_document(Path(path))
-    except SpecFileError as exc:
-        raise BadInput(exc.as_option()) from None
-    click.echo(f"{path}: valid ({len(doc.get('arch', []))} architecture(s), {len(doc.get('product', []))} product(s))")
+    doc = validate_family_document(Path(path))
+    emit("table", doc, lambda: click.echo(f"{path}: valid ({len(doc.get('arch', []))} architecture(s), "
+                                          f"{len(doc.get('product', []))} product(s))"))

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import click
 
-from .common import EXIT_FINDINGS, BadInput, choose_format, console, emit, option_errors, require, resolve_arch
+from .common import EXIT_FINDINGS, BadInput, choose_format, console, emit, require, resolved_arch
 from .options import arch_option, cuda_option, format_option, launch_config, launch_options
+from .params import Size
 
 SUGGEST_KEYS = ("registers", "shared_mem", "dynamic_shared_mem", "carveout", "opt_in", "barriers", "virtual_resources",
                 "max_threads_per_block", "grid_size", "sm_count")
@@ -24,9 +25,9 @@ SUGGEST_KEYS = ("registers", "shared_mem", "dynamic_shared_mem", "carveout", "op
     "grid_size": "Planned grid in blocks: report waves and the tail effect (with a product or --sm-count).",
     "sm_count": "SMs on the device, for the minimum grid (default: the product's, when --arch names one).",
 })
-@click.option("--dynamic-shared-mem-per-thread", metavar="BYTES",
+@click.option("--dynamic-shared-mem-per-thread", type=Size(), metavar="BYTES",
               help="Dynamic shared memory that grows with the block: bytes per thread (instead of --dynamic-shared-mem).")
-@click.option("--dynamic-shared-mem-base", metavar="BYTES", show_default="0",
+@click.option("--dynamic-shared-mem-base", type=Size(), metavar="BYTES", show_default="0",
               help="Constant part added to the per-thread amount.")
 @click.option("--spec-file", type=click.Path(dir_okay=False), help="Use a validated spec file of your own.")
 @cuda_option()
@@ -46,12 +47,11 @@ def suggest(ctx, arch, dynamic_shared_mem_per_thread, dynamic_shared_mem_base, s
     require("suggest", arch=arch or spec_file, registers=launch["registers"])
     if launch["dynamic_shared_mem"] is not None and dynamic_shared_mem_per_thread is not None:
         raise BadInput("--dynamic-shared-mem: give either a fixed size or --dynamic-shared-mem-per-thread, not both")
-    resolved = resolve_arch(arch, spec_file, cuda)
+    resolved = resolved_arch(arch, spec_file, cuda)
     # The block size is chosen by the query; 32 only completes the configuration.
     kernel = launch_config({**launch, "dynamic_shared_mem": None}, block_size=32)
-    with option_errors():
-        shared = shared_mem_function(launch["dynamic_shared_mem"], dynamic_shared_mem_per_thread,
-                                     dynamic_shared_mem_base)
+    shared = shared_mem_function(launch["dynamic_shared_mem"], dynamic_shared_mem_per_thread,
+                                 dynamic_shared_mem_base)
     document = suggest_query(resolved, kernel, shared)
     emit(choose_format(fmt), document, lambda: render_suggestion(document))
     if not launches(document):

@@ -8,9 +8,8 @@ import statistics
 from dataclasses import dataclass, field
 
 from ..advisor.report import SCHEMA_VERSION
+from ..advisor.roofline import ABOVE_PEAK_TOLERANCE
 
-# A result more than this far above its theoretical peak is flagged, not reported as fact.
-ABOVE_PEAK_TOLERANCE = 0.03
 # A figure whose repeats disagree by more than this (see Measurement.stability_spread)
 # is reported as unstable, never as a result.
 UNSTABLE_SPREAD = 0.10
@@ -149,7 +148,7 @@ def apply_peaks(measurements: list[Measurement], product, sm_count: int, warp_si
             m.peak_basis = f"{sm_count} SMs x {warp_size} banks x 4 B (driver) x {clock_mhz:.0f} MHz observed"
 
 
-def document(device: dict, product, clock_mhz: float | None, measurements: list[Measurement], quick: bool) -> dict:
+def device_document(device: dict, product, clock_mhz: float | None, measurements: list[Measurement], quick: bool) -> dict:
     return {
         "schema_version": SCHEMA_VERSION,
         "device": device,
@@ -265,4 +264,4 @@ def recompute_document(recorded: dict, catalog) -> dict:
             judged = judge_clusters(arch, m.details)
             m.details = {**m.details, "total": judged["total"], "mismatches": judged["mismatches"]}
             m.samples = [judged["matches"]]
-    return document(device, product, recorded.get("sm_clock_mhz"), measurements, recorded.get("quick", False))
+    return device_document(device, product, recorded.get("sm_clock_mhz"), measurements, recorded.get("quick", False))

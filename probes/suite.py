@@ -508,7 +508,7 @@ def empirical_occupancy(ctx: ProbeContext) -> list[Measurement]:
     )]
 
 
-def cluster_occupancy(ctx: ProbeContext) -> list[Measurement]:
+def probe_cluster_occupancy(ctx: ProbeContext) -> list[Measurement]:
     """The driver's cuOccupancyMaxActiveClusters over cluster sizes 1..16 at
     several block shapes and the measured GPC layout, judged against the
     offline model fed with the measured layout and the engine's blocks per SM."""
@@ -539,7 +539,7 @@ PROBES = {  # name -> (function, what it measures); the order is the run order
     "latency": (latency, "pointer-chase latency of shared memory, L1, L2 and device memory"),
     "launch": (launch_overhead, "kernel launch overhead"),
     "occupancy": (empirical_occupancy, "resident blocks per SM, measured, against the engine and the driver"),
-    "cluster": (cluster_occupancy, "cluster occupancy (cuOccupancyMaxActiveClusters) and the GPC layout, measured"),
+    "cluster": (probe_cluster_occupancy, "cluster occupancy (cuOccupancyMaxActiveClusters) and the GPC layout, measured"),
 }
 
 
@@ -566,7 +566,7 @@ def measure_device(cupy, index: int, names: list[str], quick: bool = False, tiny
     probes `names` run there through `run(ctx, names)` (run_probes, or one that shows progress)."""
     from ..specs.catalog import shipped_catalog
     from .gpu import device_info
-    from .results import apply_peaks, document, match_product
+    from .results import apply_peaks, device_document, match_product
 
     with cupy.cuda.Device(index):
         info = device_info(cupy, index)
@@ -575,4 +575,4 @@ def measure_device(cupy, index: int, names: list[str], quick: bool = False, tiny
         clock = ctx.observed_clock_mhz
     product = match_product(shipped_catalog(), info.cc, info.sm_count, info.name)
     apply_peaks(results, product, info.sm_count, info.attributes["warp_size"], clock)
-    return document(info.as_dict(), product, clock, results, quick), product
+    return device_document(info.as_dict(), product, clock, results, quick), product

@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..advisor.engine.occupancy import occupancy
+from ..specs.errors import InputError
+from ..specs.files import MAX_CUBIN_BYTES, read_bounded
 
 BLOCK_SIZES = tuple(range(32, 1025, 32))
 CARVEOUTS = (-1, 0, 25, 50, 100)
@@ -27,7 +29,7 @@ def entry_points(path: Path) -> dict[str, int]:
     """Kernel name -> barriers per block, from one read of the file: a cubin's
     .nv.info records, or a .ptx's `.entry` lines. Where the count is unknown
     (PTX) or zero, the engine is given the one barrier the occupancy API assumes."""
-    data = path.read_bytes()
+    data = read_bounded(path, MAX_CUBIN_BYTES, "cubin or PTX")
     if data[:4] == b"\x7fELF":
         from ..advisor.readers.cubin import read_cubin
 
@@ -94,7 +96,7 @@ def _check_clusters(kernel, attrs: dict, barriers: int, arch, gpc_sms: list[int]
 
 
 
-class VerifyError(ValueError):
+class VerifyError(InputError):
     """A module or device `verify` cannot check: no spec for the device, or a module the driver refuses."""
 
 

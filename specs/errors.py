@@ -3,7 +3,11 @@ the field (the library argument, a config key or a batch line's key) and what is
 
 The command line speaks of options, the library of arguments: `str()` of an error names the
 argument (`arch: unknown architecture ...`); `as_option()` names the option the CLI's user
-typed (`--arch: unknown architecture ...`).
+typed (`--arch: unknown architecture ...`). An error about a file or a document names its own
+subject in its message (`k.cubin: section 3 overlaps ...`): it is raised with the message alone,
+and its text is the same in both spellings. The readers' and loaders' errors (a config, a
+baseline, a cubin, a fatbin, a kernel cache's metadata, compile_commands.json, a roofline's
+figures, a profiled launch, a build setup) are subclasses, so a caller catches this one class.
 
 A message that repeats outside text (a user's value, a name, a reader's complaint) writes it
 through `quoted` or `clip`: one line, control characters escaped, bounded in length. They live
@@ -14,13 +18,17 @@ from __future__ import annotations
 
 
 class InputError(ValueError):
-    def __init__(self, field: str, message: str):
+    def __init__(self, field: str, message: str | None = None):
+        if message is None:  # the message names its own subject: no field to spell
+            field, message = "", field
         self.field = field
         self.detail = message
-        super().__init__(f"{field}: {message}")
+        super().__init__(f"{field}: {message}" if field else message)
 
     def as_option(self) -> str:
         """The message with the field spelled as a command-line option (`spec_file` -> `--spec-file`)."""
+        if not self.field:
+            return self.detail
         return f"--{self.field.replace('_', '-')}: {self.detail}"
 
 

@@ -12,10 +12,11 @@ import os
 import stat
 import sys
 
-# os.path rather than pathlib: pathlib (with urllib.parse) costs ~4 ms of every start-up.
+# os.path rather than pathlib: every command imports this module, and pathlib brings urllib.parse.
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")  # the shipped spec files
 MAX_DOCUMENT_BYTES = 16 << 20  # a config, spec file, probe document or baseline: real ones are kilobytes
 MAX_SOURCE_BYTES = 32 << 20  # a CUDA source file: the largest real ones are a few megabytes
+MAX_CUBIN_BYTES = 256 << 20  # a cubin (or PTX) read whole: the largest real ones are tens of megabytes
 
 
 class NotRegularFile(OSError):
@@ -39,7 +40,13 @@ def read_bounded(path, limit: int = MAX_DOCUMENT_BYTES, what: str = "file of thi
     file may grow while read). `regular_only`: refuse anything but a regular file, links not
     followed, without blocking on a FIFO (NotRegularFile)."""
     with open_regular(path) if regular_only else open(path, "rb") as handle:
-        data = handle.read(limit + 1)
+        return read_bounded_from(handle, limit, what)
+
+
+def read_bounded_from(handle, limit: int = MAX_DOCUMENT_BYTES, what: str = "file of this kind") -> bytes:
+    """read_bounded on a binary stream already open (a reader that opened the file once to tell
+    what it is): the rest of its bytes, or OSError (errno EFBIG) past `limit`."""
+    data = handle.read(limit + 1)
     if len(data) > limit:
         size = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit} bytes"
         raise OSError(errno.EFBIG, f"larger than {size}, more than any {what}")

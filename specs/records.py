@@ -110,7 +110,7 @@ def provenance_of(source: str | None) -> str:
     return kind if kind in PROVENANCE_KINDS else "spec"
 
 
-class Disagreement(NamedTuple):
+class SourceDisagreement(NamedTuple):
     field: str
     values: tuple[tuple[float, str], ...]  # (value, source)
     used: float
@@ -160,7 +160,7 @@ class Arch(NamedTuple):
     cuda_release: str = ""  # the cuda_occupancy.h release these values follow (specs/releases.py)
     formerly: tuple[str, ...] = ()  # compute capabilities NVIDIA renamed to this one (Thor: 10.1 -> 11.0)
     sources: FrozenMap = FrozenMap()  # field -> source reference
-    disagreements: tuple[Disagreement, ...] = ()
+    disagreements: tuple[SourceDisagreement, ...] = ()
     origin: str = "shipped"  # "shipped", or the path of a user spec file
 
     @property
@@ -213,7 +213,7 @@ class Product(NamedTuple):
     names: tuple[str, ...]
     values: FrozenMap  # field -> number
     sources: FrozenMap = FrozenMap()  # field -> source reference
-    disagreements: tuple[Disagreement, ...] = ()
+    disagreements: tuple[SourceDisagreement, ...] = ()
 
     def get(self, key: str):
         return self.values.get(key)
@@ -234,10 +234,10 @@ def _value(entry):
     return entry["value"] if isinstance(entry, dict) else entry
 
 
-def _disagreements(raw: list, values_in_use: dict) -> tuple[Disagreement, ...]:
+def _disagreements(raw: list, values_in_use: dict) -> tuple[SourceDisagreement, ...]:
     """The value in use is the record's own field value (the models check it is one of those listed)."""
     return tuple(
-        Disagreement(
+        SourceDisagreement(
             field=d["field"],
             values=tuple((v["value"], v["source"]) for v in d["values"]),
             used=values_in_use.get(d["field"]),

@@ -92,13 +92,6 @@ def resolved_under(resolved, cuda: str | None):
     return resolved._replace(arch=under_release(resolved.arch, cuda))
 
 
-def header_cc(arch, cuda: str | None = None) -> tuple[int, int]:
-    """The (major, minor) the release's header knows `arch` by (Thor: 10.1 before CUDA 13)."""
-    cc = release(cuda).known_as.get(arch.cc, arch.cc)
-    major, minor = cc.split(".")
-    return int(major), int(minor)
-
-
 def differences_of(arch) -> list[dict]:
     """How the other releases answer for `arch`: releases (newest first), field, value there,
     value here, function, why; releases that answer alike share one entry."""

@@ -1,7 +1,8 @@
-"""Each resource's limit, cached by value, in one place.
+"""The engine's caches, by value, in one place: each resource's limit, and the cache the
+what-if cliffs (whatif.py) are kept in.
 
 A batch, a lint run or a what-if search asks one architecture about the same
-register counts and shared-memory sizes over and over. Each limit is a pure
+register counts and shared-memory sizes over and over. Each limit, and each cliff, is a pure
 function of the Arch (a record hashable by value) and a few numbers, so it is
 cached by those values with functools' LRU eviction; `limits` stays the
 header's plain arithmetic, and nothing is keyed by an object's identity."""
@@ -14,6 +15,14 @@ from ...specs.records import Arch
 from .limits import registers_limit, shared_mem_limit, warps_limit
 
 _CACHE_ENTRIES = 1 << 16
+# A cliff depends on the varied resource's inputs and the other limits' minimum, not on the
+# whole kernel: a lint run's thousands of distinct kernels share a few hundred of them.
+_CLIFF_ENTRIES = 1 << 14
+
+
+def cached_cliff(function):
+    """A what-if answer cached by its arguments (the Arch and a few numbers)."""
+    return lru_cache(maxsize=_CLIFF_ENTRIES)(function)
 
 
 @lru_cache(maxsize=_CACHE_ENTRIES)

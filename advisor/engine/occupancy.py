@@ -31,7 +31,6 @@ from .limits import (
     div_round_up,
     register_allocation,
     shared_mem_ceiling,
-    shared_mem_limit,  # noqa: F401  (tests compare the cached limit with it through this module)
     shared_mem_preference,
     virtual_resources_limit,
 )
@@ -220,6 +219,12 @@ class DynamicSharedMemBudget(NamedTuple):
         """Whether the header's answer really keeps `blocks_per_sm` blocks by the occupancy
         calculation: not always (on 3.x preferring L1 its size_t subtraction can wrap)."""
         return self.blocks_at_max is not None and self.blocks_at_max >= self.blocks_per_sm
+
+
+def grid_waves(result: Occupancy, grid_size: int, sm_count: int) -> float | None:
+    """The grid in waves of (resident blocks per SM x SMs) blocks; None when no block is resident."""
+    per_wave = result.active_blocks_per_sm * sm_count
+    return grid_size / per_wave if per_wave else None
 
 
 def max_dynamic_shared_mem(arch: Arch, kernel: LaunchConfig, blocks_per_sm: int) -> DynamicSharedMemBudget:

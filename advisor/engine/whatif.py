@@ -25,9 +25,9 @@ run's thousands of distinct kernels share a few hundred cliffs.
 
 from __future__ import annotations
 
-from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
+from .cached_limits import cached_cliff
 from .limits import most_registers_for, most_shared_mem_allocation_for, shared_mem_block_limit
 from .occupancy import (
     RESOURCE_ERRORS,
@@ -44,8 +44,8 @@ if TYPE_CHECKING:  # the engine reads a LaunchConfig's fields by name and import
     from ..launch import LaunchConfig
 
 
-# NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
-# and this module is on every command's start-up path (benchmarks/startup.py).
+# NamedTuple rather than dataclass: this module is on every command's start-up path, and a
+# NamedTuple is built at import without generating code.
 class Step(NamedTuple):
     value: int  # the resource's new value (registers per thread, bytes, percent...)
     blocks_per_sm: int
@@ -76,15 +76,10 @@ def _other_limits(result: Occupancy, resource: str) -> int:
 def _least_limit(result: Occupancy, resource: str, also: str = "") -> int:
     """The smallest of the result's limits but `resource`'s (and `also`'s); 2**31 if none limits."""
     least = 1 << 31
-    for name, value in result.block_limits.items():  # a loop: min() over a generator costs twice as much here
+    for name, value in result.block_limits.items():  # a loop: asked for every what-if probe, it skips two names
         if name != resource and name != also and value is not None and value < least:
             least = value
     return least
-
-
-# A what-if answer is cached by what it depends on (the Arch and a few numbers, not the
-# whole kernel), so kernels that differ elsewhere share it.
-_by_value = lru_cache(maxsize=1 << 14)
 
 
 def step_at(arch, kernel: LaunchConfig, value: int) -> Step:
@@ -156,7 +151,7 @@ def register_cliff(result: Occupancy, steps: int = 2) -> Cliff:
     return _register_cliff(result.arch, kernel.block_size, kernel.registers, _other_limits(result, "registers"), steps)
 
 
-@_by_value
+@cached_cliff
 def _register_cliff(arch, block_size: int, registers: int, others: int, steps: int) -> Cliff:
     """In closed form: blocks never rise with registers, so each step down is the most registers
     that reach one block more (most_registers_for), and the headroom the most that keep as many."""
@@ -194,7 +189,7 @@ def shared_mem_cliff(result: Occupancy, steps: int = 2) -> Cliff:
                              kernel.opt_in, result.warps_per_block, _other_limits(result, "shared_memory"), steps)
 
 
-@_by_value
+@cached_cliff
 def _shared_mem_cliff(arch, static: int, dynamic: int, carveout: int, opt_in: bool, warps_per_block: int,
                       others: int, steps: int) -> Cliff:
     static_limit = arch.shared_mem_per_block
@@ -295,7 +290,7 @@ def best_carveout(result: Occupancy) -> Step | None:
                           result.active_blocks_per_sm, result.warps_per_block, _other_limits(result, "shared_memory"))
 
 
-@_by_value
+@cached_cliff
 def _best_carveout(arch, static: int, dynamic: int, opt_in: bool, active: int, warps_per_block: int,
                    others: int) -> Step | None:
     def blocks(percent: int) -> int:  # the carveout decides no launch error, only the limit

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
+from ...specs.errors import InputError
 from ...specs.files import read_bounded
 from ..report import SCHEMA_VERSION
 from ..text import clip
@@ -34,7 +35,7 @@ FIGURES = {"registers": True, "shared_mem": True, "spill_stores": True, "spill_l
 LOST_BLOCK = "TA908"  # registers-lost-a-block
 
 
-class BaselineError(ValueError):
+class BaselineError(InputError):
     pass
 
 
@@ -49,6 +50,12 @@ def figures_of(kernel) -> dict:
     return {"registers": launch.registers, "shared_mem": launch.static_shared_mem + launch.dynamic_shared_mem,
             "spill_stores": launch.spill_stores, "spill_loads": launch.spill_loads, "stack_frame": launch.stack_frame,
             "occupancy": round(kernel.result.occupancy, 6)}
+
+
+def file_text(baseline: dict) -> str:
+    """A baseline as its file holds it: indented, keys sorted, so that a baseline under version
+    control changes line by line."""
+    return json.dumps(baseline, indent=1, sort_keys=True) + "\n"
 
 
 def build(report) -> dict:

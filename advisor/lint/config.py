@@ -34,18 +34,19 @@ from pydantic import (
     model_validator,
 )
 
+from ...specs.errors import InputError
 from ...specs.files import read_bounded
 from .. import inputs
 from ..launch import BY_KEY as LAUNCH_FIELDS
 from ..launch import MAX_CLUSTER_SIZE, MAX_LOCAL_BYTES, MAX_SM_COUNT
 from ..text import clip, quoted
-from .settings import normalise_archs, product_sm_counts
+from .settings import NO_CONFIG, normalise_archs, product_sm_counts
 
 Severity = Literal["error", "warning", "info"]
 Bytes = int | str  # 12288 or "12K"; normalised to int by the validators
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """A configuration file that does not validate; str() names file, line (where known), field and rule."""
 
 
@@ -304,17 +305,18 @@ class LintConfig(_Strict):
 
     model_config = ConfigDict(extra="forbid", frozen=True, title="tuneadvise lint configuration")
 
-    schema_version: int | None = Field(None, description="1 (optional)")
+    schema_version: int | None = Field(NO_CONFIG.schema_version, description="1 (optional)")
     arch: list[str] = Field(default_factory=list, description="Architectures to lint (default: those in the compiler output)")
     inputs: list[str] = Field(default_factory=list, description="Compiler output, binaries and sources to lint when none are named")
     select: list[str] = Field(default_factory=list, description="Only these finding codes or prefixes")
     ignore: list[str] = Field(default_factory=list, description="Drop these finding codes or prefixes")
-    fail_on: Severity = Field("error", description="Exit 1 on findings at or above this severity")
-    min_occupancy: float | None = Field(None, ge=0, le=1, description="Every kernel's theoretical occupancy at least")
+    fail_on: Severity = Field(NO_CONFIG.fail_on, description="Exit 1 on findings at or above this severity")
+    min_occupancy: float | None = Field(NO_CONFIG.min_occupancy, ge=0, le=1, description="Every kernel's theoretical occupancy at least")
     min_achieved_occupancy: float | None = Field(
-        None, ge=0, le=1, description="Every profiled launch's achieved occupancy at least (Nsight Compute exports)")
-    block_size: int | str | list[int] | None = Field(None, description="Block size for kernels no entry configures")
-    sm_count: int | None = Field(None, ge=1, le=MAX_SM_COUNT,
+        NO_CONFIG.min_achieved_occupancy, ge=0, le=1,
+        description="Every profiled launch's achieved occupancy at least (Nsight Compute exports)")
+    block_size: int | str | list[int] | None = Field(NO_CONFIG.block_size, description="Block size for kernels no entry configures")
+    sm_count: int | None = Field(NO_CONFIG.sm_count, ge=1, le=MAX_SM_COUNT,
                                  description="SMs on the device, for the grid rules (TA7xx) with a kernel's grid_size "
                                              "(default: the product's, when arch names one such as h100-sxm)")
     kernels: list[KernelEntry] = Field(default_factory=list, description="Per-kernel launch settings, first match wins")

@@ -172,6 +172,6 @@ def lint_document(report, fail_on: str, comparison=None, tool_version: str = "",
     return LintDocument(head, kernels, tail)
 
 
-def document(report, fail_on: str, comparison=None, tool_version: str = "") -> dict:
+def whole_lint_document(report, fail_on: str, comparison=None, tool_version: str = "") -> dict:
     """The whole document as one dict (small reports, tests, the library)."""
     return lint_document(report, fail_on, comparison, tool_version).whole()

@@ -82,8 +82,9 @@ def product_sm_counts(value) -> dict[str, int]:
 
 
 class NoConfig(NamedTuple):
-    """The settings with no config file: LintConfig's defaults, field for field
-    (tests/lint/test_lint.py holds the two equal), as an immutable tuple."""
+    """The settings with no config file, as an immutable tuple: the one home of a lint run's
+    defaults, which LintConfig's fields take (a list's default is the empty list; the test in
+    tests/lint/test_lint.py holds the two equal field for field)."""
 
     schema_version: None = None
     arch: tuple = ()

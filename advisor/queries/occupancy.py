@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..engine.occupancy import DynamicSharedMemBudget, Occupancy, max_dynamic_shared_mem
-from ..report import findings_of, resolved_document, shared_config_prediction
+from ..report import occupancy_findings, resolved_document, shared_config_prediction
 
 
 @dataclass(frozen=True)
@@ -62,5 +62,5 @@ def occupancy_query(resolved, config, selection=None, graphs: bool = False, curv
         if result.active_blocks_per_sm:
             budget = max_dynamic_shared_mem(result.arch, result.kernel, result.active_blocks_per_sm)
         driver_config = shared_config_prediction(result)["shared_mem_config_prediction"]
-    return OccupancyAnswer(resolved, result, findings_of(resolved, result, selection), drawn, graphs, clusters,
+    return OccupancyAnswer(resolved, result, occupancy_findings(resolved, result, selection), drawn, graphs, clusters,
                            bytes_in_flight is not None, bytes_in_flight, memory, budget, driver_config)

@@ -27,3 +27,24 @@ def verify_document(device_name: str, device_index: int, arch, gpc_sms, verdicts
         "kernels": [{"name": v.name, "attributes": v.attributes, "checked": v.checked,
                      "clusters_checked": v.clusters_checked, "disagreements": v.disagreements} for v in verdicts],
     }
+
+
+def verify_query(cupy, path: str, device: int) -> dict:
+    """`verify`: the kernels of the .cubin or .ptx at `path` loaded on `device` through `cupy`, the
+    driver's answers against the engine's (verify_document)."""
+    from pathlib import Path
+
+    from ...probes.verify import entry_points, verify_on_device
+    from ...specs.errors import InputError
+    from ..readers.cubin import CubinError
+
+    try:
+        kernels = entry_points(Path(path))
+    except CubinError as exc:  # the reader's message says what is wrong, not in which file
+        raise InputError(f"{path}: {exc}") from None
+    except OSError as exc:  # unreadable, or larger than any cubin
+        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
+    if not kernels:
+        raise InputError(f"{path}: no kernel entry points found (expected a .cubin or .ptx)")
+    info, arch, gpc_sms, verdicts = verify_on_device(cupy, Path(path), device, kernels)
+    return verify_document(info.name, device, arch, gpc_sms, verdicts)

@@ -19,6 +19,22 @@ class RooflineAnswer:
         return self.document
 
 
+def roofline_answer(resolved, arch: str, precision: str, probe_path: str | None = None,
+                    kernels_path: str | None = None, **figures) -> RooflineAnswer:
+    """The roofline of `resolved` (a product: `arch` as the user named it), with the measured
+    ceilings of a probe document at `probe_path` and the kernels of a lint config at
+    `kernels_path`; `figures` as roofline_query takes them."""
+    from ...specs.errors import InputError
+
+    if resolved.product is None:
+        raise InputError("arch", f"'{arch}' is an architecture, not a product; the roofline needs a product "
+                                 "(v100-pcie, h100-sxm, ...; see 'tuneadvise specs')")
+    probe = read_probe_results(probe_path) if probe_path else None
+    entries = roofline_entries(kernels_path) if kernels_path else ()
+    return roofline_query(resolved.product, resolved.arch.warp_size, precision, probe,
+                          resolved.arch.shared_l1_unified is not False, entries=entries, **figures)
+
+
 def roofline_query(product, warp_size: int, precision: str, probe: dict | None = None, shared_l1_unified: bool = True,
                    intensity: float | None = None, flops: float | None = None, bytes_: float | None = None,
                    shared_bytes_per_flop: float | None = None, achieved: float | None = None,
@@ -26,7 +42,7 @@ def roofline_query(product, warp_size: int, precision: str, probe: dict | None =
     """The kernel given by its intensity (or FLOPs and bytes) and the lint-config `entries` with a
     roofline table, placed under the product's roofs. RooflineError names what is wrong."""
     from ..report import SCHEMA_VERSION
-    from ..roofline import document, machine_from_product, place
+    from ..roofline import machine_from_product, place, roofline_document
     from ..text import quoted
 
     if intensity is None and (flops is None) != (bytes_ is None):
@@ -42,7 +58,7 @@ def roofline_query(product, warp_size: int, precision: str, probe: dict | None =
                                   entry.roofline.achieved, f"--kernels: {quoted(entry.name)}: ", "intensity"))
                for entry in entries]
     charted = ([("kernel", placement)] if placement is not None else []) + kernels
-    return RooflineAnswer(machine, tuple(charted), document(machine, placement, SCHEMA_VERSION, kernels))
+    return RooflineAnswer(machine, tuple(charted), roofline_document(machine, placement, SCHEMA_VERSION, kernels))
 
 
 def roofline_entries(path: str) -> list:
@@ -60,7 +76,7 @@ def roofline_entries(path: str) -> list:
     return entries
 
 
-def probe_document(path: str) -> dict:
+def read_probe_results(path: str) -> dict:
     """A `probe --format json` document; its fields are checked where they are read (roofline.probe_ceilings)."""
     from ...specs.files import read_bounded
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from ...specs.errors import InputError
 from .compiler_output import spec_reserved_shared_mem
 
 ELF_MAGIC = b"\x7fELF"
-STT_FUNC = 2
 
 # .nv.info attribute formats and the attribute codes read here. Names as
 # `cuobjdump -elf` prints them; values checked against ptxas -v and the driver
@@ -28,7 +28,7 @@ EIATTR_MAXREG_COUNT = 0x1B  # per function: the register cap it was compiled und
 EIATTR_REGCOUNT = 0x2F  # .nv.info: symbol, registers
 EIATTR_NUM_BARRIERS = 0x4C  # per function
 
-class CubinError(ValueError):
+class CubinError(InputError):
     """A file that is not a readable cubin or fatbin."""
 
 

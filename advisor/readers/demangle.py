@@ -37,7 +37,7 @@ from fnmatch import fnmatchcase
 from functools import lru_cache
 
 # The runtimes' usual sonames (glibc Linux, LLVM's libc++, macOS), tried before
-# ctypes.util.find_library: importing that module alone costs ~10 ms of start-up.
+# ctypes.util.find_library, whose import a command pays for only where these are missing.
 _SONAMES = ("libstdc++.so.6", "libc++.so.1", "libc++.1.dylib")
 MAX_NAME = 1 << 16  # the longest real kernel names (CUTLASS templates) are a few thousand characters
 

@@ -180,8 +180,8 @@ def _read_cubin(path: str) -> bytes | None:
 def report_lines(lines) -> str:
     """The lines of ptxas's resource report among a compiler's output lines, all that parse_ptxas
     reads: a build's log is kept (and cached) for its report, and the rest can be megabytes (nvcc
-    prints the source line again with each warning: a 15 KB line of repeated `volatile` that
-    compiles prints 26 MB, which every architecture's build kept, 388 MB for eight)."""
+    prints the source line again with each warning, so a long line that warns often prints it
+    thousands of times, for every architecture's build)."""
     kept = []
     for line in lines:
         if len(line) > MAX_LINE:

@@ -26,6 +26,7 @@ import os
 import re
 import shlex
 
+from ...specs.errors import InputError
 from ...specs.files import read_bounded
 from ..text import quoted
 from .compile import Build
@@ -54,7 +55,7 @@ MAX_FILE_BYTES = 64 << 20  # a project of tens of thousands of sources writes te
 MAX_QUOTED = 120  # characters of an entry's file name a message repeats
 
 
-class CompileCommandsError(ValueError):
+class CompileCommandsError(InputError):
     pass
 
 

@@ -32,7 +32,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from ...specs.files import read_bounded
+from ...specs.files import MAX_SOURCE_BYTES, read_bounded
 from .discovery import Toolchain
 from .processes import RunningCompilers, run_limited
 from .settings import BuildSettings
@@ -137,8 +137,8 @@ class PtxasCache(EntryStore):
         digest = hashlib.sha256(json.dumps(self.base + [list(build)], default=str).encode())
         for path in files:
             try:
-                data = Path(path).read_bytes()
-            except OSError:
+                data = read_bounded(path, MAX_SOURCE_BYTES, "source or header")
+            except OSError:  # unreadable, or larger than any source: compiled again, never cached
                 return None
             digest.update(b"\0" + os.fsencode(path) + b"\0" + hashlib.sha256(data).digest())
         return digest.hexdigest()

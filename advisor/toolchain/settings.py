@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
+from ...specs.errors import InputError
 
-class BuildSetupError(ValueError):
+
+class BuildSetupError(InputError):
     """A build that cannot be set up (no architecture, an unreadable compile_commands.json): bad input."""
 
 

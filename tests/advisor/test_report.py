@@ -6,7 +6,7 @@ import pytest
 
 from tuneadvise.advisor.engine.occupancy import occupancy
 from tuneadvise.advisor.launch import LaunchConfig
-from tuneadvise.advisor.report import occupancy_document, resolved_document
+from tuneadvise.advisor.report import resolved_document
 from tuneadvise.specs.catalog import shipped_catalog
 
 from ..helpers import ROOT, TESTS
@@ -22,8 +22,8 @@ def documented_keys() -> list[str]:
 
 
 def test_the_document_has_the_documented_keys_in_order():
-    result = occupancy(CATALOG.resolve("volta").arch, LaunchConfig(registers=64, block_size=256))
-    keys = list(occupancy_document(result))
+    resolved = CATALOG.resolve("volta")
+    keys = list(resolved_document(resolved, occupancy(resolved.arch, LaunchConfig(registers=64, block_size=256))))
     # only on request: curves (--graphs), clusters (--cluster-size), memory_parallelism (--bytes-in-flight)
     # and on batch lines only: id
     assert keys == [key for key in documented_keys() if key not in ("curves", "clusters", "memory_parallelism", "id")]
@@ -65,3 +65,33 @@ def test_provenance_names_the_driver_when_the_driver_gave_the_value():
     assert doc["provenance"]["max_warps_per_sm"] == "driver"
     shipped = occupancy_document(occupancy(shipped_catalog().resolve("sm_90").arch, LaunchConfig(registers=32, block_size=256)))
     assert shipped["provenance"]["max_warps_per_sm"] == "spec"
+
+
+@pytest.mark.parametrize("arch, registers, block, static, opt_in", [
+    ("volta", 64, 256, 12288, False), ("h100-sxm", 32, 256, 0, True), ("sm_80", 128, 128, 4096, False),
+    ("sm_120", 40, 512, 0, False), ("sm_35", 32, 192, 0, False)])
+def test_the_dynamic_shared_memory_budget_is_what_max_dynamic_smem_answers(arch, registers, block, static, opt_in):
+    """The occupancy document's budget for its own blocks per SM is `max-dynamic-smem`'s answer
+    (cudaOccAvailableDynamicSMemPerBlock, held to NVIDIA's header by the differential tests),
+    and with that much dynamic shared memory the kernel keeps those blocks."""
+    import json
+
+    from click.testing import CliRunner
+
+    from tuneadvise.cli.main import cli
+
+    shape = ["--arch", arch, "--registers", str(registers), "--block-size", str(block), "--shared-mem", str(static),
+             *(["--opt-in"] if opt_in else []), "--format", "json"]
+    document = json.loads(CliRunner().invoke(cli, ["occupancy", *shape]).output)
+    blocks, budget = document["active_blocks_per_sm"], document["dynamic_shared_mem_budget"]
+    answer = json.loads(CliRunner().invoke(cli, ["max-dynamic-smem", *shape, "--blocks-per-sm", str(blocks)]).output)
+    assert budget == {key: answer[key] for key in ("max_dynamic_shared_mem", "limiter", "blocks_per_sm_at_max")}
+    kept = json.loads(CliRunner().invoke(cli, ["occupancy", *shape, "--dynamic-shared-mem",
+                                               str(budget["max_dynamic_shared_mem"])]).output)
+    assert kept["active_blocks_per_sm"] == budget["blocks_per_sm_at_max"] >= blocks
+
+
+def test_no_budget_where_nothing_launches():
+    result = occupancy(CATALOG.resolve("sm_90").arch, LaunchConfig(registers=64, block_size=2048 // 2, static_shared_mem=1 << 20))
+    assert not result.launchable
+    assert resolved_document(CATALOG.resolve("sm_90"), result)["dynamic_shared_mem_budget"] is None

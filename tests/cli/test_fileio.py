@@ -212,11 +212,11 @@ def test_the_names_of_open_descriptors(path, descriptor):
 
 
 def test_a_descriptor_not_open_for_writing_is_refused_before_any_output():
-    from tuneadvise.cli.common import BadInput
+    from tuneadvise.specs.errors import InputError
 
     read_end, write_end = os.pipe()
     try:
-        with pytest.raises(BadInput, match="--output: cannot write /dev/fd/"):
+        with pytest.raises(InputError, match="--output: cannot write /dev/fd/"):
             check_writable(f"/dev/fd/{read_end}", "--output")
         check_writable(f"/dev/fd/{write_end}", "--output")
     finally:

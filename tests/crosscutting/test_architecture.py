@@ -170,7 +170,9 @@ ONE_HOME = {
 }
 # The names the same helpers had before they found their home: none may come back.
 FORMER_NAMES = ("pct", "count", "clipped", "shown", "bounded", "emit_json", "to_line", "read_input",
-                "read_bytes_bounded", "native_arch", "_resolve_arch")
+                "read_bytes_bounded", "native_arch", "_resolve_arch",
+                # what each command once did with an option's text, now the option's ParamType (cli/params.py)
+                "option_errors", "arch_list", "block_dims")
 
 
 @pytest.mark.parametrize("name, home", sorted(ONE_HOME.items()))
@@ -264,3 +266,131 @@ def test_no_command_function_over_25_lines():
     long = [f"{path}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
             for path, node in _functions() if _is_click_command(node) and node.end_lineno - node.lineno + 1 > 25]
     assert long == []
+
+
+def _builds_finding_text(node) -> bool:
+    """A call that makes a Finding or words one: Finding(...), finding_of(...), x._replace(message=...)."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+    return name in ("Finding", "finding_of") or (name == "_replace" and any(k.arg == "message" for k in node.keywords))
+
+
+def test_no_finding_text_outside_the_rules():
+    """A rule owns every word of its findings (message, machine-code lines, built caps, the
+    run-wide TA906, fix titles, related-location labels): nothing outside advisor/rules/ writes one."""
+    offenders = [f"{path.relative_to(ROOT)}:{node.lineno}" for module, path in modules().items()
+                 if not path.relative_to(ROOT).as_posix().startswith("advisor/rules/")
+                 for node in ast.walk(tree(module)) if _builds_finding_text(node)]
+    assert offenders == []
+
+
+def test_lint_opens_each_input_once(tmp_path, monkeypatch):
+    """gather -> analyse: every input file is opened (and sniffed) once, whatever it holds."""
+    import builtins
+    import gzip
+    import os
+
+    from tuneadvise.advisor.lint.records import LintOptions
+    from tuneadvise.advisor.lint.run import lint_paths
+
+    fixtures = ROOT / "tests" / "fixtures"
+    export = tmp_path / "ncu_sweep.csv"
+    export.write_bytes(gzip.decompress((fixtures / "ncu" / "ncu_sweep.csv.gz").read_bytes()))
+    cache = fixtures / "python_caches" / "cupy_cache"
+    inputs = [fixtures / "lint" / name for name in ("ptxas_multi.log", "cuobjdump_multi.txt", "lint_sm_90.cubin",
+                                                    "lint_multi.o", "liblint.so")] + [export]
+    opened: dict[str, int] = {}
+
+    def counted(opener):
+        def wrapper(file, *args, **kwargs):
+            if isinstance(file, (str, os.PathLike)):
+                key = os.path.realpath(file)
+                opened[key] = opened.get(key, 0) + 1
+            return opener(file, *args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(builtins, "open", counted(builtins.open))
+    monkeypatch.setattr(os, "open", counted(os.open))
+    report = lint_paths([str(p) for p in inputs + [cache]], LintOptions(machine_code=False))
+    assert report.kernels and not report.problems
+    walked = sorted(cache.iterdir())
+    assert {str(p): opened.get(os.path.realpath(p), 0) for p in inputs + walked} == \
+        {str(p): 1 for p in inputs + walked}
+
+
+def _calls(node) -> set[str]:
+    """The names a function calls (`emit(...)`, `_render(...)`), at any depth of its body."""
+    return {call.func.id for call in ast.walk(node) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)}
+
+
+def _commands():
+    """(module, command function) of every click command of cli/, the entry points of main.COMMANDS."""
+    for module in modules():
+        if module.startswith("tuneadvise.cli."):
+            for node in tree(module).body:
+                if isinstance(node, ast.FunctionDef) and _is_click_command(node):
+                    yield module, node
+
+
+def test_every_command_answers_through_emit():
+    """One way out for an answer: `emit` (cli/common.py) writes the text or the machine format
+    from the same document, called by the command or by a function of its module that it calls."""
+    missing = []
+    for module, command in _commands():
+        helpers = {node.name: node for node in tree(module).body if isinstance(node, ast.FunctionDef)}
+        reached, seen, todo = set(), set(), [command]
+        while todo:
+            node = todo.pop()
+            called = _calls(node)
+            reached |= called
+            todo += [helpers[name] for name in called if name in helpers and name not in seen]
+            seen |= called
+        if "emit" not in reached:
+            missing.append(f"{modules()[module].relative_to(ROOT)}:{command.lineno} {command.name}")
+    assert len(list(_commands())) >= 14 and missing == []
+
+
+def _input_error_classes() -> set[str]:
+    """InputError and every class of the package derived from it, by name."""
+    bases = {node.name: {ast.unparse(b).rsplit(".", 1)[-1] for b in node.bases}
+             for module in modules() for node in ast.walk(tree(module)) if isinstance(node, ast.ClassDef)}
+    found = {"InputError"}
+    while True:
+        more = {name for name, of in bases.items() if of & found} - found
+        if not more:
+            return found
+        found |= more
+
+
+def test_cli_catches_bad_input_only_in_the_command_group():
+    """The library's InputError (and its subclasses: a config's, a cubin's...) becomes a usage
+    error in one place, cli/main.py; options are converted by ParamTypes (cli/params.py) that
+    let it through."""
+    errors = _input_error_classes()
+    offenders = []
+    for module, path in modules().items():
+        relative = path.relative_to(ROOT).as_posix()
+        if not module.startswith("tuneadvise.cli") or relative == "cli/main.py":
+            continue
+        for node in ast.walk(tree(module)):
+            if isinstance(node, ast.ExceptHandler) and node.type is not None:
+                caught = {ast.unparse(n).rsplit(".", 1)[-1] for n in ast.walk(node.type)
+                          if isinstance(n, (ast.Name, ast.Attribute))}
+                if caught & errors:
+                    offenders.append(f"{relative}:{node.lineno} catches {sorted(caught & errors)}")
+    assert len(errors) > 10 and offenders == []
+
+
+# What a lint or frontier run decides (which config, the baseline, pass or fail, the analysis)
+# is decided in its query (advisor/queries/lint.py, frontier.py): the commands import none of it.
+DECIDED_IN_QUERIES = ("tuneadvise.advisor.lint.run", "tuneadvise.advisor.lint.baseline",
+                      "tuneadvise.advisor.lint.document", "tuneadvise.advisor.lint.diff",
+                      "tuneadvise.advisor.lint.records", "tuneadvise.advisor.frontier")
+
+
+def test_lint_and_frontier_commands_reach_the_library_through_their_queries():
+    offenders = [f"{modules()[module].relative_to(ROOT)}:{node.lineno} imports {imported}"
+                 for module in ("tuneadvise.cli.lint_cmd", "tuneadvise.cli.frontier_cmd")
+                 for node, imported, _ in imports(module) if imported.startswith(DECIDED_IN_QUERIES)]
+    assert offenders == []

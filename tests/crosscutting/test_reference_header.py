@@ -35,7 +35,7 @@ from tuneadvise.advisor.engine.occupancy import (
 from tuneadvise.advisor.engine.optimizer import LinearSharedMem, max_potential_block_size
 from tuneadvise.advisor.launch import LaunchConfig
 from tuneadvise.specs.catalog import shipped_catalog
-from tuneadvise.specs.releases import DEFAULT_RELEASE, header_cc, release, releases, under_release
+from tuneadvise.specs.releases import DEFAULT_RELEASE, release, releases, under_release
 
 from ..reference import header
 
@@ -100,6 +100,13 @@ def covered_archs(cuda: str = DEFAULT_RELEASE):
     unknown = release(cuda).unknown
     return [under_release(a, cuda) for a in catalog.sorted_archs()
             if catalog.family_covered_by_header[a.family] and a.cc not in unknown]
+
+
+def header_cc(arch, cuda: str | None = None) -> tuple[int, int]:
+    """The (major, minor) the release's header knows `arch` by (Thor: 10.1 before CUDA 13)."""
+    cc = release(cuda).known_as.get(arch.cc, arch.cc)
+    major, minor = cc.split(".")
+    return int(major), int(minor)
 
 
 def encode_device(arch) -> str:

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from tuneadvise.advisor.lint import baseline as ratchet
 from tuneadvise.advisor.lint.config import load_config
-from tuneadvise.advisor.lint.document import document, lint_document, summary
+from tuneadvise.advisor.lint.document import lint_document, summary, whole_lint_document
 from tuneadvise.advisor.lint.formats import SERIALIZERS, serialize
 from tuneadvise.advisor.lint.run import LintOptions, lint_paths, lint_records
 from tuneadvise.advisor.lint.schema import LINT_OUTPUT_SCHEMA
@@ -79,7 +79,7 @@ def generated_log(path: Path, kernels: int, seed: int) -> Path:
 
 
 def dumped(report, fail_on, comparison, version):
-    return json.dumps(document(report, fail_on, comparison, version), separators=(",", ":")) + "\n"
+    return json.dumps(whole_lint_document(report, fail_on, comparison, version), separators=(",", ":")) + "\n"
 
 
 def written(report, fail_on, comparison, version):

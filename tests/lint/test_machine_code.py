@@ -20,7 +20,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
-from tuneadvise.advisor.lint.document import document
+from tuneadvise.advisor.lint.document import whole_lint_document
 from tuneadvise.advisor.lint.formats import sarif_chunks
 from tuneadvise.advisor.lint.machine_code import attach
 from tuneadvise.advisor.lint.run import LintOptions, lint_records
@@ -116,7 +116,7 @@ def test_findings_name_the_lines_and_sarif_relates_them():
     record = _spilling_kernel()
     assert (record.spill_stores, record.spill_loads, record.spills_from) == (600, 592, "sass")
     report = lint_records([record], LintOptions())
-    kernel = document(report, "error")["kernels"][0]
+    kernel = whole_lint_document(report, "error")["kernels"][0]
     findings = {f["code"]: f for f in kernel["findings"]}
     spill_lines = findings["TA501"]["details"]["spill_lines"]
     assert sum(p["stores"] for p in spill_lines) == 600 and sum(p["loads"] for p in spill_lines) == 592
@@ -154,7 +154,7 @@ def test_local_memory_finding_names_the_array_lines_and_sarif_relates_them():
                                 spill_stores=0, spill_loads=0, source="ptxas", file="lint_kernels.log",
                                 max_threads=128), found["_Z5heavyPKdPdi"])
     report = lint_records([record], LintOptions())
-    finding = {f["code"]: f for f in document(report, "error")["kernels"][0]["findings"]}["TA502"]
+    finding = {f["code"]: f for f in whole_lint_document(report, "error")["kernels"][0]["findings"]}["TA502"]
     local_lines = finding["details"]["local_lines"]
     assert {p["line"] for p in local_lines} == _line_comments("_Z5heavyPKdPdi") != set()
     assert sum(p["stores"] for p in local_lines) == 768 and sum(p["loads"] for p in local_lines) == 384

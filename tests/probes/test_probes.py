@@ -12,6 +12,7 @@ shows the comparisons fail when the engine is wrong by one block."""
 import functools
 import gzip
 import json
+import math
 import statistics
 import sys
 
@@ -22,7 +23,7 @@ from hypothesis import strategies as st
 
 from tuneadvise.cli.main import cli
 from tuneadvise.probes.residency import max_resident_per_sm
-from tuneadvise.probes.results import Measurement, document, measurements_from_document, recompute_document
+from tuneadvise.probes.results import Measurement, device_document, measurements_from_document, recompute_document
 from tuneadvise.specs.catalog import shipped_catalog
 
 from ..helpers import ROOT, TESTS, assert_one_line_error
@@ -129,7 +130,7 @@ def test_above_peak_is_flagged_not_reported_as_fact():
 
 def test_document_round_trip_and_schema():
     doc = computed()
-    again = document(doc["device"], shipped_catalog().products["h100-sxm"], doc["sm_clock_mhz"],
+    again = device_document(doc["device"], shipped_catalog().products["h100-sxm"], doc["sm_clock_mhz"],
                      measurements_from_document(doc), doc["quick"])
     assert again["schema_version"] == 1
     assert again["results"] == doc["results"]
@@ -497,17 +498,35 @@ def test_device_option_answers_any_text_with_a_list_or_one_line_error(text):
         assert devices and all(0 <= d < 2 for d in devices)
 
 
+def _finite_number(text: str) -> float | None:
+    try:
+        number = float(text)
+    except ValueError:
+        return None
+    return number if math.isfinite(number) else None
+
+
 @settings(max_examples=40, deadline=None)
 @given(st.one_of(st.text(max_size=8), st.floats(allow_nan=True)))
 @example("nan")
 @example("inf")
+@example("-inf")
+@example("1e400")
+@example("0")
+@example("-1")
 def test_bytes_in_flight_and_cluster_size_reject_bad_values_with_exit_2(value):
+    """What is not a finite number of at least 1 (NaN, infinities, text, zero, negatives) is
+    refused with exit 2 and one line naming the option; anything accepted gives a document."""
     for option in ("--bytes-in-flight", "--cluster-size"):
         result = CliRunner().invoke(cli, ["occupancy", "--arch", "h100-sxm", "-r", "32", "-b", "256", option, str(value),
                                           "--format", "json"])
-        assert result.exit_code in (0, 2), result.output
+        number = _finite_number(str(value))
+        if number is None or number < 1:
+            assert result.exit_code == 2, (option, value, result.output)
         if result.exit_code == 2:
-            assert "Traceback" not in result.output
+            assert result.output.startswith(f"tuneadvise: error: {option}: ") and result.output.count("\n") == 1
+        else:
+            assert result.exit_code in (0, 1) and json.loads(result.output)["arch"] == "sm_90", result.output
 
 
 def test_recorded_quick_run_is_within_5_percent_of_the_full_run_or_flagged():

@@ -10,7 +10,6 @@ from tuneadvise.advisor.readers import ncu
 from tuneadvise.advisor.readers.ncu import (
     MAX_LINE,
     NcuConversionError,
-    group_by_kernel,
     is_ncu_export,
     read_lines,
     read_ncu,
@@ -31,10 +30,11 @@ def test_launches_of_two_processes_stay_apart():
     assert {launch.process_name for launch in both} == {"ncu_templates", "python3.12"}
 
 
-def test_launches_grouped_by_kernel_keep_their_configurations():
-    groups = group_by_kernel(launches("ncu_templates"))
-    assert [name.split("(")[0] for name in groups] == ["void block_sum<64>", "void block_sum<128>", "void block_sum<512>"]
-    assert [launch.grid for launch in groups["void block_sum<64>(const float *, float *, int, int)"]] == \
+def test_each_launch_keeps_its_kernel_and_configuration():
+    read = launches("ncu_templates")
+    names = list(dict.fromkeys(launch.kernel for launch in read))
+    assert [name.split("(")[0] for name in names] == ["void block_sum<64>", "void block_sum<128>", "void block_sum<512>"]
+    assert [launch.grid for launch in read if launch.kernel == "void block_sum<64>(const float *, float *, int, int)"] == \
         [(131, 1, 1), (330, 1, 1), (1056, 1, 1)]
 
 

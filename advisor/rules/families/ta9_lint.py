@@ -12,6 +12,7 @@ from __future__ import annotations
 from ...text import plural
 from .. import LintContext, rule
 from ..register_advice import cap_change
+from ..wording import register_peak
 
 _ENTRY = "ptxas info    : Compiling entry function '{}' for 'sm_90'\n"
 _SAXPY = _ENTRY.format("_Z5saxpyfPKfPfi") + "ptxas info    : Used 40 registers, used 0 barriers"
@@ -131,6 +132,18 @@ def sources_disagree(kernel: LintContext, params: dict):
         yield "; ".join(kernel.disagreements), {"disagreements": list(kernel.disagreements)}
 
 
+def _no_launch_settings_for_run(seen: list[tuple[dict, int]]) -> tuple[str, dict]:
+    """TA906 once for the run: the kernels no entry configures, counted by the block assumed for them."""
+    assumed = list(dict.fromkeys((tuple(details["block_dims"]), details["block_from"]) for details, _ in seen))
+    kernels = sum(count for _, count in seen)
+    named = list(dict.fromkeys(site for details, _ in seen for site in details.get("run_time_launches", ())))
+    details = {"kernels": kernels, "block_dims": [list(dims) for dims, _ in assumed],
+               "block_from": [origin for _, origin in assumed]}
+    if named:  # the launches in host code that set these kernels' block at run time
+        details["run_time_launches"] = named
+    return no_launch_settings_message(assumed, kernels, named), details
+
+
 @rule(
     code="TA906", name="no-launch-settings", severity="info", source="project-config",
     summary="No [[kernels]] entry gives this kernel's launch settings",
@@ -144,12 +157,16 @@ def sources_disagree(kernel: LintContext, params: dict):
     nothing is wrong with the kernel; the finding says which launch the figures assume.""",
     trigger={"config": {}, "log": _k("Used 32 registers, used 0 barriers")},
     clean={"config": {"kernels": [{"name": "k", "block_size": 128}]}, "log": _k("Used 32 registers, used 0 barriers")},
+    per_run=_no_launch_settings_for_run,
 )
 def no_launch_settings(kernel: LintContext, params: dict):
     if not kernel.launch_given:
         dims = kernel.result.kernel.dims
-        yield no_launch_settings_message([(dims, kernel.block_origin)]), \
-            {"block_dims": list(dims), "block_from": kernel.block_origin}
+        details = {"block_dims": list(dims), "block_from": kernel.block_origin}
+        if kernel.run_time_launches:
+            details["run_time_launches"] = list(kernel.run_time_launches)
+        yield no_launch_settings_message([(dims, kernel.block_origin)], run_time=list(kernel.run_time_launches)), \
+            details
 
 
 def no_launch_settings_message(assumed: list[tuple[tuple[int, ...], str]], kernels: int | None = None,
@@ -188,6 +205,8 @@ _BOUNDED_SOURCE = "__global__ void __launch_bounds__(256, 4) step(float* out) { 
     changes. A warning: the cap is met, at the cost of spills, which may be the right trade; `frontier` measures it.""",
     trigger={"config": {}, "log": _SPILLING_AT_CAP.format(stack=24, spills=24), "source": _BOUNDED_SOURCE},
     clean={"config": {}, "log": _SPILLING_AT_CAP.format(stack=0, spills=0), "source": _BOUNDED_SOURCE},
+    machine_code=register_peak,
+    related=("pressure_lines", "register pressure peaks here"),
 )
 def cap_forces_spills(kernel: LintContext, params: dict):
     cap, launch = kernel.register_cap, kernel.result.kernel

@@ -20,8 +20,8 @@ from tuneadvise.specs.resolve import resolve_arch
 
 from ..helpers import ROOT
 from ..reference import nvcc
-from . import test_compile_loop
-from .test_compile_loop import fixture_truth, required_toolchain, run
+from ..toolchain import test_compile_loop
+from ..toolchain.test_compile_loop import fixture_truth, required_toolchain, run
 
 use = test_compile_loop.use  # the fixture that points tuneadvise's discovery at the test's toolchain
 

@@ -1,0 +1,116 @@
+"""The options every command shares are converted in one place (cli/params.py): a value one
+command refuses, every command refuses, with the same line naming the option; a value one
+accepts, every one accepts. The library's own parsers (advisor/inputs.py, the rule registry,
+the catalog) are the outside truth of what is allowed."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
+
+from tuneadvise.advisor.inputs import parse_block
+from tuneadvise.advisor.rules import RuleSelection
+from tuneadvise.cli.main import cli
+from tuneadvise.specs.errors import InputError
+from tuneadvise.specs.resolve import resolve
+
+from ..helpers import ROOT
+
+LOG = str(ROOT / "tests" / "fixtures" / "lint" / "ptxas_multi.log")
+NEXT = str(ROOT / "tests" / "fixtures" / "lint" / "ptxas_multi_next.log")
+SOURCE = str(ROOT / "tests" / "fixtures" / "sources" / "local_array.cu")
+
+# Commands that take each shared option, completed so that the option is all that can be wrong.
+BLOCK_SIZE = {
+    "occupancy": ["occupancy", "--arch", "sm_90", "--registers", "32", "--format", "json"],
+    "lint": ["lint", LOG, "--format", "json"],
+    "diff": ["diff", LOG, NEXT, "--format", "json"],
+}
+SELECT = {
+    "occupancy": ["occupancy", "--arch", "sm_90", "--registers", "32", "--block-size", "256", "--format", "json"],
+    "rules": ["rules", "--format", "json"],
+    "lint": ["lint", LOG, "--format", "json"],
+    "check-source": ["check-source", SOURCE, "--target", "sm_90", "--format", "json"],
+}
+ARCH = {
+    "lint": ["lint", LOG, "--format", "json"],
+    "diff": ["diff", LOG, NEXT, "--format", "json"],
+}
+
+
+def invoke(args):
+    return CliRunner().invoke(cli, args)
+
+
+def error_lines(commands: dict, option: str, value: str) -> dict[str, tuple[int, str]]:
+    """Each command's exit code, and its error line where it refused the value."""
+    outcome = {}
+    for name, args in commands.items():
+        result = invoke([*args, option, value])
+        outcome[name] = (result.exit_code, result.output.splitlines()[0] if result.exit_code == 2 else "")
+    return outcome
+
+
+def refuses(parse, value) -> bool:
+    try:
+        parse(value)
+    except (InputError, ValueError):
+        return True
+    return False
+
+
+texts = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\0"), max_size=10)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.one_of(texts, st.from_regex(r"\A[0-9]{1,4}(x[0-9]{1,3}){0,3}\Z")))
+@example("0")
+@example("16x0")
+@example("2048")
+@example("16x16")
+def test_block_size_is_refused_alike_by_every_command(value):
+    outcome = error_lines(BLOCK_SIZE, "--block-size", value)
+    if refuses(parse_block, value):
+        assert {line for _, line in outcome.values()} == {outcome["occupancy"][1]}, outcome
+        assert all(code == 2 for code, _ in outcome.values()) and outcome["lint"][1].startswith(
+            "tuneadvise: error: --block-size: ")
+    else:
+        assert all(code in (0, 1) for code, _ in outcome.values()), outcome
+
+
+@settings(max_examples=20, deadline=None)
+@given(st.one_of(texts, st.sampled_from(["TA3", "ta301", "TA3,TA5", "TA999", "XX", "TA3,,XX"])))
+def test_rule_codes_are_refused_alike_by_every_command(value):
+    outcome = error_lines(SELECT, "--select", value)
+    if refuses(lambda text: RuleSelection.parse(text, None), value):
+        assert all(code == 2 for code, _ in outcome.values()), outcome
+        assert {line for _, line in outcome.values()} == {outcome["rules"][1]}
+        assert outcome["rules"][1].startswith("tuneadvise: error: --select: ")
+    else:
+        assert all(code in (0, 1) for code, _ in outcome.values()), outcome
+
+
+@pytest.mark.parametrize("value", ["sm_99", "nope", "hopperx", "x" * 50, "", "9.9"])
+def test_unknown_architectures_are_refused_alike(value):
+    with pytest.raises(InputError):
+        resolve(value)
+    outcome = error_lines(ARCH, "--arch", value)
+    assert all(code == 2 for code, _ in outcome.values()), outcome
+    assert len({line for _, line in outcome.values()}) == 1 and outcome["lint"][1].startswith("tuneadvise: error: --arch: ")
+
+
+def test_a_target_names_its_option():
+    result = invoke(["check-source", SOURCE, "--target", "sm_80,sm_99"])
+    assert result.exit_code == 2
+    assert result.output.startswith("tuneadvise: error: --target: unknown architecture 'sm_99'")
+
+
+def test_a_query_refusing_its_input_is_a_usage_error_naming_the_file(tmp_path):
+    """An InputError raised inside a query (a config's reader) ends the command as bad input, one line."""
+    config = tmp_path / "tuneadvise.toml"
+    config.write_text("fail_on = 'sometimes'\n")
+    result = invoke(["lint", LOG, "--config", str(config)])
+    assert result.exit_code == 2 and result.output.count("\n") == 1
+    assert result.output.startswith(f"tuneadvise: error: {config}")
