@@ -113,7 +113,12 @@ def _kernel_lines(kernel: dict, width: int) -> list[str]:
     occ, where, launch = kernel["occupancy"], kernel["location"], kernel["launch"]
     place = f"{where['file']}:{where['line']}" if where["line"] else where["file"] or ""
     out = []
-    if kernel.get("variant"):  # a cache entry's configuration: the variants of one kernel differ here
+    site = launch.get("site")
+    if site and launch["from"] == "host code":  # the launch checked (a variant of several names it too)
+        chosen = f"; block from {site['block_from']}, as `suggest` answers it" if site["block_from"] else ""
+        out += wrap(terminal_text(f"{site['file']}:{site['line']}:{site['column']} ({site['api']}){chosen}"), width,
+                    "  launched at ", "    ", whole_words=True)
+    elif kernel.get("variant"):  # a cache entry's configuration: the variants of one kernel differ here
         out += wrap(terminal_text(kernel["variant"]), width, "  config ", "    ")
     if place:
         out += wrap(terminal_text(place), width, "  at ", "    ", whole_words=True)

@@ -1,5 +1,9 @@
-"""JSON Schema of `tuneadvise lint --format json` (schema_version 3), printed
+"""JSON Schema of `tuneadvise lint --format json` (schema_version 4), printed
 by `tuneadvise schema lint` and checked against real output by the tests.
+
+Version 4: each kernel's `launch` gains `from` (where the block checked comes
+from: "host code", "config", "launch bounds" or "assumed") and `site` (the
+launch in the source's host code it was read from, or null).
 
 Version 3: each kernel gains `spills_from` (whose the spill figures are: "ptxas",
 "sass", "config", or null) and `sass`, what its machine code proves where
@@ -13,6 +17,7 @@ launch's `measured` object and the source tool `ncu`."""
 
 from ..engine.limits import LIMITERS
 from .document import SCHEMA_VERSION
+from .host_launches import LAUNCH_ORIGINS
 
 _NULLABLE_INT = {"type": ["integer", "null"]}
 _VERDICT = {
@@ -152,6 +157,26 @@ _MEASURED = {
         **_MEASURED_SECTIONS,
     },
 }
+_SITE = {
+    "type": ["object", "null"],
+    "description": "the launch in host code the block was read from (from: host code), or, for a kernel whose every "
+                   "launch sets its block at run time, the first such launch",
+    "required": ["file", "line", "column", "api", "run_time", "block_from", "attributes"],
+    "additionalProperties": False,
+    "properties": {
+        "file": {"type": "string"}, "line": {"type": "integer", "minimum": 1}, "column": {"type": "integer", "minimum": 1},
+        "api": {"enum": ["<<<>>>", "cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cudaLaunchKernelEx",
+                         "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchCooperativeKernel"]},
+        "run_time": {"type": "array", "items": {"type": "string"},
+                     "description": "the launch's values set at run time: block size, grid, dynamic shared memory, "
+                                    "cluster dimensions, launch attributes"},
+        "block_from": {"enum": ["cudaOccupancyMaxPotentialBlockSize", None],
+                       "description": "the call that chose the block: checked at the block the engine's mirror of it "
+                                      "gives (what `suggest` answers)"},
+        "attributes": {"type": "array", "items": {"type": "string"},
+                       "description": "cudaLaunchKernelEx's launch attributes, as named in the source"},
+    },
+}
 _KERNEL = {
     "type": "object",
     "required": ["name", "demangled", "arch", "registers", "shared_mem", "spill_stores", "spill_loads",
@@ -179,7 +204,13 @@ _KERNEL = {
         "sources": {"type": "array", "items": _SOURCE, "minItems": 1},
         "launch": {"type": "object", "required": ["block_dims", "dynamic_shared_mem", "carveout", "opt_in",
                                                    "grid_size", "cluster_size", "max_threads_per_block",
-                                                   "configured_by"]},
+                                                   "configured_by", "from", "site"],
+                   "properties": {"from": {"enum": list(LAUNCH_ORIGINS),
+                                           "description": "where the block checked comes from: the launch in the "
+                                                          "source's host code (or a kernel cache's framework), a "
+                                                          "[[kernels]] entry or --block-size, the kernel's "
+                                                          "__launch_bounds__, or the default"},
+                                  "site": _SITE}},
         "location": {"type": "object", "required": ["file", "line"]},
         "occupancy": _OCCUPANCY,
         "findings": {"type": "array", "items": _FINDING},
