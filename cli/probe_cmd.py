@@ -124,18 +124,12 @@ def _run_with_progress(ctx, names: list[str], fmt: str):
 
 
 def _save_spec(path: str, doc: dict) -> None:
-    from ..probes.native import extras_from_results, native_document, to_toml
+    from ..probes.native import saved_spec, to_toml
     from ..specs.catalog import shipped_catalog
     from .fileio import output_error, write_atomically
 
-    catalog = shipped_catalog()
-    medians = {r["name"]: r["value"] for r in doc["results"] if r["value"] is not None and not r["above_peak"]
-               and r["group"] != "occupancy"}
-    product = catalog.products.get(doc["product"]) if doc["product"] else None
-    spec = native_document(doc["device"], catalog.archs.get(doc["device"]["compute_capability"]), medians, product,
-                           extras_from_results(doc["results"]))
     try:
-        write_atomically(path, to_toml(spec).encode())
+        write_atomically(path, to_toml(saved_spec(doc, shipped_catalog())).encode())
     except OSError as exc:
         raise output_error(exc, "--save", path) from None
 
