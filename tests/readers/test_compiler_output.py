@@ -103,10 +103,10 @@ def test_truncated_real_cubin_is_a_clean_error():
 def _seconds(parse, lines):
     import time
 
-    start = time.perf_counter()
+    start = time.process_time()
     problems = []
     list(parse(lines, problems=problems))
-    return time.perf_counter() - start, problems
+    return time.process_time() - start, problems
 
 
 @pytest.mark.parametrize("parse,line", [
@@ -135,7 +135,7 @@ def test_parsing_is_linear_in_the_line_length(parse, line):
 def test_any_line_parses_quickly_or_is_reported(text):
     import time
 
-    start = time.perf_counter()
+    start = time.process_time()
     list(parse_ptxas(["ptxas info    : Compiling entry function 'k' for 'sm_90'\n", text + " bytes stack frame\n"]))
     list(parse_cuobjdump(["\tFunction k:\n", "REG:" + text + "\n"], arch="sm_90"))
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 0.5
