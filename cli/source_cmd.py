@@ -38,18 +38,10 @@ def check_source(ctx, paths, targets, select, ignore, fail_on, fmt):
 
 
 def _document(paths, archs, selection, fail_on):
-    from ..advisor.rules.source_scan import source_document
-    from ..specs.files import MAX_SOURCE_BYTES, read_bounded
+    from ..advisor.queries.check_source import check_source_query
     from .version import __version__
 
-    def sources():
-        for path in paths:
-            try:
-                yield path, read_bounded(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
-            except OSError as exc:
-                raise BadInput(f"PATHS: cannot read {path}: {exc.strerror}") from None
-
-    return source_document(sources(), archs, selection, fail_on, __version__)
+    return check_source_query(paths, archs, selection, fail_on, __version__)
 
 
 def _render(doc, files: int) -> None:
