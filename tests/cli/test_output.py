@@ -134,3 +134,23 @@ def test_probe_figures_keep_one_line_each_with_the_method_in_notes(monkeypatch, 
         [row] = [line for line in lines if line.startswith(r["name"] + " ")]
         assert row.rstrip().endswith(")"), row  # the note's number ends the row: nothing wrapped below it
         assert any(r["method"][:30] in line for line in lines)
+
+
+def _command_paths(group=cli, prefix=()):
+    import click
+
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        yield (*prefix, name)
+        if isinstance(command, click.Group):
+            yield from _command_paths(command, (*prefix, name))
+
+
+@pytest.mark.parametrize("path", [(), *_command_paths()], ids=lambda path: " ".join(path) or "tuneadvise")
+def test_help_fits_80_columns_when_piped(path):
+    """Piped output fits 80 columns: click wraps the prose, not the examples and exit codes
+    written under \\b, which must be written to fit."""
+    result = CliRunner().invoke(cli, [*path, "--help"], env={"COLUMNS": "80"})
+    assert result.exit_code == 0, result.output
+    assert [line for line in result.output.splitlines() if len(line) > 80] == []
