@@ -154,3 +154,13 @@ def test_help_fits_80_columns_when_piped(path):
     result = CliRunner().invoke(cli, [*path, "--help"], env={"COLUMNS": "80"})
     assert result.exit_code == 0, result.output
     assert [line for line in result.output.splitlines() if len(line) > 80] == []
+
+
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_the_top_level_help_fits_the_columns(columns):
+    """Its exit-code paragraph was kept unwrapped (click's \\b): 77 columns at 60. (click formats help
+    at least 50 columns wide, so 40 is not asked.)"""
+    done = subprocess.run([sys.executable, "-m", "tuneadvise.cli", "--help"], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": str(columns)}, timeout=60)
+    assert done.returncode == 0
+    assert max(len(line) for line in done.stdout.splitlines()) <= columns

@@ -273,3 +273,58 @@ def test_the_register_cap_is_read_once_where_the_flags_come_in(tmp_path):
     toolchain = Toolchain(nvcc="nvcc", ptxas="ptxas", origin="PATH")
     argv = command(toolchain, Build("k.cu", "sm_90", build.flags, build.max_registers), "out.cubin")
     assert [a for a in argv if "maxrregcount" in a] == ["-maxrregcount=48"]
+
+
+# -- a build database can never run shell commands ---------------------------------
+
+SHELL_TEXTS = ["$(touch INJECTED)", "`touch INJECTED`", "x;touch INJECTED", "x|touch INJECTED",
+               "x\ntouch INJECTED", "x&&touch INJECTED", 'x"$(touch INJECTED)"', "x>INJECTED", "${HOME}"]
+
+
+def _database(tmp_path, entry: dict) -> str:
+    (tmp_path / "cc.json").write_text(json.dumps([{"directory": str(tmp_path), "file": "k.cu", **entry}]))
+    return str(tmp_path / "cc.json")
+
+
+@pytest.mark.parametrize("text", SHELL_TEXTS)
+@pytest.mark.parametrize("place", ["-D", "-I", "-include", "file", "directory", "command"])
+def test_shell_text_in_an_entry_is_refused_naming_the_entry(tmp_path, text, place):
+    arguments = ["nvcc", "-arch=sm_90", "-c", "k.cu"]
+    entry: dict = {"arguments": arguments}
+    if place in ("-D", "-I", "-include"):
+        arguments += [place, f"X{text}" if place == "-D" else f"inc{text}"]
+    elif place == "file":
+        entry = {"arguments": arguments[:3] + [f"k{text}.cu"], "file": f"k{text}.cu"}
+    elif place == "directory":
+        entry = {"arguments": arguments, "directory": f"{tmp_path}/d{text}"}
+    else:  # a `command` string, split as a shell would: the value still holds the text
+        entry = {"command": "nvcc -arch=sm_90 -c k.cu -D " + json.dumps(f"X={text}")}
+    builds, problems = load_builds(_database(tmp_path, entry), ())
+    assert builds == [] and len(problems) == 1
+    assert problems[0].startswith("entry 1 (") and "\n" not in problems[0] and "interpret" in problems[0]
+
+
+@pytest.mark.parametrize("flag", ["-DN=4", "-Iinclude/x-y_z", "--std=c++17", "-Xcompiler=-fPIC,-Wall", "-O3"])
+def test_ordinary_flags_still_build(tmp_path, flag):
+    builds, problems = load_builds(_database(tmp_path, {"arguments": ["nvcc", "-arch=sm_90", "-c", "k.cu", flag]}),
+                                   ())
+    assert problems == [] and builds[0].flags == (flag,)
+
+
+@pytest.mark.parametrize("include", ["/dev/zero", "fifo", "folder"])
+def test_a_forced_include_that_is_not_a_regular_file_is_refused(tmp_path, include):
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    for form in (["-include", include], [f"--pre-include={include}"]):
+        builds, problems = load_builds(_database(tmp_path, {"arguments": ["nvcc", "-arch=sm_90", "-c", "k.cu", *form]}),
+                                       ())
+        assert builds == [] and problems == [f"entry 1 ('k.cu'): its {form[0].split('=')[0]} '{include}' is not a "
+                                             "regular file"]
+
+
+def test_the_host_compiler_is_a_command_not_a_path_the_database_names(tmp_path):
+    entry = {"arguments": ["nvcc", "-arch=sm_90", "-ccbin", "./evil.sh", "-c", "k.cu"]}
+    builds, problems = load_builds(_database(tmp_path, entry), ())
+    assert builds == [] and "-ccbin './evil.sh' is a path" in problems[0]
+    entry = {"arguments": ["nvcc", "-arch=sm_90", "-ccbin", "g++-12", "-c", "k.cu"]}
+    assert load_builds(_database(tmp_path, entry), ())[0][0].flags == ("-ccbin", "g++-12")
