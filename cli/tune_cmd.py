@@ -28,8 +28,9 @@ verdict beside its measured time, the fastest, and where prediction and measurem
 Example:
   tuneadvise tune saxpy.cu --args saxpy_args.py --arch sm_90 --block-size 256
 \b
-Exit codes: 0 done; 1 the runner failed on this machine (its error in one line); 2 bad input;
-3 no GPU, CuPy, Kernel Tuner or Triton, or no CUDA compiler.""")
+Exit codes: 0 done; 1 the runner failed on this machine (its error in one
+line); 2 bad input; 3 no GPU, CuPy, Kernel Tuner or Triton, or no CUDA
+compiler.""")
 @click.argument("file", type=click.Path(dir_okay=False))
 @arch_option(help="The GPU's architecture: sm_90, hopper, 9.0...", required=True, type=ArchName())
 @click.option("--args", "args_file", type=click.Path(dir_okay=False), help="Python file making the arguments (.cu).")
