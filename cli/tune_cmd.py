@@ -19,7 +19,8 @@ from .params import ArchName
 @click.command(help="""Time the changes tuneadvise proposes for one kernel, on this machine's GPU. For FILE.cu:
 the register caps at every occupancy cliff (each built first with ptxas and written as
 __launch_bounds__(B, N) in a copy of the source) and the block sizes where occupancy changes, pruned
-to those that launch, handed to Kernel Tuner to compile and time with the arguments ARGS.py makes
+to those that launch, handed to Kernel Tuner (its cuda-python backend where cuda-bindings is installed, else CuPy) to
+compile and time with the arguments ARGS.py makes
 (Kernel Tuner's convention: `arguments` and `problem_size`). For FILE.py: its `configs`
 (triton.Configs) timed with Triton's do_bench through its `bench(config)`. Prints each candidate's
 verdict beside its measured time, the fastest, and where prediction and measurement disagreed.
@@ -29,7 +30,7 @@ Example:
   tuneadvise tune saxpy.cu --args saxpy_args.py --arch sm_90 --block-size 256
 \b
 Exit codes: 0 done; 1 the runner failed on this machine (its error in one line); 2 bad input;
-3 no GPU, CuPy, Kernel Tuner or Triton, or no CUDA compiler.""")
+3 no GPU, Kernel Tuner (with cuda-python or CuPy) or Triton, or no CUDA compiler.""")
 @click.argument("file", type=click.Path(dir_okay=False))
 @arch_option(help="The GPU's architecture: sm_90, hopper, 9.0...", required=True, type=ArchName())
 @click.option("--args", "args_file", type=click.Path(dir_okay=False), help="Python file making the arguments (.cu).")
