@@ -171,13 +171,9 @@ def kernel_tuner_backend() -> str:
     installed, else "cupy". Kernel Tuner 1.5's CuPy backend builds the device's UUID from CuPy's
     properties and failed on one machine ("bytes is not a 16-char string": a UUID cut short,
     likely at a zero byte); the cuda-python bindings hand over a fixed 16-byte field."""
-    from importlib.util import find_spec
+    from ..probes.gpu import has_cuda_python
 
-    try:
-        found = find_spec("cuda.bindings") is not None
-    except (ImportError, ValueError):  # no `cuda` package at all, or a broken one
-        found = False
-    return "nvcuda" if found else "cupy"
+    return "nvcuda" if has_cuda_python() else "cupy"
 
 
 def kernel_tuner_ready():
@@ -203,19 +199,12 @@ def _cupy_device_name() -> str:
 
 
 def _nvcuda_device_name() -> str:
-    from cuda.bindings import runtime
+    from ..probes.gpu import GpuUnavailable, cuda_python_device_name
 
     try:
-        error, count = runtime.cudaGetDeviceCount()
-        if error == runtime.cudaError_t.cudaSuccess and count:
-            error, properties = runtime.cudaGetDeviceProperties(0)
-    except Exception as exc:  # noqa: BLE001  a missing libcuda or libcudart surfaces as several types
-        raise TuneMissing(f"tune found no usable NVIDIA GPU (cuda-python said: {str(exc)[:200]})") from None
-    if error != runtime.cudaError_t.cudaSuccess:
-        raise TuneMissing(f"tune found no usable NVIDIA GPU (CUDA said: {error.name})")
-    if not count:
-        raise TuneMissing("tune found no NVIDIA GPU on this machine")
-    return properties.name.split(b"\0", 1)[0].decode(errors="replace")
+        return cuda_python_device_name(0)
+    except GpuUnavailable as exc:
+        raise TuneMissing(str(exc)) from None
 
 
 def run_kernel_tuner(tune_kernel, backend: str, source_text: str, line: int, kernel_name: str,
