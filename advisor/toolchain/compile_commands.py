@@ -153,6 +153,34 @@ def _holds_nul(entry: dict) -> str | None:
     return None
 
 
+# What makes the host compiler nvcc runs load or run a program the database names (a database comes
+# from a pull request): `-Xcompiler -B./dir/` runs ./dir/cc1plus, -fplugin and -Xclang -load load a
+# shared object, -specs rewrites the commands gcc runs, -wrapper runs them under another program, an
+# @file holds more of these; forwarding unknown flags would pass any of them unlisted.
+_HOST_RUNS = ("-B", "-specs", "--specs", "-fplugin", "-fpass-plugin", "-wrapper", "-Xclang", "-iplugindir",
+              "--gcc-toolchain", "--gcc-install-dir", "-ccc-", "--driver-mode", "@")
+_FORWARD_UNKNOWN = {"-forward-unknown-to-host-compiler", "--forward-unknown-to-host-compiler",
+                    "-forward-unknown-opts", "--forward-unknown-opts"}
+
+
+def _runs_named_program(flags: list[str]) -> str | None:
+    """Why a kept flag is refused: it would make the host compiler run or load a program the
+    database names, or forward flags that could."""
+    for i, flag in enumerate(flags):
+        name, equals, value = flag.partition("=")
+        if flag in _FORWARD_UNKNOWN:
+            return f"its {flag} would pass any flag to the host compiler, unchecked"
+        if name not in _HOST_OPTIONS:
+            continue
+        value = value if equals else (flags[i + 1] if i + 1 < len(flags) else "")
+        for item in value.split(","):
+            if item.startswith(_HOST_RUNS):
+                return (f"its host compiler flag {quoted(item, MAX_QUOTED)} would make the host compiler run or "
+                        "load a program the database names; -B, -specs, -fplugin, -wrapper, -Xclang and @files "
+                        "are refused")
+    return None
+
+
 def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[str]]:
     """(one Build per .cu entry and architecture, problems as sentences)."""
     try:
@@ -183,6 +211,10 @@ def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[st
             flags, own_archs = flags_of(entry)
         except CompileCommandsError as exc:
             problems.append(f"entry {number}: {exc}")
+            continue
+        refused = _runs_named_program(flags)
+        if refused:
+            problems.append(f"entry {number} ({_file_of(entry)}): {refused}")
             continue
         targets = archs or tuple(own_archs)
         if not targets:

@@ -273,3 +273,17 @@ def test_the_register_cap_is_read_once_where_the_flags_come_in(tmp_path):
     toolchain = Toolchain(nvcc="nvcc", ptxas="ptxas", origin="PATH")
     argv = command(toolchain, Build("k.cu", "sm_90", build.flags, build.max_registers), "out.cubin")
     assert [a for a in argv if "maxrregcount" in a] == ["-maxrregcount=48"]
+
+
+@pytest.mark.parametrize("flags", [
+    "-Xcompiler -B./evil/", "-Xcompiler=-B./evil/", "--compiler-options=-Wall,-B,./evil", "-Xcompiler -fplugin=./p.so",
+    "-Xcompiler=-specs=./s", "--compiler-options=--specs=./s", "-Xcompiler=@opts", "-Xcompiler -wrapper,./w",
+    "-Xcompiler=-Xclang,-load,-Xclang,./p.so", "-forward-unknown-to-host-compiler -B./evil/",
+    "--forward-unknown-opts -fplugin=./p.so"])
+def test_a_host_compiler_flag_that_runs_a_named_program_refuses_its_entry(tmp_path, flags):
+    path = tmp_path / "compile_commands.json"
+    path.write_text(json.dumps([{"directory": str(tmp_path), "file": "k.cu", "command": f"nvcc {flags} -c k.cu"},
+                                {"directory": str(tmp_path), "file": "j.cu", "command": "nvcc -Xcompiler=-fPIC -c j.cu"}]))
+    builds, problems = load_builds(str(path), ("sm_90",))
+    assert [b.source for b in builds] == [str(tmp_path / "j.cu")] and list(builds[0].flags) == ["-Xcompiler=-fPIC"]
+    assert len(problems) == 1 and problems[0].startswith("entry 1 ('k.cu'): its ") and "\n" not in problems[0]
