@@ -30,7 +30,7 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
 
     \b
     Example:
-      tuneadvise frontier kernels.cu --arch sm_90 --block-size 256 --kernel 'gemm*'
+      tuneadvise frontier kernels.cu --arch sm_90 -b 256 --kernel 'gemm*'
     \b
     Exit codes: 0 done; 2 bad input, or the compiler rejected a build (the
     others are still reported); 3 no CUDA compiler.

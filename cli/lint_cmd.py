@@ -31,10 +31,11 @@ PATH) and linted from ptxas's own report; so are the .cu entries of
 
 \b
 Examples:
-  nvcc -Xptxas -v -c k.cu 2> build.log && tuneadvise lint build.log k.cu
+  nvcc -Xptxas -v -c k.cu 2> build.log
+  tuneadvise lint build.log k.cu
   tuneadvise lint k.cu --arch sm_80 --arch sm_90 -I include -D TILE=32
   tuneadvise lint --compile-commands build/compile_commands.json --arch sm_90
-  tuneadvise lint build/libkernels.so --config tuneadvise.toml --format sarif -o lint.sarif
+  tuneadvise lint build/libkernels.so --format sarif -o lint.sarif
   tuneadvise lint ~/.triton/cache
 \b
 Exit codes: 0 clean; 1 findings at or above --fail-on (new or worse ones,

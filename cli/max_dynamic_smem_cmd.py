@@ -38,9 +38,11 @@ def max_dynamic_smem(ctx, arch, blocks_per_sm, spec_file, cuda, fmt, **launch):
 
     \b
     Example:
-      tuneadvise max-dynamic-smem --arch h100-sxm --registers 32 --block-size 256 --blocks-per-sm 2 --opt-in
+      tuneadvise max-dynamic-smem --arch h100-sxm -r 32 -b 256 --blocks-per-sm 2 \\
+        --opt-in
     \b
-    Exit codes: 0 answered; 1 N blocks cannot reside even without dynamic shared memory; 2 bad input.
+    Exit codes: 0 answered; 1 N blocks cannot reside even without dynamic shared
+    memory; 2 bad input.
     """
     from ..advisor.queries.max_dynamic_smem import max_dynamic_smem_query
 

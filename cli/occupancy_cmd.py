@@ -64,7 +64,7 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
 
     \b
     Example:
-      tuneadvise occupancy --arch volta --registers 64 --block-size 256 --shared-mem 12K --graphs
+      tuneadvise occupancy --arch volta -r 64 -b 256 --shared-mem 12K --graphs
     \b
     Exit codes: 0 launchable; 1 cannot launch on that architecture;
     2 bad input (in a batch: the worst line decides); 3 --plot without matplotlib.

@@ -38,7 +38,7 @@ def suggest(ctx, arch, dynamic_shared_mem_per_thread, dynamic_shared_mem_base, s
 
     \b
     Example:
-      tuneadvise suggest --arch h100-sxm --registers 32 --dynamic-shared-mem-per-thread 64
+      tuneadvise suggest --arch h100-sxm -r 32 --dynamic-shared-mem-per-thread 64
     \b
     Exit codes: 0 a block size launches; 1 none can; 2 bad input.
     """
