@@ -231,19 +231,16 @@ def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
     reader = csv.reader(lines)
     assembler: _Assembler | None = None
     width = 0
-    try:
-        for row in reader:
-            if assembler is None or (row and row[0] == "ID"):
-                assembler, width = _header(row, name, result, reader.line_num) or (assembler, width)
-                continue
-            if len(row) < width:
-                if len(row) > 1 and row[0].isdigit():  # a launch's row, cut short
-                    assembler.problem(reader.line_num, f"expected {width} columns as the header names, "
-                                                       f"got {len(row)}")
-                continue
-            assembler.row(row, reader.line_num)
-    except csv.Error as exc:
-        result.problems.append(Problem(name, reader.line_num, f"not CSV: {exc}"))
+    for row in _rows(reader, name, result):
+        if assembler is None or (row and row[0] == "ID"):
+            assembler, width = _header(row, name, result, reader.line_num) or (assembler, width)
+            continue
+        if len(row) < width:
+            if len(row) > 1 and row[0].isdigit():  # a launch's row, cut short
+                assembler.problem(reader.line_num, f"expected {width} columns as the header names, "
+                                                   f"got {len(row)}")
+            continue
+        assembler.row(row, reader.line_num)
     if assembler is None:
         result.problems.append(Problem(name, None, "expected the CSV that `ncu --csv` prints "
                                                    "(a header row starting \"ID\",\"Process ID\")"))
@@ -252,6 +249,34 @@ def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
         if not result.launches and not result.problems:
             result.problems.append(Problem(name, None, "no profiled launch in this export"))
     return result
+
+
+# csv's refusals, as a user reads them.
+_CSV_ERRORS = {"field larger than field limit": f"a field longer than {csv.field_size_limit():,} characters",
+               "new-line character seen in unquoted field": "a carriage return inside a line"}
+
+
+def _rows(reader, name: str, result: NcuReadResult) -> Iterator[list[str]]:
+    """The rows of `reader`. A line csv refuses (the profiled program's own output, interleaved
+    with ncu's rows, can be one long line) is skipped and said once, with how many more there were:
+    the export's other rows are still read."""
+    first, more = None, 0
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            if first is not None:
+                more += 1
+                continue
+            said = next((text for start, text in _CSV_ERRORS.items() if str(exc).startswith(start)), str(exc))
+            first = Problem(name, reader.line_num, f"not CSV: {said}; the line is skipped")
+            result.problems.append(first)
+            continue
+        yield row
+    if more:
+        first.message += f" (and {more} more {'line' if more == 1 else 'lines'} like it)"
 
 
 def _header(row: list[str], name: str, result: NcuReadResult, number: int):

@@ -117,3 +117,19 @@ def test_stream_holds_one_launch_at_a_time():
     """The reader takes an iterator: it never needs the whole text."""
     result = read_lines(io.StringIO(text("ncu_triton")), "t.csv")
     assert len(result.launches) == 11
+
+
+@pytest.mark.parametrize("line", ["x" * 200_000, '"' + "y" * 200_000 + '"', ",".join(["z" * 150_000] * 2)],
+                         ids=["output", "quoted", "two-cells"])
+def test_a_line_past_the_csv_field_limit_is_one_problem_and_the_rest_is_read(line):
+    """A program under ncu printing a long line among the rows (the profiled program's own output
+    is interleaved with ncu's), shorter than MAX_LINE but past csv's field limit: that line is said,
+    every launch of the export is still read."""
+    lines = text("ncu_tails").splitlines(keepends=True)
+    whole = len(read_lines(lines, "tails.csv").launches)
+    header = next(i for i, text_line in enumerate(lines) if text_line.startswith('"ID"'))
+    for at in (header - 1, header + 5, len(lines)):
+        edited = lines[:at] + [line + "\n"] * 3 + lines[at:]
+        result = read_lines(edited, "edited.csv")
+        assert len(result.launches) == whole and len(result.problems) == 1, result.problems
+        assert result.problems[0].line == at + 1 and "(and 2 more lines like it)" in result.problems[0].message
