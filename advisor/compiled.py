@@ -60,7 +60,7 @@ def analyze_compiled(obj, arch=None, block_size=None, dynamic_shared_mem=None, *
     says, or for Triton what its launcher does for this amount of dynamic shared memory)."""
     from ..probes.driver import current_device_arch
     from . import analyze
-    from .lint.kernel_caches import OPT_IN_ABOVE
+    from .readers.kernel_caches import OPT_IN_ABOVE
 
     found = resources_of(obj, kernel)
     arch = arch if arch is not None else (current_device_arch() or found.arch)
@@ -145,7 +145,7 @@ def _one_kernel(data: bytes, kernel: str | None, where: str):
 
 def _cubin_resources(obj, kernel: str | None) -> Resources:
     from ..specs.files import MAX_CUBIN_BYTES, read_bounded
-    from .lint.kernel_caches import without_cupy_header
+    from .readers.kernel_caches import without_cupy_header
 
     where = "the cubin"
     if isinstance(obj, (str, os.PathLike)):
@@ -164,7 +164,7 @@ def _cubin_resources(obj, kernel: str | None) -> Resources:
 
 
 def _triton_resources(metadata, asm) -> Resources:
-    from .lint.kernel_caches import MetadataError, triton_entry
+    from .readers.kernel_caches import MetadataError, triton_entry
 
     try:
         fields = metadata if isinstance(metadata, dict) else (metadata._asdict() if hasattr(metadata, "_asdict")
@@ -186,7 +186,7 @@ def _triton_resources(metadata, asm) -> Resources:
 
 
 def _cupy_resources(obj, attributes) -> Resources:
-    from .lint.kernel_caches import OPT_IN_ABOVE
+    from .readers.kernel_caches import OPT_IN_ABOVE
 
     static = _whole(_get(attributes, "shared_size_bytes") or 0, "shared_size_bytes")
     max_dynamic = _get(attributes, "max_dynamic_shared_size_bytes")

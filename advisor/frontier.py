@@ -22,9 +22,10 @@ from typing import NamedTuple
 from .engine.occupancy import occupancy
 from .engine.whatif import bounds_register_cap, register_caps
 from .launch import LaunchConfig
-from .lint.machine_code import lines_by_bytes, machine_code_reader
+from .lint.machine_code import machine_code_reader
 from .readers.compiler_output import KernelUsage
 from .readers.demangle import kernel_names, name_matches
+from .readers.sass import lines_by_bytes
 from .readers.source_index import SourceIndex
 from .toolchain.compile import Build, Compiler
 from .toolchain.discovery import find_toolchain

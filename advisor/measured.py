@@ -17,7 +17,7 @@ from ..specs.names import UnknownArchError
 from ..specs.records import Arch
 from ..specs.resolve import resolve_arch
 from .engine.limits import CARVEOUT_DEFAULT, shared_mem_preference
-from .engine.occupancy import Occupancy, occupancy
+from .engine.occupancy import Occupancy, grid_waves, occupancy
 from .engine.shared_config import SharedMemConfig, predicted_config_of
 from .launch import LaunchConfig
 from .readers.ncu import ProfiledLaunch
@@ -149,9 +149,9 @@ def _rounded_ends(launch: ProfiledLaunch, config: LaunchConfig) -> list[LaunchCo
 
 
 def _waves(result: Occupancy, config: LaunchConfig) -> float | None:
-    if not result.active_blocks_per_sm or not config.sm_count or config.grid_size is None:
+    if not config.sm_count or config.grid_size is None:
         return None
-    return config.grid_size / (result.active_blocks_per_sm * config.sm_count)
+    return grid_waves(result, config.grid_size, config.sm_count)
 
 
 def _prediction(arch: Arch, result: Occupancy) -> SharedMemConfig | None:

@@ -40,7 +40,13 @@ def read_bounded(path, limit: int = MAX_DOCUMENT_BYTES, what: str = "file of thi
     file may grow while read). `regular_only`: refuse anything but a regular file, links not
     followed, without blocking on a FIFO (NotRegularFile)."""
     with open_regular(path) if regular_only else open(path, "rb") as handle:
-        data = handle.read(limit + 1)
+        return read_bounded_from(handle, limit, what)
+
+
+def read_bounded_from(handle, limit: int = MAX_DOCUMENT_BYTES, what: str = "file of this kind") -> bytes:
+    """read_bounded on a binary stream already open (a reader that opened the file once to tell
+    what it is): the rest of its bytes, or OSError (errno EFBIG) past `limit`."""
+    data = handle.read(limit + 1)
     if len(data) > limit:
         size = f"{limit >> 20} MiB" if limit >= 1 << 20 else f"{limit} bytes"
         raise OSError(errno.EFBIG, f"larger than {size}, more than any {what}")

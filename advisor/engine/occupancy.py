@@ -221,6 +221,12 @@ class DynamicSharedMemBudget(NamedTuple):
         return self.blocks_at_max is not None and self.blocks_at_max >= self.blocks_per_sm
 
 
+def grid_waves(result: Occupancy, grid_size: int, sm_count: int) -> float | None:
+    """The grid in waves of (resident blocks per SM x SMs) blocks; None when no block is resident."""
+    per_wave = result.active_blocks_per_sm * sm_count
+    return grid_size / per_wave if per_wave else None
+
+
 def max_dynamic_shared_mem(arch: Arch, kernel: LaunchConfig, blocks_per_sm: int) -> DynamicSharedMemBudget:
     """cudaOccAvailableDynamicSMemPerBlock: the dynamic shared memory per block available when
     `blocks_per_sm` blocks of `kernel` reside on one SM.

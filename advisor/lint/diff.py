@@ -21,7 +21,8 @@ from typing import NamedTuple
 from ..readers import demangle as names
 from ..report import SCHEMA_VERSION
 from .baseline import FIGURES, LOST_BLOCK, changes, figures_of
-from .run import DEMANGLED_AT_ONCE, LintOptions, LintReport, gather, group_records, lint_stream
+from .gather import gather
+from .run import DEMANGLED_AT_ONCE, LintOptions, LintReport, group_records, lint_stream
 
 HEAD = {"schema_version": SCHEMA_VERSION}
 STATUSES = ("regressed", "added", "removed", "improved", "unchanged")  # the document's order
@@ -82,9 +83,6 @@ def index_side(path: str, options: LintOptions, stdin=None) -> Side:
         lost = [f"{f.code} {f.message}" for f in kernel.findings if f.code == LOST_BLOCK]
         if lost:
             side.lost_blocks[key] = lost
-    for kernel in gathered.profiled:  # profiled launches, each its own entry ("launch N")
-        figures = _figures(kernel)
-        side.figures[(kernel.name, kernel.arch, kernel.usage.variant)] = shared.setdefault(figures, figures)
     side.problems.extend(report.problems)
     return side
 

@@ -153,22 +153,17 @@ def _sarif_result(finding, kernel, file, line, index, relative) -> dict:
 
 
 def _related_locations(finding, relative) -> list[dict]:
-    """The source lines a finding's machine code names (TA501's spills, TA502's local-memory
-    accesses, TA301/TA907's register peaks, TA605's FP64 arithmetic), so an editor jumps to them."""
-    key, text = next(((key, text) for key, text in _RELATED if finding["details"].get(key)), (None, ""))
+    """The source lines a finding's machine code names (its rule's `related`: TA501's spills, TA502's
+    local-memory accesses, TA301/TA907's register peaks, TA605's FP64 arithmetic), so an editor jumps to them."""
+    key, text = registry()[finding["code"]].related or (None, "")
     related = []
-    for number, place in enumerate(finding["details"][key] if key else ()):
+    for number, place in enumerate(finding["details"].get(key) or () if key else ()):
         uri = _relative(place["file"], relative) if place.get("file") else None
         if uri and place.get("line"):
             related.append({"id": number, "physicalLocation": {"artifactLocation": {"uri": uri},
                                                                "region": {"startLine": int(place["line"])}},
                             "message": {"text": text}})
     return related
-
-
-# A finding's details key that lists source lines, and what each line is to the finding.
-_RELATED = (("spill_lines", "spills here"), ("local_lines", "local memory accessed here"),
-            ("pressure_lines", "register pressure peaks here"), ("fp64_lines", "FP64 arithmetic here"))
 
 
 def _region(finding: dict, line) -> dict:
@@ -183,7 +178,8 @@ def _region(finding: dict, line) -> dict:
 def _sarif_fix(finding: dict, uri: str, line) -> dict:
     """The suggested fix of a source finding: its `replacement` text in place of its columns."""
     replacement = utf8_text(finding["details"]["replacement"])
-    return {"description": {"text": f"Replace with '{replacement}' (a full-warp lane mask)"},
+    title = registry()[finding["code"]].fix_title.format(replacement=replacement)
+    return {"description": {"text": title},
             "artifactChanges": [{"artifactLocation": {"uri": uri},
                                  "replacements": [{"deletedRegion": _region(finding, line),
                                                    "insertedContent": {"text": replacement}}]}]}

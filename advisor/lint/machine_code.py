@@ -11,7 +11,6 @@ ptxas report gave them, their spill figures (`spills_from = "sass"`).
 
 from __future__ import annotations
 
-import os
 from dataclasses import replace
 
 from ..readers.compiler_output import KernelUsage
@@ -87,51 +86,3 @@ def sass_document(sass) -> dict | None:
         "local_loads": sass.local_loads,
         "instructions": sass.instructions,
     }
-
-
-MAX_NAMED_LINES = 5  # source lines named in a finding's message; all go to its details
-_PRESSURE_RULES = ("TA301", "TA907")  # occupancy limited by registers; a register budget passed
-
-
-def lines_by_bytes(sites) -> list[dict]:
-    """Spill sites by source line, most bytes first: {file, line, stores, loads}."""
-    lines: dict[tuple, dict] = {}
-    for site in sites:
-        if site.line is None:
-            continue
-        entry = lines.setdefault((site.file, site.line), {"file": site.file, "line": site.line, "stores": 0, "loads": 0})
-        entry["stores" if site.kind == "store" else "loads"] += site.bytes
-    return sorted(lines.values(), key=lambda e: (-(e["stores"] + e["loads"]), e["file"] or "", e["line"]))
-
-
-def _named(places) -> str:
-    shown = [f"{os.path.basename(p['file'] or '?')}:{p['line']}" for p in places[:MAX_NAMED_LINES]]
-    more = f" and {len(places) - MAX_NAMED_LINES} more" if len(places) > MAX_NAMED_LINES else ""
-    return ", ".join(shown) + more
-
-
-def with_machine_code(findings: tuple, sass) -> tuple:
-    """A kernel's findings with the source lines its machine code names: TA501 the lines that
-    spill (most bytes first), TA502 the lines of its other local-memory loads and stores (the
-    array's), TA301 and TA907 the lines where live registers peak. Findings
-    are shared by kernels with the same figures; the lines are each kernel's own, so they are
-    added here, per kernel, to copies."""
-    if sass is None or not findings:
-        return findings
-    spill_lines = lines_by_bytes(sass.spill_sites)
-    local_lines = lines_by_bytes(sass.local_accesses)
-    peaks = [{"file": file, "line": line} for file, line in sass.peak_lines]
-    out = []
-    for finding in findings:
-        if finding.code == "TA501" and spill_lines:
-            finding = finding._replace(message=f"{finding.message}; spills at {_named(spill_lines)}",
-                                       details={**finding.details, "spill_lines": spill_lines})
-        elif finding.code == "TA502" and local_lines:
-            finding = finding._replace(message=f"{finding.message}; local memory accessed at {_named(local_lines)}",
-                                       details={**finding.details, "local_lines": local_lines})
-        elif finding.code in _PRESSURE_RULES and peaks and sass.peak_live_registers is not None:
-            finding = finding._replace(
-                message=f"{finding.message}; {sass.peak_live_registers} registers live at once at {_named(peaks)}",
-                details={**finding.details, "peak_live_registers": sass.peak_live_registers, "pressure_lines": peaks})
-        out.append(finding)
-    return tuple(out)

@@ -1,82 +1,62 @@
-"""Nsight Compute exports in lint: each profiled launch becomes a kernel entry
-like the others. Its `occupancy` document is the engine's, computed from the
-launch's own figures (advisor/measured.py), and its `measured` object holds
-what the report says: achieved and theoretical occupancy, waves per SM, the
-block limits, the shared-memory configuration the driver chose, the process
-and the launch's index. The findings are the config rules' on the engine's
-result and the TA0xx rules on the launch. A launch is kept apart from other
-launches of its kernel by its variant, "launch N" (ncu's ID), so that `diff`
-and baselines pair launch N of one profile with launch N of the next."""
+"""Nsight Compute exports in lint: each profiled launch becomes a kernel record
+like the others (`KernelUsage.measured`), analysed by the one linter
+(advisor/lint/run.py) as its launch ran: its `occupancy` document is the
+engine's, computed from the launch's own figures (advisor/measured.py), and its
+`measured` object holds what the report says: achieved and theoretical
+occupancy, waves per SM, the block limits, the shared-memory configuration the
+driver chose, the process and the launch's index. The findings are the config
+rules' on the engine's result (those that apply to a launch that ran) and the
+TA0xx rules on the launch. A launch is kept apart from other launches of its
+kernel by its variant, "launch N" (ncu's ID), so that `diff` and baselines
+pair launch N of one profile with launch N of the next."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from ...specs.records import Resolved
-from ..measured import Measured, MeasuredError, findings_of, measure
+from ..measured import BLOCK_LIMITS, Measured, MeasuredError, measure
 from ..readers.compiler_output import KernelUsage
-from ..readers.ncu import NCU_REP_MAGIC, NcuConversionError, NcuMissing, is_ncu_export, read_ncu
-from ..readers.usage import InputProblem
-from ..rules import config_findings, finding_order
-from .records import LintedKernel, LintOptions
+from ..readers.ncu import NCU_REP_MAGIC, NcuConversionError, NcuMissing, is_ncu_export, read_ncu_opened
+from ..readers.usage import InputProblem, ReadResult
 
-PERCENTAGE_RULES = ("TA401",)
 SNIFF_BYTES = 64 << 10  # ncu's ==PROF== lines and a program's output may come before the header
 
 
-def is_profile(path: str) -> bool:
-    """An Nsight Compute export or saved report, by content."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(SNIFF_BYTES)
-    except OSError:
-        return False
+def is_profile(head: bytes) -> bool:
+    """An Nsight Compute export or saved report, by the first SNIFF_BYTES of its content."""
     return head.startswith(NCU_REP_MAGIC) or is_ncu_export(head)
 
 
-def lint_profile(path: str, options: LintOptions) -> tuple[list[LintedKernel], list[InputProblem]]:
-    """One kernel entry per profiled launch of the export at `path`, and the problems met.
-    Raises NcuMissing (a .ncu-rep with no ncu to convert it)."""
+def read_profile(handle, name: str, result: ReadResult) -> None:
+    """One record per profiled launch of the export open in `handle` into `result`, and the
+    problems met. Raises NcuMissing (a .ncu-rep with no ncu to convert it)."""
     try:
-        read = read_ncu(path)
+        read = read_ncu_opened(handle, name)
     except NcuMissing:
         raise
     except NcuConversionError as exc:
-        return [], [InputProblem(path, None, str(exc))]
-    problems = [InputProblem(p.file, p.line, p.message) for p in read.problems]
-    minimum = options.config.min_achieved_occupancy
-    kernels = []
+        result.problems.append(InputProblem(name, None, str(exc)))
+        return
+    result.problems += read.problems
     for launch in read.launches:
         try:
             measured = measure(launch)
         except MeasuredError as exc:
-            problems.append(InputProblem(path, launch.line, str(exc)))
+            result.problems.append(InputProblem(name, launch.line, str(exc)))
             continue
-        kernels.append(_kernel(measured, options, minimum))
-    return kernels, problems
+        result.records.append(profiled_record(measured))
 
 
-def _kernel(measured: Measured, options: LintOptions, minimum: float | None) -> LintedKernel:
-    launch, result = measured.launch, measured.result
-    usage = KernelUsage(name=launch.kernel, arch=measured.arch.sm, registers=measured.config.registers,
-                        shared_mem=measured.config.static_shared_mem, source="ncu", line=launch.line,
-                        file=launch.file, variant=f"launch {launch.launch_id}")
-    # The engine's carveout percentage stands for the configuration the driver chose, not a
-    # preference the program set: the rules on the percentage itself do not apply.
-    findings = [f for f in config_findings(Resolved(measured.arch), result, options.selection)
-                if f.code not in PERCENTAGE_RULES]
-    findings += findings_of(measured, options.selection, minimum)
-    findings.sort(key=finding_order)
-    return LintedKernel(name=launch.kernel, demangled=launch.kernel, arch=measured.arch.sm, usage=usage,
-                        evidence=(usage,), launch=measured.config, configured_by=None, result=result,
-                        findings=tuple(findings), location=(launch.file, launch.line),
-                        measured=measured_document(measured))
+def profiled_record(measured: Measured) -> KernelUsage:
+    """A profiled launch as a kernel record: the figures the engine took from its report."""
+    launch = measured.launch
+    return KernelUsage(name=launch.kernel, arch=measured.arch.sm, registers=measured.config.registers,
+                       shared_mem=measured.config.static_shared_mem, source="ncu", line=launch.line,
+                       file=launch.file, variant=f"launch {launch.launch_id}", measured=measured)
 
 
 def measured_document(measured: Measured) -> dict:
     """The report's figures of one launch, as lint's `measured` object (docs/lint.md)."""
     report = measured.report
-    limits = {name: int(report[key]) for key, name in _LIMIT_NAMES.items() if key in report}
+    limits = {name: int(report[key]) for key, name in BLOCK_LIMITS.items() if key in report}
     return {
         "achieved_occupancy": _fraction(report.get("achieved_occupancy")),
         "theoretical_occupancy": _fraction(report.get("theoretical_occupancy")),
@@ -90,15 +70,5 @@ def measured_document(measured: Measured) -> dict:
     }
 
 
-_LIMIT_NAMES = {"block_limit_warps": "warps", "block_limit_registers": "registers",
-                "block_limit_shared_mem": "shared_memory", "block_limit_sm": "blocks",
-                "block_limit_barriers": "barriers"}
-
-
 def _fraction(percent: float | None) -> float | None:
     return None if percent is None else round(percent / 100, 6)
-
-
-def profile_path(path: str) -> bool:
-    """Whether lint should read `path` as a profile: not a directory, and a profile by content."""
-    return not Path(path).is_dir() and is_profile(path)

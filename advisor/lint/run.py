@@ -1,6 +1,9 @@
-"""`lint` as a library: join resource usage read from build output with launch
-settings from the config, run the engine and the rules on each kernel and
-architecture, and apply budgets, per-kernel ignores and source suppressions.
+"""lint's analysis: the records gather.py read (build output, caches, compiled
+sources, profiled launches) grouped by kernel, architecture and variant,
+reconciled, joined with launch settings from the config, run through the engine
+and the rules, with budgets, per-kernel ignores and source suppressions applied,
+and ranked in one order (profiled launches included). `lint_paths` is the whole
+of lint: gather, then this analysis.
 
     >>> from tuneadvise.advisor.lint.run import LintOptions, lint_records
     >>> from tuneadvise.advisor.readers.compiler_output import KernelUsage
@@ -20,21 +23,22 @@ dictionary local to the run, keyed by those values.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, NamedTuple
 
 from ...specs.names import UnknownArchError
+from ...specs.records import Resolved
 from ...specs.resolve import resolve
 from ..engine.occupancy import Occupancy, occupancy
 from ..engine.whatif import bounds_register_cap
 from ..inputs import InputError
 from ..launch import LaunchConfig
+from ..measured import findings_of
 from ..readers import demangle as names
 from ..readers.compiler_output import KernelUsage, cuobjdump_reserved
 from ..readers.demangle import kernel_names
 from ..readers.source_index import SourceIndex
-from ..readers.usage import SOURCE_SUFFIXES, InputProblem, ReadResult, read_text, read_usage
+from ..readers.usage import InputProblem
 from ..rules import (
     ASSUMPTION_KEYS,
     BudgetLimits,
@@ -42,23 +46,21 @@ from ..rules import (
     LintContext,
     RegisterCap,
     config_findings,
-    finding_of,
     finding_order,
     lint_findings,
-    registry,
+    run_findings,
+    said_per_run,
+    with_machine_code,
 )
-from ..rules.families.ta9_lint import no_launch_settings_message
 from ..text import clip
-from ..toolchain.settings import BuildSettings, BuildSetupError, with_line_info
-from .kernel_caches import side_by_side, usage_launch
-from .machine_code import with_machine_code
+from ..toolchain.settings import BuildSettings
+from .profiled import measured_document
 from .records import LintedKernel, LintOptions, worst_severity
 
 if TYPE_CHECKING:  # the config model imports pydantic; a lint without a config file never does
     from .config import KernelEntry
 
 DEFAULT_BLOCK = 256
-COMPILED_SUFFIXES = (".cu", ".cuda")  # sources lint compiles when no build output is given (.cuh: included only)
 # Whose figures win when sources disagree: the binary is what the driver loads.
 SOURCE_PRIORITY = {"cubin": 0, "fatbin": 0, "ptxas": 1, "cuobjdump": 2, "config": 3}
 NO_ARCH = "unknown"  # cuobjdump of a lone cubin prints no "arch =" line
@@ -86,23 +88,7 @@ class _Analysis(NamedTuple):
     result: Occupancy
     findings: tuple[Finding, ...]
     rank: tuple  # the report's order: worst first, then lowest occupancy
-    unconfigured: bool  # TA906 applies: said once for the run (run_findings), not on the kernel
-
-
-NO_LAUNCH_SETTINGS = "TA906"  # said once per run, not on each kernel
-
-
-def run_findings(unconfigured: dict[tuple[tuple[int, ...], str], int]) -> list[Finding]:
-    """The findings about the run as a whole: TA906 once, counting the kernels (by the block size
-    assumed for them) that no [[kernels]] entry configures."""
-    if not unconfigured:
-        return []
-    rule = registry()[NO_LAUNCH_SETTINGS]
-    assumed = sorted(unconfigured)
-    message = no_launch_settings_message(assumed, sum(unconfigured.values()))
-    return [finding_of(rule, message, "", {"kernels": sum(unconfigured.values()),
-                                           "block_dims": [list(dims) for dims, _ in assumed],
-                                           "block_from": [origin for _, origin in assumed]})]
+    per_run: tuple  # (code, details as items) of its findings said once for the run (rules.run_findings)
 
 
 def lint_records(records, options: LintOptions, sources: SourceIndex | None = None) -> LintReport:
@@ -203,7 +189,7 @@ def _run_notes(linter: _Linter, options: LintOptions, report: LintReport) -> Non
         if index not in linter.matched and entry.registers is None:
             report.warnings.append(f"[[kernels]] entry {index + 1} (name = '{clip(entry.name, 80)}') matches no "
                                    "kernel: check the glob against the mangled, demangled or bare names")
-    report.source_findings += run_findings(linter.unconfigured)
+    report.source_findings += run_findings(linter.per_run)
     if linter.grid_without_sm_count:
         report.warnings.append(grid_rules_skipped(sorted(linter.grid_without_sm_count)))
 
@@ -277,14 +263,16 @@ class _Linter:
         self.configs: dict[tuple, LaunchConfig] = {}
         self.matched: set[int] = set()  # indexes of the [[kernels]] entries that matched a kernel
         self.demangled: dict[str, str] = {}  # name -> demangled name, for the names known up front
-        # (block assumed, where it came from) -> kernels no entry configures (TA906)
-        self.unconfigured: dict[tuple[tuple[int, ...], str], int] = {}
+        # (code, details as items) of a finding said once for the run (TA906) -> kernels that had it
+        self.per_run: dict[tuple[str, tuple], int] = {}
         self.grid_without_sm_count: set[str] = set()  # architectures of kernels whose grid rules could not run
         config = options.config
         self.default_dims = options.block_size or (tuple(config.block_size) if config.block_size else None)
 
     def lint(self, name, arch, resolved, evidence) -> tuple[LintedKernel, tuple]:
         """(the kernel's report entry, its rank in the report)."""
+        if evidence[0].measured is not None:
+            return self._lint_measured(evidence[0])
         config = self.options.config
         keys = kernel_names(name, self.demangled.get(name))
         usage, disagreements = _reconcile(evidence)
@@ -315,13 +303,26 @@ class _Linter:
             budget = config.budgets[budget_index] if budget_index is not None else None
             analysis = self.analyses[key] = self._analyse(resolved, launch, usage, disagreements, entry, budget,
                                                           suppressed, cap, previous)
-        if analysis.unconfigured:
-            assumed = (launch.dims, self._block_origin(launch))
-            self.unconfigured[assumed] = self.unconfigured.get(assumed, 0) + 1
+        for said in analysis.per_run:
+            self.per_run[said] = self.per_run.get(said, 0) + 1
         kernel = LintedKernel(name=name, demangled=keys[1], arch=arch, usage=usage, evidence=tuple(evidence),
                               launch=launch, configured_by=entry.name if entry else None, result=analysis.result,
                               findings=with_machine_code(analysis.findings, usage.sass), location=location)
         return kernel, analysis.rank
+
+    def _lint_measured(self, usage: KernelUsage) -> tuple[LintedKernel, tuple]:
+        """A profiled launch, analysed on its own as it ran: the engine on the launch the report
+        gives (no config entry, budget or assumed block applies), the config rules that apply to
+        a launch that ran, and the TA0xx rules on the report beside the engine."""
+        measured = usage.measured
+        result, launch = measured.result, measured.config
+        findings = config_findings(Resolved(measured.arch), result, self.options.selection, measured=True)
+        findings += findings_of(measured, self.options.selection, self.options.config.min_achieved_occupancy)
+        findings.sort(key=finding_order)
+        kernel = LintedKernel(name=usage.name, demangled=usage.name, arch=usage.arch, usage=usage, evidence=(usage,),
+                              launch=launch, configured_by=None, result=result, findings=tuple(findings),
+                              location=(usage.file, usage.line), measured=measured_document(measured))
+        return kernel, (-worst_severity(findings), result.occupancy if result.launchable else -1)
 
     def _launch_config(self, usage: KernelUsage, bound, entry_index, entry) -> LaunchConfig:
         """The figures from the build output and the launch from the config, through the one parser."""
@@ -367,10 +368,16 @@ class _Linter:
         findings += lint_findings(context, self.options.selection)
         ignored = tuple(entry.ignore) if entry else ()
         findings = [f for f in findings if f.code not in suppressed and not f.code.startswith(ignored)]  # () matches nothing
-        kept = [f for f in findings if f.code != NO_LAUNCH_SETTINGS]
+        kept = [f for f in findings if not said_per_run(f)]
         kept.sort(key=finding_order)
+        per_run = tuple((f.code, _hashable(f.details)) for f in findings if said_per_run(f))
         return _Analysis(result, tuple(kept), (-worst_severity(kept), result.occupancy if result.launchable else -1),
-                         len(kept) != len(findings))
+                         per_run)
+
+
+def _hashable(details: dict) -> tuple:
+    """A finding's details as sorted items, lists as tuples: a key to count kernels by."""
+    return tuple(sorted((key, tuple(value) if isinstance(value, list) else value) for key, value in details.items()))
 
 
 def _minimum(budget, entry, options: LintOptions) -> float | None:
@@ -412,6 +419,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     toolchain.discovery.ToolchainMissing when there is something to compile and no compiler,
     BuildSetupError when no architecture is named."""
     from ..rules.source_scan import scan_lines
+    from .gather import gather
 
     gathered = gather(paths, options, stdin, build)
     report = lint_records(gathered.read.records, options, gathered.index)
@@ -419,7 +427,6 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
         from ..toolchain.cap_check import check_caps
 
         report.kernels = check_caps(report.kernels, gathered.compiled[1], gathered.compiled[0])
-    report.kernels += gathered.profiled
     report.problems = gathered.read.problems + report.problems
     report.ptx_only = gathered.read.ptx_only
     report.warnings += gathered.unread
@@ -433,131 +440,34 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     return report
 
 
-class Gathered(NamedTuple):
-    """What lint reads from its inputs: the kernel records (and the inputs' problems), the source
-    index and the CUDA sources read."""
-
-    read: ReadResult
-    index: SourceIndex
-    sources: list[SourceText]
-    profiled: list  # kernel entries of profiled launches (advisor/lint/profiled.py), each analysed on its own
-    compiled: tuple | None = None  # (the Compiler, {(source as shown, arch): its Build}) where lint compiled
-    unread: list | tuple = ()  # a sentence per cubin whose machine code nvdisasm could not read (a warning)
-
-
-def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None = None) -> Gathered:
-    """Read (and, for CUDA sources with no build output, compile) lint's inputs: lint_paths's
-    first half, for a caller that lints the records its own way (diff)."""
-    from .kernel_caches import read_directory
-    from .machine_code import machine_code_reader
-
-    paths = [str(path) for path in paths]
-    build_output = any(path == "-" or not path.lower().endswith(SOURCE_SUFFIXES) for path in paths)
-    compile_sources = [] if build_output else [p for p in paths if p.lower().endswith(COMPILED_SUFFIXES)]
-    if compile_sources and not (options.archs or options.config.arch):  # before reading anything
-        raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
-    from .profiled import lint_profile, profile_path
-
-    machine_code = machine_code_reader(options.machine_code)
-    gathered = Gathered(ReadResult(), SourceIndex(), [], [], None,
-                        machine_code.unread if machine_code is not None else ())
-    read = gathered.read
-    for path in paths:
-        if path == "-":
-            read_text(stdin, "<stdin>", read)
-        elif path.lower().endswith(SOURCE_SUFFIXES):
-            _read_source(path, read, gathered.index, gathered.sources, compiled=path in compile_sources)
-        elif profile_path(path):
-            kernels, problems = lint_profile(path, options)
-            gathered.profiled.extend(kernels)
-            read.problems += problems
-        else:
-            one = read_directory(path, machine_code) if os.path.isdir(path) else read_usage(path, machine_code)
-            read.records += one.records
-            read.problems += one.problems
-            read.ptx_only += [f"{path}: {arch}" for arch in one.ptx_only]
-    readable = {source.path for source in gathered.sources}
-    compile_sources = [path for path in compile_sources if path in readable]
-    if compile_sources or (build is not None and build.compile_commands):
-        compiled = _compile_into(compile_sources, options, build or BuildSettings(), read, gathered.index,
-                                 gathered.sources, machine_code)
-        return gathered._replace(compiled=compiled)
-    return gathered
+def side_by_side(kernels: list) -> list:
+    """Lint's report order (worst first), with the variants of one kernel gathered where the
+    first of them stands and ordered best first: launchable, most occupancy, least local memory."""
+    groups: dict[tuple[str, str], list] = {}
+    for kernel in kernels:
+        if kernel.usage.variant is not None:
+            groups.setdefault((kernel.name, kernel.arch), []).append(kernel)
+    if not groups:
+        return kernels
+    for members in groups.values():
+        members.sort(key=_best_first)
+    out, placed = [], set()
+    for kernel in kernels:
+        key = (kernel.name, kernel.arch)
+        if kernel.usage.variant is None:
+            out.append(kernel)
+        elif key not in placed:
+            placed.add(key)
+            out += groups[key]
+    return out
 
 
-def _read_source(path: str, gathered, index: SourceIndex, source_texts: list, compiled: bool = False) -> bool:
-    """Read a source into the index; False (and a problem) when it cannot be read, or compiled."""
-    from ...specs.files import MAX_SOURCE_BYTES, read_bounded, read_source_to_compile
-    from ..rules.source_scan import strip_comments
-
-    try:
-        read = read_source_to_compile if compiled else read_bounded
-        text = read(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
-    except OSError as exc:
-        gathered.problems.append(InputProblem(path, None, f"cannot read: {exc.strerror}"))
-        return False
-    source = SourceText(path, strip_comments(text), "__syncwarp" in text)  # tokenized once: index and source rules
-    index.add_lines(path, source.lines)
-    source_texts.append(source)
-    return True
+def _best_first(kernel) -> tuple:
+    result = kernel.result
+    return (not result.launchable, -result.occupancy if result.launchable else 0,
+            kernel.usage.stack_frame or 0, kernel.usage.variant or "")
 
 
-class SourceText(NamedTuple):
-    """A CUDA source read for lint: its lines as strip_comments gives them, read by the source
-    index and the source rules alike."""
-
-    path: str
-    lines: list[tuple[str, str]]
-    has_syncwarp: bool
-
-
-def _shown_path(path: str) -> str:
-    """A compile-commands source as a path relative to the working directory, when it is under it."""
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
-
-
-def _compile_into(sources, options: LintOptions, settings: BuildSettings, gathered, index, source_texts,
-                  machine_code=None):
-    """Compile `sources` (and the compile commands' entries) for each architecture, with line
-    info (-lineinfo: machine code by source line; ptxas emits the same code); add what ptxas
-    reports to `gathered` (with each build's machine code where `machine_code` is given), and
-    each compile-commands source to the index. Returns the compiler and {(source as shown, arch):
-    its Build} of the builds that succeeded."""
-    from ..toolchain.compile import Build, Compiler
-    from ..toolchain.compile_commands import CompileCommandsError, load_builds
-    from ..toolchain.discovery import find_toolchain
-
-    archs = tuple(options.archs or options.config.arch)
-    builds = []
-    if sources:
-        builds += [Build(os.path.abspath(path), arch, with_line_info(settings.flags), settings.max_registers)
-                   for path in sources for arch in archs]
-    if settings.compile_commands:
-        try:
-            entries, problems = load_builds(settings.compile_commands, archs)
-        except CompileCommandsError as exc:
-            raise BuildSetupError(str(exc)) from None
-        gathered.problems += [InputProblem(settings.compile_commands, None, p) for p in problems]
-        known = {os.path.abspath(source.path) for source in source_texts}
-        unreadable = {source for source in dict.fromkeys(b.source for b in entries)
-                      if source not in known and not _read_source(_shown_path(source), gathered, index, source_texts,
-                                                                  compiled=True)}
-        # The command line's flags come after the entry's: its -maxrregcount, like theirs, wins.
-        builds += [b._replace(flags=with_line_info(b.flags + settings.flags),
-                              max_registers=b.max_registers if settings.max_registers is None else settings.max_registers)
-                   for b in entries if b.source not in unreadable]
-    shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
-    compiler, built = Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None), {}
-    for result in compiler.run(builds):
-        build = result.build
-        where = shown.get(build.source) or _shown_path(build.source)
-        if result.error is not None:
-            gathered.problems.append(InputProblem(where, None, f"{build.arch}: the compiler failed: {result.error}"))
-            continue
-        built[(where, build.arch)] = build
-        records = result.usage(where)  # each record carries its build's -maxrregcount
-        if machine_code is not None and result.cubin is not None and records:
-            records = machine_code(result.cubin, records)
-        gathered.records += records
-    return compiler, built
+def usage_launch(usage: KernelUsage) -> dict:
+    """The launch a cache entry's framework makes, as LaunchConfig keys ({} for other records)."""
+    return dict(usage.launch) if usage.launch else {}

@@ -53,7 +53,7 @@ class KernelUsage:
     file: str = ""
     max_threads: int | None = None  # __launch_bounds__, where the binary records it
     max_registers: int | None = None  # the -maxrregcount the build used, where known (a build tuneadvise ran)
-    # A kernel cache entry (advisor/lint/kernel_caches.py): the configuration it was compiled with, which keeps
+    # A kernel cache entry (advisor/readers/kernel_caches.py): the configuration it was compiled with, which keeps
     # variants of one kernel apart, and the launch its framework makes, as LaunchConfig keys.
     variant: str | None = None
     framework: str | None = None  # the framework whose cache held it ("triton"), where one did
@@ -62,6 +62,9 @@ class KernelUsage:
     # the spill figures are: "ptxas" (its report), "sass" (the spill-annotated instructions), "config".
     sass: object | None = None
     spills_from: str | None = None
+    # A profiled launch (advisor/measured.py's Measured, from an Nsight Compute export): the engine's
+    # figures beside the report's. Such a record is analysed on its own, as its launch ran.
+    measured: object | None = None
 
     @property
     def spill_origin(self) -> str | None:
@@ -86,7 +89,8 @@ class KernelUsage:
 # LaunchConfig, location and variant. A field added after them is a reader's own (reader_figures).
 BUILD_FIELDS = ("name", "arch", "registers", "shared_mem", "barriers", "stack_frame", "spill_stores", "spill_loads",
                 "source", "line", "file", "max_threads", "max_registers", "variant", "launch")
-_READER_FIELDS = tuple(f.name for f in fields(KernelUsage) if f.name not in BUILD_FIELDS)
+# `measured` is not among them: the TA0xx rules read a profiled launch through MeasuredContext.
+_READER_FIELDS = tuple(f.name for f in fields(KernelUsage) if f.name not in BUILD_FIELDS + ("measured",))
 
 _PTXAS_USED_LINE = re.compile(r"ptxas\s+info\s*:\s*Used\b")
 
@@ -190,30 +194,30 @@ def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None,
             name = None
 
 
-def spec_reserved_shared_mem(arch: str | None) -> int:
-    """The spec's reserved shared memory per block for a target such as 'sm_90'
-    (0 for a target the spec does not know, so nothing is subtracted)."""
+def _target(arch: str | None):
+    """The spec's Arch for a target such as 'sm_90'; None for none or one the spec does not know."""
     from ...specs.names import UnknownArchError
     from ...specs.resolve import resolve_arch
 
     if not arch:
-        return 0
+        return None
     try:
-        return resolve_arch(arch).reserved_shared_mem_per_block
+        return resolve_arch(arch)
     except UnknownArchError:
-        return 0
+        return None
+
+
+def spec_reserved_shared_mem(arch: str | None) -> int:
+    """The spec's reserved shared memory per block for a target such as 'sm_90'
+    (0 for a target the spec does not know, so nothing is subtracted)."""
+    target = _target(arch)
+    return target.reserved_shared_mem_per_block if target is not None else 0
 
 
 def cuobjdump_reserved(arch: str | None) -> int:
     """What cuobjdump's SHARED figure adds to the static shared memory on `arch` (0 for a target
     the spec does not know)."""
-    from ...specs.names import UnknownArchError
-    from ...specs.resolve import resolve_arch
-
-    if not arch:
+    target = _target(arch)
+    if target is None or not target.cuobjdump_shared_includes_reserved:
         return 0
-    try:
-        target = resolve_arch(arch)
-    except UnknownArchError:
-        return 0
-    return target.reserved_shared_mem_per_block if target.cuobjdump_shared_includes_reserved else 0
+    return target.reserved_shared_mem_per_block

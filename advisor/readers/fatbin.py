@@ -256,25 +256,32 @@ def _entries(data, start: int, end: int, budget: _Budget | None) -> Iterator[Fat
         pos += entry_header + payload_size
 
 
-def scan_fatbins(path, limit: int = MAX_TOTAL_BYTES) -> Iterator[FatbinEntry]:
-    """Every fatbin entry in a file (host object, library, executable or .fatbin),
-    one at a time; their decoded payloads together may not exceed `limit` bytes."""
-    budget = _Budget(limit)
-    with open(path, "rb") as handle:
-        try:
-            data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
-        except ValueError:  # empty file
-            return
-        with data:
-            at = data.find(FATBIN_MAGIC)
-            while at != -1:
-                if not _plausible_header(data, at):
-                    # Four bytes that merely look like the magic (host code or data).
-                    at = data.find(FATBIN_MAGIC, at + 4)
-                    continue
-                after = _fatbin_end(data, at)
-                yield from _entries(data, at, after, budget)
-                at = data.find(FATBIN_MAGIC, after)
+def scan_fatbins(file, limit: int = MAX_TOTAL_BYTES) -> Iterator[FatbinEntry]:
+    """Every fatbin entry in a file (host object, library, executable or .fatbin), given by
+    path or as an open binary file, one at a time; their decoded payloads together may not
+    exceed `limit` bytes."""
+    if hasattr(file, "fileno"):
+        yield from _scan(file, _Budget(limit))
+        return
+    with open(file, "rb") as handle:
+        yield from _scan(handle, _Budget(limit))
+
+
+def _scan(handle, budget: _Budget) -> Iterator[FatbinEntry]:
+    try:
+        data = mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except ValueError:  # empty file
+        return
+    with data:
+        at = data.find(FATBIN_MAGIC)
+        while at != -1:
+            if not _plausible_header(data, at):
+                # Four bytes that merely look like the magic (host code or data).
+                at = data.find(FATBIN_MAGIC, at + 4)
+                continue
+            after = _fatbin_end(data, at)
+            yield from _entries(data, at, after, budget)
+            at = data.find(FATBIN_MAGIC, after)
 
 
 def _plausible_header(data, at: int) -> bool:

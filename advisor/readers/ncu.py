@@ -13,11 +13,14 @@ quoted field that never closes."""
 from __future__ import annotations
 
 import csv
+import io
 import shutil
 import subprocess
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .usage import InputProblem
 
 NCU_REP_MAGIC = b"NVR\0"  # a saved .ncu-rep report
 HEADER_START = '"ID","Process ID"'
@@ -66,16 +69,6 @@ UNIT_FACTORS = {
 
 
 @dataclass
-class Problem:
-    file: str
-    line: int | None
-    message: str
-
-    def __str__(self) -> str:
-        return f"{self.file}{f':{self.line}' if self.line else ''}: {self.message}"
-
-
-@dataclass
 class ProfiledLaunch:
     """One profiled kernel launch, its figures as the report gives them."""
     file: str
@@ -99,7 +92,7 @@ class ProfiledLaunch:
 @dataclass
 class NcuReadResult:
     launches: list[ProfiledLaunch] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[InputProblem] = field(default_factory=list)
 
 
 class NcuConversionError(Exception):
@@ -121,13 +114,20 @@ def is_ncu_report(head: bytes) -> bool:
 
 def read_ncu(path: str | Path) -> NcuReadResult:
     """Every launch in a `ncu --csv` export, or in a .ncu-rep converted through ncu."""
-    path = Path(path)
     with open(path, "rb") as handle:
-        head = handle.read(len(NCU_REP_MAGIC))
-    if is_ncu_report(head):
-        return read_lines(_converted_lines(path), str(path))
-    with open(path, encoding="utf-8", errors="replace", newline="") as handle:
-        return read_lines(_bounded_lines(handle), str(path))
+        return read_ncu_opened(handle, str(path))
+
+
+def read_ncu_opened(handle, name: str) -> NcuReadResult:
+    """read_ncu on a binary stream opened at its start (a buffered reader: its head is peeked,
+    not consumed), for a caller that opened the file once to tell what it is."""
+    if is_ncu_report(handle.peek(len(NCU_REP_MAGIC))):
+        return read_lines(_converted_lines(Path(name)), name)
+    text = io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline="")
+    try:
+        return read_lines(_bounded_lines(text), name)
+    finally:
+        text.detach()  # the caller's handle stays the caller's to close
 
 
 def _converted_lines(path: Path) -> Iterator[str]:
@@ -177,7 +177,7 @@ class _Assembler:
 
     def problem(self, line: int | None, message: str) -> None:
         if len(self.result.problems) < MAX_PROBLEMS:
-            self.result.problems.append(Problem(self.name, line, message))
+            self.result.problems.append(InputProblem(self.name, line, message))
 
     def row(self, row: list[str], number: int) -> None:
         if row[self.launch] != self.key[1] or row[self.process] != self.key[0]:
@@ -242,12 +242,12 @@ def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
             continue
         assembler.row(row, reader.line_num)
     if assembler is None:
-        result.problems.append(Problem(name, None, "expected the CSV that `ncu --csv` prints "
+        result.problems.append(InputProblem(name, None, "expected the CSV that `ncu --csv` prints "
                                                    "(a header row starting \"ID\",\"Process ID\")"))
     else:
         assembler.finish()
         if not result.launches and not result.problems:
-            result.problems.append(Problem(name, None, "no profiled launch in this export"))
+            result.problems.append(InputProblem(name, None, "no profiled launch in this export"))
     return result
 
 
@@ -271,7 +271,7 @@ def _rows(reader, name: str, result: NcuReadResult) -> Iterator[list[str]]:
                 more += 1
                 continue
             said = next((text for start, text in _CSV_ERRORS.items() if str(exc).startswith(start)), str(exc))
-            first = Problem(name, reader.line_num, f"not CSV: {said}; the line is skipped")
+            first = InputProblem(name, reader.line_num, f"not CSV: {said}; the line is skipped")
             result.problems.append(first)
             continue
         yield row
@@ -285,7 +285,7 @@ def _header(row: list[str], name: str, result: NcuReadResult, number: int):
     columns = {title: index for index, title in enumerate(row)}
     missing = [title for title in REQUIRED_COLUMNS if title not in columns]
     if missing:
-        result.problems.append(Problem(name, number, f"header lacks {', '.join(missing)}"))
+        result.problems.append(InputProblem(name, number, f"header lacks {', '.join(missing)}"))
         return None
     return _Assembler(name, columns, result), max(columns[t] for t in REQUIRED_COLUMNS) + 1
 

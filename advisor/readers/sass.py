@@ -303,3 +303,14 @@ def read_sass(lines: Iterable[str], live: Mapping[str, LiveRegisters] | None = N
 def _problem(problems, number: int, message: str) -> None:
     if problems is not None:
         problems.append((number, message))
+
+
+def lines_by_bytes(sites) -> list[dict]:
+    """Spill or local-memory sites by source line, most bytes first: {file, line, stores, loads}."""
+    lines: dict[tuple, dict] = {}
+    for site in sites:
+        if site.line is None:
+            continue
+        entry = lines.setdefault((site.file, site.line), {"file": site.file, "line": site.line, "stores": 0, "loads": 0})
+        entry["stores" if site.kind == "store" else "loads"] += site.bytes
+    return sorted(lines.values(), key=lambda e: (-(e["stores"] + e["loads"]), e["file"] or "", e["line"]))

@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..rules.source_scan import SUPPRESS, strip_comments
+from .cuda_source import SUPPRESS, strip_comments
 
 _GLOBAL = re.compile(r"\b__global__\b")
 _ATTRIBUTE = re.compile(r"\b(__launch_bounds__|__maxnreg__|__cluster_dims__|__attribute__|alignas|decltype)\s*\(")

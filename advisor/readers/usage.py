@@ -7,12 +7,13 @@ expected); the rest of the file is still read.
 
 from __future__ import annotations
 
+import io
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ...specs.files import MAX_CUBIN_BYTES, read_bounded
+from ...specs.files import MAX_CUBIN_BYTES, read_bounded_from
 from ..text import clip
 from .compiler_output import KernelUsage, parse_cuobjdump, parse_ptxas
 from .cubin import ELF_MAGIC, CubinError, CubinKernel, read_cubin
@@ -69,18 +70,27 @@ def from_cubin_kernel(kernel: CubinKernel, file: str, source: str = "cubin") -> 
 def read_usage(path: str | Path, machine_code: MachineCode | None = None) -> ReadResult:
     """Every kernel record in one file, whatever kind of build output it is; the machine code
     of its cubins read by `machine_code` where given."""
-    path = Path(path)
     name = str(path)
+    try:
+        handle = open(path, "rb")
+    except OSError as exc:
+        return ReadResult(problems=[InputProblem(name, None, f"cannot read: {exc.strerror}")])
+    with handle:
+        return read_usage_opened(handle, name, machine_code)
+
+
+def read_usage_opened(handle, name: str, machine_code: MachineCode | None = None) -> ReadResult:
+    """read_usage on a binary stream opened at its start (a buffered reader: its head is peeked,
+    not consumed), for a caller that opened the file once to tell what it is."""
     result = ReadResult()
     try:
-        with open(path, "rb") as handle:
-            head = handle.read(64)
+        head = handle.peek(64)[:64]
     except OSError as exc:
         result.problems.append(InputProblem(name, None, f"cannot read: {exc.strerror}"))
         return result
     if head.startswith(ELF_MAGIC) and len(head) >= 20 and int.from_bytes(head[18:20], "little") == EM_CUDA:
         try:
-            result.records += cubin_records(read_bounded(path, MAX_CUBIN_BYTES, "cubin"), name,
+            result.records += cubin_records(read_bounded_from(handle, MAX_CUBIN_BYTES, "cubin"), name,
                                             machine_code=machine_code)
         except CubinError as exc:
             result.problems.append(InputProblem(name, None, str(exc)))
@@ -90,15 +100,18 @@ def read_usage(path: str | Path, machine_code: MachineCode | None = None) -> Rea
             result.problems.append(InputProblem(name, None, "no kernel in this cubin"))
         return result
     if head.startswith(ELF_MAGIC) or head.startswith(FATBIN_MAGIC) or b"\0" in head:
-        return _read_binary(path, result, machine_code)
-    return _read_text(path, result)
+        return _read_binary(handle, name, result, machine_code)
+    text = io.TextIOWrapper(handle, encoding="utf-8", errors="replace")
+    try:
+        return read_text(text, name, result)
+    finally:
+        text.detach()  # the caller's handle stays the caller's to close
 
 
-def _read_binary(path: Path, result: ReadResult, machine_code: MachineCode | None) -> ReadResult:
-    name = str(path)
+def _read_binary(handle, name: str, result: ReadResult, machine_code: MachineCode | None) -> ReadResult:
     found = False
     try:
-        for entry in scan_fatbins(path):
+        for entry in scan_fatbins(handle):
             found = True
             if entry.kind != KIND_ELF:
                 result.ptx_only.append(entry.arch)
@@ -122,11 +135,6 @@ def _read_binary(path: Path, result: ReadResult, machine_code: MachineCode | Non
     with_cubin = {r.arch for r in result.records}
     result.ptx_only = sorted(set(result.ptx_only) - with_cubin)
     return result
-
-
-def _read_text(path: Path, result: ReadResult) -> ReadResult:
-    with open(path, encoding="utf-8", errors="replace") as handle:
-        return read_text(handle, str(path), result)
 
 
 def read_text(handle, name: str, result: ReadResult | None = None) -> ReadResult:

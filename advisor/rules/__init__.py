@@ -75,6 +75,24 @@ class Rule(NamedTuple):
     clean: dict  # ...and must not on this one
     check: Callable
     context: type  # what the check takes: Occupancy, LaunchContext, LintContext or SourceLine
+    # Whether the rule applies to a profiled launch's result (lint of an Nsight Compute export),
+    # whose launch settings are what the driver chose, not what the program asked for.
+    on_measured_launch: bool = True
+    # What the kernel's machine code adds to a finding of this rule (readers/sass.py's KernelSass in,
+    # (words after the message, details) out, or None): the source lines behind the figures.
+    # Each kernel's own lines, where the finding itself is shared by kernels with equal figures.
+    machine_code: Callable | None = None
+    # What a finding of this rule adds where lint built the register change it suggests
+    # (toolchain/cap_check.py's figures at the cap in, (words after the message, details) out).
+    cap_built: Callable | None = None
+    # A rule said once for the whole run rather than on each kernel (TA906): its kernel findings'
+    # details, each with the number of kernels that had them, in; (message, details) out.
+    per_run: Callable | None = None
+    # The details key of a finding that lists source lines ({file, line}), and what each line is to the
+    # finding ("spills here"): SARIF's related locations.
+    related: tuple[str, str] | None = None
+    # The title of the suggested fix a finding's `replacement` detail applies, {replacement} filled in.
+    fix_title: str | None = None
 
     def to_dict(self) -> dict:
         return {"code": self.code, "name": self.name, "severity": self.severity, "summary": self.summary,
@@ -203,7 +221,10 @@ def _kind_of(context: type) -> str:
 
 
 def rule(*, code: str, name: str, severity: str, summary: str, explanation: str, source: str,
-         trigger: dict, clean: dict, params: dict | None = None) -> Callable[[Callable], Rule]:
+         trigger: dict, clean: dict, params: dict | None = None,
+         on_measured_launch: bool = True, machine_code: Callable | None = None,
+         cap_built: Callable | None = None, per_run: Callable | None = None,
+         related: tuple[str, str] | None = None, fix_title: str | None = None) -> Callable[[Callable], Rule]:
     """Decorate a check: the module attribute becomes the Rule, holding the check."""
     if severity not in SEVERITIES:
         raise ValueError(f"{code}: severity must be one of {', '.join(SEVERITIES)}")
@@ -214,7 +235,8 @@ def rule(*, code: str, name: str, severity: str, summary: str, explanation: str,
         return Rule(code=code, name=name, kind=_kind_of(context), severity=severity, summary=summary,
                     explanation=" ".join(explanation.split()), source=source,
                     params=MappingProxyType(dict(params or {})), trigger=trigger, clean=clean, check=check,
-                    context=context)
+                    context=context, on_measured_launch=on_measured_launch, machine_code=machine_code,
+                    cap_built=cap_built, per_run=per_run, related=related, fix_title=fix_title)
 
     return make
 
@@ -310,12 +332,55 @@ def check_occupancy(resolved, result: Occupancy, selection: RuleSelection | None
     return findings
 
 
-def config_findings(resolved, result: Occupancy, selection: RuleSelection) -> list[Finding]:
-    """check_occupancy's findings in no particular order, for a caller that adds its own and sorts once."""
+def with_machine_code(findings: tuple, sass) -> tuple:
+    """A kernel's findings with what its machine code says, each rule's own words (Rule.machine_code):
+    copies, per kernel, of findings kernels with equal figures share."""
+    if sass is None or not findings:
+        return findings
+    rules, out = registry(), []
+    for finding in findings:
+        addendum = rules[finding.code].machine_code
+        added = addendum(sass) if addendum is not None else None
+        if added is not None:
+            words, details = added
+            finding = finding._replace(message=f"{finding.message}; {words}", details={**finding.details, **details})
+        out.append(finding)
+    return tuple(out)
+
+
+def with_cap_built(finding: Finding, at_cap: dict) -> Finding:
+    """`finding` with what its rule says of the register change it suggests, built (Rule.cap_built)."""
+    words, details = registry()[finding.code].cap_built(at_cap)
+    return finding._replace(message=f"{finding.message}; {words}", details={**finding.details, **details})
+
+
+def said_per_run(finding: Finding) -> bool:
+    """Whether `finding` is said once for the run (Rule.per_run), not on its kernel."""
+    return registry()[finding.code].per_run is not None
+
+
+def run_findings(tally: dict[tuple[str, tuple], int]) -> list[Finding]:
+    """The findings said once for the run: `tally` counts the kernels by (code, details as sorted
+    items, lists as tuples) of their findings of a per-run rule (said_per_run)."""
+    by_code: dict[str, list[tuple[dict, int]]] = {}
+    for (code, items), count in sorted(tally.items()):
+        by_code.setdefault(code, []).append((dict(items), count))
+    rules, findings = registry(), []
+    for code, seen in by_code.items():
+        message, details = rules[code].per_run(seen)
+        findings.append(finding_of(rules[code], message, "", details))
+    return findings
+
+
+def config_findings(resolved, result: Occupancy, selection: RuleSelection, measured: bool = False) -> list[Finding]:
+    """check_occupancy's findings in no particular order, for a caller that adds its own and sorts once.
+    `measured`: the result is a profiled launch's, and only the rules that apply to one run."""
     from ..engine.occupancy import Occupancy
 
     findings, launch, arch = [], None, result.arch.sm
     for rule in selected(selection, "config"):
+        if measured and not rule.on_measured_launch:
+            continue
         if rule.context is Occupancy:
             _collect(findings, rule, result, arch)
         else:

@@ -2,8 +2,9 @@
 suggested cap is compiled as the advice says (with -maxrregcount for a kernel without
 launch bounds, as `frontier` builds its caps; with the kernel's `__launch_bounds__` or
 `__maxnreg__` changed in a copy of the source for one that has them, since ptxas ignores
-the flag there) and the finding says what ptxas reported at that cap: registers, spills
-and stack frame. A cap that spills is never suggested without saying so.
+the flag there) and the finding gains what ptxas reported at that cap: registers, spills
+and stack frame, in the words of its rule (Rule.cap_built). A cap that spills
+is never suggested without saying so.
 
 The copy lives in a temporary directory and is built with the source's own directory
 on the include path (-I), so its quoted includes resolve as the original's do.
@@ -15,6 +16,7 @@ import os
 import re
 import tempfile
 
+from ..rules import with_cap_built
 from .compile import Build, Compiler
 
 CHECKED = ("TA301", "TA304")
@@ -83,14 +85,6 @@ def _copy_build(kernel, change: dict, source: Build, scratch: str) -> Build | No
     return source._replace(source=name, flags=(*include, *source.flags))
 
 
-def _said(usage) -> str:
-    stores, loads = usage.spill_stores or 0, usage.spill_loads or 0
-    if stores or loads:
-        return (f"; built: {usage.registers} registers and {stores} B spill stores, {loads} B spill loads per "
-                f"thread ({usage.stack_frame or 0} B stack frame, in local memory)")
-    return f"; built: {usage.registers} registers, no spills"
-
-
 def check_caps(kernels: list, builds: dict, compiler) -> list:
     """`kernels` (LintedKernel) with each TA301/TA304 register change built and its figures in
     the finding. `builds`: {(file as reported, arch): the Build that compiled it}."""
@@ -119,11 +113,9 @@ def check_caps(kernels: list, builds: dict, compiler) -> list:
         for i, _, build in wanted:
             usage = by_build.get(build, {}).get(kernel.name) if build is not None else None
             if usage is not None:
-                finding = findings[i]
-                details = {**finding.details, "at_cap": {"registers": usage.registers,
-                                                         "spill_stores": usage.spill_stores,
-                                                         "spill_loads": usage.spill_loads,
-                                                         "stack_frame": usage.stack_frame}}
-                findings[i] = finding._replace(message=finding.message + _said(usage), details=details)
+                findings[i] = with_cap_built(findings[i], {"registers": usage.registers,
+                                                           "spill_stores": usage.spill_stores,
+                                                           "spill_loads": usage.spill_loads,
+                                                           "stack_frame": usage.stack_frame})
         checked.append(kernel._replace(findings=tuple(findings)))
     return checked

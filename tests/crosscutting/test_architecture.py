@@ -268,6 +268,57 @@ def test_no_command_function_over_25_lines():
     assert long == []
 
 
+def _builds_finding_text(node) -> bool:
+    """A call that makes a Finding or words one: Finding(...), finding_of(...), x._replace(message=...)."""
+    if not isinstance(node, ast.Call):
+        return False
+    name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+    return name in ("Finding", "finding_of") or (name == "_replace" and any(k.arg == "message" for k in node.keywords))
+
+
+def test_no_finding_text_outside_the_rules():
+    """A rule owns every word of its findings (message, machine-code lines, built caps, the
+    run-wide TA906, fix titles, related-location labels): nothing outside advisor/rules/ writes one."""
+    offenders = [f"{path.relative_to(ROOT)}:{node.lineno}" for module, path in modules().items()
+                 if not path.relative_to(ROOT).as_posix().startswith("advisor/rules/")
+                 for node in ast.walk(tree(module)) if _builds_finding_text(node)]
+    assert offenders == []
+
+
+def test_lint_opens_each_input_once(tmp_path, monkeypatch):
+    """gather -> analyse: every input file is opened (and sniffed) once, whatever it holds."""
+    import builtins
+    import gzip
+    import os
+
+    from tuneadvise.advisor.lint.records import LintOptions
+    from tuneadvise.advisor.lint.run import lint_paths
+
+    fixtures = ROOT / "tests" / "fixtures"
+    export = tmp_path / "ncu_sweep.csv"
+    export.write_bytes(gzip.decompress((fixtures / "ncu" / "ncu_sweep.csv.gz").read_bytes()))
+    cache = fixtures / "python_caches" / "cupy_cache"
+    inputs = [fixtures / "lint" / name for name in ("ptxas_multi.log", "cuobjdump_multi.txt", "lint_sm_90.cubin",
+                                                    "lint_multi.o", "liblint.so")] + [export]
+    opened: dict[str, int] = {}
+
+    def counted(opener):
+        def wrapper(file, *args, **kwargs):
+            if isinstance(file, (str, os.PathLike)):
+                key = os.path.realpath(file)
+                opened[key] = opened.get(key, 0) + 1
+            return opener(file, *args, **kwargs)
+        return wrapper
+
+    monkeypatch.setattr(builtins, "open", counted(builtins.open))
+    monkeypatch.setattr(os, "open", counted(os.open))
+    report = lint_paths([str(p) for p in inputs + [cache]], LintOptions(machine_code=False))
+    assert report.kernels and not report.problems
+    walked = sorted(cache.iterdir())
+    assert {str(p): opened.get(os.path.realpath(p), 0) for p in inputs + walked} == \
+        {str(p): 1 for p in inputs + walked}
+
+
 def _calls(node) -> set[str]:
     """The names a function calls (`emit(...)`, `_render(...)`), at any depth of its body."""
     return {call.func.id for call in ast.walk(node) if isinstance(call, ast.Call) and isinstance(call.func, ast.Name)}

@@ -27,8 +27,8 @@ from hypothesis import strategies as st
 from tuneadvise import analyze_compiled, prune
 from tuneadvise.advisor import analyze
 from tuneadvise.advisor.inputs import InputError
-from tuneadvise.advisor.lint.kernel_caches import MetadataError, read_directory, triton_entry
 from tuneadvise.advisor.lint.run import LintOptions, lint_paths
+from tuneadvise.advisor.readers.kernel_caches import MetadataError, read_directory, triton_entry
 from tuneadvise.cli.main import cli
 from tuneadvise.specs.catalog import shipped_catalog
 

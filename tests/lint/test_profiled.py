@@ -105,3 +105,37 @@ def test_a_broken_export_is_bad_input_with_the_line(tmp_path):
     assert doc["problems"][0]["line"] == 21
     assert "lacks registers" in doc["problems"][1]["message"]  # that launch is left out, the other 8 are linted
     assert len(doc["kernels"]) == 8
+
+
+def test_launches_are_ranked_with_the_build_output_kernels_through_one_linter(tmp_path):
+    """A profiled launch goes through the one linter and ranking: the report's order is worst first
+    across the export and a ptxas log alike, and --arch keeps only the launches of its architectures."""
+    from tuneadvise.advisor.lint.records import LintOptions, worst_severity
+    from tuneadvise.advisor.lint.run import lint_paths
+
+    from ..helpers import TESTS
+
+    log = TESTS / "fixtures" / "lint" / "ptxas_multi.log"
+    report = lint_paths([export(tmp_path, "ncu_sweep"), log], LintOptions(machine_code=False))
+    kinds = {kernel.usage.source for kernel in report.kernels}
+    assert kinds == {"ncu", "ptxas"}
+    worst = [kernel.worst for kernel in report.kernels]
+    firsts = {}  # the first place of each kernel: variants are gathered where the first of them stands
+    for place, kernel in enumerate(report.kernels):
+        firsts.setdefault((kernel.name, kernel.arch), (place, kernel))
+    ordered = [kernel for _, kernel in sorted(firsts.values(), key=lambda entry: entry[0])]
+    ranks = [max(worst_severity(k.findings) for k in report.kernels if (k.name, k.arch) == (o.name, o.arch))
+             for o in ordered]
+    assert ranks == sorted(ranks, reverse=True) and len(worst) == len(report.kernels)
+    only = lint_paths([export(tmp_path, "ncu_sweep"), log], LintOptions(machine_code=False, archs=("sm_80",)))
+    assert only.kernels and {kernel.arch for kernel in only.kernels} == {"sm_80"}
+
+
+def test_launch_n_of_two_exports_stays_two_entries(tmp_path):
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.mkdir(), second.mkdir()
+    paths = [export(first, "ncu_sweep"), export(second, "ncu_sweep")]
+    doc = json.loads(run("lint", *paths, "--format", "json").output)
+    alone = json.loads(run("lint", paths[0], "--format", "json").output)
+    assert len(doc["kernels"]) == 2 * len(alone["kernels"])
+    assert len({(k["name"], k["variant"]) for k in doc["kernels"]}) == len(doc["kernels"])

@@ -8,7 +8,8 @@ from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tuneadvise.advisor.rules.source_scan import scan_source, strip_comments
+from tuneadvise.advisor.readers.cuda_source import strip_comments
+from tuneadvise.advisor.rules.source_scan import scan_source
 from tuneadvise.cli.main import cli
 from tuneadvise.specs.catalog import shipped_catalog
 

@@ -9,7 +9,7 @@ from ...engine.occupancy import Occupancy, occupancy
 from ...text import percent, plural
 from .. import rule
 from ..register_advice import cap_change, pin_change
-from ..wording import per_sm
+from ..wording import cap_built, per_sm, register_peak
 
 
 def _step(resource: str, step) -> dict:
@@ -86,6 +86,9 @@ def _fewer_advice(result: Occupancy, field: str, label: str) -> str | None:
     whether more occupancy helps is for a profile to say.""",
     trigger={"arch": "volta", "registers": 64, "block_size": 256},
     clean={"arch": "volta", "registers": 32, "block_size": 256},
+    machine_code=register_peak,
+    cap_built=cap_built,
+    related=("pressure_lines", "register pressure peaks here"),
 )
 def occupancy_limiter(result: Occupancy, params: dict):
     if not result.launchable or result.occupancy >= 1.0:
@@ -166,6 +169,7 @@ def _headroom(n: int, unit: str) -> str:
     params={"register_margin": 4, "shared_mem_margin": 1024},
     trigger={"arch": "volta", "registers": 32, "block_size": 256, "shared_mem": 12288},
     clean={"arch": "volta", "registers": 24, "block_size": 256, "shared_mem": 4096},
+    cap_built=cap_built,
 )
 def near_cliff(result: Occupancy, params: dict):
     if not result.launchable:

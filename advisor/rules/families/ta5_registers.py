@@ -3,7 +3,19 @@
 from __future__ import annotations
 
 from ...engine.occupancy import Occupancy
+from ...readers.sass import lines_by_bytes
 from .. import rule
+from ..wording import named_lines
+
+
+def _spill_lines(sass):
+    lines = lines_by_bytes(sass.spill_sites)
+    return (f"spills at {named_lines(lines)}", {"spill_lines": lines}) if lines else None
+
+
+def _local_lines(sass):
+    lines = lines_by_bytes(sass.local_accesses)
+    return (f"local memory accessed at {named_lines(lines)}", {"local_lines": lines}) if lines else None
 
 
 @rule(
@@ -16,6 +28,8 @@ from .. import rule
     budgets (TA902) make them an error where a team wants that.""",
     trigger={"arch": "volta", "registers": 32, "block_size": 256, "spill_stores": 128},
     clean={"arch": "volta", "registers": 32, "block_size": 256, "spill_stores": 0},
+    machine_code=_spill_lines,  # the lines that spill, most bytes first
+    related=("spill_lines", "spills here"),
 )
 def register_spills(result: Occupancy, params: dict):
     kernel = result.kernel
@@ -45,6 +59,8 @@ def register_spills(result: Occupancy, params: dict):
     params={"min_local_bytes": 64},
     trigger={"arch": "hopper", "registers": 70, "block_size": 256, "stack_frame": 256},
     clean={"arch": "hopper", "registers": 70, "block_size": 256, "stack_frame": 256, "spill_stores": 256},
+    machine_code=_local_lines,  # the lines of the local loads and stores that are not spills (the array's)
+    related=("local_lines", "local memory accessed here"),
 )
 def local_memory_arrays(result: Occupancy, params: dict):
     kernel = result.kernel

@@ -101,6 +101,7 @@ _FP64_SOURCE = """__global__ void scale(double *x, int n) {
     params={"max_fp64_share": 1 / 32},
     trigger={"cuda": _FP64_SOURCE, "target": "sm_86"},
     clean={"cuda": _FP64_SOURCE, "target": "sm_80"},
+    related=("fp64_lines", "FP64 arithmetic here"),
 )
 def fp64_on_consumer_part(kernel: LintContext, params: dict):
     sass, arch = dict(kernel.reader_figures).get("sass"), kernel.result.arch

@@ -3,7 +3,7 @@ the SM count (the launch's, else the product's), so they take a LaunchContext.""
 
 from __future__ import annotations
 
-from ...engine.occupancy import Occupancy
+from ...engine.occupancy import Occupancy, grid_waves
 from ...text import percent, plural
 from .. import LaunchContext, rule
 from ..wording import per_sm
@@ -53,7 +53,7 @@ def waves(result: Occupancy, grid_size: int, sm_count: int) -> dict | None:
     fill = partial / per_wave
     lost = (1 - fill) / (full + 1) if partial else 0.0
     return {"blocks_per_wave": per_wave, "full_waves": full, "partial_wave_blocks": partial,
-            "waves": round(grid_size / per_wave, 4), "tail_share_upper_bound": round(lost, 4)}
+            "waves": round(grid_waves(result, grid_size, sm_count), 4), "tail_share_upper_bound": round(lost, 4)}
 
 
 @rule(

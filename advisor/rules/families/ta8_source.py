@@ -33,6 +33,7 @@ _MUL24 = re.compile(r"\b(__u?mul24)\s*\(")
     0xffffffff, which is right only where every lane of the warp reaches the call.""",
     trigger={"target": "sm_70", "source": "float v = __shfl_down(x, 16);"},
     clean={"target": "sm_70", "source": "float v = __shfl_down_sync(0xffffffff, x, 16);"},
+    fix_title="Replace with '{replacement}' (a full-warp lane mask)",
 )
 def legacy_warp_intrinsic(line: SourceLine, params: dict):
     targets = line.targets_with("independent_thread_scheduling")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from ...text import plural
 from .. import LintContext, rule
 from ..register_advice import cap_change
+from ..wording import register_peak
 
 _ENTRY = "ptxas info    : Compiling entry function '{}' for 'sm_90'\n"
 _SAXPY = _ENTRY.format("_Z5saxpyfPKfPfi") + "ptxas info    : Used 40 registers, used 0 barriers"
@@ -130,6 +131,15 @@ def sources_disagree(kernel: LintContext, params: dict):
         yield "; ".join(kernel.disagreements), {"disagreements": list(kernel.disagreements)}
 
 
+def _no_launch_settings_for_run(seen: list[tuple[dict, int]]) -> tuple[str, dict]:
+    """TA906 once for the run: the kernels no entry configures, counted by the block assumed for them."""
+    assumed = [(tuple(details["block_dims"]), details["block_from"]) for details, _ in seen]
+    kernels = sum(count for _, count in seen)
+    return no_launch_settings_message(assumed, kernels), \
+        {"kernels": kernels, "block_dims": [list(dims) for dims, _ in assumed],
+         "block_from": [origin for _, origin in assumed]}
+
+
 @rule(
     code="TA906", name="no-launch-settings", severity="info", source="project-config",
     summary="No [[kernels]] entry gives this kernel's launch settings",
@@ -141,6 +151,7 @@ def sources_disagree(kernel: LintContext, params: dict):
     finding says which launch the figures assume.""",
     trigger={"config": {}, "log": _k("Used 32 registers, used 0 barriers")},
     clean={"config": {"kernels": [{"name": "k", "block_size": 128}]}, "log": _k("Used 32 registers, used 0 barriers")},
+    per_run=_no_launch_settings_for_run,
 )
 def no_launch_settings(kernel: LintContext, params: dict):
     if not kernel.launch_given:
@@ -178,6 +189,8 @@ _BOUNDED_SOURCE = "__global__ void __launch_bounds__(256, 4) step(float* out) { 
     changes. A warning: the cap is met, at the cost of spills, which may be the right trade; `frontier` measures it.""",
     trigger={"config": {}, "log": _SPILLING_AT_CAP.format(stack=24, spills=24), "source": _BOUNDED_SOURCE},
     clean={"config": {}, "log": _SPILLING_AT_CAP.format(stack=0, spills=0), "source": _BOUNDED_SOURCE},
+    machine_code=register_peak,
+    related=("pressure_lines", "register pressure peaks here"),
 )
 def cap_forces_spills(kernel: LintContext, params: dict):
     cap, launch = kernel.register_cap, kernel.result.kernel

@@ -31,19 +31,18 @@ from dataclasses import replace
 from pathlib import Path
 
 from ...specs.errors import InputError
-from ...specs.files import MAX_CUBIN_BYTES, NotRegularFile, open_regular, read_bounded
-from ..readers.compiler_output import KernelUsage
-from ..readers.cubin import ELF_MAGIC, CubinError, read_cubin
-from ..readers.usage import (
+from ...specs.files import MAX_CUBIN_BYTES, NotRegularFile, open_regular, read_bounded, read_bounded_from
+from ..text import quoted
+from .cubin import ELF_MAGIC, CubinError, read_cubin
+from .usage import (
     NO_CUDA_CODE,
     InputProblem,
     MachineCode,
     ReadResult,
     cubin_records,
     from_cubin_kernel,
-    read_usage,
+    read_usage_opened,
 )
-from ..text import quoted
 
 MAX_FILES = 100_000  # files looked at in one directory tree
 MAX_METADATA_BYTES = 1 << 20  # a Triton .json is a few KB
@@ -95,17 +94,18 @@ def _cannot_read(path: str, exc: OSError) -> InputProblem:
 
 
 def _read_build_output(path: str, result: ReadResult, machine_code: MachineCode | None) -> None:
+    """A file of a walk, opened once: a CuPy cache file by its digest header, else build output."""
     try:
-        with open_regular(path) as handle:
-            head = handle.read(80)
+        handle = open_regular(path)
+        with handle:
+            size = _digest_size(handle.peek(80)[:80])
+            if size:
+                _read_cupy(handle, path, size, result, machine_code)
+                return
+            one = read_usage_opened(handle, path, machine_code)
     except OSError as exc:
         result.problems.append(_cannot_read(path, exc))
         return
-    size = _digest_size(head)
-    if size:
-        _read_cupy(path, size, result, machine_code)
-        return
-    one = read_usage(path, machine_code)
     result.records += one.records
     # A cache holds host code too (Triton's compiled launchers, cuda_utils*.so): named on the
     # command line such a file is an error, found in a walk it is simply not CUDA output.
@@ -129,9 +129,11 @@ def _digest_size(head: bytes) -> int:
     return 0
 
 
-def _read_cupy(path: str, size: int, result: ReadResult, machine_code: MachineCode | None) -> None:
-    data = _read_bytes(path, result)
-    if data is None:
+def _read_cupy(handle, path: str, size: int, result: ReadResult, machine_code: MachineCode | None) -> None:
+    try:
+        data = read_bounded_from(handle, MAX_CUBIN_BYTES, "cubin")
+    except OSError as exc:
+        result.problems.append(_not_read(path, exc, MAX_CUBIN_BYTES))
         return
     cubin = data[size:]
     if _DIGESTS[size](cubin).hexdigest().encode() != data[:size]:
@@ -148,11 +150,14 @@ def _read_bytes(path: str, result: ReadResult, limit: int = MAX_CUBIN_BYTES) -> 
     try:
         return read_bounded(path, limit, regular_only=True)
     except OSError as exc:
-        if exc.errno == errno.EFBIG:
-            result.problems.append(InputProblem(path, None, f"larger than {limit} bytes: not read"))
-        else:
-            result.problems.append(_cannot_read(path, exc))
+        result.problems.append(_not_read(path, exc, limit))
         return None
+
+
+def _not_read(path: str, exc: OSError, limit: int) -> InputProblem:
+    if exc.errno == errno.EFBIG:
+        return InputProblem(path, None, f"larger than {limit} bytes: not read")
+    return _cannot_read(path, exc)
 
 
 def _read_triton(meta_path: str, cubin_path: str, result: ReadResult, machine_code: MachineCode | None) -> None:
@@ -255,44 +260,12 @@ def _apart(result: ReadResult) -> ReadResult:
     files: dict[tuple, set[str]] = {}
     for record in result.records:
         files.setdefault((record.name, record.arch, record.variant), set()).add(record.file)
-    result.records = [_named_apart(record) if len(files[(record.name, record.arch, record.variant)]) > 1 else record
+    result.records = [named_apart(record) if len(files[(record.name, record.arch, record.variant)]) > 1 else record
                       for record in result.records]
     return result
 
 
-def _named_apart(record):
+def named_apart(record):
+    """The record with its file named in its variant, kept apart from a namesake of another file."""
     where = os.path.basename(os.path.dirname(record.file))[:12] + "/" + os.path.basename(record.file)
     return replace(record, variant=f"{record.variant}; {where}" if record.variant else where)
-
-
-def side_by_side(kernels: list) -> list:
-    """Lint's report order (worst first), with the variants of one kernel gathered where the
-    first of them stands and ordered best first: launchable, most occupancy, least local memory."""
-    groups: dict[tuple[str, str], list] = {}
-    for kernel in kernels:
-        if kernel.usage.variant is not None:
-            groups.setdefault((kernel.name, kernel.arch), []).append(kernel)
-    if not groups:
-        return kernels
-    for members in groups.values():
-        members.sort(key=_best_first)
-    out, placed = [], set()
-    for kernel in kernels:
-        key = (kernel.name, kernel.arch)
-        if kernel.usage.variant is None:
-            out.append(kernel)
-        elif key not in placed:
-            placed.add(key)
-            out += groups[key]
-    return out
-
-
-def _best_first(kernel) -> tuple:
-    result = kernel.result
-    return (not result.launchable, -result.occupancy if result.launchable else 0,
-            kernel.usage.stack_frame or 0, kernel.usage.variant or "")
-
-
-def usage_launch(usage: KernelUsage) -> dict:
-    """The launch a cache entry's framework makes, as LaunchConfig keys ({} for other records)."""
-    return dict(usage.launch) if usage.launch else {}

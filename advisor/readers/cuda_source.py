@@ -1,0 +1,67 @@
+"""CUDA source text as lint and the source rules read it: each line's code with comments
+and string and character literals (raw strings included) blanked, line and column
+numbers kept, and the line's `//` comment beside it (where `// tuneadvise:
+ignore[CODE]` suppressions live). Linear in the size of the file: one pass over
+its tokens.
+
+    >>> from tuneadvise.advisor.readers.cuda_source import strip_comments
+    >>> strip_comments('x = "a"; // tuneadvise: ignore[TA801]')
+    [('x =    ;                             ', ' tuneadvise: ignore[TA801]')]
+"""
+
+from __future__ import annotations
+
+import re
+
+# What starts a comment or a literal: the only places the code/text split can change.
+_OPENERS = re.compile(r'//|/\*|R"([^()\\\s"]{0,16})\(|"|\'')
+_STRING_BODY = re.compile(r'(?:[^"\\\n]|\\.)*"?')
+_CHAR_BODY = re.compile(r"(?:[^'\\\n]|\\.)*'?")
+SUPPRESS = re.compile(r"tuneadvise:\s*ignore\[([A-Z0-9, ]+)\]")
+
+
+def _blank(text: str) -> str:
+    """Spaces for every character but line breaks, so line and column numbers stay."""
+    return re.sub(r"[^\n]", " ", text)
+
+
+def strip_comments(text: str) -> list[tuple[str, str]]:
+    """(code, comment) per line: comments, string and character literals (raw strings included)
+    blanked in the code, line numbers kept; a line's `//` comment kept beside it for suppressions."""
+    code, comments = [], {}
+    position, line = 0, 1
+    while True:
+        match = _OPENERS.search(text, position)
+        if match is None:
+            code.append(text[position:])
+            break
+        start, opener = match.start(), match.group(0)
+        code.append(text[position:start])
+        line += text.count("\n", position, start)
+        if opener == "//":
+            end = text.find("\n", start)
+            end = len(text) if end < 0 else end
+            comments[line] = text[start + 2:end]
+        elif opener == "/*":
+            end = text.find("*/", start + 2)
+            end = len(text) if end < 0 else end + 2
+        elif opener == "'" and start and (text[start - 1].isalnum() or text[start - 1] == "_"):
+            end = start + 1  # a digit separator (1'000'000), not a character literal
+            code.append("'")
+            position = end
+            continue
+        elif opener.startswith("R"):
+            close = ")" + match.group(1) + '"'
+            end = text.find(close, match.end())
+            end = len(text) if end < 0 else end + len(close)
+        else:
+            body = _STRING_BODY if opener == '"' else _CHAR_BODY
+            end = body.match(text, start + 1).end()
+        code.append(_blank(text[start:end]))
+        line += text.count("\n", start, end)
+        position = end
+    # Lines end at "\n" only (as the line count above), so a stray "\r" or form feed keeps numbers aligned.
+    lines = "".join(code).split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [(source, comments.get(number, "")) for number, source in enumerate(lines, 1)]
