@@ -287,3 +287,23 @@ def test_a_host_compiler_flag_that_runs_a_named_program_refuses_its_entry(tmp_pa
     builds, problems = load_builds(str(path), ("sm_90",))
     assert [b.source for b in builds] == [str(tmp_path / "j.cu")] and list(builds[0].flags) == ["-Xcompiler=-fPIC"]
     assert len(problems) == 1 and problems[0].startswith("entry 1 ('k.cu'): its ") and "\n" not in problems[0]
+
+
+HARMLESS_HOST = st.sampled_from(["-fPIC", "-Wall", "-O2", "-DX=1", "-std=c++17", "-fopenmp", "-Wno-unused", "-g"])
+RUNS_PROGRAM = st.builds(lambda prefix, rest: prefix + rest,
+                         st.sampled_from(["-B", "-specs=", "--specs=", "-fplugin=", "-fpass-plugin=", "-wrapper",
+                                          "-Xclang", "@", "--gcc-toolchain=", "-iplugindir="]),
+                         st.text("abc./_", max_size=8))
+HOST_FLAG = st.tuples(st.just(False), HARMLESS_HOST) | st.tuples(st.just(True), RUNS_PROGRAM)
+
+
+@given(st.lists(st.tuples(HOST_FLAG, st.sampled_from(["-Xcompiler=", "--compiler-options="])), min_size=1, max_size=5))
+def test_an_entry_is_refused_exactly_when_a_host_flag_runs_a_program(tmp_path_factory, host):
+    flags = " ".join(f"{option}{flag}" for (_, flag), option in host)
+    path = tmp_path_factory.mktemp("cc") / "compile_commands.json"
+    path.write_text(json.dumps([{"directory": ".", "file": "k.cu", "command": f"nvcc {flags} -c k.cu"}]))
+    builds, problems = load_builds(str(path), ("sm_90",))
+    if any(runs for (runs, _), _ in host):
+        assert builds == [] and len(problems) == 1 and "host compiler" in problems[0]
+    else:
+        assert len(builds) == 1 and problems == []
