@@ -148,7 +148,7 @@ def frontier(source: str, archs, block_size: int, kernel_glob: str | None = None
     except UnknownArchError as exc:
         raise BuildSetupError(exc.as_option()) from None
     index = _source_index(source)
-    machine_code = machine_code_reader(None)  # where nvdisasm is installed: where each cap's spills land
+    machine_code = machine_code_reader(None, cache=settings.cache)  # where nvdisasm is installed: where each cap's spills land
     compiler = compiler or Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None)
     problems: list[str] = []
     kernels = _frontier(compiler, machine_code, source, resolved, settings, block_size, kernel_glob, index, problems)

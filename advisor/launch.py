@@ -17,8 +17,8 @@ command-line help and whether the engine reads it. Adding a context key is one
 FIELDS entry and one LaunchConfig field.
 """
 
-from __future__ import annotations
-
+# Annotations here are evaluated, not text (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every annotation written as text when its class is made, on every command's start-up.
 from collections.abc import Callable, Mapping
 from typing import NamedTuple
 
@@ -75,19 +75,19 @@ class LaunchConfig(NamedTuple):
         return self.block_dims or (self.block_size,)
 
     @property
-    def resources(self) -> LaunchConfig:
+    def resources(self) -> "LaunchConfig":
         """This configuration without its launch context: what the occupancy depends on."""
         return self._replace(grid_size=None, sm_count=None, cluster_size=None, compiled_for=None,
                              spill_stores=None, spill_loads=None, stack_frame=None, register_control=None)
 
-    def replace(self, **changes) -> LaunchConfig:
+    def replace(self, **changes) -> "LaunchConfig":
         """A copy with `changes`; a new block_size without new dims makes the block one-dimensional."""
         if "block_size" in changes and "block_dims" not in changes:
             changes["block_dims"] = ()
         return self._replace(**changes)
 
     @classmethod
-    def from_mapping(cls, values: Mapping, *, keys: frozenset[str] | None = None) -> LaunchConfig:
+    def from_mapping(cls, values: Mapping, *, keys: frozenset[str] | None = None) -> "LaunchConfig":
         """Validate user values (CLI text, JSON, TOML) into a LaunchConfig. `keys` narrows the
         accepted keys (default: every FIELDS key; a key that is no field, such as a batch line's
         "arch", may be allowed and is then ignored); a null or absent value is the default.

@@ -51,28 +51,30 @@ def terminal_text(text: str) -> str:
     return one_line(utf8_text(text))
 
 
-_XML_FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+# Patterns as text, compiled by re on first use (and cached there): compiling them when this module
+# is imported cost every command's start-up, most of which never escapes text.
+_XML_FORBIDDEN = "[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]"
 
 
 def xml_text(text: str) -> str:
     """Text XML 1.0 allows: forbidden control characters written as \\xNN."""
-    return _XML_FORBIDDEN.sub(lambda m: f"\\x{ord(m.group(0)):02x}", utf8_text(text))
+    return re.sub(_XML_FORBIDDEN, lambda m: f"\\x{ord(m.group(0)):02x}", utf8_text(text))
 
 
-CONTROL = re.compile("[\x00-\x09\x0b\x0c\x0e-\x1f\x7f\x85\u2028\u2029]")  # what breaks or hides a line
+CONTROL = "[\x00-\x09\x0b\x0c\x0e-\x1f\x7f\x85\u2028\u2029]"  # what breaks or hides a line
 
 
 def hex_escaped(text: str) -> str:
     """Control and line-breaking characters (CONTROL) written as \\xNN."""
-    return CONTROL.sub(lambda m: f"\\x{ord(m.group(0)):02x}", text)
+    return re.sub(CONTROL, lambda m: f"\\x{ord(m.group(0)):02x}", text)
 
 
-_MARKDOWN_SYNTAX = re.compile(r"([\\`*_\[\]<>|~&$])")
+_MARKDOWN_SYNTAX = r"([\\`*_\[\]<>|~&$])"
 
 
 def markdown_text(text) -> str:
     """Text shown as itself in (GitHub-flavoured) Markdown: its syntax backslash-escaped, one line."""
-    text = _MARKDOWN_SYNTAX.sub(r"\\\1", utf8_text(str(text))).replace("\r", " ").replace("\n", " ")
+    text = re.sub(_MARKDOWN_SYNTAX, r"\\\1", utf8_text(str(text))).replace("\r", " ").replace("\n", " ")
     return hex_escaped(text)
 
 

@@ -1,112 +1,145 @@
-"""Batch throughput on one core: JSON Lines in, one result line out per input,
-each with its findings (every rule runs on every line, as for a single query).
+"""Batch throughput with findings, through the command line as users run it:
+`tuneadvise occupancy --batch - --format jsonl`, seeded lines on stdin, one
+result line out per input line with every rule's findings.
 
-    python benchmarks/batch.py [--lines 200000] [--repeats 3] [--cli-lines 100000]
+    python benchmarks/batch.py [--lines 200000] [--repeats 3] [--profile 20000] [--save FILE]
 
-Each repeat runs in a fresh interpreter on its own seeded lines, so no cache
-starts warm: the library path (tuneadvise.advisor.batch.run_batch, as the CLI
-uses it) is timed cold, beside the floor of the stack measured on the same
-lines in the same process: json.loads of each input line plus json.dumps of the
-very document printed for it, nothing else (no tool can print that document for
-less). It prints lines/s, the floor and the ratio (target: at most 3x). Then
-the whole CLI (`tuneadvise occupancy --batch FILE`, start-up included) is
-timed on a file of --cli-lines lines (0 skips it). A tool without a batch mode
-pays one process per query instead (cuxray's CLI: about 5 queries per second).
+Each repeat is a fresh process (no cache starts warm) on its own seeded lines,
+timed from start to exit, start-up included. Beside it, the floor of the stack
+measured in this process on the same lines in the same run: json.loads of each
+input line plus json.dumps of the very document printed for it, nothing else
+(no tool can print that document for less). It prints lines/s, the floor and
+the ratio (target: at most 3x), then the profile (cProfile, most costly
+functions by their own time) of the library path on --profile lines.
+`--save FILE` writes every output line of the first repeat, so that two
+versions can be compared byte for byte on the same seeded lines.
 
-The lines are varied on purpose: registers drawn from 16-255 and one block in
-six of random size, so most lines are distinct configurations.
+The lines vary as users' sweeps do, so most are distinct configurations: every
+architecture of every family (each compute capability, and family and product
+names), registers 16-255, one block size in six random (1-1024, the others
+64-1024 in powers of two), static shared memory, dynamic shared memory up to the
+architecture's opt-in limit with opt-in set on half the lines, and every
+carveout form (default, max-shared, max-l1, percentages).
 """
 
 import argparse
 import io
 import json
+import os
 import random
 import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-ARCHS = ["sm_70", "sm_75", "sm_80", "sm_86", "sm_89", "sm_90", "sm_100", "sm_120", "volta", "h100-sxm"]
+
+def architectures() -> list[tuple[str, int]]:
+    """(name as a line gives it, its opt-in shared memory per block) for every shipped compute
+    capability, plus each family's and each product's name."""
+    from tuneadvise.specs.catalog import shipped_catalog
+
+    catalog = shipped_catalog()
+    names = [(arch.sm, arch.shared_mem_per_block_optin) for arch in catalog.sorted_archs()]
+    names += [(family, catalog.archs[cc].shared_mem_per_block_optin) for family, (cc, _) in catalog.family_default.items()]
+    names += [(p.name, catalog.archs[p.cc].shared_mem_per_block_optin) for p in catalog.products.values()]
+    return names
 
 
-def make_lines(count, seed=7):
+def make_lines(count: int, seed: int = 7) -> list[str]:
     rng = random.Random(seed)
+    archs = architectures()
+    carveouts = ["default", "max-shared", "max-l1", 0, 25, 50, 100, "50%"]
     lines = []
     for _ in range(count):
-        lines.append(json.dumps({"arch": rng.choice(ARCHS), "registers": rng.randint(16, 255),
-                                 "block_size": rng.choice([64, 128, 256, 512, 1024, rng.randint(1, 1024)]),
-                                 "shared_mem": rng.choice([0, 4096, 12288, 40000]),
-                                 "dynamic_shared_mem": rng.choice([0, 1024, 16384]),
-                                 "carveout": rng.choice(["default", 50, 100])}) + "\n")
+        name, optin_limit = rng.choice(archs)
+        line = {"arch": name, "registers": rng.randint(16, 255),
+                "block_size": rng.choice([64, 128, 256, 512, 1024, rng.randint(1, 1024)]),
+                "shared_mem": rng.choice([0, 0, 4096, 12288, 40000])}
+        if rng.random() < 0.5:
+            line["opt_in"] = True
+            line["dynamic_shared_mem"] = rng.randint(0, optin_limit)
+        else:
+            line["dynamic_shared_mem"] = rng.choice([0, 1024, 16384, rng.randint(0, 48 << 10)])
+        line["carveout"] = rng.choice(carveouts)
+        lines.append(json.dumps(line) + "\n")
     return lines
 
 
-def child(lines_count: int, seed: int) -> None:
-    """One cold measurement: prints '<tuneadvise seconds> <floor seconds>'."""
-    from tuneadvise.advisor.batch import run_batch
-    from tuneadvise.specs.catalog import shipped_catalog
+def tuneadvise_command() -> list[str]:
+    script = shutil.which("tuneadvise") or str(Path(sys.executable).with_name("tuneadvise"))
+    return [script, "occupancy", "--batch", "-", "--format", "jsonl"]
 
-    lines = make_lines(lines_count, seed)
-    for name in ARCHS:  # load the catalog outside the timing; no kernel is computed
-        shipped_catalog().resolve(name)
-    printed = io.StringIO()
+
+def cli_run(lines: list[str]) -> tuple[float, list[str]]:
+    """(seconds from start to exit, the lines printed) of the command line on these lines."""
+    data = "".join(lines).encode()
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     start = time.perf_counter()
-    run_batch(lines, printed)
-    ours = time.perf_counter() - start
-    documents = [json.loads(line) for line in printed.getvalue().splitlines()]  # what was printed, untimed
+    proc = subprocess.run(tuneadvise_command(), input=data, capture_output=True, env=env)
+    seconds = time.perf_counter() - start
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"batch failed ({proc.returncode}): {proc.stderr.decode()[:500]}")
+    return seconds, proc.stdout.decode().splitlines()
+
+
+def floor_seconds(lines: list[str], printed: list[str]) -> float:
+    """json.loads of each input line + json.dumps of the document printed for it."""
+    documents = [json.loads(line) for line in printed]  # what was printed, untimed
     assert len(documents) == len(lines)
-    start = time.perf_counter()
     out = io.StringIO()
+    start = time.perf_counter()
     for line, document in zip(lines, documents):
         json.loads(line)
         out.write(json.dumps(document, separators=(",", ":")) + "\n")
-    floor = time.perf_counter() - start
-    print(ours, floor)
+    return time.perf_counter() - start
+
+
+def profile(lines: list[str], top: int = 25) -> str:
+    """cProfile of the library path the command takes (run_batch), cold, most costly own time first."""
+    code = ("import io, sys, cProfile, pstats\n"
+            "from tuneadvise.advisor.batch import run_batch\n"
+            "lines = sys.stdin.read().splitlines(True)\n"
+            "profiler = cProfile.Profile(); profiler.enable(); run_batch(lines, io.StringIO()); profiler.disable()\n"
+            f"text = io.StringIO(); pstats.Stats(profiler, stream=text).sort_stats('tottime').print_stats({top})\n"
+            "print(text.getvalue())\n")
+    proc = subprocess.run([sys.executable, "-c", code], input="".join(lines), capture_output=True, text=True, check=True)
+    body = proc.stdout
+    return body[body.find("   ncalls"):].rstrip() if "   ncalls" in body else body
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--lines", type=int, default=200_000)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--cli-lines", type=int, default=100_000)
-    parser.add_argument("--child", nargs=2, type=int, metavar=("LINES", "SEED"), help=argparse.SUPPRESS)
+    parser.add_argument("--profile", type=int, default=20_000, help="lines profiled (0: no profile)")
+    parser.add_argument("--save", help="write the first repeat's output lines here")
     args = parser.parse_args()
-    if args.child:
-        child(*args.child)
-        return
+    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
+          f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     runs = []
     for repeat in range(args.repeats):
-        out = subprocess.run([sys.executable, __file__, "--child", str(args.lines), str(7 + repeat)],
-                             check=True, capture_output=True, text=True).stdout.split()
-        runs.append((float(out[0]), float(out[1])))
+        lines = make_lines(args.lines, 7 + repeat)
+        ours, printed = cli_run(lines)
+        if repeat == 0 and args.save:
+            Path(args.save).write_text("\n".join(printed) + "\n")
+        floor = floor_seconds(lines, printed)
+        runs.append((ours, floor))
+        print(f"  repeat {repeat + 1}: {args.lines / ours:,.0f} lines/s, floor {args.lines / floor:,.0f} lines/s, "
+              f"{ours / floor:.2f}x")
     ours = sorted(r[0] for r in runs)
     floors = sorted(r[1] for r in runs)
     ratios = sorted(r[0] / r[1] for r in runs)
-    print(f"{args.lines:,} lines with findings, {args.repeats} cold runs: median "
-          f"{args.lines / statistics.median(ours):,.0f} lines/s, best {args.lines / ours[0]:,.0f}, "
-          f"worst {args.lines / ours[-1]:,.0f} on one core")
+    print(f"{args.lines:,} varied lines with findings through `{' '.join(['tuneadvise', *tuneadvise_command()[1:]])}`, "
+          f"{args.repeats} cold runs: median {args.lines / statistics.median(ours):,.0f} lines/s, "
+          f"best {args.lines / ours[0]:,.0f}, worst {args.lines / ours[-1]:,.0f}")
     print(f"floor, json.loads of each line + json.dumps of the document printed for it: "
-          f"{args.lines / statistics.median(floors):,.0f} lines/s "
-          f"({statistics.median(floors) / args.lines * 1e6:.2f} us/line)")
+          f"{args.lines / statistics.median(floors):,.0f} lines/s ({statistics.median(floors) / args.lines * 1e6:.2f} us/line)")
     print(f"ratio: tuneadvise takes {statistics.median(ratios):.2f}x the floor (median of the runs; target <= 3x)")
-    if not args.cli_lines:
-        return
-    tuneadvise = shutil.which("tuneadvise") or str(Path(sys.executable).with_name("tuneadvise"))
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "lines.jsonl"
-        path.write_text("".join(make_lines(args.cli_lines, 1000)))
-        times = []
-        for _ in range(3):
-            start = time.perf_counter()
-            subprocess.run([tuneadvise, "occupancy", "--batch", str(path)],
-                           stdout=subprocess.DEVNULL, check=False)
-            times.append(time.perf_counter() - start)
-    median = statistics.median(times)
-    print(f"CLI, {args.cli_lines} lines from a file, start-up included (median of 3): {median:.2f} s, "
-          f"{args.cli_lines / median:,.0f} lines/s")
+    if args.profile:
+        print(f"profile of the library path (run_batch) on {args.profile:,} of those lines, cold, by own time:")
+        print(profile(make_lines(args.profile, 7)))
 
 
 if __name__ == "__main__":

@@ -15,8 +15,11 @@ same GPU:
     against the engine and the driver;
   * wall time of the default suite and of --quick.
 
+  * host memory: the peak resident set of `probe --device DEVICES --quick`
+    (--rss-devices; '0,0' runs the multi-device path twice on one GPU), per device.
+
 Usage: python benchmarks/probes.py [--babelstream PATH] [--gpu-stream PATH]
-       [--gpu-l2-cache PATH] [--json PATH] [--cold]
+       [--gpu-l2-cache PATH] [--json PATH] [--cold] [--no-suite] [--rss-devices 0,0]
 Prints one table of ratios; exits non-zero only if a command fails.
 """
 
@@ -43,6 +46,18 @@ def run_suite(extra: list[str]) -> tuple[dict, float]:
     if proc.returncode not in (0, 1):
         raise SystemExit(f"probe failed ({proc.returncode}): {proc.stderr.strip()}")
     return json.loads(proc.stdout), wall
+
+
+def peak_host_memory(devices: str) -> tuple[float, float]:
+    """(peak resident set in MB of `probe --device DEVICES --quick`, its wall seconds)."""
+    start = time.perf_counter()
+    proc = subprocess.Popen([*TUNEADVISE, "probe", "--device", devices, "--quick", "--format", "json"],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    _, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - start
+    if os.waitstatus_to_exitcode(status) not in (0, 1):
+        raise SystemExit(f"probe --device {devices} failed ({os.waitstatus_to_exitcode(status)})")
+    return usage.ru_maxrss / 1024, wall  # ru_maxrss is in KiB on Linux
 
 
 def babelstream(binary: str, elements: int | None) -> dict:
@@ -114,6 +129,8 @@ def main() -> None:
     parser.add_argument("--gpu-l2-cache", help="path of gpu-benches' cuda-l2-cache binary")
     parser.add_argument("--json", help="also write every figure to this file")
     parser.add_argument("--cold", action="store_true", help="clear CuPy's kernel cache before the first run")
+    parser.add_argument("--no-suite", action="store_true", help="skip the default and --quick suite runs")
+    parser.add_argument("--rss-devices", help="measure probe --device THIS --quick's peak host memory (e.g. 0,0)")
     args = parser.parse_args()
     if args.cold:
         shutil.rmtree(os.path.expanduser("~/.cupy/kernel_cache"), ignore_errors=True)
@@ -127,7 +144,15 @@ def main() -> None:
 
 
 def measure(args, report: dict) -> None:
-
+    if args.rss_devices:
+        peak, wall = peak_host_memory(args.rss_devices)
+        count = len(args.rss_devices.split(","))
+        report["host_memory"] = {"devices": args.rss_devices, "peak_mb": peak, "wall_s": wall}
+        print(f"probe --device {args.rss_devices} --quick: peak host memory {peak:,.0f} MB for {count} device runs "
+              f"({peak / count:,.0f} MB per device; target <= 1,024), {wall:.1f} s")
+    if args.no_suite:
+        compare_babelstream(args, report)
+        return
     quick_doc, quick_wall = run_suite(["--quick"])
     doc, wall = run_suite([])
     report.update(quick=quick_doc, full=doc, wall_s={"full": wall, "quick": quick_wall})
@@ -161,6 +186,11 @@ def measure(args, report: dict) -> None:
         flag += " [full: unstable]" if r.get("unstable") else ""
         print(f"  {name:22s} {quick_median:10.4g} / {full_median:10.4g} = {quick_median / full_median:.3f}{flag}")
 
+    compare_babelstream(args, report)
+    compare_gpu_benches(args, report, results, doc)
+
+
+def compare_babelstream(args, report: dict) -> None:
     if args.babelstream:
         report["babelstream"] = {}
         for label, elements in (("2^25 (BabelStream default)", 1 << 25), ("2^28", 1 << 28)):
@@ -173,6 +203,9 @@ def measure(args, report: dict) -> None:
                 print(f"{mine} vs BabelStream {theirs} at {label}: best {r['best']:.0f} / {best:.0f} GB/s = "
                       f"{r['best'] / best:.3f}x; median {r['median']:.0f} / average {from_avg:.0f} GB/s = "
                       f"{r['median'] / from_avg:.3f}x; shape {r['shape']} block {r['block']} grid {r['grid']}")
+
+
+def compare_gpu_benches(args, report: dict, results: dict, doc: dict) -> None:
     curve = results.get("dram_read_vs_occupancy")
     if args.gpu_stream and curve and not curve["error"]:
         rows = gpu_stream(args.gpu_stream)

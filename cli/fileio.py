@@ -57,6 +57,7 @@ def write_atomically(path: str | os.PathLike, data) -> None:
             _write_stream(handle, data)
         return
     target = os.path.realpath(path)  # through every link, to the file the name means
+    _refuse_unwritable(target, mode)
     folder, name = os.path.split(target)
     fd, partial = _exclusive(folder, name)
     try:
@@ -102,10 +103,18 @@ def _probe(path) -> None:
         if not os.access(path, os.W_OK):
             raise OSError(errno.EACCES, os.strerror(errno.EACCES))
         return  # a FIFO is not opened here: with no reader yet, that would wait
+    _refuse_unwritable(os.path.realpath(path), mode)
     folder, name = os.path.split(os.path.realpath(path))
     fd, partial = _exclusive(folder, name)
     os.close(fd)
     os.unlink(partial)
+
+
+def _refuse_unwritable(target: str, mode: int | None) -> None:
+    """A shell's `>` opens an existing file for writing, which its permissions may refuse (read-only,
+    or another user's); replacing it by a rename needs only the folder's, so ask as `>` would."""
+    if mode is not None and not os.access(target, os.W_OK):
+        raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), target)
 
 
 # The names a shell takes as the descriptors themselves (bash duplicates the descriptor rather than

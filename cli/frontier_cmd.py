@@ -73,11 +73,11 @@ def _spill_places(lines) -> str:
     """'k.cu:23 (96 B), k.cu:14 (64 B) and 2 more lines': the lines that spill most, stores and loads."""
     import os
 
-    from ..advisor.text import utf8_text
+    from ..advisor.text import plural, utf8_text
 
     shown = [f"{utf8_text(os.path.basename(p['file'] or '?'))}:{p['line']} ({p['stores'] + p['loads']} B)"
              for p in lines[:SPILL_LINES_SHOWN]]
-    more = f" and {len(lines) - SPILL_LINES_SHOWN} more lines" if len(lines) > SPILL_LINES_SHOWN else ""
+    more = f" and {plural(len(lines) - SPILL_LINES_SHOWN, 'more line')}" if len(lines) > SPILL_LINES_SHOWN else ""
     return ", ".join(shown) + more
 
 

@@ -109,11 +109,11 @@ def _lint(ctx, options, inputs, build, shown, baseline, update_baseline):
     for warning in answer.warnings:
         click.echo(f"tuneadvise: warning: {warning}", err=True)
     fmt = choose_format(fmt, LINT_FORMATS) if output is None else (fmt or "json")
-    _report(answer.document, fmt, output, statistics, verbose)
+    _report(answer.document, fmt, output, statistics, verbose, bool(options.selection.select))
     ctx.exit(EXIT_BAD_INPUT if answer.bad_input else EXIT_OK if answer.passed else EXIT_FINDINGS)
 
 
-def _report(doc, fmt: str, output: str | None, statistics: bool, verbose: bool) -> None:
+def _report(doc, fmt: str, output: str | None, statistics: bool, verbose: bool, selected: bool = False) -> None:
     """The statistics (text, or their JSON document), or the report as text or in a machine format."""
     if statistics:
         from ..advisor.queries.lint import statistics_query
@@ -126,7 +126,8 @@ def _report(doc, fmt: str, output: str | None, statistics: bool, verbose: bool) 
     from ..advisor.lint.formats import SERIALIZERS
     from .lint_render import render_lint
 
-    emit(fmt, doc, lambda: write_text(render_lint(doc, terminal=False if output else None, verbose=verbose), output),
+    emit(fmt, doc, lambda: write_text(render_lint(doc, terminal=False if output else None, verbose=verbose,
+                                                  only_with_findings=selected), output),
          SERIALIZERS, output)
 
 

@@ -19,9 +19,12 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan", "bold": "bol
           "passed": "bold green", "failed": "bold red"}
 
 
-def render_lint(doc, terminal: bool | None = None, verbose: bool = False) -> Iterator[str]:
+def render_lint(doc, terminal: bool | None = None, verbose: bool = False,
+                only_with_findings: bool = False) -> Iterator[str]:
     """The report as text chunks. `terminal`: style for a terminal (default: whether stdout is one);
-    `verbose`: each kernel's instruction summary too, where its machine code was read."""
+    `verbose`: each kernel's instruction summary too, where its machine code was read;
+    `only_with_findings` (--select): the kernels without a selected finding are left out (the
+    summary still counts them)."""
     from ..advisor.text import terminal_text
 
     if terminal is None:
@@ -47,6 +50,8 @@ def render_lint(doc, terminal: bool | None = None, verbose: bool = False) -> Ite
         return text
 
     for kernel in doc.kernels():
+        if only_with_findings and not kernel["findings"]:
+            continue
         out = [style(line, "bold") for line in _heading(kernel, width)] + _kernel_lines(kernel, width)
         if verbose and kernel.get("sass"):
             out += wrap(instruction_summary(kernel["sass"]["instructions"]), width, "  ", "    ")

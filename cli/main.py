@@ -75,8 +75,24 @@ class LazyGroup(click.Group):
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode, **extra)
         args = sys.argv[1:] if args is None else list(args)
-        sys.exit(_run(lambda: super(LazyGroup, self).main(args, prog_name, complete_var, False, **extra),
-                      debug="--debug" in args))
+
+        def parse_and_run():
+            _refuse_nul(args)
+            return super(LazyGroup, self).main(args, prog_name, complete_var, False, **extra)
+
+        sys.exit(_run(parse_and_run, debug="--debug" in args))
+
+
+def _refuse_nul(args: list) -> None:
+    """No argument of a real command line holds a NUL byte (the OS cannot pass one); one given to
+    `cli(...)` in-process would reach os.stat through click's path checks, which raise ValueError."""
+    for number, arg in enumerate(args, 1):
+        if isinstance(arg, str) and "\0" in arg:
+            option, equals, _ = arg.partition("=")
+            before = args[number - 2] if number > 1 else ""
+            if not (option.startswith("-") and equals):
+                option = before if isinstance(before, str) and before.startswith("-") else f"argument {number}"
+            raise click.UsageError(f"{option}: holds a NUL byte, which no command-line argument can")
 
 
 def _reader_went_away():
@@ -209,7 +225,6 @@ def _internal(exc: BaseException, debug: bool) -> int:
 def cli():
     """Occupancy and tuning advisor for CUDA kernels.
 
-    \b
     Exit codes: 0 success; 1 the configuration cannot launch (lint: findings);
     2 bad input or usage; 3 a needed optional part is missing (CuPy or a GPU
     for probe, verify and --arch native; matplotlib for --plot); 70 an internal
@@ -233,8 +248,13 @@ def _terminate(signum, _frame):
 
 
 def main():
+    import gc
     import os
     import signal
+
+    # Everything allocated so far (the interpreter's, click's and this module's objects) lives as long as
+    # the process: kept out of every later collection rather than walked again by each one.
+    gc.freeze()
 
     # Only where the signal would kill the process anyway: `nohup` (SIGHUP ignored) keeps its meaning.
     caught = [s for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None))

@@ -15,6 +15,7 @@ from .common import (
     EXIT_OK,
     BadInput,
     choose_format,
+    cycle_collection_paused,
     emit,
     require,
     resolved_arch,
@@ -112,7 +113,10 @@ def _batch(batch, arch, spec_file, cuda, fmt, selection, drawn) -> int:
     if cuda is not None:
         resolved_arch("sm_90", None, cuda)  # an unknown release is bad input before any line
     default = resolved_arch(arch, spec_file, cuda) if (arch or spec_file) else None
-    return run_batch(lines_of(batch), sys.stdout, default=default, selection=selection, cuda=cuda)
+    # A batch makes no reference cycles, and its line cache (up to LINES_KEPT results) would be walked
+    # again by every collection.
+    with cycle_collection_paused():
+        return run_batch(lines_of(batch), sys.stdout, default=default, selection=selection, cuda=cuda)
 
 
 def plot_title(answer) -> str:

@@ -148,7 +148,7 @@ def arch_option(help: str = ARCH_HELP, **settings):
 
 def cuda_option(**settings):
     """--cuda: the cuda_occupancy.h release the engine follows (default: the newest it is exact to)."""
-    from ..specs.releases import DEFAULT_RELEASE
+    from ..specs.records import DEFAULT_RELEASE
 
     return click.option("--cuda", metavar="RELEASE", shell_complete=complete_release, help=(
         f"Answer as cuda_occupancy.h of this CUDA release does (default {DEFAULT_RELEASE}; "

@@ -99,7 +99,7 @@ def _limits_table(resolved, result):
     from ..advisor.text import markup_text
 
     arch = result.arch
-    title = f"{arch.sm} (compute capability {arch.cc}, {arch.family})"
+    title = f"{arch.sm} (compute capability {arch.cc}, {arch.family}; cuda_occupancy.h of CUDA {arch.cuda_release})"
     if resolved.product:
         title += f" - {resolved.product.title}"
     table = Table(title=markup_text(title), title_justify="left")

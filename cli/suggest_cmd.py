@@ -71,7 +71,8 @@ def render_suggestion(document: dict) -> None:
         return
     sms = document["sm_count"]
     out.print(f"[bold]Block size {document['block_size']}[/]: {plural(document['blocks_per_sm'], 'block')}/SM, "
-              f"occupancy {percent(document['occupancy'])} on {document['arch']} [dim](model)[/]")
+              f"occupancy {percent(document['occupancy'])} on {document['arch']} "
+              f"[dim](model: cuda_occupancy.h of CUDA {document['cuda_release']})[/]")
     if sms:
         out.print(f"Minimum grid to fill {plural(sms, 'SM')}: {plural(document['min_grid_size'], 'block')}")
     else:

@@ -71,10 +71,13 @@ BABELSTREAM_ELEMENTS = 1 << 28  # doubles per array: the size BabelStream users 
 # measured, and the result names it.
 STREAM_SHAPES = {
     "": (2 * STREAM_UNROLL, "grid-stride loop, double2, 4 in flight"),
-    "_d": (1, "one double per thread (BabelStream's shape)"),
+    "_d": (1, "one double per thread"),
+    "_g": (STREAM_UNROLL, "grid-stride loop over doubles, 4 per thread (BabelStream's shape)"),
     "_v2": (2, "one double2 per thread"),
     "_v4": (4, "two double2 per thread"),
+    "_cs": (2, "one double2 per thread, streaming loads and stores (evict first)"),
 }
+DOUBLE_ELEMENT_SHAPES = ("_d", "_g")  # the kernels whose `n` counts doubles (the others count double2)
 SHAPE_BLOCKS = (256, 1024)
 
 
@@ -97,7 +100,7 @@ def _stream_candidates(ctx: ProbeContext, name: str, doubles: int) -> list[tuple
     one_pass = []
     for suffix, (per_thread, _) in STREAM_SHAPES.items():
         if suffix:
-            elements = doubles if suffix == "_d" else pairs
+            elements = doubles if suffix in DOUBLE_ELEMENT_SHAPES else pairs
             for block in SHAPE_BLOCKS:
                 threads = -(-doubles // per_thread)
                 one_pass.append((suffix, block, -(-threads // block), elements))
@@ -336,13 +339,16 @@ def _random_cycle(entries: int, seed: int):
 
 def _chase_table(cp, entries: int, stride: int, seed: int):
     """A single random cycle through `entries` slots `stride` words apart, as a
-    device array where each slot holds the index of the next."""
+    device array where each slot holds the index of the next. The table is made
+    on the device: only the cycle (one number per slot) passes through host
+    memory, never the table itself (for the DRAM level, 32 x L2: gigabytes)."""
     import numpy as np
 
     nxt = _random_cycle(entries, seed)
-    table = np.zeros(entries * stride, dtype=np.uint32)
-    table[np.arange(entries) * stride] = (nxt * stride).astype(np.uint32)
-    return cp.asarray(table)
+    nxt *= stride
+    table = cp.zeros(entries * stride, dtype=cp.uint32)
+    table[::stride] = cp.asarray(nxt.astype(np.uint32))
+    return table
 
 
 def latency(ctx: ProbeContext) -> list[Measurement]:

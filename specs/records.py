@@ -2,8 +2,8 @@
 how a family document becomes them. Immutable and hashable by value, so that an
 Arch can key functools caches (equal specs are equal keys, whichever object)."""
 
-from __future__ import annotations
-
+# Annotations here are evaluated, not text (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every annotation written as text when its class is made, on every command's start-up.
 from collections.abc import Mapping
 from typing import NamedTuple
 

@@ -38,17 +38,19 @@ def resolve_arch(arch, cuda: str | None = None) -> Arch:
 def _resolved(arch, spec_file, native) -> Resolved:
     if isinstance(arch, Arch):
         return Resolved(arch)
-    from .catalog import shipped_catalog
+    from .catalog import resolve_shipped
 
-    catalog = shipped_catalog()
     if spec_file:
         from .models import load_user_spec  # pydantic: only on this path
 
         catalog, added = load_user_spec(spec_file)
         if arch is None and len(added) == 1:
             arch = added[0].cc
-    elif native is not None and isinstance(arch, str) and arch.strip().lower() == "native":
+        if arch is None:
+            raise InputError("arch", MISSING_ARCH)
+        return catalog.resolve(arch)
+    if native is not None and isinstance(arch, str) and arch.strip().lower() == "native":
         return native()
     if arch is None:
         raise InputError("arch", MISSING_ARCH)
-    return catalog.resolve(arch)
+    return resolve_shipped(arch)

@@ -14,8 +14,8 @@ Offline, the layout is a product's nominal one (labelled nominal: harvested
 chips of one product differ); `probe --only cluster` measures the real one.
 """
 
-from __future__ import annotations
-
+# Annotations here are evaluated, not text (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every annotation written as text when its class is made, on every command's start-up.
 from typing import NamedTuple
 
 # Measured, not documented: on the H100 (driver 580, CUDA 13) a kernel the driver

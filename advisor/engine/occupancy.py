@@ -15,8 +15,8 @@ compiler or the launch (per-thread register cap of 2.x/3.0, static shared
 memory over 48 KB, __launch_bounds__ smaller than the block).
 """
 
-from __future__ import annotations
-
+# Annotations here are evaluated, not text (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every annotation written as text when its class is made, on every command's start-up.
 from typing import TYPE_CHECKING, NamedTuple
 
 from ...specs.records import Arch
@@ -55,7 +55,7 @@ class LaunchError(NamedTuple):
 
 class Occupancy(NamedTuple):
     arch: Arch
-    kernel: LaunchConfig
+    kernel: "LaunchConfig"
     active_blocks_per_sm: int
     warps_per_block: int
     block_limits: dict  # limiter -> blocks per SM it allows (None: no limit)
@@ -87,7 +87,7 @@ class Occupancy(NamedTuple):
 # The public calculation
 # --------------------------------------------------------------------------
 
-def block_limits(arch: Arch, kernel: LaunchConfig) -> tuple[dict, int, int, int | None]:
+def block_limits(arch: Arch, kernel: "LaunchConfig") -> tuple[dict, int, int, int | None]:
     """Blocks per SM each resource allows, exactly as cudaOccMaxActiveBlocksPerMultiprocessor."""
     registers, block_size, barriers = kernel.registers, kernel.block_size, kernel.barriers
     static, dynamic, carveout, opt_in = kernel.static_shared_mem, kernel.dynamic_shared_mem, kernel.carveout, kernel.opt_in
@@ -109,7 +109,7 @@ RESOURCE_ERRORS = {
 }
 
 
-def launch_errors(arch: Arch, kernel: LaunchConfig, limits: dict) -> list[LaunchError]:
+def launch_errors(arch: Arch, kernel: "LaunchConfig", limits: dict) -> list[LaunchError]:
     """Why a configuration cannot launch, one named reason per broken limit."""
     errors = []
     if kernel.block_size > arch.max_threads_per_block:
@@ -151,7 +151,7 @@ def launch_errors(arch: Arch, kernel: LaunchConfig, limits: dict) -> list[Launch
     return errors
 
 
-def cluster_errors(arch: Arch, kernel: LaunchConfig) -> list[LaunchError]:
+def cluster_errors(arch: Arch, kernel: "LaunchConfig") -> list[LaunchError]:
     """A thread-block cluster the hardware refuses: any cluster (more than one block) before 9.0,
     or more blocks than the architecture's non-portable maximum. Rule TA603 reports these errors."""
     size = kernel.cluster_size
@@ -166,14 +166,14 @@ def cluster_errors(arch: Arch, kernel: LaunchConfig) -> list[LaunchError]:
     return []
 
 
-def occupancy(arch: Arch, kernel: LaunchConfig) -> Occupancy:
+def occupancy(arch: Arch, kernel: "LaunchConfig") -> Occupancy:
     """Theoretical occupancy of `kernel` on `arch`, with every limit and failure named."""
     limits, allocated_regs, allocated_smem, config = block_limits(arch, kernel)
     return occupancy_from(arch, kernel, limits, allocated_regs, allocated_smem, config,
                           launch_errors(arch, kernel, limits))
 
 
-def occupancy_from(arch: Arch, kernel: LaunchConfig, limits: dict, allocated_regs: int, allocated_smem: int,
+def occupancy_from(arch: Arch, kernel: "LaunchConfig", limits: dict, allocated_regs: int, allocated_smem: int,
                    config: int | None, errors: list) -> Occupancy:
     """The Occupancy for block_limits' and launch_errors' answers (for a caller that has them)."""
     active = 0 if errors else min(limits.values())
@@ -186,7 +186,7 @@ def occupancy_from(arch: Arch, kernel: LaunchConfig, limits: dict, allocated_reg
                      allocated_regs, allocated_smem, None if errors else config, errors, notes)
 
 
-def notes_on(arch: Arch, kernel: LaunchConfig) -> list[str]:
+def notes_on(arch: Arch, kernel: "LaunchConfig") -> list[str]:
     """Inputs that have no effect on this architecture: they depend on the architecture,
     kernel.carveout and kernel.opt_in alone."""
     notes = []
@@ -205,7 +205,7 @@ class DynamicSharedMemBudget(NamedTuple):
     """The most dynamic shared memory per block that keeps `blocks_per_sm` blocks resident."""
 
     arch: Arch
-    kernel: LaunchConfig  # dynamic_shared_mem is not an input: the answer replaces it
+    kernel: "LaunchConfig"  # dynamic_shared_mem is not an input: the answer replaces it
     blocks_per_sm: int  # asked for
     max_dynamic_shared_mem: int | None  # bytes; None when that many blocks cannot reside at all
     limiter: str  # what bounds the answer (see max_dynamic_shared_mem), or the resource that
@@ -227,7 +227,7 @@ def grid_waves(result: Occupancy, grid_size: int, sm_count: int) -> float | None
     return grid_size / per_wave if per_wave else None
 
 
-def max_dynamic_shared_mem(arch: Arch, kernel: LaunchConfig, blocks_per_sm: int) -> DynamicSharedMemBudget:
+def max_dynamic_shared_mem(arch: Arch, kernel: "LaunchConfig", blocks_per_sm: int) -> DynamicSharedMemBudget:
     """cudaOccAvailableDynamicSMemPerBlock: the dynamic shared memory per block available when
     `blocks_per_sm` blocks of `kernel` reside on one SM.
 

@@ -23,8 +23,8 @@ have configurations; elsewhere there is nothing to predict. On the carveout
 architectures not recorded the size is unknown, at least the configuration
 that holds one block."""
 
-from __future__ import annotations
-
+# Annotations here are evaluated, not text (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every annotation written as text when its class is made, on every command's start-up.
 from typing import NamedTuple
 
 from ...specs.records import Arch

@@ -23,8 +23,8 @@ limits' minimum, not on the whole kernel, so it is cached by those values: a lin
 run's thousands of distinct kernels share a few hundred cliffs.
 """
 
-from __future__ import annotations
-
+# Annotations here are evaluated, not text (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every annotation written as text when its class is made, on every command's start-up.
 from typing import TYPE_CHECKING, NamedTuple
 
 from .cached_limits import cached_cliff
@@ -59,7 +59,7 @@ class Cliff(NamedTuple):
     headroom: int | None  # how much the resource can grow before a block is lost (None: never)
 
 
-def _blocks(arch, kernel: LaunchConfig) -> int:
+def _blocks(arch, kernel: "LaunchConfig") -> int:
     limits, *_ = block_limits(arch, kernel)
     return 0 if launch_errors(arch, kernel, limits) else min(limits.values())
 
@@ -82,7 +82,7 @@ def _least_limit(result: Occupancy, resource: str, also: str = "") -> int:
     return least
 
 
-def step_at(arch, kernel: LaunchConfig, value: int) -> Step:
+def step_at(arch, kernel: "LaunchConfig", value: int) -> Step:
     """Blocks per SM and occupancy of `kernel`, labelled with the varied resource's `value`."""
     blocks = _blocks(arch, kernel)
     warps = -(-kernel.block_size // arch.warp_size)
@@ -174,7 +174,7 @@ def _register_cliff(arch, block_size: int, registers: int, others: int, steps: i
     return Cliff("registers", registers, tuple(down), None if last in (None, most) else last - registers)
 
 
-def with_total_shared_mem(kernel: LaunchConfig, total: int) -> LaunchConfig:
+def with_total_shared_mem(kernel: "LaunchConfig", total: int) -> "LaunchConfig":
     """Change the dynamic part so that static + dynamic == total (static cannot shrink at launch)."""
     dynamic = total - kernel.static_shared_mem
     if dynamic < 0:

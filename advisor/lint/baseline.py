@@ -134,7 +134,7 @@ def compare(report, baseline: dict) -> Comparison:
         codes = {f.code for f in kernel.findings}
         for code in codes:
             comparison.status[(key, code)] = "new" if code not in accepted else ("worse" if worse else "baselined")
-        if recorded:
+        if recorded and not worse:  # a kernel that lost occupancy has not improved, whatever finding it lost
             fixed = sorted(accepted - codes)
             if fixed:
                 comparison.improved.append(f"{key}: no longer {', '.join(fixed)}")

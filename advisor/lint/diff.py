@@ -21,6 +21,7 @@ from typing import NamedTuple
 from ..readers import demangle as names
 from ..report import SCHEMA_VERSION
 from .baseline import FIGURES, LOST_BLOCK, changes, figures_of
+from .diff_store import DiffStore, streamable
 from .gather import gather
 from .run import DEMANGLED_AT_ONCE, LintOptions, LintReport, group_records, lint_stream
 
@@ -96,11 +97,30 @@ def _figures(kernel) -> tuple:
 def diff_paths(old: str, new: str, options: LintOptions, stdin=None) -> DiffDocument:
     """The comparison of two builds' kernels (ptxas logs, cuobjdump listings or binaries; '-':
     `stdin`). With a problem in either input, `problems` says so and there is no comparison."""
+    if streamable(old, options) and streamable(new, options):
+        document = _diff_in_store(old, new, options)
+        if document is not None:
+            return document
     before = index_side(old, options, stdin)
     after = index_side(new, replace(options, previous_registers=_Registers(before)), stdin)
     if before.problems or after.problems:  # a side missing kernels would report them as added or removed
         return DiffDocument(HEAD, lambda: iter(()), dict.fromkeys(STATUSES, 0), before.problems + after.problems)
     return compare_sides(before, after)
+
+
+def _diff_in_store(old: str, new: str, options: LintOptions) -> DiffDocument | None:
+    """The comparison of two text logs through an on-disk store (diff_store.py: memory flat in the
+    logs' size); None where a log holds records no architecture names, which the in-memory path reads."""
+    store = DiffStore()
+    before = store.index(0, old, options)
+    after = store.index(1, new, options) if before is not None else None
+    if before is None or after is None:
+        store.close()
+        return None
+    if before or after:
+        store.close()
+        return DiffDocument(HEAD, lambda: iter(()), dict.fromkeys(STATUSES, 0), before + after)
+    return DiffDocument(HEAD, store.rows, store.compare(), [])
 
 
 def compare_sides(before: Side, after: Side) -> DiffDocument:

@@ -177,12 +177,16 @@ def _region(finding: dict, line) -> dict:
 
 def _sarif_fix(finding: dict, uri: str, line) -> dict:
     """The suggested fix of a source finding: its `replacement` text in place of its columns."""
-    replacement = utf8_text(finding["details"]["replacement"])
-    title = registry()[finding["code"]].fix_title.format(replacement=replacement)
-    return {"description": {"text": title},
-            "artifactChanges": [{"artifactLocation": {"uri": uri},
-                                 "replacements": [{"deletedRegion": _region(finding, line),
-                                                   "insertedContent": {"text": replacement}}]}]}
+    details = finding["details"]
+    replacement = utf8_text(details["replacement"])
+    title = details.get("fix") or registry()[finding["code"]].fix_title.format(replacement=replacement)
+    fix = {"description": {"text": utf8_text(title)},
+           "artifactChanges": [{"artifactLocation": {"uri": uri},
+                                "replacements": [{"deletedRegion": _region(finding, line),
+                                                  "insertedContent": {"text": replacement}}]}]}
+    if "fix_applicability" in details:  # safe or unsafe, as the rule marks it (ruff's fix applicability)
+        fix["properties"] = {"applicability": details["fix_applicability"]}
+    return fix
 
 
 def _sarif_rule(rule) -> dict:

@@ -75,7 +75,7 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
     compile_sources = [] if build_output else [p for p in paths if p.lower().endswith(COMPILED_SUFFIXES)]
     if compile_sources and not (options.archs or options.config.arch):  # before reading anything
         raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
-    machine_code = machine_code_reader(options.machine_code)
+    machine_code = machine_code_reader(options.machine_code, cache=build is None or build.cache)
     gathered = Gathered(ReadResult(), SourceIndex(), [], None,
                         machine_code.unread if machine_code is not None else ())
     read = gathered.read

@@ -19,15 +19,16 @@ from ..toolchain.disassembler import Disassembler, DisassemblyError, available, 
 from ..toolchain.report_cache import EntryStore, default_directory
 
 
-def machine_code_reader(wanted: bool | None) -> MachineCodeReader | None:
+def machine_code_reader(wanted: bool | None, cache: bool = True) -> MachineCodeReader | None:
     """`wanted` None: read machine code where nvdisasm is installed; True: it must be
-    (DisassemblerMissing otherwise); False: never."""
+    (DisassemblerMissing otherwise); False: never. `cache` False (--no-cache): listings are
+    neither read from nor written to the user's cache folder."""
     if wanted is False:
         return None
     disassembler = find_disassembler() if wanted else available()
     if disassembler is None:
         return None
-    directory = default_directory()
+    directory = default_directory() if cache else None
     return MachineCodeReader(disassembler, EntryStore(directory) if directory is not None else None)
 
 

@@ -23,6 +23,7 @@ dictionary local to the run, keyed by those values.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field, fields, replace
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -147,6 +148,9 @@ def group_records(records, options: LintOptions, report: LintReport) -> Grouped:
     return grouped
 
 
+# Analyses and launch configurations kept for kernels with the same figures: enough for every
+# distinct configuration of a real code base, and a bound on a stream of ever-new ones (diff's store).
+MAX_SHARED_ANALYSES = 16384
 DEMANGLED_AT_ONCE = 8192  # names demangled per batch: one bounded worker each, never every name of a log
 
 
@@ -156,14 +160,20 @@ def lint_stream(grouped: Grouped, options: LintOptions, sources: SourceIndex | N
     each is linted; `consume`: each kernel's records are taken out of `grouped` once linted, so
     a caller that keeps less than the records holds less as the stream goes. The run's own
     problems, notes and findings are in `report` once the stream is exhausted."""
+    pairs = ((key, grouped.pop(key) if consume else grouped[key]) for key in list(grouped))
+    yield from lint_groups(pairs, options, sources, report)
+
+
+def lint_groups(pairs, options: LintOptions, sources: SourceIndex | None, report: LintReport):
+    """lint_stream over ((name, arch, variant), records) pairs from any iterable (diff's on-disk
+    spool among them), read a batch of DEMANGLED_AT_ONCE kernels at a time."""
     linter = _Linter(options, sources)
     unknown: dict[str, int] = {}
-    keys = list(grouped)
-    for start in range(0, len(keys), DEMANGLED_AT_ONCE):
-        batch = keys[start:start + DEMANGLED_AT_ONCE]
-        linter.demangled = names.demangle_many(name for name, _, _ in batch)
-        for key in batch:
-            evidence = _evidence(grouped.pop(key) if consume else grouped[key])
+    pairs = iter(pairs)
+    while batch := list(itertools.islice(pairs, DEMANGLED_AT_ONCE)):
+        linter.demangled = names.demangle_many(name for (name, _, _), _ in batch)
+        for key, grouped_value in batch:
+            evidence = _evidence(grouped_value)
             name, arch, variant = key
             try:
                 resolved = resolve(arch)
@@ -189,7 +199,10 @@ def _run_notes(linter: _Linter, options: LintOptions, report: LintReport) -> Non
         if index not in linter.matched and entry.registers is None:
             report.warnings.append(f"[[kernels]] entry {index + 1} (name = '{clip(entry.name, 80)}') matches no "
                                    "kernel: check the glob against the mangled, demangled or bare names")
-    report.source_findings += run_findings(linter.per_run)
+    # Said once for the run, each points at the config, else the first input it was said of: code
+    # scanning drops a SARIF result without a location.
+    where = {"file": options.config_path or linter.per_run_file} if options.config_path or linter.per_run_file else {}
+    report.source_findings += [f._replace(details={**f.details, **where}) for f in run_findings(linter.per_run)]
     if linter.grid_without_sm_count:
         report.warnings.append(grid_rules_skipped(sorted(linter.grid_without_sm_count)))
 
@@ -265,6 +278,7 @@ class _Linter:
         self.demangled: dict[str, str] = {}  # name -> demangled name, for the names known up front
         # (code, details as items) of a finding said once for the run (TA906) -> kernels that had it
         self.per_run: dict[tuple[str, tuple], int] = {}
+        self.per_run_file = ""  # the input the first kernel with such a finding came from
         self.grid_without_sm_count: set[str] = set()  # architectures of kernels whose grid rules could not run
         config = options.config
         self.default_dims = options.block_size or (tuple(config.block_size) if config.block_size else None)
@@ -301,10 +315,13 @@ class _Linter:
         analysis = self.analyses.get(key)
         if analysis is None:
             budget = config.budgets[budget_index] if budget_index is not None else None
+            if len(self.analyses) >= MAX_SHARED_ANALYSES:  # bounded: a log of all-distinct figures shares none
+                self.analyses.clear()
             analysis = self.analyses[key] = self._analyse(resolved, launch, usage, disagreements, entry, budget,
                                                           suppressed, cap, previous)
         for said in analysis.per_run:
             self.per_run[said] = self.per_run.get(said, 0) + 1
+            self.per_run_file = self.per_run_file or location[0] or ""
         kernel = LintedKernel(name=name, demangled=keys[1], arch=arch, usage=usage, evidence=tuple(evidence),
                               launch=launch, configured_by=entry.name if entry else None, result=analysis.result,
                               findings=with_machine_code(analysis.findings, usage.sass), location=location)
@@ -346,6 +363,8 @@ class _Linter:
                 else:  # no one said: the default block, or the kernel's own __launch_bounds__ if smaller
                     limit = values["max_threads_per_block"]
                     values["block_size"] = min(DEFAULT_BLOCK, limit) if limit else DEFAULT_BLOCK
+            if len(self.configs) >= MAX_SHARED_ANALYSES:
+                self.configs.clear()
             launch = self.configs[figures] = LaunchConfig.from_mapping(values)
         return launch
 

@@ -1,16 +1,17 @@
 """`occupancy`: one configuration's occupancy, its findings, and what the options add to it
 (the calculator's three curves, cluster occupancy, DRAM parallelism)."""
 
-from __future__ import annotations
-
-from dataclasses import dataclass
+# Annotations here are evaluated, not text (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every annotation written as text when its class is made, on every command's start-up.
+from typing import NamedTuple
 
 from ..engine.occupancy import DynamicSharedMemBudget, Occupancy, max_dynamic_shared_mem
 from ..report import occupancy_findings, resolved_document, shared_config_prediction
 
 
-@dataclass(frozen=True)
-class OccupancyAnswer:
+# NamedTuple rather than a frozen dataclass: making the dataclass's methods cost as much as a
+# third of the command's own start-up (benchmarks/startup.py, -X importtime).
+class OccupancyAnswer(NamedTuple):
     resolved: object  # specs' Resolved: the architecture, its product, how the name resolved
     result: Occupancy
     findings: list

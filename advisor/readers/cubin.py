@@ -118,6 +118,45 @@ def _check_header(data: bytes) -> tuple[int, int, int, int]:
     return e_flags, shoff, shnum, shstrndx
 
 
+def _header_tables(data: bytes, shoff: int, shnum: int) -> list[tuple[int, int, str]]:
+    """The file ranges no section may share: the ELF header, the section header table and the
+    program header table. The program headers are never read here, so a table that runs past the
+    end (CuPy's kernel cache stores cubins a byte short of theirs) is not refused; its part in the file is kept clear."""
+    tables = [(0, _ELF_HEADER_SIZE, "the ELF header"),
+              (shoff, shoff + shnum * _SECTION_HEADER.size, "the section header table")]
+    (phoff,) = struct.unpack_from("<Q", data, 32)
+    phentsize, phnum = struct.unpack_from("<HH", data, 54)
+    if phnum and phoff < len(data):
+        tables.append((phoff, min(len(data), phoff + phnum * phentsize), "the program header table"))
+    return tables
+
+
+def _check_layout(extents: list[tuple[int, int, int]], tables: list[tuple[int, int, str]]) -> None:
+    """What stays refused of a section layout. Real ELF lets sections alias, and
+    CUDA 13 toolchains do: with -lineinfo or -G, each `.nv.merc.*` copy of a
+    debug section (.nv_debug_ptx_txt, .debug_info...) names the very bytes of
+    the original. So a section may share its exact range (same sh_offset and
+    sh_size) with one other section; anything else is refused: a partial
+    overlap, a range named by three or more sections (each would be read
+    again, and reading must cost the file size, not sections x file size), or
+    a section over the ELF header, the section header table or the program
+    header table."""
+    named: dict[tuple[int, int], list[int]] = {}
+    for start, end, index in extents:
+        named.setdefault((start, end), []).append(index)
+    reach, widest = 0, -1  # the furthest end so far, and the section that reaches it
+    for (start, end), indices in sorted(named.items()):
+        if len(indices) > 2:
+            raise _unreadable(f"sections {indices[0]}, {indices[1]} and {indices[2]} all overlap exactly "
+                              "(sh_offset, sh_size): at most two sections may alias")
+        if start < reach:
+            raise _unreadable(f"sections {widest} and {indices[0]} overlap (sh_offset, sh_size)")
+        for low, high, what in tables:
+            if start < high and low < end:
+                raise _unreadable(f"section {indices[0]} overlaps {what} (sh_offset, sh_size)")
+        reach, widest = end, indices[0]
+
+
 def _sections(data: bytes):
     e_flags, shoff, shnum, shstrndx = _check_header(data)
     size = len(data)
@@ -133,12 +172,7 @@ def _sections(data: bytes):
             if length:
                 extents.append((offset, offset + length, i))
         raw.append((name, stype, flags, offset, length, link, info, entsize))
-    # Sections hold disjoint bytes; overlapping ones would make reading them
-    # cost (sections x file size) instead of the file size.
-    extents.sort()
-    for (_, end, first), (start, _, second) in zip(extents, extents[1:]):
-        if start < end:
-            raise _unreadable(f"sections {first} and {second} overlap (sh_offset, sh_size)")
+    _check_layout(extents, _header_tables(data, shoff, shnum))
     strtab = raw[shstrndx]
     if strtab[1] == SHT_NOBITS:
         raise _unreadable(f"ELF header: e_shstrndx {shstrndx} is not a string table")
@@ -196,6 +230,19 @@ def _symbol_names(data: bytes, sections: list[_Section], budget: list[int]):
     return name
 
 
+def _includes_reserved(data: bytes, sections: list[_Section]) -> bool:
+    """Whether the kernels' .nv.shared sections hold the reserved shared memory:
+    a .nv.shared.reserved.* section marks it, or, in -G builds (CUDA 13.5
+    writes no such section there), a .nv.reservedSmem.* symbol."""
+    if any(s.name.startswith(".nv.shared.reserved.") for s in sections):
+        return True
+    symtab = next((s for s in sections if s.type == SHT_SYMTAB), None)
+    if symtab is None or symtab.link >= len(sections):
+        return False
+    names = sections[symtab.link]
+    return names.type != SHT_NOBITS and data.find(b"\0.nv.reservedSmem.", names.offset, names.offset + names.size) >= 0
+
+
 def read_cubin(data: bytes) -> list[CubinKernel]:
     """Kernels of one cubin; CubinError for anything that is not a readable one."""
     try:
@@ -219,10 +266,8 @@ def _read_cubin(data: bytes) -> list[CubinKernel]:
                 symbol, number = struct.unpack_from("<II", value)
                 per_symbol.setdefault(symbols(symbol), {})[code] = number
     # From sm_90 on, each kernel's .nv.shared section also holds the reserved
-    # shared memory (a .nv.shared.reserved.* section marks it); the driver's
-    # static figure excludes it, and so does ours.
-    includes_reserved = any(s.name.startswith(".nv.shared.reserved.") for s in sections)
-    reserved = spec_reserved_shared_mem(arch) if includes_reserved else 0
+    # shared memory; the driver's static figure excludes it, and so does ours.
+    reserved = spec_reserved_shared_mem(arch) if _includes_reserved(data, sections) else 0
     kernels = []
     for section in sections:
         if not section.name.startswith(".nv.info."):

@@ -15,9 +15,11 @@ Both are read line by line, with anchored patterns that match in linear time, an
 line longer than MAX_LINE is searched. What is kept per kernel is bounded (MAX_SITES
 sites and loops, MAX_PEAK_LINES lines, MAX_FILES file names for a listing).
 
-Only what the instructions prove is reported. A spill is an STL/LDL carrying the
-annotation; its bytes are the access width (`.64`: 8, `.128`: 16, `.U8`: 1, none: 4),
-whose sums equal ptxas's "bytes spill stores/loads" (tests/crosscutting/
+Only what the instructions prove is reported. A spill is an STL/LDL of the kernel's own
+code carrying the annotation (an internal subroutine the kernel calls, such as the slow
+path of an IEEE division, follows it in its section after a `.type NAME,@function` line:
+ptxas counts that subroutine's spills apart and reports them nowhere); its bytes are
+the access width (`.64`: 8, `.128`: 16, `.U8`: 1, none: 4), whose sums equal ptxas's "bytes spill stores/loads" (tests/crosscutting/
 test_sass_differential.py). A loop is a backward branch: the code from the branch's
 target to the branch.
 """
@@ -170,6 +172,7 @@ class _Kernel:
         self.pending_labels: list[str] = []
         self.counts: dict[str, int] = {}
         self.memory: dict[tuple[str, str, int], int] = {}
+        self.in_subroutine = False  # past a `.type NAME,@function` inside the kernel's section
 
     def label(self, name: str) -> None:
         self.pending_labels.append(name)
@@ -199,7 +202,7 @@ class _Kernel:
             width = access_width(modifiers)
             key = (space[0], space[1], width)
             self.memory[key] = self.memory.get(key, 0) + 1
-            if space[0] == "local":
+            if space[0] == "local" and not self.in_subroutine:
                 self._local(offset, space[1], width, _SPILL in operands)
         if opcode.startswith("BRA") or opcode == "JMP":
             target = _TARGET.search(operands)
@@ -288,6 +291,8 @@ def read_sass(lines: Iterable[str], live: Mapping[str, LiveRegisters] | None = N
                 _problem(problems, number, "expected '//## File \"NAME\", line N'")
             elif not current.line_info(match.group(1), int(match.group(2))):
                 _problem(problems, number, f"more than {MAX_FILES} source files in the line table")
+        elif line.lstrip().startswith(".type") and line.rstrip().endswith("@function"):
+            current.in_subroutine = True
         elif "/*" in line:
             match = _INSTRUCTION.match(line)
             if match is not None:  # else a data word of a jump table, not code

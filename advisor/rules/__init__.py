@@ -44,10 +44,9 @@ Entry points:
   runs per line.
 """
 
-from __future__ import annotations
-
-import importlib
-import pkgutil
+# Annotations here are evaluated, not text (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every annotation written as text when its class is made, on every command's start-up.
+import os
 from collections.abc import Callable
 from functools import lru_cache
 from types import MappingProxyType
@@ -117,11 +116,11 @@ class Finding(NamedTuple):
 class LaunchContext(NamedTuple):
     """An occupancy result and the SM count its launch runs on."""
 
-    result: Occupancy
+    result: "Occupancy"
     sm_count: int | None  # the launch's, else the product's; None when neither says
 
     @classmethod
-    def of(cls, resolved, result: Occupancy) -> LaunchContext:
+    def of(cls, resolved, result: "Occupancy") -> "LaunchContext":
         return cls(result=result, sm_count=device_sm_count(resolved, result.kernel))
 
 
@@ -142,7 +141,7 @@ class BudgetLimits(NamedTuple):
     max_shared_mem: int | None = None
 
     @classmethod
-    def of(cls, budget) -> BudgetLimits:
+    def of(cls, budget) -> "BudgetLimits":
         """From lint's config budget (`kernel`, `max_registers`, `max_shared_mem` and `limit(key)`,
         which applies no_spills and the old max_spill_bytes)."""
         return cls(kernel=budget.kernel, max_registers=budget.max_registers,
@@ -164,7 +163,7 @@ ASSUMPTION_KEYS = ("min_blocks_per_sm", "expected_blocks_per_sm")
 class LintContext(NamedTuple):
     """One linted kernel on one architecture: what lint's own rules read."""
 
-    result: Occupancy  # its LaunchConfig holds the build figures (registers, spills, ...)
+    result: "Occupancy"  # its LaunchConfig holds the build figures (registers, spills, ...)
     budget: BudgetLimits | None = None  # the matching [[budgets]] entry
     minimum: float | None = None  # the min_occupancy that applies (budget, entry, option or config)
     disagreements: tuple[str, ...] = ()  # one sentence per figure the build sources disagree on
@@ -202,6 +201,7 @@ class SourceLine(NamedTuple):
     code: str
     targets: tuple[SourceTarget, ...]
     file_has_syncwarp: bool  # the file calls __syncwarp somewhere
+    uniform: tuple[tuple[int, int], ...] = ()  # index ranges of `code` every lane of a warp reaches (warp_uniform.py)
 
     def targets_with(self, fact: str) -> list[str]:
         """The targets where `fact` (a SourceTarget flag, such as 'independent_thread_scheduling')
@@ -220,6 +220,16 @@ def _kind_of(context: type) -> str:
     return kinds[context]
 
 
+def _first_parameter_type(check: Callable) -> type | None:
+    """The type the check's first parameter is annotated with. A plain name (all the families
+    write) is looked up in the check's module, as get_type_hints would evaluate it, without
+    compiling the annotation: every command's start-up builds the registry."""
+    annotation = check.__annotations__.get(check.__code__.co_varnames[0])
+    if isinstance(annotation, str) and annotation.isidentifier() and annotation in check.__globals__:
+        return check.__globals__[annotation]
+    return get_type_hints(check).get(check.__code__.co_varnames[0])
+
+
 def rule(*, code: str, name: str, severity: str, summary: str, explanation: str, source: str,
          trigger: dict, clean: dict, params: dict | None = None,
          on_measured_launch: bool = True, machine_code: Callable | None = None,
@@ -230,8 +240,7 @@ def rule(*, code: str, name: str, severity: str, summary: str, explanation: str,
         raise ValueError(f"{code}: severity must be one of {', '.join(SEVERITIES)}")
 
     def make(check: Callable) -> Rule:
-        first = check.__code__.co_varnames[0]
-        context = get_type_hints(check).get(first)
+        context = _first_parameter_type(check)
         return Rule(code=code, name=name, kind=_kind_of(context), severity=severity, summary=summary,
                     explanation=" ".join(explanation.split()), source=source,
                     params=MappingProxyType(dict(params or {})), trigger=trigger, clean=clean, check=check,
@@ -249,14 +258,21 @@ def registry() -> dict[str, Rule]:
     from . import families
 
     found: dict[str, Rule] = {}
-    for module in pkgutil.iter_modules(families.__path__):
-        loaded = importlib.import_module(f"{families.__name__}.{module.name}")
+    for name in _family_modules(families.__path__):
+        loaded = __import__(f"{families.__name__}.{name}", fromlist=[name])
         for value in vars(loaded).values():
             if isinstance(value, Rule):
                 other = found.setdefault(value.code, value)
                 if other is not value:
                     raise RuntimeError(f"rule code {value.code} is defined twice ({other.name}, {value.name})")
     return dict(sorted(found.items()))
+
+
+def _family_modules(paths) -> list[str]:
+    """The modules of the families package (its .py files; the folder is a plain package, so this
+    is what pkgutil.iter_modules lists, without importing pkgutil on every start-up)."""
+    return sorted({name[:-3] for path in paths for name in os.listdir(path)
+                   if name.endswith(".py") and name[:-3].isidentifier() and name != "__init__.py"})
 
 
 def lookup(code_or_name: str) -> Rule | None:
@@ -275,7 +291,7 @@ class RuleSelection(NamedTuple):
     ignore: tuple[str, ...] = ()
 
     @classmethod
-    def parse(cls, select: str | None, ignore: str | None) -> RuleSelection:
+    def parse(cls, select: str | None, ignore: str | None) -> "RuleSelection":
         def split(text, option):
             items = tuple(p.strip().upper() for p in (text or "").split(",") if p.strip())
             known = registry()
@@ -324,7 +340,7 @@ def _collect(findings: list, rule: Rule, subject, arch: str) -> None:
         findings.append(finding_of(rule, message, arch, details, *severity))
 
 
-def check_occupancy(resolved, result: Occupancy, selection: RuleSelection | None = None) -> list[Finding]:
+def check_occupancy(resolved, result: "Occupancy", selection: RuleSelection | None = None) -> list[Finding]:
     """Run every selected config rule against one occupancy result and its LaunchConfig (launch
     context included: grid, cluster, spills); the findings in finding_order."""
     findings = config_findings(resolved, result, selection or RuleSelection())
@@ -372,21 +388,29 @@ def run_findings(tally: dict[tuple[str, tuple], int]) -> list[Finding]:
     return findings
 
 
-def config_findings(resolved, result: Occupancy, selection: RuleSelection, measured: bool = False) -> list[Finding]:
+def config_findings(resolved, result: "Occupancy", selection: RuleSelection, measured: bool = False) -> list[Finding]:
     """check_occupancy's findings in no particular order, for a caller that adds its own and sorts once.
-    `measured`: the result is a profiled launch's, and only the rules that apply to one run."""
-    from ..engine.occupancy import Occupancy
-
+    `measured`: the result is a profiled launch's, and only the rules that apply to one run. (The checks
+    run inline, not through _collect: this runs for every line of a batch.)"""
     findings, launch, arch = [], None, result.arch.sm
-    for rule in selected(selection, "config"):
+    for rule, takes_launch in _config_plan(selection):
         if measured and not rule.on_measured_launch:
             continue
-        if rule.context is Occupancy:
-            _collect(findings, rule, result, arch)
-        else:
-            launch = launch or LaunchContext.of(resolved, result)
-            _collect(findings, rule, launch, arch)
+        subject = result
+        if takes_launch:
+            subject = launch = launch or LaunchContext.of(resolved, result)
+        for message, details, *severity in rule.check(subject, rule.params):
+            findings.append(finding_of(rule, message, arch, details, *severity))
     return findings
+
+
+@lru_cache(maxsize=64)
+def _config_plan(selection: RuleSelection) -> tuple[tuple[Rule, bool], ...]:
+    """The config rules the selection allows, each with whether it reads the LaunchContext rather than
+    the occupancy result alone: decided once per selection."""
+    from ..engine.occupancy import Occupancy
+
+    return tuple((rule, rule.context is not Occupancy) for rule in selected(selection, "config"))
 
 
 def measured_findings(context: MeasuredContext, selection: RuleSelection) -> list[Finding]:

@@ -16,8 +16,8 @@ spills, and more resident warps can run slower (cache thrashing, lost instructio
 parallelism).
 """
 
-from __future__ import annotations
-
+# Annotations here are evaluated, not text (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every annotation written as text when its class is made, on every command's start-up.
 from typing import NamedTuple
 
 from ..engine.whatif import bounds_register_cap
@@ -83,3 +83,58 @@ def pin_change(arch, kernel, highest: int, blocks: int | None = None) -> CapChan
     if change is None or change.registers < kernel.registers:
         return None
     return change
+
+
+class BudgetChange(NamedTuple):
+    """The change that caps a kernel at exactly a register budget, and the launch-bounds alternative
+    with the cap ptxas derives from it (which may lie under the budget)."""
+
+    exact: CapChange  # __maxnreg__(budget) (or the kernel's own control), with the flag where it applies
+    alternative: CapChange | None  # __launch_bounds__(threads, minBlocks); None for a kernel capped otherwise
+    has_bounds: bool  # the kernel is known to have __launch_bounds__
+
+    def text(self) -> str:
+        exact, budget = self.exact, self.exact.registers
+        if exact.via == "triton":
+            return f"cap at exactly {budget} with {exact.bounds}"
+        if exact.via == "__maxnreg__" and self.alternative is None:
+            return f"cap at exactly {budget} with {exact.text()}"
+        if self.has_bounds:
+            said = (f"cap at exactly {budget} with __maxnreg__({budget}) in place of its __launch_bounds__ "
+                    f"({MAXNREG_SINCE}; nvcc refuses both on one kernel, and ignores -maxrregcount beside either)")
+        else:
+            said = (f"cap at exactly {budget} with __maxnreg__({budget}) ({MAXNREG_SINCE}), or "
+                    f"-maxrregcount={budget} for a kernel without __launch_bounds__")
+        return said + self._alternative()
+
+    def _alternative(self) -> str:
+        other = self.alternative
+        if other is None:
+            return "; no __launch_bounds__ reach that cap"
+        if other.registers == self.exact.registers:
+            return f"; {other.bounds} gives the same cap"
+        under = self.exact.registers - other.registers
+        return (f"; {other.bounds} instead caps at {other.registers}, {under} under the budget, which may spill "
+                "where the budget would not (tuneadvise frontier compiles both caps)")
+
+    def to_dict(self) -> dict:
+        return {**self.exact.to_dict(),
+                "alternative": self.alternative.to_dict() if self.alternative is not None else None}
+
+
+# __maxnreg__ arrived in CUDA 12.4 (the CUDA C++ Programming Guide's maximum-number-of-registers-per-thread).
+MAXNREG_SINCE = "CUDA 12.4 and later"
+
+
+def budget_change(arch, kernel, budget: int) -> BudgetChange:
+    """How to cap `kernel` at exactly `budget` registers: __maxnreg__(budget) (or the kernel's own
+    control), -maxrregcount=budget where it may have no bounds; beside it the __launch_bounds__ whose
+    cap is the largest at or below the budget, which is what the min-blocks route costs."""
+    if kernel.register_control == "triton":
+        return BudgetChange(CapChange("triton", None, None, budget, None), None, False)
+    has_bounds = kernel.max_threads_per_block is not None
+    flag = None if has_bounds or kernel.register_control == "__maxnreg__" else budget
+    exact = CapChange("__maxnreg__", None, None, budget, flag)
+    if kernel.register_control == "__maxnreg__":
+        return BudgetChange(exact, None, False)
+    return BudgetChange(exact, cap_change(arch, kernel, budget), has_bounds)

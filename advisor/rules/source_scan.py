@@ -15,6 +15,7 @@ from typing import NamedTuple
 
 from ..readers.cuda_source import SUPPRESS, strip_comments
 from . import SEVERITIES, SEVERITY_RANK, Finding, RuleSelection, SourceLine, SourceTarget, source_rules
+from .warp_uniform import uniform_spans
 
 
 def built_for_targets(targets: Iterable) -> tuple[SourceTarget, ...]:
@@ -41,8 +42,9 @@ def scan_lines(lines: list[tuple[str, str]], has_syncwarp: bool, path: str, targ
     if not rules or not built_for:
         return []
     findings = []
+    uniform = uniform_spans([code for code, _ in lines])
     for number, (code, comment) in enumerate(lines, 1):
-        line = SourceLine(code=code, targets=built_for, file_has_syncwarp=has_syncwarp)
+        line = SourceLine(code=code, targets=built_for, file_has_syncwarp=has_syncwarp, uniform=uniform[number - 1])
         suppressed = SUPPRESS.search(comment) if comment else None
         ignored = suppressed.group(1).replace(" ", "").split(",") if suppressed else ()
         for rule in rules:

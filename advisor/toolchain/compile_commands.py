@@ -25,6 +25,7 @@ import json
 import os
 import re
 import shlex
+import stat
 
 from ...specs.errors import InputError
 from ...specs.files import read_bounded
@@ -153,6 +154,74 @@ def _holds_nul(entry: dict) -> str | None:
     return None
 
 
+# nvcc runs its stages through /bin/sh with each value in double quotes, where $, ` and \ still act
+# and " ends the quoting: `-DX=$(touch F)` runs `touch F`. A database comes from a pull request, so
+# nothing of it may hold what a shell interprets (;, |, &, <, > and line breaks, which act once a
+# quote is broken, included); no real build needs them in a flag, a file name or a folder.
+_SHELL = re.compile(r"""[$`\\"';|&<>\n\r]""")
+_SHELL_NAMES = {"\n": "a line break", "\r": "a carriage return"}
+_INCLUDES = ("-include", "--pre-include", "-imacros")
+
+
+def _shell_text(entry: dict, flags: list[str]) -> str | None:
+    """Why a file name, folder or kept flag of `entry` is refused: it holds what a shell interprets."""
+    named = [("file", entry.get("file")), ("directory", entry.get("directory"))] + [("flag", f) for f in flags]
+    for what, text in named:
+        found = _SHELL.search(text) if isinstance(text, str) else None
+        if found:
+            char = _SHELL_NAMES.get(found.group(0), repr(found.group(0)))
+            return (f"its {what} {quoted(text, MAX_QUOTED)} holds {char}, which the shell nvcc runs its stages "
+                    "through would interpret; a compile_commands.json may hold none of $ ` \\ \" ' ; | & < > "
+                    "or line breaks")
+    return None
+
+
+def _include_not_a_file(flags: list[str], directory: str) -> str | None:
+    """Why a forced include is refused: it is not a regular file (`-include /dev/zero` feeds the
+    preprocessor without end; a FIFO blocks it)."""
+    for i, flag in enumerate(flags):
+        name, equals, value = flag.partition("=")
+        if name not in _INCLUDES:
+            continue
+        value = value if equals else (flags[i + 1] if i + 1 < len(flags) else "")
+        # Searched in the working directory, then along the include path (`-I/dev -include zero`).
+        for folder in [directory, *(os.path.join(directory, d) for d in _include_folders(flags))]:
+            try:
+                regular = stat.S_ISREG(os.stat(os.path.join(folder, value)).st_mode)
+            except OSError:
+                continue  # not there: the next folder, or the compiler says it is missing
+            if not regular:
+                return f"its {name} {quoted(value, MAX_QUOTED)} is not a regular file"
+    return None
+
+
+_INCLUDE_FOLDERS = ("-I", "-isystem", "-iquote", "-idirafter", "--include-path", "--system-include")
+
+
+def _include_folders(flags: list[str]) -> list[str]:
+    """The folders the entry's flags add to the include path (-I DIR, -IDIR, --include-path=DIR...)."""
+    folders = []
+    for i, flag in enumerate(flags):
+        name, equals, value = flag.partition("=")
+        if name in _INCLUDE_FOLDERS:
+            folders.append(value if equals else (flags[i + 1] if i + 1 < len(flags) else ""))
+        elif flag.startswith(("-I", "-isystem")) and flag not in _INCLUDE_FOLDERS:
+            folders.append(flag[2:] if flag.startswith("-I") else flag[len("-isystem"):])
+    return folders
+
+
+def _host_compiler_path(flags: list[str]) -> str | None:
+    """Why a -ccbin is refused: the host compiler nvcc runs must be a command on PATH, not a
+    path the database (a pull request's file) points at."""
+    for i, flag in enumerate(flags):
+        name, equals, value = flag.partition("=")
+        if name in _KEEP_WITH_VALUE:
+            value = value if equals else (flags[i + 1] if i + 1 < len(flags) else "")
+            if "/" in value or not value:
+                return (f"its {name} {quoted(value, MAX_QUOTED)} is a path: the host compiler must be a command "
+                        "on PATH (g++-12), never a file the database points at")
+
+
 # What makes the host compiler nvcc runs load or run a program the database names (a database comes
 # from a pull request): `-Xcompiler -B./dir/` runs ./dir/cc1plus, -fplugin and -Xclang -load load a
 # shared object, -specs rewrites the commands gcc runs, -wrapper runs them under another program, an
@@ -212,13 +281,14 @@ def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[st
         except CompileCommandsError as exc:
             problems.append(f"entry {number}: {exc}")
             continue
-        refused = _runs_named_program(flags)
-        if refused:
-            problems.append(f"entry {number} ({_file_of(entry)}): {refused}")
-            continue
         targets = archs or tuple(own_archs)
         if not targets:
             problems.append(f"entry {number} ({_file_of(entry)}): names no architecture; give --arch")
+            continue
+        refused = (_shell_text(entry, flags) or _include_not_a_file(flags, directory) or _host_compiler_path(flags)
+                   or _runs_named_program(flags))
+        if refused:
+            problems.append(f"entry {number} ({_file_of(entry)}): {refused}")
             continue
         source = os.path.normpath(os.path.join(directory, entry["file"]))
         kept, cap = split_maxrregcount(flags)

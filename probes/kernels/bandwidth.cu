@@ -64,6 +64,37 @@ extern "C" __global__ void stream_triad_v2(double2* __restrict__ a, const double
     }
 }
 
+// BabelStream's shape: a grid-stride loop over doubles, the grid sized for
+// about four elements per thread. `n` counts doubles.
+extern "C" __global__ void stream_copy_g(const double* __restrict__ a, double* __restrict__ c, size_t n) {
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+#pragma unroll 4
+    for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < n; j += stride) c[j] = a[j];
+}
+
+extern "C" __global__ void stream_triad_g(double* __restrict__ a, const double* __restrict__ b,
+                                          const double* __restrict__ c, size_t n, double scalar) {
+    const size_t stride = (size_t)gridDim.x * blockDim.x;
+#pragma unroll 4
+    for (size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x; j < n; j += stride) a[j] = b[j] + scalar * c[j];
+}
+
+// One double2 per thread with the streaming cache hints (ld.global.cs, st.global.cs): every
+// line is used once, so it is marked to be evicted first and leaves L2 to the lines in flight.
+extern "C" __global__ void stream_copy_cs(const double2* __restrict__ a, double2* __restrict__ c, size_t n) {
+    const size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (j < n) __stcs(c + j, __ldcs(a + j));
+}
+
+extern "C" __global__ void stream_triad_cs(double2* __restrict__ a, const double2* __restrict__ b,
+                                           const double2* __restrict__ c, size_t n, double scalar) {
+    const size_t j = blockIdx.x * (size_t)blockDim.x + threadIdx.x;
+    if (j < n) {
+        const double2 x = __ldcs(b + j), y = __ldcs(c + j);
+        __stcs(a + j, make_double2(x.x + scalar * y.x, x.y + scalar * y.y));
+    }
+}
+
 // Two double2 per thread: block-contiguous halves, so both loads are coalesced
 // and each thread has two independent 16-byte loads in flight.
 extern "C" __global__ void stream_copy_v4(const double2* __restrict__ a, double2* __restrict__ c, size_t n) {

@@ -460,3 +460,30 @@ def test_suggest_grid_size_out_of_range_is_one_line(grid):
     result = CliRunner().invoke(cli, ["suggest", "--arch", "sm_90", "--registers", "32", "--grid-size", grid])
     assert_one_line_error(result, "--grid-size:", "2147483647")
     assert len(result.output) < 300
+
+
+@pytest.mark.parametrize("args", [["lint", "a\0b"], ["diff", "a", "b\0"], ["occupancy", "--spec-file", "x\0"],
+                                  ["check-source", "k\0.cu"]])
+def test_a_nul_byte_in_an_argument_given_in_process_is_bad_input(args):
+    """No OS passes one, but cli([...]) can: click's path checks raised ValueError (exit 70)."""
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2 and result.output.count("\n") == 1 and "NUL byte" in result.output
+
+
+@pytest.mark.parametrize("command", [["occupancy", "-a", "volta", "-r", "64", "-b", "256"],
+                                     ["suggest", "-a", "volta", "-r", "64"]])
+def test_text_says_which_cuda_release_answered(command):
+    """Only the JSON said it: `--cuda 12.9` answered silently as 12.9's header does."""
+    assert "cuda_occupancy.h of CUDA 12.9" in " ".join(CliRunner().invoke(cli, [*command, "--cuda", "12.9"]).output.split())
+    from tuneadvise.specs.records import DEFAULT_RELEASE
+
+    assert f"cuda_occupancy.h of CUDA {DEFAULT_RELEASE}" in " ".join(CliRunner().invoke(cli, command).output.split())
+
+
+@pytest.mark.parametrize("count, said", [(4, "and 1 more line"), (5, "and 2 more lines"), (3, None)])
+def test_frontiers_spill_lines_agree_in_number(count, said):
+    from tuneadvise.cli.frontier_cmd import _spill_places
+
+    places = [{"file": "k.cu", "line": n, "stores": 4, "loads": 4} for n in range(count)]
+    text = _spill_places(places)
+    assert (text.endswith(said) if said else "more" not in text) and "1 more lines" not in text

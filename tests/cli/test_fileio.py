@@ -229,6 +229,49 @@ def test_checking_a_new_path_leaves_nothing_behind(tmp_path):
     assert not list(tmp_path.iterdir())
 
 
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root to act as another user")
+@pytest.mark.parametrize("option", ["-o", "--baseline"])
+def test_a_file_the_user_cannot_write_is_not_replaced_even_in_a_writable_folder(option, tmp_path):
+    """A shell's `>` refuses another user's read-only file; the rename over it needed only the folder."""
+    import tempfile
+
+    try:
+        subprocess.run([sys.executable, "-c", "0"], user=65534, capture_output=True, check=True)
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("this interpreter cannot be run by another user")
+    folder = Path(tempfile.mkdtemp(prefix="tuneadvise-perm-"))
+    try:
+        folder.chmod(0o777)
+        log = folder / "k.log"
+        log.write_bytes((TESTS / "fixtures" / "lint" / "ptxas_sm_90.log").read_bytes())
+        log.chmod(0o644)
+        theirs = folder / "theirs.json"
+        theirs.write_text("root's\n")
+        theirs.chmod(0o644)  # owned by root, not writable by anyone else
+        args = [sys.executable, "-m", "tuneadvise.cli", "lint", str(log)]
+        args += ["-o", str(theirs)] if option == "-o" else ["--baseline", str(theirs), "--update-baseline"]
+        shell = subprocess.run(["sh", "-c", f"echo x > {shlex.quote(str(theirs))}"], user=65534, capture_output=True)
+        done = subprocess.run(args, user=65534, capture_output=True, text=True, cwd=folder,
+                              env={**os.environ, "HOME": str(folder), "XDG_CACHE_HOME": str(folder)})
+        assert shell.returncode != 0  # what the shell does
+        assert done.returncode == 2 and "Permission denied" in done.stderr, done.stderr
+        assert theirs.read_text() == "root's\n" and theirs.stat().st_uid == 0
+        assert sorted(p.name for p in folder.iterdir()) == ["k.log", "theirs.json"]
+    finally:
+        shutil.rmtree(folder)
+
+
+def test_a_read_only_file_is_refused_like_a_shell_refuses_it(tmp_path, monkeypatch):
+    target = tmp_path / "report.json"
+    target.write_text("kept\n")
+    monkeypatch.setattr(os, "access", lambda path, mode, **kw: not (str(path) == str(target) and mode == os.W_OK))
+    with pytest.raises(PermissionError):
+        write_atomically(target, [b"new\n"])
+    with pytest.raises(Exception, match="--baseline: cannot write .*Permission denied"):
+        check_writable(target, "--baseline")
+    assert target.read_text() == "kept\n" and [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
 def _limit_memory():
     import resource
 

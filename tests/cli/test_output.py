@@ -137,6 +137,16 @@ def test_probe_figures_keep_one_line_each_with_the_method_in_notes(monkeypatch, 
         assert any(r["method"][:30] in line for line in lines)
 
 
+@pytest.mark.parametrize("columns", [60, 80, 120])
+def test_the_top_level_help_fits_the_columns(columns):
+    """Its exit-code paragraph was kept unwrapped (click's \\b): 77 columns at 60. (click formats help
+    at least 50 columns wide, so 40 is not asked.)"""
+    done = subprocess.run([sys.executable, "-m", "tuneadvise.cli", "--help"], capture_output=True, text=True,
+                          env={**os.environ, "COLUMNS": str(columns)}, timeout=60)
+    assert done.returncode == 0
+    assert max(len(line) for line in done.stdout.splitlines()) <= columns
+
+
 def _command_paths(group, path=()):
     """Every command and subcommand, by the names a user types (the group loads them lazily)."""
     context = click.Context(group)

@@ -225,8 +225,9 @@ DOC_FILES = {
     "build.log": FIXTURES / "ptxas_multi.log",
     "kernels.o": FIXTURES / "lint_multi.o",
     "kernels.cu": ROOT / "tests" / "gpu" / "lint_kernels.cu",
-    "build/ptxas.log": FIXTURES / "ptxas_multi.log",
-    "build/ptxas-next.log": FIXTURES / "ptxas_multi_next.log",
+    "build/ptxas.log": ROOT / "docs" / "examples" / "build" / "ptxas.log",  # shipped for the CI walk-through
+    "build/ptxas-next.log": ROOT / "docs" / "examples" / "build" / "ptxas-next.log",
+    "tests/gpu/lint_kernels.cu": ROOT / "tests" / "gpu" / "lint_kernels.cu",
     "build/kernels.o": FIXTURES / "lint_multi.o",
     "build/compile_commands.json": ROOT / "docs" / "examples" / "compile_commands.json",
     "build/kernels.cu": ROOT / "docs" / "examples" / "kernels.cu",
@@ -387,3 +388,15 @@ def test_a_page_naming_a_missing_file_fails():
     names = named_files("`advisor/toolchain/frontier.py` and `tests/test_report.py`, beside `advisor/text.py`")
     assert [name for name in names if not named_file_exists(name)] == ["advisor/toolchain/frontier.py",
                                                                        "tests/test_report.py"]
+
+
+def test_examples_that_show_the_projects_own_output_name_files_it_ships():
+    """The TA907 example linted a `kernels.cu` no reader has, and the CI walk-through's build/ptxas.log
+    was not shipped: each is a file of this repository."""
+    text = (ROOT / "docs" / "from-source.md").read_text()
+    (command,) = re.findall(r"^\$ tuneadvise lint (\S+) .*--select TA907", text, re.M)
+    assert (ROOT / command).is_file()
+    walkthrough = (ROOT / "docs" / "lint.md").read_text()
+    assert "[docs/examples/build/ptxas.log](examples/build/ptxas.log)" in walkthrough
+    for name in ("ptxas.log", "ptxas-next.log"):
+        assert (ROOT / "docs" / "examples" / "build" / name).is_file()

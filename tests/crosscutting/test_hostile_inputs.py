@@ -448,3 +448,76 @@ def test_a_thread_python_does_not_count_still_keeps_the_demangler_from_forking(m
     finally:
         done.set()
     assert forks == []
+
+
+# -- cubin: which aliasing is read and which stays refused -----------------------
+
+_DEBUG_CUBIN = "debug_G_sm_120.cubin"  # .nv.merc.* sections alias debug sections
+
+
+def _with_section(data: bytes, index: int, offset: int, size: int) -> bytes:
+    edited = bytearray(data)
+    shoff, _ = _section_table(edited)
+    struct.pack_into("<QQ", edited, shoff + 64 * index + 24, offset, size)
+    return bytes(edited)
+
+
+def _alias_pair(data: bytes) -> tuple[int, int, int, int]:
+    """(first, second, offset, size) of two sections naming the same bytes."""
+    shoff, shnum = _section_table(data)
+    seen = {}
+    for i in range(shnum):
+        stype, = struct.unpack_from("<I", data, shoff + 64 * i + 4)
+        offset, size = struct.unpack_from("<QQ", data, shoff + 64 * i + 24)
+        if size and stype != 8:
+            if (offset, size) in seen:
+                return seen[offset, size], i, offset, size
+            seen[offset, size] = i
+    raise AssertionError("no aliased sections")
+
+
+def test_a_section_may_alias_exactly_one_other():
+    data = FIXTURE_CUBINS[_DEBUG_CUBIN]
+    first, second, offset, size = _alias_pair(data)
+    assert first != second and read_cubin(data)
+
+
+@pytest.mark.parametrize("edit,message", [
+    (lambda offset, size: (offset + 1, size), "overlap"),  # partial: one byte later
+    (lambda offset, size: (offset, size - 1), "overlap"),  # partial: one byte shorter
+    (lambda offset, size: (0, 64), "the ELF header"),
+])
+def test_an_alias_that_is_not_exact_is_refused(edit, message):
+    data = FIXTURE_CUBINS[_DEBUG_CUBIN]
+    _, second, offset, size = _alias_pair(data)
+    with pytest.raises(CubinError, match=message) as caught:
+        read_cubin(_with_section(data, second, *edit(offset, size)))
+    one_line(caught.value)
+
+
+def test_a_range_named_by_three_sections_is_refused():
+    data = FIXTURE_CUBINS[_DEBUG_CUBIN]
+    first, second, offset, size = _alias_pair(data)
+    third = next(i for i in range(1, 40) if i not in (first, second) and i != 1)  # not .shstrtab
+    with pytest.raises(CubinError, match="at most two sections may alias") as caught:
+        read_cubin(_with_section(data, third, offset, size))
+    one_line(caught.value)
+
+
+@pytest.mark.parametrize("table", ["section header table", "program header table"])
+def test_a_section_over_the_header_tables_is_refused(table):
+    data = FIXTURE_CUBINS[_DEBUG_CUBIN]
+    shoff, _ = _section_table(data)
+    (phoff,) = struct.unpack_from("<Q", data, 32)
+    start = shoff if table == "section header table" else phoff
+    _, second, _, _ = _alias_pair(data)
+    with pytest.raises(CubinError, match=table) as caught:
+        read_cubin(_with_section(data, second, start, 64))
+    one_line(caught.value)
+
+
+def test_a_program_header_table_past_the_end_is_not_read():
+    # CuPy's kernel cache stores cubins a byte short of their program header table; nothing here reads it.
+    data = FIXTURE_CUBINS[_DEBUG_CUBIN]
+    (phoff,) = struct.unpack_from("<Q", data, 32)
+    assert read_cubin(data[:-1]) == read_cubin(data) and phoff + 5 * 56 == len(data)

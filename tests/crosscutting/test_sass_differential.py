@@ -1,5 +1,6 @@
 """Machine code against the compiler: the suite's own CUDA sources compiled with -lineinfo
-at several register caps for sm_80, sm_90 and sm_120 by NVIDIA's compiler run directly
+at several register caps (and sources whose slow-path subroutines spill,
+at theirs) for sm_80, sm_90 and sm_120 by NVIDIA's compiler run directly
 (tests/reference/nvcc.py), then disassembled by tuneadvise. For every kernel the spill
 stores and loads summed from the spill-annotated instructions equal ptxas's own report,
 and every spill site's source line is the one in nvdisasm's JSON line table (read by
@@ -28,6 +29,10 @@ SOURCES = (ROOT / "tests" / "gpu" / "lint_kernels.cu", ROOT / "tests" / "gpu" / 
            ROOT / "tests" / "fixtures" / "sources" / "library_kernels.cu")
 ARCHS = ("sm_80", "sm_90", "sm_120")
 CAPS = (32, 64)  # 32 spills most of the register-tiled kernels; 64 a few
+# Divisions and square roots whose internal slow-path subroutines spill too at
+# these caps: ptxas counts a subroutine's spills apart from the kernel's.
+SUBROUTINES = ROOT / "tests" / "fixtures" / "sources" / "subroutine_spills.cu"
+SUBROUTINE_CAPS = (32, 40)
 
 
 @pytest.fixture(scope="module")
@@ -36,6 +41,7 @@ def builds():
     chain = required(nvcc.toolchain, "NVIDIA's compiler (the [nvcc] extra)")
     disassembler = required(lambda: nvcc.nvdisasm(chain), "NVIDIA's disassembler (the [nvcc] extra)")
     requests = [(source, arch, cap) for source in SOURCES for arch in ARCHS for cap in CAPS]
+    requests += [(SUBROUTINES, arch, cap) for arch in ARCHS for cap in SUBROUTINE_CAPS]
 
     def build(request):
         source, arch, cap = request
@@ -62,6 +68,13 @@ def test_spill_bytes_equal_ptxas_for_every_kernel(builds):
             assert (sass.spill_stores, sass.spill_loads) == (figures["spill_stores"], figures["spill_loads"]), where
             spilling += figures["spill_stores"] > 0
     assert spilling >= 10  # the caps make the comparison mean something: many kernels spill
+
+
+def test_a_subroutines_spills_are_not_the_kernels(builds):
+    # Each of these kernels spills at 32 registers, and so does the slow path it calls.
+    for arch in ARCHS:
+        report = builds[SUBROUTINES, arch, 32][0]
+        assert len(report) == 4 and sum(figures["spill_stores"] > 0 for figures in report.values()) >= 3, arch
 
 
 def _line_at(rows, offset):

@@ -77,7 +77,7 @@ def test_no_kernels_entry_is_said_once_per_run(tmp_path):
     doc = json.loads(result.stdout)
     assert not any(f["code"] == "TA906" for k in doc["kernels"] for f in k["findings"])
     [once] = [f for f in doc["source_findings"] if f["code"] == "TA906"]
-    assert once["details"] == {"kernels": 3, "block_dims": [[256]], "block_from": ["default"]}
+    assert once["details"] == {"kernels": 3, "block_dims": [[256]], "block_from": ["default"], "file": str(path)}
     assert once["message"] == "no [[kernels]] entry matches 3 kernels; assumed block 256, no dynamic shared memory"
     assert doc["summary"]["by_code"]["TA906"] == 1
     text = run("lint", path).stdout
@@ -133,3 +133,26 @@ def test_diff_reads_each_kernel_as_lint_does(fixture):
     rows = json.loads(result.stdout)["kernels"]
     assert result.exit_code == 0 and {r["status"] for r in rows} == {"unchanged"}
     assert {(r["name"], r["arch"]): (r["new"]["registers"], r["new"]["occupancy"]) for r in rows} == figures
+
+
+def test_select_prints_only_the_kernels_with_a_selected_finding(tmp_path):
+    path = log(tmp_path / "k.log", ("wide", 100), ("narrow", 16))
+    text = run("lint", path, "--select", "TA302").stdout
+    assert "wide [sm_90]" in text and "narrow [sm_90]" not in text
+    assert "kernels x architectures      2" in text  # still counted
+    assert "narrow [sm_90]" in run("lint", path).stdout
+
+
+def test_a_kernel_that_lost_half_its_occupancy_is_not_called_improved(tmp_path):
+    """It lost TA304 (no longer near a cliff) by falling off one: the summary said 'improved: no longer TA304'."""
+    baseline = tmp_path / "baseline.json"
+    before = log(tmp_path / "before.log", ("k", 64))
+    assert run("lint", before, "--baseline", baseline, "--update-baseline").exit_code == 0
+    recorded = json.loads(baseline.read_text())["kernels"]["k@sm_90"]
+    after = log(tmp_path / "after.log", ("k", 96))
+    result = run("lint", after, "--baseline", baseline, "--format", "json")
+    doc = json.loads(result.stdout)
+    current = doc["kernels"][0]
+    assert current["occupancy"]["occupancy"] <= recorded["occupancy"] / 2 and result.exit_code == 1
+    assert set(recorded["findings"]) - {f["code"] for f in current["findings"]}  # it did lose a finding
+    assert not any(line.startswith("k@sm_90") for line in doc["summary"]["baseline"]["improved"])

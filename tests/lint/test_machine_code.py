@@ -202,3 +202,15 @@ def test_lint_verbose_option_reaches_the_text(disassembler):
     verbose = CliRunner().invoke(cli, ["lint", str(SPILLS / "cache"), "--verbose"])
     assert "instructions: math" in verbose.output and "instructions: math" not in plain.output
     assert verbose.exit_code == plain.exit_code
+
+
+def test_no_cache_writes_nothing_under_the_users_cache_folder(disassembler, tmp_path, monkeypatch):
+    """--no-cache still kept each cubin's nvdisasm listing under $XDG_CACHE_HOME/tuneadvise."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.delenv("TUNEADVISE_CACHE_DIR", raising=False)
+    cubin = str(TESTS / "fixtures" / "lint" / "lint_sm_90.cubin")
+    doc = _lint_json(cubin, "--sass", "--no-cache")
+    assert any(k["sass"] for k in doc["kernels"])  # the machine code was read
+    assert not (tmp_path / "cache").exists() or not any((tmp_path / "cache").rglob("*"))
+    _lint_json(cubin, "--sass")  # without it, the listing is kept for the next run
+    assert any(p.is_file() for p in (tmp_path / "cache").rglob("*"))

@@ -75,3 +75,26 @@ def test_lz4_block_decoder_rejects_garbage_cleanly(blob, size):
         lz4_block_decompress(blob, size)
     except FatbinError:
         pass
+
+
+# CUDA 13.5 Blackwell builds with -lineinfo or -G: each .nv.merc.* copy of a
+# debug section names the original's very bytes (tests/fixtures/lint/README.md).
+DEBUG_BUILDS = [(flag, sm) for flag in ("lineinfo", "G") for sm in (100, 120)]
+
+
+@pytest.mark.parametrize("flag,sm", DEBUG_BUILDS)
+def test_blackwell_debug_cubins_agree_with_ptxas(flag, sm):
+    cubin = read_usage(FIXTURES / f"debug_{flag}_sm_{sm}.cubin")
+    assert not cubin.problems
+    logged = read_usage(FIXTURES / f"ptxas_debug_{flag}_sm_{sm}.log")
+    assert figures(cubin.records) == figures(logged.records) and len(cubin.records) == 2
+
+
+@pytest.mark.parametrize("flag", ("lineinfo", "G"))
+def test_objects_holding_blackwell_debug_cubins_yield_them(flag):
+    result = read_usage(FIXTURES / f"debug_{flag}.o")
+    assert not result.problems
+    expected = set()
+    for sm in (100, 120):
+        expected |= figures(read_usage(FIXTURES / f"debug_{flag}_sm_{sm}.cubin").records)
+    assert figures(result.records) == expected

@@ -145,3 +145,65 @@ def test_several_targets_flag_the_union_of_each_target_alone(text, targets):
         for f in scan_source(text, "k.cu", [arch]):
             alone.setdefault((f.code, f.details["line"], f.details["column"]), []).append(arch.sm)
     assert together == alone
+
+
+# A full lane mask only where every lane of the warp provably reaches the call.
+_KERNEL = "__global__ void k(float *p, int n) {{\n    float v = p[threadIdx.x];\n{body}\n    p[0] = v;\n}}\n"
+MASKS = [
+    ("    v += __shfl_down(v, 16);", "safe"),
+    ("    if (threadIdx.x < 16) {\n        v += __shfl_down(v, 8);\n    }", "unsafe"),
+    ("    if (threadIdx.x < 16)\n        v += __shfl_down(v, 8);", "unsafe"),
+    ("    if (threadIdx.x < 16) v += __shfl_down(v, 8);", "unsafe"),
+    ("    for (int o = 16; o > 0; o /= 2)\n        v += __shfl_down(v, o);", "unsafe"),
+    ("    while (n-- > 0) { v += __shfl_xor(v, 1); }", "unsafe"),
+    ("    if (threadIdx.x >= n) return;\n    v += __shfl_down(v, 16);", "unsafe"),
+    ("    if (threadIdx.x < 16) {\n        v *= 2;\n    }\n    v += __shfl_down(v, 16);", "safe"),
+    ("    if (n) { v = 1; } else v += __shfl_down(v, 16);", "unsafe"),
+    ("    v = n > 0 ? __shfl(v, 0) : v;", "unsafe"),
+    ("    v = __ballot(v > 0) ? v : 0;", "safe"),
+    ("    bool b = n > 0 && __any(v > 0);", "unsafe"),
+    ("    if (n) v = p[0] + float2{1, 2}.x + __shfl(v, 0);", "unsafe"),
+    ("    float2 w = {1, 2};\n    v += __shfl(v, 0) + w.x;", "safe"),
+    ("    switch (n) {\n    case 0: v += __shfl(v, 0);\n    }", "unsafe"),
+]
+
+
+@pytest.mark.parametrize("body,applicability", MASKS)
+def test_the_full_mask_only_where_every_lane_reaches_the_call(tmp_path, body, applicability):
+    doc = json.loads(check(tmp_path, _KERNEL.format(body=body), "-t", "sm_90", "--format", "json").output)
+    (finding,) = doc["findings"]
+    details = finding["details"]
+    assert details["fix_applicability"] == applicability
+    mask = "0xffffffff" if applicability == "safe" else "__activemask()"
+    assert details["replacement"].endswith(f"_sync({mask}, ") and details["fix"].startswith("Replace with")
+
+
+def test_a_device_function_is_not_provably_uniform(tmp_path):
+    doc = json.loads(check(tmp_path, "__device__ float f(float v) { return __shfl(v, 0); }\n", "-t", "sm_90",
+                           "--format", "json").output)
+    assert doc["findings"][0]["details"]["replacement"] == "__shfl_sync(__activemask(), "
+
+
+def test_sarif_marks_each_fix_safe_or_unsafe(tmp_path):
+    text = _KERNEL.format(body=MASKS[0][0] + "\n" + MASKS[1][0])
+    sarif = json.loads(check(tmp_path, text, "-t", "sm_90", "--format", "sarif").output)
+    fixes = [result["fixes"][0] for result in sarif["runs"][0]["results"]]
+    assert [fix["properties"]["applicability"] for fix in fixes] == ["safe", "unsafe"]
+    assert "0xffffffff" in fixes[0]["description"]["text"] and "unsafe" in fixes[1]["description"]["text"]
+
+
+@pytest.mark.skipif(_nvcc() is None, reason="no nvcc")
+def test_the_unsafe_fix_builds_too(tmp_path):
+    text = _KERNEL.format(body=MASKS[1][0] + "\n" + MASKS[0][0])
+    sarif = json.loads(check(tmp_path, text, "-t", "sm_90", "--format", "sarif").output)
+    lines = text.splitlines()
+    for result in reversed(sarif["runs"][0]["results"]):
+        change = result["fixes"][0]["artifactChanges"][0]["replacements"][0]
+        region = change["deletedRegion"]
+        row = lines[region["startLine"] - 1]
+        lines[region["startLine"] - 1] = (row[:region["startColumn"] - 1] + change["insertedContent"]["text"]
+                                          + row[region["endColumn"] - 1:])
+    (tmp_path / "k.cu").write_text("\n".join(lines) + "\n")
+    done = subprocess.run([_nvcc(), "-arch=sm_90", "-c", "k.cu", "-o", os.devnull], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr

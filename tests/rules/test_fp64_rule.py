@@ -49,7 +49,7 @@ def linted(tmp_path_factory):
     chain = required(nvcc.toolchain, "NVIDIA's compiler (the [nvcc] extra)")
     disassembler = required(lambda: nvcc.nvdisasm(chain), "NVIDIA's disassembler (the [nvcc] extra)")
     out = {}
-    for arch in ("sm_86", "sm_90"):
+    for arch in ("sm_86", "sm_90", "sm_100", "sm_120"):
         _, cubin = nvcc.compile_cubin(chain, SOURCE, arch, "-lineinfo")
         path = tmp_path_factory.mktemp(arch) / "lint_kernels.cubin"
         path.write_bytes(cubin)
@@ -80,10 +80,20 @@ def test_fp64_on_a_consumer_part_counts_and_names_nvdisasms_instructions(linted)
             assert "1/64 of its FP32 rate" in finding["message"]
 
 
-def test_no_fp64_finding_where_fp64_runs_at_half_rate(linted):
-    truth, doc = linted["sm_90"]
+@pytest.mark.parametrize("arch", ["sm_90", "sm_100"])
+def test_no_fp64_finding_where_fp64_runs_at_half_rate(linted, arch):
+    truth, doc = linted[arch]
     assert any(count for count, _ in truth.values())  # the same FP64 code, on a datacenter architecture
     assert not any(_ta605(kernel) for kernel in doc["kernels"])
+
+
+def test_fp64_on_consumer_blackwell_is_flagged_as_on_ada(linted):
+    truth, doc = linted["sm_120"]
+    for kernel in doc["kernels"]:
+        finding = _ta605(kernel)
+        assert (finding is not None) == (truth[kernel["name"]][0] > 0), kernel["name"]
+        if finding:
+            assert "compute capability 12.0" in finding["message"] and "1/64 of its FP32 rate" in finding["message"]
 
 
 def test_sarif_relates_the_fp64_lines(linted):
@@ -113,4 +123,4 @@ def test_fp64_rates_agree_with_the_datasheets():
     assert len(checked) >= 10, checked  # P100, V100, A100, H100, H200, GH200
     halves = {a.cc for a in catalog.sorted_archs()
               if a.fp64_results_per_clock and 2 * a.fp64_results_per_clock == a.fp32_results_per_clock}
-    assert halves == {"6.0", "7.0", "8.0", "9.0"}  # the datacenter architectures TA605's message names
+    assert halves - {"7.2"} == {"6.0", "7.0", "8.0", "9.0", "10.0"}  # the datacenter ones TA605's message names

@@ -177,3 +177,60 @@ def test_lint_builds_the_suggested_cap_and_reports_what_ptxas_gave(use, source, 
             assert ("no spills" in finding["message"]) == (not spills)
             checked += 1
     assert checked >= 2
+
+
+def _budget_changes(chain, source: Path, arch: str, under: int):
+    """(name, definition, TA901's register_change, registers) for each kernel of `source` over 40
+    registers, with a budget `under` registers below its count."""
+    from tuneadvise.advisor.rules import BudgetLimits, LintContext
+    from tuneadvise.advisor.rules.families.ta9_lint import register_budget
+
+    index = SourceIndex()
+    index.add_file(str(source), source.read_text())
+    found = []
+    for name, figures in fixture_truth(chain, source, arch).items():
+        definition = index.lookup(nvcc_base_name(name))
+        if definition is None or figures["registers"] <= 40 or definition.max_registers is not None:
+            continue
+        bound = definition.max_threads
+        launch = LaunchConfig(registers=figures["registers"], block_size=min(DEFAULT_BLOCK, bound or DEFAULT_BLOCK),
+                              max_threads_per_block=bound)
+        context = LintContext(occupancy(resolve_arch(arch), launch),
+                              budget=BudgetLimits(kernel="*", max_registers=figures["registers"] - under))
+        for _, details in register_budget.check(context, dict(register_budget.params)):
+            found.append((name, definition, details["register_change"], figures["registers"]))
+    return found
+
+
+def _with_maxnreg(text: str, line: int, registers: int) -> str:
+    lines = text.split("\n")
+    here = _BOUNDS.sub("", lines[line - 1], count=1)  # nvcc refuses __maxnreg__ beside __launch_bounds__
+    lines[line - 1] = here.replace("__global__", f"__global__ __maxnreg__({registers})", 1)
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("source", [SOURCES[2], LAUNCH_BOUNDS], ids=["tiled", "bounds"])
+def test_a_budget_is_met_exactly_and_the_bounds_alternative_costs_what_it_says(chain, source, tmp_path):
+    """TA901 offered __launch_bounds__ whose cap lay under the budget as if it were the budget; its change now
+    gives exactly the budget (the flag for a kernel without bounds, else __maxnreg__), and the bounds it names
+    beside it give the lower cap it states."""
+    checked = 0
+    for number, (name, definition, change, registers) in enumerate(_budget_changes(chain, source, "sm_90", 8)):
+        budget = change["register_cap"]
+        assert change["via"] == "__maxnreg__" and change["maxnreg"] == budget == registers - 8
+        copy = tmp_path / f"{number}_{source.name}"
+        copy.write_text(_with_maxnreg(source.read_text(), definition.line, budget))
+        capped = nvcc.ptxas_report(chain, copy, "sm_90")[name]["registers"]
+        assert capped <= budget, name  # the cap is the budget; ptxas may need a register or two fewer
+        if change["maxrregcount"] is not None:
+            assert definition.max_threads is None
+            flagged = nvcc.ptxas_report(chain, source, "sm_90", f"-maxrregcount={budget}")
+            assert flagged[name]["registers"] <= budget, name
+        other = change["alternative"]
+        if other is not None:
+            assert other["register_cap"] <= budget
+            copy.write_text(with_bounds(source.read_text(), definition.line, other))
+            bounded = nvcc.ptxas_report(chain, copy, "sm_90")[name]["registers"]
+            assert bounded <= other["register_cap"] <= budget, name
+        checked += 1
+    assert checked >= 2

@@ -125,8 +125,11 @@ def test_a_kernel_with_launch_bounds_is_told_to_change_their_second_argument_nev
 
 
 @pytest.mark.parametrize(("bounds", "said"), [
-    (None, "cap with __launch_bounds__(256, 6), or -maxrregcount=40 for a kernel without __launch_bounds__"),
-    (256, "cap with __launch_bounds__(256, 6); -maxrregcount is ignored for a kernel with __launch_bounds__"),
+    (None, "cap at exactly 40 with __maxnreg__(40) (CUDA 12.4 and later), or -maxrregcount=40 for a kernel "
+           "without __launch_bounds__; __launch_bounds__(256, 6) gives the same cap"),
+    (256, "cap at exactly 40 with __maxnreg__(40) in place of its __launch_bounds__ (CUDA 12.4 and later; nvcc "
+          "refuses both on one kernel, and ignores -maxrregcount beside either); __launch_bounds__(256, 6) gives "
+          "the same cap"),
 ])
 def test_a_register_budget_names_the_cap_the_compiler_obeys(bounds, said):
     """TA901 offered -maxrregcount to every kernel, also to one whose __launch_bounds__ make ptxas ignore it."""
@@ -139,6 +142,22 @@ def test_a_register_budget_names_the_cap_the_compiler_obeys(bounds, said):
     [(message, details)] = list(register_budget.check(context, dict(register_budget.params)))
     assert said in message
     assert details["register_change"]["register_cap"] <= 40
+
+
+def test_a_budget_the_bounds_cannot_meet_is_offered_exactly_with_the_bounds_cost_beside_it():
+    """A budget of 96 against 100 registers: __launch_bounds__(256, 3) means 80 registers, not 96."""
+    from tuneadvise.advisor.rules import BudgetLimits, LintContext
+    from tuneadvise.advisor.rules.families.ta9_lint import register_budget
+
+    resolved, _ = analyze_example({"arch": "hopper", "registers": 100, "block_size": 256})
+    result = occupancy(resolved.arch, LaunchConfig(registers=100, block_size=256))
+    context = LintContext(result, budget=BudgetLimits(kernel="k", max_registers=96))
+    [(message, details)] = list(register_budget.check(context, dict(register_budget.params)))
+    assert "cap at exactly 96 with __maxnreg__(96) (CUDA 12.4 and later), or -maxrregcount=96" in message
+    assert "__launch_bounds__(256, 3) instead caps at 80, 16 under the budget" in message
+    change = details["register_change"]
+    assert (change["maxnreg"], change["maxrregcount"], change["alternative"]["launch_bounds"],
+            change["alternative"]["register_cap"]) == (96, 96, [256, 3], 80)
 
 
 @pytest.mark.parametrize(("control", "said"), [

@@ -25,10 +25,11 @@ def test_family_file_validates(path):
 
 
 def test_families_are_discovered_from_the_data_folder(tmp_path, monkeypatch):
-    # A new family is one data file: copy the shipped folder, add a family, and the catalog has it.
+    # A new family is one data file (and its compiled form, made by specs/compile.py): copy the
+    # shipped folder, add a family, compile, and the catalog has it.
     import shutil
 
-    from tuneadvise.specs import catalog
+    from tuneadvise.specs import catalog, compile
 
     data = tmp_path / "data"
     shutil.copytree(DATA_DIR, data)
@@ -37,13 +38,18 @@ def test_families_are_discovered_from_the_data_folder(tmp_path, monkeypatch):
                                        .replace('cc = "7.0"', 'cc = "7.9"').replace('cc = "7.2"', 'cc = "7.8"')
                                        .replace('default_cc = "7.0"', 'default_cc = "7.9"'))
     assert str(data / "zz-test.toml") in family_files(str(data))
+    assert "zz-test.json" in compile.write_compiled(str(data))
     monkeypatch.setattr(catalog, "DATA_DIR", str(data))
-    catalog.shipped_catalog.cache_clear()
+    caches = (catalog.shipped_catalog, catalog._index, catalog._family_document, catalog._catalog_of)
+    for cached in caches:
+        cached.cache_clear()
     try:
         found = catalog.shipped_catalog()
         assert "7.9" in found.archs and found.archs["7.9"].family == "zz-test"
+        assert catalog.resolve_shipped("sm_79").arch.family == "zz-test"
     finally:
-        catalog.shipped_catalog.cache_clear()
+        for cached in caches:
+            cached.cache_clear()
 
 
 def test_every_arch_value_has_a_resolvable_source():
@@ -109,10 +115,10 @@ def test_loading_the_catalog_writes_nothing(tmp_path, monkeypatch):
 
 def test_records_hash_and_compare_by_value():
     # An Arch (and a Product) is hashed by its values: equal specs must key a cache alike.
-    from tuneadvise.specs.catalog import Catalog, _shipped_documents
+    from tuneadvise.specs.catalog import Catalog, shipped_documents
 
     again = Catalog()
-    for doc in _shipped_documents():
+    for doc in shipped_documents():
         again.add_family(doc)
     for cc, arch in shipped_catalog().archs.items():
         twin = again.archs[cc]

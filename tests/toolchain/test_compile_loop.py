@@ -547,3 +547,19 @@ def test_a_compile_commands_entry_that_cannot_be_read_is_not_compiled(use, tmp_p
                                       "--compile-timeout", "2"])
     errors = [line for line in result.stderr.splitlines() if "k.cu" in line]
     assert result.exit_code == 2 and len(errors) == 1 and "not a regular file" in errors[0], result.stderr
+
+
+@pytest.mark.parametrize("how", ["arguments", "command"])
+def test_a_compile_commands_entry_runs_no_shell_command(use, tmp_path, how):
+    """nvcc hands -D values to sh in double quotes: `X=$(touch INJECTED)` ran `touch INJECTED` (exit 0)."""
+    (tmp_path / "k.cu").write_text("__global__ void k(float *p) { p[0] = X; }\n")
+    value = "X=$(touch INJECTED)`touch INJECTED2`1"
+    entry = {"directory": str(tmp_path), "file": "k.cu"}
+    if how == "arguments":
+        entry["arguments"] = ["nvcc", "-arch=sm_90", "-c", "k.cu", "-D", value]
+    else:
+        entry["command"] = "nvcc -arch=sm_90 -c k.cu -D '" + value + "'"
+    (tmp_path / "cc.json").write_text(json.dumps([entry]))
+    result = CliRunner().invoke(cli, ["lint", "--compile-commands", str(tmp_path / "cc.json"), "--no-cache"])
+    assert result.exit_code == 2 and "entry 1 ('k.cu')" in result.output
+    assert not (tmp_path / "INJECTED").exists() and not (tmp_path / "INJECTED2").exists()

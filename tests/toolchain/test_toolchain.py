@@ -275,6 +275,61 @@ def test_the_register_cap_is_read_once_where_the_flags_come_in(tmp_path):
     assert [a for a in argv if "maxrregcount" in a] == ["-maxrregcount=48"]
 
 
+# -- a build database can never run shell commands ---------------------------------
+
+SHELL_TEXTS = ["$(touch INJECTED)", "`touch INJECTED`", "x;touch INJECTED", "x|touch INJECTED",
+               "x\ntouch INJECTED", "x&&touch INJECTED", 'x"$(touch INJECTED)"', "x>INJECTED", "${HOME}"]
+
+
+def _database(tmp_path, entry: dict) -> str:
+    (tmp_path / "cc.json").write_text(json.dumps([{"directory": str(tmp_path), "file": "k.cu", **entry}]))
+    return str(tmp_path / "cc.json")
+
+
+@pytest.mark.parametrize("text", SHELL_TEXTS)
+@pytest.mark.parametrize("place", ["-D", "-I", "-include", "file", "directory", "command"])
+def test_shell_text_in_an_entry_is_refused_naming_the_entry(tmp_path, text, place):
+    arguments = ["nvcc", "-arch=sm_90", "-c", "k.cu"]
+    entry: dict = {"arguments": arguments}
+    if place in ("-D", "-I", "-include"):
+        arguments += [place, f"X{text}" if place == "-D" else f"inc{text}"]
+    elif place == "file":
+        entry = {"arguments": arguments[:3] + [f"k{text}.cu"], "file": f"k{text}.cu"}
+    elif place == "directory":
+        entry = {"arguments": arguments, "directory": f"{tmp_path}/d{text}"}
+    else:  # a `command` string, split as a shell would: the value still holds the text
+        entry = {"command": "nvcc -arch=sm_90 -c k.cu -D " + json.dumps(f"X={text}")}
+    builds, problems = load_builds(_database(tmp_path, entry), ())
+    assert builds == [] and len(problems) == 1
+    assert problems[0].startswith("entry 1 (") and "\n" not in problems[0] and "interpret" in problems[0]
+
+
+@pytest.mark.parametrize("flag", ["-DN=4", "-Iinclude/x-y_z", "--std=c++17", "-Xcompiler=-fPIC,-Wall", "-O3"])
+def test_ordinary_flags_still_build(tmp_path, flag):
+    builds, problems = load_builds(_database(tmp_path, {"arguments": ["nvcc", "-arch=sm_90", "-c", "k.cu", flag]}),
+                                   ())
+    assert problems == [] and builds[0].flags == (flag,)
+
+
+@pytest.mark.parametrize("include", ["/dev/zero", "fifo", "folder"])
+def test_a_forced_include_that_is_not_a_regular_file_is_refused(tmp_path, include):
+    os.mkfifo(tmp_path / "fifo")
+    (tmp_path / "folder").mkdir()
+    for form in (["-include", include], [f"--pre-include={include}"]):
+        builds, problems = load_builds(_database(tmp_path, {"arguments": ["nvcc", "-arch=sm_90", "-c", "k.cu", *form]}),
+                                       ())
+        assert builds == [] and problems == [f"entry 1 ('k.cu'): its {form[0].split('=')[0]} '{include}' is not a "
+                                             "regular file"]
+
+
+def test_the_host_compiler_is_a_command_not_a_path_the_database_names(tmp_path):
+    entry = {"arguments": ["nvcc", "-arch=sm_90", "-ccbin", "./evil.sh", "-c", "k.cu"]}
+    builds, problems = load_builds(_database(tmp_path, entry), ())
+    assert builds == [] and "-ccbin './evil.sh' is a path" in problems[0]
+    entry = {"arguments": ["nvcc", "-arch=sm_90", "-ccbin", "g++-12", "-c", "k.cu"]}
+    assert load_builds(_database(tmp_path, entry), ())[0][0].flags == ("-ccbin", "g++-12")
+
+
 @pytest.mark.parametrize("flags", [
     "-Xcompiler -B./evil/", "-Xcompiler=-B./evil/", "--compiler-options=-Wall,-B,./evil", "-Xcompiler -fplugin=./p.so",
     "-Xcompiler=-specs=./s", "--compiler-options=--specs=./s", "-Xcompiler=@opts", "-Xcompiler -wrapper,./w",
@@ -307,3 +362,14 @@ def test_an_entry_is_refused_exactly_when_a_host_flag_runs_a_program(tmp_path_fa
         assert builds == [] and len(problems) == 1 and "host compiler" in problems[0]
     else:
         assert len(builds) == 1 and problems == []
+
+
+@pytest.mark.parametrize("flags", ["-I/dev -include zero", "-I /dev -include zero", "--include-path=/dev --pre-include=zero",
+                                   "-isystem/dev -imacros zero", "-iquote /dev -include=zero"])
+def test_a_forced_include_found_along_the_include_path_must_be_a_regular_file(tmp_path, flags):
+    """`-I/dev -include zero` is /dev/zero to the preprocessor, as `-include /dev/zero` is: it read
+    until --compile-memory stopped it (10 s and 4 GB on the build machine)."""
+    path = tmp_path / "compile_commands.json"
+    path.write_text(json.dumps([{"directory": str(tmp_path), "file": "k.cu", "command": f"nvcc {flags} -c k.cu"}]))
+    builds, problems = load_builds(str(path), ("sm_90",))
+    assert builds == [] and len(problems) == 1 and "'zero' is not a regular file" in problems[0]

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 from ...engine.occupancy import Occupancy
-from ...readers.sass import lines_by_bytes
 from .. import rule
 from ..wording import named_lines
 
 
 def _spill_lines(sass):
+    from ...readers.sass import lines_by_bytes  # the machine-code reader: only where a listing was read
+
     lines = lines_by_bytes(sass.spill_sites)
     return (f"spills at {named_lines(lines)}", {"spill_lines": lines}) if lines else None
 
 
 def _local_lines(sass):
+    from ...readers.sass import lines_by_bytes
+
     lines = lines_by_bytes(sass.local_accesses)
     return (f"local memory accessed at {named_lines(lines)}", {"local_lines": lines}) if lines else None
 

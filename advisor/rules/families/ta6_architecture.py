@@ -92,8 +92,8 @@ _FP64_SOURCE = """__global__ void scale(double *x, int n) {
     explanation="""The kernel's machine code holds FP64 add, multiply or fused multiply-add instructions (DADD,
     DMUL, DFMA, DMNMX), and the architecture it is built for does those at a small fraction of its FP32 rate: the
     Programming Guide's throughput table gives 2 FP64 results per clock per SM against 128 FP32 on compute
-    capability 8.6 and 8.9 (1/64), 4 against 128 on 5.x, 6.1 and 6.2, and 2 against 64 on 7.5 (1/32), where 6.0,
-    7.0, 8.0 and 9.0 do half as many FP64 results as FP32. Read only where nvdisasm read the kernel's machine
+    capability 8.6, 8.9, 12.0 and 12.1 (1/64), 4 against 128 on 5.x, 6.1 and 6.2, and 2 against 64 on 7.5 (1/32),
+    where 6.0, 7.0, 7.2, 8.0, 9.0 and 10.0 do half as many FP64 results as FP32. Read only where nvdisasm read the kernel's machine
     code; the lines are the instructions' own (build with -lineinfo). A double literal (1.0 rather than 1.0f) or a
     double-precision math function (sin rather than sinf) is enough to bring them in. Use float where its precision
     suffices, or run the kernel on a datacenter part. A warning, not an error: a kernel may need the precision, and
@@ -116,6 +116,6 @@ def fp64_on_consumer_part(kernel: LintContext, params: dict):
     yield (f"{plural(count, 'FP64 arithmetic instruction')}{where}: compute capability {arch.cc} does FP64 add, multiply "
            f"and FMA at 1/{fp32 // fp64} of its FP32 rate ({fp64} against {fp32} results per clock per SM); "
            "use float where its precision suffices, or run the kernel on a datacenter part "
-           "(FP64 at 1/2 of FP32 on compute capability 6.0, 7.0, 8.0 and 9.0)"), \
+           "(FP64 at 1/2 of FP32 on compute capability 6.0, 7.0, 8.0, 9.0 and 10.0)"), \
         {"fp64_instructions": count, "fp64_results_per_clock": fp64, "fp32_results_per_clock": fp32,
          "fp64_lines": lines}

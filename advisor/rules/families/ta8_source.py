@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from .. import SourceLine, rule
+from ..warp_uniform import is_uniform
 
 _LEGACY = re.compile(r"\b(__shfl|__shfl_up|__shfl_down|__shfl_xor|__any|__all|__ballot)\s*\(")
 _VOLATILE = re.compile(r"\bvolatile\b")
@@ -30,7 +31,12 @@ _MUL24 = re.compile(r"\b(__u?mul24)\s*\(")
     provide the legacy forms for 7.0+ targets: NVIDIA's compiler reports __shfl* as undefined identifiers and
     ptxas rejects vote without .sync (__any, __all, __ballot) for every 7.0+ target of a build, so a file built
     for sm_60 and sm_90 fails on sm_90. An error: the build breaks. The suggested fix passes the full mask
-    0xffffffff, which is right only where every lane of the warp reaches the call.""",
+    0xffffffff only where every lane of the warp provably reaches the call: a kernel's own body, outside every
+    branch, loop and switch, before any return (a safe fix, for blocks of whole warps). Elsewhere (inside `if
+    (threadIdx.x < 16)`, a loop, a device function) a full mask names lanes that may be absent, which is
+    undefined from 7.0 on and can hang the warp; the fix there passes __activemask(), the lanes active at the
+    call, as the legacy form did, and is unsafe: __activemask() does not make the lanes that must exchange
+    converge, so name those lanes where the code knows them.""",
     trigger={"target": "sm_70", "source": "float v = __shfl_down(x, 16);"},
     clean={"target": "sm_70", "source": "float v = __shfl_down_sync(0xffffffff, x, 16);"},
     fix_title="Replace with '{replacement}' (a full-warp lane mask)",
@@ -40,9 +46,26 @@ def legacy_warp_intrinsic(line: SourceLine, params: dict):
     if targets:
         for match in _LEGACY.finditer(line.code):
             name = match.group(1)
+            uniform = is_uniform(line.uniform, match.start())
             yield (f"{name} does not compile for {', '.join(targets)} (no lock-step warps from 7.0); "
                    f"use {name}_sync with a lane mask",
-                   {**_columns(match), "targets": targets, "replacement": f"{name}_sync(0xffffffff, "})
+                   {**_columns(match), "targets": targets, **_lane_mask_fix(name, uniform)})
+
+
+def _lane_mask_fix(name: str, uniform: bool) -> dict:
+    """TA801's fix: its replacement text, what it does, and whether applying it can change behaviour
+    (`fix_applicability`, safe or unsafe, as ruff marks its fixes)."""
+    if uniform:
+        replacement = f"{name}_sync(0xffffffff, "
+        return {"replacement": replacement, "fix_applicability": "safe",
+                "fix": f"Replace with '{replacement}' (a full-warp lane mask: every lane of the warp reaches "
+                       "this call, outside any branch or loop of the kernel; assumes blocks of whole warps)"}
+    replacement = f"{name}_sync(__activemask(), "
+    return {"replacement": replacement, "fix_applicability": "unsafe",
+            "fix": f"Replace with '{replacement}' (the lanes active here, as the legacy call used; unsafe: the "
+                   "call is in a branch, a loop or a device function, where a full mask 0xffffffff would name "
+                   "absent lanes and can hang the warp, and __activemask() does not make the lanes that must "
+                   "exchange converge: name them if the code knows them)"}
 
 
 def _columns(match: re.Match) -> dict:

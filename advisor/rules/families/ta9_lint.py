@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ...text import plural
 from .. import LintContext, rule
-from ..register_advice import cap_change
+from ..register_advice import budget_change
 from ..wording import register_peak
 
 _ENTRY = "ptxas info    : Compiling entry function '{}' for 'sm_90'\n"
@@ -27,9 +27,12 @@ def _k(usage: str, properties: str = "") -> str:
     code="TA901", name="register-budget", severity="error", source="project-config",
     summary="More registers per thread than the kernel's budget allows",
     explanation="""A [[budgets]] entry caps this kernel's registers per thread. A change that raises the count
-    usually costs occupancy (see TA301 for the cliff). Cap the count with __launch_bounds__(threads, minBlocks)
-    (for a kernel that has bounds, their second argument: ptxas ignores -maxrregcount there), -maxrregcount for a
-    kernel without them, or raise the budget deliberately. An error: a budget is a limit the team set itself, so crossing
+    usually costs occupancy (see TA301 for the cliff). The change offered caps the count at exactly the budget:
+    __maxnreg__(N) (CUDA 12.4 and later; in place of __launch_bounds__ for a kernel that has them, since nvcc
+    refuses both on one kernel), or -maxrregcount=N for a kernel without bounds (ptxas ignores the flag beside
+    either). __launch_bounds__(threads, minBlocks) is named beside it with the cap ptxas derives from it, which
+    is often under the budget: registers the budget allows, given up, and spills where the kernel needed them.
+    Or raise the budget deliberately. An error: a budget is a limit the team set itself, so crossing
     it fails the run; where no budget is given, nothing fires.""",
     trigger={"config": {"budgets": [{"kernel": "saxpy*", "max_registers": 32}]}, "log": _SAXPY},
     clean={"config": {"budgets": [{"kernel": "saxpy*", "max_registers": 40}]}, "log": _SAXPY},
@@ -37,11 +40,10 @@ def _k(usage: str, properties: str = "") -> str:
 def register_budget(kernel: LintContext, params: dict):
     budget, registers = kernel.budget, kernel.result.kernel.registers
     if budget is not None and budget.max_registers is not None and registers > budget.max_registers:
-        change = cap_change(kernel.result.arch, kernel.result.kernel, budget.max_registers)
-        how = f"cap with {change.text()}" if change is not None else "no launch bounds reach that cap"
-        yield (f"{registers} registers per thread, budget {budget.max_registers} (budget '{budget.kernel}'); {how}"), \
-            {"registers": registers, "budget": budget.max_registers,
-             "register_change": change.to_dict() if change is not None else None}
+        change = budget_change(kernel.result.arch, kernel.result.kernel, budget.max_registers)
+        yield (f"{registers} registers per thread, budget {budget.max_registers} (budget '{budget.kernel}'); "
+               f"{change.text()}"), \
+            {"registers": registers, "budget": budget.max_registers, "register_change": change.to_dict()}
 
 
 # The spill figures a budget may limit: (BudgetLimits field, LaunchConfig field, words).
