@@ -89,12 +89,12 @@ def test_a_store_with_no_room_is_exit_74_and_one_line(tmp_path):
     import subprocess
     import sys
 
-    for side, registers in (("old", 32), ("new", 40)):
+    for side, registers in (("old", 32), ("new", 40)):  # 40,000 kernels: past the store's 8 MB page cache
         (tmp_path / f"{side}.log").write_text("".join(
             f"ptxas info    : Compiling entry function 'a_kernel_of_a_large_build_{i}' for 'sm_90'\n"
             f"ptxas info    : Function properties for a_kernel_of_a_large_build_{i}\n"
             "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
-            f"ptxas info    : Used {registers + i % 7} registers, used 0 barriers\n" for i in range(40_000)))  # past the store's 8 MB page cache
+            f"ptxas info    : Used {registers + i % 7} registers, used 0 barriers\n" for i in range(40_000)))
     done = subprocess.run([sys.executable, "-m", "tuneadvise.cli", "diff", "old.log", "new.log", "--format", "json"],
                           cwd=tmp_path, capture_output=True, timeout=120, preexec_fn=_no_room_for_files,
                           env={**os.environ, "TMPDIR": str(tmp_path), "TUNEADVISE_CACHE_DIR": "off"})
