@@ -68,11 +68,12 @@ class KernelFrontier(NamedTuple):
     spills_begin: int | None  # index of the first point (from the uncapped build down) that spills
     advice: str | None  # the __launch_bounds__ or -maxrregcount that gives `best`
     own_cap: str | None  # the kernel's own __launch_bounds__ / __maxnreg__ (ignores -maxrregcount)
+    verdict: dict | None = None  # the best cap's verdict (advice/verdict.py's to_dict), where there is a best
 
     def to_dict(self) -> dict:
         return {"name": self.name, "demangled": self.demangled, "arch": self.arch, "block_size": self.block_size,
                 "points": [p.to_dict() for p in self.points], "best": self.best, "spills_begin": self.spills_begin,
-                "advice": self.advice, "own_cap": self.own_cap}
+                "advice": self.advice, "own_cap": self.own_cap, "verdict": self.verdict}
 
 
 class FrontierReport(NamedTuple):
@@ -147,7 +148,7 @@ def frontier(source: str, archs, block_size: int, kernel_glob: str | None = None
         resolved = {arch: resolve_arch(arch) for arch in archs}
     except UnknownArchError as exc:
         raise BuildSetupError(exc.as_option()) from None
-    index = _source_index(source)
+    index = source_index(source)
     machine_code = machine_code_reader(None, cache=settings.cache)  # where nvdisasm is installed: where each cap's spills land
     compiler = compiler or Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None)
     problems: list[str] = []
@@ -192,7 +193,7 @@ def _frontier(compiler, machine_code, source, resolved, settings, block_size, ke
             for arch_name, usage, definition, caps in wanted]
 
 
-def _source_index(source: str) -> SourceIndex:
+def source_index(source: str) -> SourceIndex:
     """The source's kernel definitions (none for PTX); BuildSetupError for a file that cannot be read."""
     if not source.lower().endswith(FRONTIER_SUFFIXES):
         raise BuildSetupError(f"FILE: {source} is neither a CUDA source (.cu) nor PTX (.ptx)")
@@ -219,5 +220,22 @@ def _kernel_frontier(arch, arch_name: str, usage, definition, caps, usages, bloc
             points.append(_point(arch, capped_usage, block_size, bound, cap))
     own = _own_cap(definition)
     best, spills_begin, advice = _marks(arch, points, block_size, own)
+    verdict = None
+    if best is not None:
+        verdict = _best_verdict(arch, usage, points[best], block_size, bound)
+        advice = f"{advice}; {verdict.text()}"
     return KernelFrontier(usage.name, kernel_names(usage.name)[1], arch_name, block_size, tuple(points), best,
-                          spills_begin, advice, own)
+                          spills_begin, advice, own, verdict.to_dict() if verdict is not None else None)
+
+
+def _best_verdict(arch, usage: KernelUsage, point: Point, block_size: int, bound: int | None):
+    """The best cap's verdict: its build against the uncapped one, and the uncapped machine code."""
+    from .advice.judge import Known, register_cap_verdict
+
+    sass = usage.sass
+    known = Known(arch, _launch(usage, block_size, bound)._replace(spill_stores=usage.spill_stores,
+                                                                   spill_loads=usage.spill_loads),
+                  instructions=sass.instructions if sass is not None else None,
+                  hot_loop=sass.hot_loop if sass is not None else None)
+    return register_cap_verdict(known, {"registers": point.registers, "spill_stores": point.spill_stores,
+                                        "spill_loads": point.spill_loads})

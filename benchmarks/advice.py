@@ -1,261 +1,155 @@
-"""Does following the register-cap advice pay? For each kernel of a set of real sources
-(the test suite's kernels and benchmarks/advice_kernels.cu), lint the source at the
-kernel's own launch, apply the register change TA301 names (its __launch_bounds__
-written or changed in a copy of the source: the form that applies to that kernel
-alone and that the compiler obeys with or without existing bounds), and time the
-kernel as built and as advised under the same launch and data.
+"""The outcome table: does each verdict of tuneadvise's advice hold when measured? For every
+kernel of the recorded outcome grid (this project's advice kernels and PolyBench-ACC's CUDA
+kernels, timed on a GPU by benchmarks/advice_outcomes.py: every register cap at an occupancy
+cliff and block sizes 32-1024), the verdict tuneadvise gives each change (advisor/advice/judge.py:
+the build at the cap, the machine code, the baseline's Nsight Compute profile, the launch) is
+printed beside what the GPU measured.
 
-Timing: CUDA events around one launch, 10 warm-up launches, the median of 40; the two
-builds alternate (as built, advised, as built, advised) and each build's time is the
-mean of its two medians. A change within the noise (the larger of 2% and twice the
-two runs' disagreement) counts as equal.
+A change is measured faster or slower when its median time differs from the baseline's by more
+than the noise: the larger of 2% and twice the spread between the baseline's two medians (timed
+at the start and the end of its kernel's run). The targets (docs/advice.md): of `likely_gain`,
+at least 80% measured faster and none 10% or more slower; of `likely_loss`, at least 80% measured
+slower or equal; `unknown` is counted.
 
-Needs a GPU, CuPy and nvcc; run from the repository root:
+CPU only; it replays recorded measurements:
 
-    python benchmarks/advice.py [--arch sm_90] [--json OUT.json]
-"""
+    python benchmarks/advice.py [--outcomes F.json] [--profile F.csv ...] [--machine-code F.json] [--out F.txt]
+
+(defaults: the H200 recordings in benchmarks/recorded/, tests/fixtures/ncu/advice/ and
+tests/fixtures/advice/)."""
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import re
+import math
 import statistics
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
-TILED = ROOT / "tests" / "fixtures" / "sources" / "tiled_kernels.cu"
-BOUNDED = ROOT / "tests" / "fixtures" / "sources" / "launch_bounds.cu"
-PRESSURE = ROOT / "tests" / "gpu" / "occupancy_kernels.cu"
-OWN = HERE / "advice_kernels.cu"
-WARMUP, REPEATS = 10, 40
+RECORDED = HERE / "recorded"
+FIXTURES = ROOT / "tests" / "fixtures" / "advice"
+PROFILES = ROOT / "tests" / "fixtures" / "ncu" / "advice"  # Nsight Compute exports of each baseline
+NOISE_FLOOR = 0.02
+TARGET_SHARE, WORST_GAIN = 0.8, 1.10
 
 
-def _f(n):
-    import cupy as cp
+def profiles_by_kernel(paths) -> dict[str, dict]:
+    """Each profiled baseline's `measured` object as lint reports it, by kernel function name
+    (the demangled name up to its '(' or '<')."""
+    from tuneadvise.advisor.lint.records import LintOptions
+    from tuneadvise.advisor.lint.run import lint_paths
 
-    return cp.random.random(n, dtype=cp.float32)
-
-
-def _d(n):
-    import cupy as cp
-
-    return cp.random.random(n, dtype=cp.float64)
-
-
-def _i(v):
-    import numpy as np
-
-    return np.int32(v)
+    found = {}
+    for kernel in lint_paths([str(path) for path in paths], LintOptions()).kernels if paths else ():
+        if kernel.measured is not None:
+            name = kernel.demangled.removeprefix("void ").split("(")[0].strip()
+            found.setdefault(name, kernel.measured)
+    return found
 
 
-def _k(v):
-    import numpy as np
-
-    return np.float32(v)
+def outcome(ratio: float, noise: float) -> str:
+    return "faster" if ratio < 1 - noise else "slower" if ratio > 1 + noise else "equal"
 
 
-# (source, kernel base name, block dims, grid dims, arguments): each launch as its source's code runs it.
-def cases():
-    import cupy as cp
+def _known(row: dict, device: dict, profiles: dict, machine_code: dict):
+    from tuneadvise.advisor.advice.evidence_profile import figures
+    from tuneadvise.advisor.advice.judge import Known
+    from tuneadvise.advisor.launch import LaunchConfig
+    from tuneadvise.specs.resolve import resolve_arch
 
-    n_mm, k_mm = 4096, 1024
-    sx = 520
-    return [
-        (TILED, "sgemm_tile<8, 8>", (16, 16), (n_mm // 128, n_mm // 128),
-         lambda: (_f(n_mm * k_mm), _f(k_mm * n_mm), _f(n_mm * n_mm), _i(n_mm), _i(n_mm), _i(k_mm))),
-        (TILED, "sgemm_tile<4, 8>", (16, 16), (n_mm // 128, n_mm // 64),
-         lambda: (_f(n_mm * k_mm), _f(k_mm * n_mm), _f(n_mm * n_mm), _i(n_mm), _i(n_mm), _i(k_mm))),
-        (TILED, "dgemm_4x4", (16, 16), (32, 32), lambda: (_d(2048 * 512), _d(512 * 2048), _d(2048 * 2048),
-                                                          _i(2048), _i(512))),
-        (TILED, "fft_radix8", (256,), (8192,), lambda: (_f(2 * 8192 * 256 * 8), _f(2 * 1024), _i(256))),
-        (TILED, "nbody_forces", (256,), (256,), lambda: (_f(4 * 65536), _f(3 * 65536), _i(65536), _k(0.01))),
-        (TILED, "stencil_3d", (32, 8), (16, 64), lambda: (_f(sx * sx * 129), _f(sx * sx * 129), _i(sx), _i(sx),
-                                                          _i(128))),
-        (TILED, "softmax_rows", (32,), (65536,), lambda: (_f(65536 * 512), _f(65536 * 512), _i(512))),
-        (TILED, "layer_norm", (128,), (32768,), lambda: (_f(32768 * 1024), _f(1024), _f(1024), _f(32768 * 1024),
-                                                        _i(1024), _k(1e-5))),
-        (TILED, "histogram_256", (256,), (1024,),
-         lambda: (cp.random.randint(0, 256, 1 << 26, dtype=cp.uint8), cp.zeros(256, cp.uint32), _i(1 << 26))),
-        (TILED, "batched_dot32", (256,), (4096,), lambda: (_f(4096 * 32), _f(4096 * 32), _f(4096 * 4096), _i(4096))),
-        (TILED, "complex_mac16", (256,), (4,), lambda: (_f(2 * 4096 * 1024), _f(2 * 4096 * 16), _f(2 * 16 * 1024),
-                                                        _i(4096))),
-        (PRESSURE, "pressure", (256,), (1 << 14,), lambda: (_f(1 << 22), _f(1 << 22), _i(1 << 22))),
-        (BOUNDED, "heavy_fma", (256,), (1 << 13,), lambda: (_f(24 << 21), _f(1 << 21), _i(1 << 21))),
-        (BOUNDED, "bounded_dgemv", (128,), (256,), lambda: (_d(32768 * 1020), _d(1020), _d(32768), _i(1020))),
-        (OWN, "softmax_1024_wide", (1024,), (8192,), lambda: (_f(8192 * 24576), _f(8192 * 24576), _i(24576))),
-        (OWN, "smem_matmul_64", (16, 16), (64, 64), lambda: (_f(4096 * 4096), _f(4096 * 4096), _f(4096 * 4096),
-                                                             _i(4096))),
-        (OWN, "block_reduce_8acc", (1024,), (1056,), lambda: (_f(1 << 26), cp.zeros(1, cp.float32), _i(1 << 24))),
-        (OWN, "elementwise_heavy", (256,), (1 << 14,), lambda: (_f(1 << 24), _f(1 << 24), _f(1 << 24),
-                                                               _i(1 << 22))),
-    ]
+    base, built = row["baseline"]["launch"], row["baseline"]["ptxas"]
+    launch = LaunchConfig(registers=built["registers"], block_size=math.prod(base["block"]),
+                          block_dims=tuple(base["block"]) if len(base["block"]) > 1 else (),
+                          static_shared_mem=built.get("smem", 0), grid_size=math.prod(base["grid"]),
+                          spill_stores=built.get("spill_stores", 0), spill_loads=built.get("spill_loads", 0))
+    code = machine_code.get(row["origin"]["file"], {}).get(row["entry"], {})
+    profile = profiles.get(row["kernel"]) or profiles.get(row["kernel"].split("<")[0])
+    return Known(resolve_arch(row["arch"]), launch, device.get("sms"), name=row["kernel"],
+                 instructions=code.get("instructions"), hot_loop=code.get("hot_loop"), profile=figures(profile))
 
 
-def lint(source: Path, arch: str, base: str, block) -> dict | None:
-    """tuneadvise's lint of `source` at the kernel's launch: that kernel's JSON entry."""
-    with tempfile.TemporaryDirectory() as scratch:
-        config = Path(scratch) / "tuneadvise.toml"
-        config.write_text(f'[[kernels]]\nname = "{glob(base)}"\nblock_size = "{"x".join(map(str, block))}"\n')
-        proc = subprocess.run([sys.executable, "-m", "tuneadvise.cli", "lint", str(source), "--arch", arch,
-                               "--config", str(config), "--format", "json", "--no-cache"],
-                              capture_output=True, text=True, timeout=600)
-    if proc.returncode not in (0, 1):
-        raise RuntimeError(f"lint {source.name}: {proc.stderr.strip()}")
-    for kernel in json.loads(proc.stdout)["kernels"]:
-        if kernel["launch"]["configured_by"] == glob(base):
-            return kernel
-    return None
+def verdict_of(known, variant: dict):
+    from tuneadvise.advisor.advice.judge import block_size_verdict, register_cap_verdict
+
+    if variant["change"]["kind"] == "register_cap":
+        return register_cap_verdict(known, {k: variant["ptxas"].get(k) for k in ("registers", "spill_stores",
+                                                                                  "spill_loads")})
+    return block_size_verdict(known, math.prod(variant["launch"]["block"]), math.prod(variant["launch"]["grid"]))
 
 
-def glob(base: str) -> str:
-    """The [[kernels]] glob of one kernel: a template instance by its signature's start."""
-    return f"{base}*" if "<" in base else base
-
-
-def register_change(kernel: dict) -> dict | None:
-    return next((f["details"]["register_change"] for f in kernel["findings"]
-                 if f["code"] == "TA301" and "register_change" in f["details"]), None)
-
-
-def advised_source(source: Path, line: int, change: dict) -> str:
-    """The source with the kernel defined at `line` changed as the advice says (lint's own edit)."""
-    from tuneadvise.advisor.toolchain.cap_check import edited_source
-
-    edited = edited_source(source.read_text(), line, change)
-    if edited is None:
-        raise RuntimeError(f"{source.name}:{line}: no __global__ or attribute to change there")
-    return edited
-
-
-def cubin(source: Path, arch: str, out: Path) -> Path:
-    subprocess.run(["nvcc", "-cubin", f"-arch={arch}", "-O3", str(source), "-o", str(out)], check=True,
-                   capture_output=True, timeout=600)
-    return out
-
-
-def median_ms(function, grid, block, args) -> float:
-    import cupy as cp
-
-    start, stop = cp.cuda.Event(), cp.cuda.Event()
-    for _ in range(WARMUP):
-        function(grid, block, args)
-    times = []
-    for _ in range(REPEATS):
-        start.record()
-        function(grid, block, args)
-        stop.record()
-        stop.synchronize()
-        times.append(cp.cuda.get_elapsed_time(start, stop))
-    return statistics.median(times)
-
-
-def measure(case, arch: str, scratch: Path) -> dict:
-    import cupy as cp
-
-    source, base, block, grid, make_args = case
-    before = lint(source, arch, base, block)
-    row = {"kernel": base, "block": "x".join(map(str, block))}
-    if before is None:
-        return {**row, "outcome": "not linted"}
-    change = register_change(before)
-    row.update(registers=before["registers"], blocks_before=before["occupancy"]["active_blocks_per_sm"])
-    if change is None:
-        return {**row, "outcome": "no register advice"}
-    line = before["location"]["line"]
-    stem = re.sub(r"\W", "_", base)
-    copy = scratch / f"{source.stem}_{stem}.cu"
-    copy.write_text(advised_source(source, line, change))
-    after = lint(copy, arch, base, block)
-    name = before["name"]
-    modules = [cp.RawModule(path=str(cubin(path, arch, scratch / f"{copy.stem}_{tag}.cubin")))
-               for tag, path in (("before", source), ("after", copy))]
-    functions = [m.get_function(name) for m in modules]
-    args = make_args()
-    runs = [[], []]
-    for _ in range(2):
-        for which in (0, 1):
-            runs[which].append(median_ms(functions[which], grid, block, args))
-    t_before, t_after = statistics.mean(runs[0]), statistics.mean(runs[1])
-    noise = max(0.02, 2 * max(abs(r[0] - r[1]) / statistics.mean(r) for r in runs))
-    ratio = t_after / t_before
-    outcome = "faster" if ratio < 1 - noise else "slower" if ratio > 1 + noise else "equal"
-    return {**row, "change": change, "registers_after": after["registers"] if after else None,
-            "spill_stores_after": after.get("spill_stores") if after else None,
-            "blocks_after": after["occupancy"]["active_blocks_per_sm"] if after else None,
-            "ms_before": runs[0], "ms_after": runs[1], "ratio": ratio, "noise": noise, "outcome": outcome}
-
-
-def table(rows: list[dict]) -> str:
-    lines = [f"{'kernel':<18} {'block':>6} {'regs':>7} {'blocks':>6} {'spill':>5} {'change':<24} {'ms before':>9} "
-             f"{'ms after':>9} {'after/before':>12}  outcome"]
-    for r in rows:
-        if "ratio" not in r:
-            lines.append(f"{r['kernel']:<18} {r['block']:>6} {r.get('registers', '-')!s:>7} "
-                         f"{r.get('blocks_before', '-')!s:>6} {'':>5} "
-                         f"{'-':<24} {'':>9} {'':>9} {'':>12}  {r['outcome']}")
+def rows(recording: dict, profiles: dict, machine_code: dict) -> list[dict]:
+    """One row per measured change: the verdict beside the measured outcome."""
+    found = []
+    for row in recording["kernels"]:
+        if "failed" in row:
             continue
-        change = r["change"]
-        what = (f"__maxnreg__({change['maxnreg']})" if change["maxnreg"] is not None
-                else "__launch_bounds__({}, {})".format(*change["launch_bounds"]))
-        regs = f"{r['registers']}->{r['registers_after']}"
-        blocks = f"{r['blocks_before']}->{r['blocks_after']}"
-        lines.append(f"{r['kernel']:<18} {r['block']:>6} {regs:>7} {blocks:>6} {r['spill_stores_after'] or 0:>5} "
-                     f"{what:<24} "
-                     f"{statistics.mean(r['ms_before']):>9.3f} {statistics.mean(r['ms_after']):>9.3f} "
-                     f"{r['ratio']:>12.3f}  {r['outcome']} (noise {r['noise']:.1%})")
-    measured = [r for r in rows if "ratio" in r]
-    for outcome in ("faster", "equal", "slower"):
-        group = [r["ratio"] for r in measured if r["outcome"] == outcome]
-        span = f", after/before {min(group):.3f} .. {max(group):.3f}" if group else ""
-        lines.append(f"{outcome}: {len(group)} of {len(measured)}{span}")
-    if measured:
-        lines.append(f"geometric mean after/before: {statistics.geometric_mean([r['ratio'] for r in measured]):.3f}")
+        known = _known(row, recording["device"], profiles, machine_code)
+        base = statistics.mean(row["baseline"]["median_us"])
+        noise = max(NOISE_FLOOR, 2 * row["baseline_spread"])
+        for variant in row["variants"]:
+            if "median_us" not in variant:  # the driver refused the launch: no time to compare
+                continue
+            verdict = verdict_of(known, variant)
+            ratio = variant["median_us"] / base
+            found.append({"kernel": row["kernel"], "suite": row["origin"]["suite"],
+                          "change": variant["change"], "verdict": verdict.outcome,
+                          "deciding": [e.why for e in verdict.evidence if e.says != "neutral"],
+                          "ratio": round(ratio, 4), "noise": round(noise, 4), "measured": outcome(ratio, noise)})
+    return found
+
+
+def summary(found: list[dict]) -> dict:
+    """Counts per verdict and whether the targets hold."""
+    gains = [r for r in found if r["verdict"] == "likely_gain"]
+    losses = [r for r in found if r["verdict"] == "likely_loss"]
+    faster = sum(r["measured"] == "faster" for r in gains)
+    worst = max((r["ratio"] for r in gains), default=None)
+    held = sum(r["measured"] in ("slower", "equal") for r in losses)
+    return {"changes": len(found), "likely_gain": len(gains), "gain_faster": faster,
+            "gain_worst_ratio": worst, "likely_loss": len(losses), "loss_slower_or_equal": held,
+            "unknown": sum(r["verdict"] == "unknown" for r in found),
+            "gain_target_met": not gains or (faster >= TARGET_SHARE * len(gains) and worst < WORST_GAIN),
+            "loss_target_met": not losses or held >= TARGET_SHARE * len(losses)}
+
+
+def _change(change: dict) -> str:
+    return f"cap {change['value']}" if change["kind"] == "register_cap" else f"block {change['value']}"
+
+
+def table(found: list[dict], device: dict) -> str:
+    lines = [f"{device.get('name', '?')} (cc {device.get('cc', '?')}, {device.get('sms', '?')} SMs)",
+             f"{'kernel':<22} {'change':<14} {'verdict':<12} {'after/before':>12} {'measured':<8}  evidence"]
+    for r in found:
+        lines.append(f"{r['kernel'][:22]:<22} {_change(r['change']):<14} {r['verdict']:<12} {r['ratio']:>12.3f} "
+                     f"{r['measured']:<8}  {'; '.join(r['deciding'])[:120]}")
+    s = summary(found)
+    lines += [f"changes: {s['changes']}; likely_gain {s['likely_gain']} (faster {s['gain_faster']}, worst "
+              f"{s['gain_worst_ratio']}), likely_loss {s['likely_loss']} (slower or equal "
+              f"{s['loss_slower_or_equal']}), unknown {s['unknown']}",
+              f"targets: likely_gain {'met' if s['gain_target_met'] else 'MISSED'}, "
+              f"likely_loss {'met' if s['loss_target_met'] else 'MISSED'}"]
     return "\n".join(lines)
-
-
-def one_case(index: int, arch: str) -> None:
-    """Measure case `index` and print its row as JSON (run in a process of its own, so that a
-    kernel fault cannot poison the CUDA context of the others)."""
-    with tempfile.TemporaryDirectory() as scratch:
-        print(json.dumps(measure(cases()[index], arch, Path(scratch))))
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--arch", help="sm_XX (default: the GPU's)")
-    parser.add_argument("--json", help="also write the rows as JSON here")
-    parser.add_argument("--case", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--outcomes", type=Path, default=RECORDED / "advice-outcomes-h200.json")
+    parser.add_argument("--profile", type=Path, action="append")
+    parser.add_argument("--machine-code", type=Path, default=FIXTURES / "machine_code_sm_90.json")
+    parser.add_argument("--out", type=Path, help="also write the table here")
     options = parser.parse_args()
-    import cupy as cp
-
-    major, minor = cp.cuda.Device().compute_capability[:-1], cp.cuda.Device().compute_capability[-1]
-    arch = options.arch or f"sm_{major}{minor}"
-    if options.case is not None:
-        one_case(options.case, arch)
-        return 0
-    print(f"{cp.cuda.runtime.getDeviceProperties(0)['name'].decode()} ({arch})", flush=True)
-    rows = []
-    for index, case in enumerate(cases()):
-        proc = subprocess.run([sys.executable, __file__, "--arch", arch, "--case", str(index)],
-                              capture_output=True, text=True, timeout=600)
-        try:
-            rows.append(json.loads(proc.stdout.strip().splitlines()[-1]))
-        except (IndexError, ValueError):  # one kernel's failure is one row, the rest still run
-            error = (proc.stderr.strip().splitlines() or ["no output"])[-1]
-            rows.append({"kernel": case[1], "block": "x".join(map(str, case[2])), "outcome": f"failed: {error}"})
-        print(rows[-1]["kernel"], rows[-1]["outcome"], flush=True)
-    print(table(rows))
-    if options.json:
-        Path(options.json).write_text(json.dumps(rows, indent=1))
+    recording = json.loads(options.outcomes.read_text())
+    profiles = profiles_by_kernel(options.profile or sorted(PROFILES.glob("advice-*.csv*")))
+    machine_code = json.loads(options.machine_code.read_text())["kernels"]
+    text = table(rows(recording, profiles, machine_code), recording["device"])
+    print(text)
+    if options.out:
+        options.out.write_text(text + "\n")
     return 0
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("PYTHONUNBUFFERED", "1")
     sys.exit(main())

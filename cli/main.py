@@ -35,6 +35,7 @@ COMMANDS = {
     "diff": "lint_cmd:diff",
     "schema": "lint_cmd:schema",
     "frontier": "frontier_cmd:frontier",
+    "tune": "tune_cmd:tune",
 }
 
 

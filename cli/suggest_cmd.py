@@ -79,6 +79,10 @@ def render_suggestion(document: dict) -> None:
         out.print("Give a product (--arch h100-sxm) or --sm-count for the minimum grid size")
     if document["tie_note"]:
         out.print(f"[dim]{markup_text(document['tie_note'])}[/]")
+    if document["verdict"]:
+        from ..advisor.advice.verdict import Verdict
+
+        out.print(markup_text(Verdict.from_dict(document["verdict"]).text()))
     w = document["waves"]
     if w:
         grid = w["full_waves"] * w["blocks_per_wave"] + w["partial_wave_blocks"]

@@ -86,4 +86,5 @@ def sass_document(sass) -> dict | None:
         "local_stores": sass.local_stores,
         "local_loads": sass.local_loads,
         "instructions": sass.instructions,
+        "hot_loop": sass.hot_loop,
     }

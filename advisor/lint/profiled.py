@@ -72,3 +72,24 @@ def measured_document(measured: Measured) -> dict:
 
 def _fraction(percent: float | None) -> float | None:
     return None if percent is None else round(percent / 100, 6)
+
+
+def with_library_control(name: str, result):
+    """The engine's result for a launch of `name`, marked as a library kernel's where it is one
+    (advice/evidence_library.py): its vendor set its registers, so the rules propose no cap."""
+    from ..advice.evidence_library import library_of
+    from ..rules.register_advice import LIBRARY
+
+    if library_of(name) is None:
+        return result
+    return result._replace(kernel=result.kernel._replace(register_control=LIBRARY))
+
+
+def with_profile(findings: list, document: dict) -> list:
+    """The findings with each proposed change's verdict weighed against the launch's profile
+    (advice/evidence_profile.py: throughput, schedulers, stalls)."""
+    from ..advice.evidence_profile import figures, profile
+    from ..rules import with_evidence
+
+    evidence = profile(figures(document))
+    return [with_evidence(f, evidence) for f in findings] if evidence else findings

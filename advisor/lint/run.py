@@ -55,7 +55,7 @@ from ..rules import (
 )
 from ..text import clip
 from ..toolchain.settings import BuildSettings
-from .profiled import measured_document
+from .profiled import measured_document, with_library_control, with_profile
 from .records import LintedKernel, LintOptions, worst_severity
 
 if TYPE_CHECKING:  # the config model imports pydantic; a lint without a config file never does
@@ -332,13 +332,18 @@ class _Linter:
         gives (no config entry, budget or assumed block applies), the config rules that apply to
         a launch that ran, and the TA0xx rules on the report beside the engine."""
         measured = usage.measured
-        result, launch = measured.result, measured.config
+        result = with_library_control(usage.name, measured.result)
         findings = config_findings(Resolved(measured.arch), result, self.options.selection, measured=True)
         findings += findings_of(measured, self.options.selection, self.options.config.min_achieved_occupancy)
+        for said in (f for f in findings if said_per_run(f)):  # TA008: once for the run
+            self.per_run[(said.code, _hashable(said.details))] = self.per_run.get((said.code, _hashable(said.details)),
+                                                                                  0) + 1
+        document = measured_document(measured)
+        findings = with_profile([f for f in findings if not said_per_run(f)], document)
         findings.sort(key=finding_order)
         kernel = LintedKernel(name=usage.name, demangled=usage.name, arch=usage.arch, usage=usage, evidence=(usage,),
-                              launch=launch, configured_by=None, result=result, findings=tuple(findings),
-                              location=(usage.file, usage.line), measured=measured_document(measured))
+                              launch=result.kernel, configured_by=None, result=result, findings=tuple(findings),
+                              location=(usage.file, usage.line), measured=document)
         return kernel, (-worst_severity(findings), result.occupancy if result.launchable else -1)
 
     def _launch_config(self, usage: KernelUsage, bound, entry_index, entry) -> LaunchConfig:

@@ -15,6 +15,18 @@ from ..engine.limits import LIMITERS
 from .document import SCHEMA_VERSION
 
 _NULLABLE_INT = {"type": ["integer", "null"]}
+_VERDICT = {
+    "type": "object",
+    "description": "whether the change the finding proposes is likely to pay, and the evidence (docs/advice.md)",
+    "required": ["outcome", "evidence"],
+    "properties": {
+        "outcome": {"enum": ["likely_gain", "likely_loss", "unknown"]},
+        "evidence": {"type": "array", "items": {
+            "type": "object", "required": ["kind", "value", "says", "why"],
+            "properties": {"kind": {"type": "string"}, "says": {"enum": ["gain", "loss", "no_gain", "neutral"]},
+                           "why": {"type": "string"}}}},
+    },
+}
 _FINDING = {
     "type": "object",
     "required": ["code", "severity", "message", "arch", "details", "source"],
@@ -23,7 +35,7 @@ _FINDING = {
         "severity": {"enum": ["error", "warning", "info"]},
         "message": {"type": "string"},
         "arch": {"type": "string"},
-        "details": {"type": "object"},
+        "details": {"type": "object", "properties": {"verdict": _VERDICT}},
         "source": {"type": "string"},
         "baseline": {"enum": ["new", "worse", "baselined"]},
     },
@@ -75,6 +87,9 @@ _SASS = {
             "properties": {"loads": _COUNTS, "stores": _COUNTS},
             "additionalProperties": {"type": ["integer", "object"]},
         },
+        "hot_loop": {"type": ["object", "null"],
+                     "description": "the innermost loop with the most floating-point instructions: offsets `start`, "
+                                    "`end`, and its `math`, `loads` (global and shared) and `instructions` counts"},
     },
 }
 _OCCUPANCY = {

@@ -45,12 +45,18 @@ def suggest_query(resolved, kernel, shared: LinearSharedMem) -> dict:
         "curve": [{"block_size": b, "blocks_per_sm": n, "threads_per_sm": t} for b, n, t in choice.tried],
         "errors": [{"code": e.code, "field": e.field, "message": e.message} for e in errors],
         "waves": None,
+        "verdict": None,
         "provenance": "model",
     }
     if kernel.grid_size and sms and choice.block_size:
         best = occupancy(arch, kernel.resources.replace(block_size=choice.block_size,
                                                         dynamic_shared_mem=choice.dynamic_shared_mem))
         document["waves"] = waves(best, kernel.grid_size, sms)
+    if choice.block_size:
+        from ..advice.judge import chosen_block_verdict
+
+        verdict = chosen_block_verdict(choice.occupancy, document["waves"])
+        document["verdict"] = verdict.to_dict()
     return document
 
 

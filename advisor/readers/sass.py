@@ -27,6 +27,7 @@ target to the branch.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
@@ -59,6 +60,9 @@ _MATH = {
                 "LOP", "LOP3", "LOP32I", "IABS", "IMNMX", "VIADD", "VIMNMX", "VIADDMNMX", "POPC", "FLO", "BREV",
                 "IDP", "IDP4A", "PRMT", "SGXT", "BMSK"),
 }
+_FLOATING = frozenset(("fp32", "fp16", "fp64", "tensor"))
+_LOADS = frozenset((("global", "load"), ("shared", "load")))
+MAX_OFFSETS = 1 << 20  # instructions whose place is kept per kernel, for the hot loop's mix
 _CLASS_OF = {opcode: name for name, opcodes in _MATH.items() for opcode in opcodes}
 _MEMORY = {"LDG": ("global", "load"), "STG": ("global", "store"), "LDS": ("shared", "load"),
            "STS": ("shared", "store"), "LDL": ("local", "load"), "STL": ("local", "store"),
@@ -105,6 +109,9 @@ class KernelSass:
     loops: list[Loop] = field(default_factory=list)
     instructions: dict = field(default_factory=dict)
     fp64_lines: list[tuple[str, int]] = field(default_factory=list)  # source lines of FP64 arithmetic, in code order
+    # The innermost loop with the most floating-point operations: {"start", "end", "math", "loads",
+    # "instructions"} (math: FP32/FP16/FP64 and tensor instructions; loads: global and shared); None: no loop.
+    hot_loop: dict | None = None
 
 
 def access_width(modifiers: str) -> int:
@@ -173,6 +180,7 @@ class _Kernel:
         self.counts: dict[str, int] = {}
         self.memory: dict[tuple[str, str, int], int] = {}
         self.in_subroutine = False  # past a `.type NAME,@function` inside the kernel's section
+        self.offsets: list[tuple[int, int, int]] = []  # (offset, is math, is a global or shared load)
 
     def label(self, name: str) -> None:
         self.pending_labels.append(name)
@@ -198,6 +206,8 @@ class _Kernel:
             if kind == "fp64" and self.where[0] is not None and len(self.fp64_lines) < MAX_SITES:
                 self.fp64_lines.setdefault(self.where)
         space = _MEMORY.get(opcode)
+        if len(self.offsets) < MAX_OFFSETS:
+            self.offsets.append((offset, kind in _FLOATING, space in _LOADS))
         if space is not None:
             width = access_width(modifiers)
             key = (space[0], space[1], width)
@@ -235,7 +245,32 @@ class _Kernel:
         sass.peak_lines = list(self.peaks)
         sass.fp64_lines = list(self.fp64_lines)
         sass.instructions = _summary(self.counts, self.memory)
+        sass.hot_loop = _hot_loop(loops, self.offsets)
         return sass
+
+
+def _hot_loop(loops: list[Loop], offsets: list[tuple[int, int, int]]) -> dict | None:
+    """The innermost loop (one holding no other) with the most floating-point instructions.
+    `offsets` is in code order: each loop's counts are differences of running sums."""
+    if not loops:
+        return None
+    places = [offset for offset, _, _ in offsets]
+    math_sum, load_sum = [0], [0]
+    for _, math, load in offsets:
+        math_sum.append(math_sum[-1] + math)
+        load_sum.append(load_sum[-1] + load)
+    by_start = sorted(loops, key=lambda loop: (loop.start, -loop.end))
+    best = None
+    for i, loop in enumerate(by_start):
+        following = by_start[i + 1] if i + 1 < len(by_start) else None
+        if following is not None and following.end <= loop.end:
+            continue  # the next loop to start lies inside this one (its nested loops start after it)
+        first, last = bisect_left(places, loop.start), bisect_right(places, loop.end)
+        found = {"start": loop.start, "end": loop.end, "math": math_sum[last] - math_sum[first],
+                 "loads": load_sum[last] - load_sum[first], "instructions": last - first}
+        if best is None or found["math"] > best["math"]:
+            best = found
+    return best
 
 
 # `desc[UR4][R2.64+0x10]` or `[R2.64+-0x4]`: the address register and the immediate offset.

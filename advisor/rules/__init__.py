@@ -349,12 +349,17 @@ def check_occupancy(resolved, result: "Occupancy", selection: RuleSelection | No
 
 
 def with_machine_code(findings: tuple, sass) -> tuple:
-    """A kernel's findings with what its machine code says, each rule's own words (Rule.machine_code):
+    """A kernel's findings with what its machine code says, each rule's own words (Rule.machine_code),
+    and each proposed change's verdict weighed against it (advice/evidence_machine_code.py):
     copies, per kernel, of findings kernels with equal figures share."""
     if sass is None or not findings:
         return findings
+    from ..advice.evidence_machine_code import of_finding
+
     rules, out = registry(), []
     for finding in findings:
+        if "verdict" in finding.details:  # the change it proposes, weighed against what the code shows
+            finding = with_evidence(finding, of_finding(finding.details, sass))
         addendum = rules[finding.code].machine_code
         added = addendum(sass) if addendum is not None else None
         if added is not None:
@@ -427,3 +432,18 @@ def lint_findings(context: LintContext, selection: RuleSelection) -> list[Findin
     for rule in selected(selection, "lint"):
         _collect(findings, rule, context, arch)
     return findings
+
+
+def with_evidence(finding: Finding, more, note: str = "") -> Finding:
+    """`finding` (a rule's Finding) with `more` evidence weighed into its verdict: its details'
+    verdict recombined and the message's verdict clause rewritten at its end, after `note` (a
+    clause beginning with '; '). A finding without a verdict gains only the note, at its end."""
+    from ..advice.verdict import combine, verdict_of
+
+    old = verdict_of(finding.details)
+    clause = "; " + old.text() if old is not None else ""
+    if old is None or clause not in finding.message:
+        return finding._replace(message=finding.message + note) if note else finding
+    new = combine((*old.evidence, *more))
+    message = f"{finding.message.replace(clause, '', 1)}{note}; {new.text()}"  # the verdict closes the message
+    return finding._replace(message=message, details={**finding.details, "verdict": new.to_dict()})

@@ -22,6 +22,10 @@ from typing import NamedTuple
 
 from ..engine.whatif import bounds_register_cap
 
+# LaunchConfig.register_control of a library kernel (cuBLAS, cuDNN, ...): its vendor set its
+# registers and no build of the user's can change them, so no cap is proposed.
+LIBRARY = "library"
+
 
 class CapChange(NamedTuple):
     """The source or build change that caps a kernel at `registers` per thread or fewer."""
@@ -60,6 +64,8 @@ def cap_change(arch, kernel, registers: int, blocks: int | None = None) -> CapCh
     maxThreads where it has them, else at its block size: minBlocks `blocks` (the resident
     blocks the cap is for) where the bounds count the launch's block and it gets there, else the
     fewest that do. None when no minBlocks the architecture allows gets there."""
+    if kernel.register_control == LIBRARY:
+        return None
     if kernel.register_control is not None:
         return CapChange(kernel.register_control, None, None, registers, None)
     threads = kernel.max_threads_per_block or kernel.block_size

@@ -16,10 +16,11 @@ import os
 import re
 import tempfile
 
-from ..rules import with_cap_built
+from ..advice.evidence_compiler import at_cap
+from ..rules import with_cap_built, with_evidence
 from .compile import Build, Compiler
 
-CHECKED = ("TA301", "TA304")
+CHECKED = ("TA301", "TA304", "TA901")
 _BOUNDS = re.compile(r"__launch_bounds__\s*\([^)]*\)")
 _MAXNREG = re.compile(r"__maxnreg__\s*\([^)]*\)")
 
@@ -113,9 +114,10 @@ def check_caps(kernels: list, builds: dict, compiler) -> list:
         for i, _, build in wanted:
             usage = by_build.get(build, {}).get(kernel.name) if build is not None else None
             if usage is not None:
-                findings[i] = with_cap_built(findings[i], {"registers": usage.registers,
-                                                           "spill_stores": usage.spill_stores,
-                                                           "spill_loads": usage.spill_loads,
-                                                           "stack_frame": usage.stack_frame})
+                figures = {"registers": usage.registers, "spill_stores": usage.spill_stores,
+                           "spill_loads": usage.spill_loads, "stack_frame": usage.stack_frame}
+                before = {"registers": kernel.usage.registers, "spill_stores": kernel.usage.spill_stores,
+                          "spill_loads": kernel.usage.spill_loads}
+                findings[i] = with_evidence(with_cap_built(findings[i], figures), [at_cap(before, figures)])
         checked.append(kernel._replace(findings=tuple(findings)))
     return checked

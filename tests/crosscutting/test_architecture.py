@@ -19,7 +19,7 @@ from ..helpers import ROOT
 # The repository's folders and the import names they install under (pyproject's package-dir).
 PACKAGE_DIRS = {"api": "tuneadvise", "cli": "tuneadvise.cli", "advisor": "tuneadvise.advisor",
                 "specs": "tuneadvise.specs", "probes": "tuneadvise.probes"}
-SUBPACKAGES = ("engine", "lint", "readers", "rules", "toolchain")  # of advisor/
+SUBPACKAGES = ("advice", "engine", "lint", "readers", "rules", "toolchain")  # of advisor/
 
 
 @lru_cache(maxsize=1)

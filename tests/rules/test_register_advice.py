@@ -15,6 +15,7 @@ import pytest
 from tuneadvise.advisor.engine.occupancy import occupancy
 from tuneadvise.advisor.launch import LaunchConfig
 from tuneadvise.advisor.readers.source_index import SourceIndex
+from tuneadvise.advisor.rules import LaunchContext
 from tuneadvise.advisor.rules.families.ta3_occupancy import near_cliff, occupancy_limiter
 from tuneadvise.specs.resolve import resolve_arch
 
@@ -59,7 +60,8 @@ def suggestions(chain, source: Path, arch: str):
             launch = launch._replace(register_control="__maxnreg__")  # as lint reads the source
         result = occupancy(resolved, launch)
         for rule in (occupancy_limiter, near_cliff):
-            for finding in rule.check(result, dict(rule.params)):
+            context = LaunchContext(result, None) if rule.context is LaunchContext else result
+            for finding in rule.check(context, dict(rule.params)):
                 change = finding[1].get("register_change")
                 if change is not None:
                     found.append((name, definition, change, figures["registers"]))

@@ -4,7 +4,7 @@ import pytest
 
 from tuneadvise.advisor.engine.occupancy import occupancy
 from tuneadvise.advisor.launch import LaunchConfig
-from tuneadvise.advisor.rules import RuleSelection, check_occupancy, finding_of, registry
+from tuneadvise.advisor.rules import LaunchContext, RuleSelection, check_occupancy, finding_of, registry
 from tuneadvise.specs.catalog import describe_source, shipped_catalog
 
 RULES = sorted(registry())
@@ -110,8 +110,10 @@ def test_limiter_message_names_the_next_step_and_the_change():
     [finding] = [f for f in check_occupancy(resolved, result) if f.code == "TA301"]
     assert "registers: 44 -> 40 gives 6 blocks/SM, 62.5% -> 75%" in finding.message
     assert "__launch_bounds__(256, 6), or -maxrregcount=40 for a kernel without __launch_bounds__" in finding.message
-    assert "a candidate to time" in finding.message
-    assert finding.details["next_steps"][1] == {"resource": "registers", "value": 32, "blocks_per_sm": 8, "occupancy": 1.0}
+    assert finding.message.endswith("; verdict: unknown (no build, machine code or profile decides it: time it)")
+    assert finding.details["verdict"]["outcome"] == "unknown"
+    step = {k: v for k, v in finding.details["next_steps"][1].items() if k != "verdict"}
+    assert step == {"resource": "registers", "value": 32, "blocks_per_sm": 8, "occupancy": 1.0}
 
 
 def test_a_kernel_with_launch_bounds_is_told_to_change_their_second_argument_never_the_flag():
@@ -170,7 +172,7 @@ def test_a_kernel_capped_another_way_is_told_that_way(control, said):
 
     resolved, _ = analyze_example({"arch": "hopper", "registers": 48, "block_size": 256})
     result = occupancy(resolved.arch, LaunchConfig(registers=48, block_size=256, register_control=control))
-    [(message, details)] = list(occupancy_limiter.check(result, dict(occupancy_limiter.params)))
+    [(message, details)] = list(occupancy_limiter.check(LaunchContext(result, None), dict(occupancy_limiter.params)))
     assert said in message and "-maxrregcount=" not in message
     assert details["register_change"]["maxnreg"] == 40
 

@@ -217,3 +217,38 @@ def achieved_below_minimum(context: MeasuredContext, params: dict):
     if context.minimum is not None and achieved is not None and achieved < 100 * context.minimum:
         yield (f"achieved {_percent(achieved)}, under min_achieved_occupancy {context.minimum:g}"), \
             {"achieved": achieved, "minimum": context.minimum}
+
+
+_XMMA = "sm80_xmma_gemm_tn"
+
+
+def _libraries_for_run(seen: list[tuple[dict, int]]) -> tuple[str, dict]:
+    """TA008 once for the run: the launches of each library's kernels."""
+    counts: dict[str, int] = {}
+    for details, launches in seen:
+        counts[details["library"]] = counts.get(details["library"], 0) + launches
+    named = ", ".join(f"{library} ({count})" for library, count in sorted(counts.items()))
+    return (f"{sum(counts.values())} launches of library kernels: {named}; their vendors chose their registers and "
+            "launch bounds, so they get facts only, no register or launch-bounds advice"), {"libraries": counts}
+
+
+@rule(
+    code="TA008", name="library-kernel", severity="info", source="ncu-h200",
+    summary="A library's kernel (cuBLAS, cuDNN, CUTLASS, flash-attention, ...): facts only, no register advice",
+    explanation="""Kernels that ship inside libraries (cuBLAS/cuBLASLt, cuDNN, CUTLASS/xmma, cuFFT, NCCL,
+    flash-attention, PyTorch's at::native, Thrust/CUB) are built by their vendor with registers and launch bounds
+    chosen on purpose: NVIDIA's xmma GEMMs run at 12.5% theoretical occupancy by design, and no user can rebuild
+    them with a cap. Their occupancy and limiter are reported as facts, and no register, launch-bounds or block-size
+    change is proposed for them. The kernels are recognised by name, from the validated patterns of
+    advisor/advice/data/library_kernels.toml. Said once per run, with the libraries and how many launches.""",
+    trigger=_example(kernel=_XMMA, block=128, grid=264, registers=232),
+    clean=_example(block=128, grid=264, registers=232),
+    per_run=_libraries_for_run,
+)
+def library_kernel(context: MeasuredContext, params: dict):
+    from ...advice.evidence_library import library_of
+
+    library = library_of(context.measured.launch.kernel)
+    if library is not None:
+        yield (f"a {library} kernel: facts only, no register or launch-bounds advice (its vendor built it)"), \
+            {"library": library}

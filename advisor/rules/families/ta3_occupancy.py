@@ -4,31 +4,56 @@ brute force in tests/rules/test_rules.py and tests/engine/test_whatif.py."""
 
 from __future__ import annotations
 
+from ...advice.evidence_launch import block_change, resident_grid
+from ...advice.verdict import Evidence, combine
 from ...engine import whatif
 from ...engine.occupancy import Occupancy, occupancy
 from ...text import percent, plural
-from .. import rule
-from ..register_advice import cap_change, pin_change
+from .. import LaunchContext, rule
+from ..register_advice import LIBRARY, cap_change, pin_change
 from ..wording import cap_built, per_sm, register_peak
 
 
-def _step(resource: str, step) -> dict:
-    return {"resource": resource, "value": step.value, "blocks_per_sm": step.blocks_per_sm,
-            "occupancy": round(step.occupancy, 6)}
+def _step(resource: str, step, verdict=None) -> dict:
+    found = {"resource": resource, "value": step.value, "blocks_per_sm": step.blocks_per_sm,
+             "occupancy": round(step.occupancy, 6)}
+    if verdict is not None:
+        found["verdict"] = verdict.to_dict()
+    return found
 
 
-def _registers_advice(result: Occupancy, details: dict) -> str:
+def step_verdict(launch: LaunchContext, blocks_after: int, occupancy_after: float):
+    """The verdict on a change that takes the kernel to `blocks_after` resident blocks, from what
+    a configuration alone shows: the occupancy it buys, and whether the grid could use it."""
+    result = launch.result
+    evidence = [Evidence("occupancy", {"blocks_per_sm": [result.active_blocks_per_sm, blocks_after],
+                                       "occupancy": [round(result.occupancy, 6), round(occupancy_after, 6)]},
+                         "neutral", f"{percent(result.occupancy)} -> {percent(occupancy_after)} occupancy")]
+    grid = resident_grid(result.kernel.grid_size, result.active_blocks_per_sm, launch.sm_count)
+    if grid is not None:
+        evidence.append(grid)
+    return combine(evidence)
+
+
+def _registers_advice(launch: LaunchContext, details: dict) -> str:
+    result = launch.result
     cliff = whatif.register_cliff(result)
-    details["next_steps"] += [_step("registers", step) for step in cliff.down]
+    if result.kernel.register_control == LIBRARY:
+        return f"registers limit {per_sm(result.active_blocks_per_sm)} (a library kernel: its vendor chose them)"
+    details["next_steps"] += [_step("registers", step, step_verdict(launch, step.blocks_per_sm, step.occupancy))
+                              for step in cliff.down]
     if not cliff.down:
         return f"registers limit {per_sm(result.active_blocks_per_sm)}; fewer registers alone cannot add one"
     step = cliff.down[0]
     change = cap_change(result.arch, result.kernel, step.value, step.blocks_per_sm)
+    verdict = step_verdict(launch, step.blocks_per_sm, step.occupancy)
     if change is not None:
         details["register_change"] = change.to_dict()
+        details["verdict"] = verdict.to_dict()
     how = f" ({change.text()})" if change is not None else ""
+    said = f"; {verdict.text()}" if change is not None else ""
     return (f"registers: {cliff.current} -> {step.value} gives {per_sm(step.blocks_per_sm)}, "
-            f"{percent(result.occupancy)} -> {percent(step.occupancy)}{how}: a candidate to time, not a sure gain")
+            f"{percent(result.occupancy)} -> {percent(step.occupancy)}{how}{said}")
 
 
 def _shared_mem_advice(result: Occupancy, details: dict) -> list[str]:
@@ -47,13 +72,23 @@ def _shared_mem_advice(result: Occupancy, details: dict) -> list[str]:
     return parts
 
 
-def _block_size_advice(result: Occupancy, limiter: str) -> str:
+def _block_size_advice(launch: LaunchContext, limiter: str, details: dict) -> str:
     # The smallest block that reaches the best occupancy: larger blocks add no warps per SM,
     # only coarser scheduling and a bigger tail.
     # No warp-multiple block fits under a max_threads_per_block below one warp: then there is no block size to advise.
+    result = launch.result
     best = max(whatif.block_size_table(result), key=lambda s: (s.occupancy, -s.value), default=None)
-    if best is not None and best.occupancy > result.occupancy:
-        return f"{limiter}: block size {best.value} gives {percent(best.occupancy)}"
+    if best is not None and best.occupancy > result.occupancy and result.kernel.register_control != LIBRARY:
+        verdict = step_verdict(launch, best.blocks_per_sm, best.occupancy)
+        kernel = result.kernel
+        threads = kernel.grid_size * kernel.block_size if kernel.grid_size else None
+        verdict = combine((*verdict.evidence, *block_change(threads, (kernel.block_size, result.active_blocks_per_sm),
+                                                             (best.value, best.blocks_per_sm), launch.sm_count,
+                                                             kernel.barriers)))
+        details["block_change"] = {"block_size": best.value, "blocks_per_sm": best.blocks_per_sm,
+                                   "occupancy": round(best.occupancy, 6)}
+        details.setdefault("verdict", verdict.to_dict())
+        return f"{limiter}: block size {best.value} gives {percent(best.occupancy)}; {verdict.text()}"
     return (f"{limiter}: {plural(result.active_blocks_per_sm, 'block', grouped=False)} of "
             f"{plural(result.warps_per_block, 'warp', grouped=False)} per SM")
 
@@ -79,29 +114,33 @@ def _fewer_advice(result: Occupancy, field: str, label: str) -> str | None:
     more block. The register step names the change the compiler obeys: for a kernel with __launch_bounds__(T), the
     bounds' second argument (ptxas ignores -maxrregcount there); for one without, __launch_bounds__(B, N) or
     -maxrregcount. Where the source is compiled (lint FILE.cu, --compile-commands), the step is built and its
-    registers and spills reported. A step is a candidate to time, never a promise of speed: of 13 such caps timed on
-    an H200 (benchmarks/advice.py, docs/from-source.md), 3 ran faster (by up to 1.49x), 3 the same and 7 slower (by
-    up to 3.6x, worst where the cap spilled hundreds of bytes); more resident warps can also thrash caches or lose
-    instruction-level parallelism. Information: it explains the occupancy figure and suggests the cheapest change;
-    whether more occupancy helps is for a profile to say.""",
+    registers and spills reported. Each change carries a verdict (likely gain, likely loss or unknown) with its
+    evidence (docs/advice.md): a build at the cap that spills more than 8 B of stores beyond today's is a likely
+    loss (of 13 caps timed on an H200 by benchmarks/advice.py, every one spilling 12 B or more ran slower, by up to
+    3.6x); tensor-core or register-tiled machine code (Volkov, GTC 2010), a grid already resident whole, a
+    throughput at 80% of peak or more in a profile (Nsight Compute's threshold) or a library kernel keep it unknown;
+    a profile with under one eligible warp per scheduler and memory-dependency stalls dominant (latency-bound)
+    makes it a likely gain. Occupancy alone never does: more resident warps can thrash caches or lose
+    instruction-level parallelism. Information: it explains the occupancy figure and suggests the cheapest change.""",
     trigger={"arch": "volta", "registers": 64, "block_size": 256},
     clean={"arch": "volta", "registers": 32, "block_size": 256},
     machine_code=register_peak,
     cap_built=cap_built,
     related=("pressure_lines", "register pressure peaks here"),
 )
-def occupancy_limiter(result: Occupancy, params: dict):
+def occupancy_limiter(launch: LaunchContext, params: dict):
+    result = launch.result
     if not result.launchable or result.occupancy >= 1.0:
         return
     parts, details = [], {"limiters": result.limiters, "blocks_per_sm": result.active_blocks_per_sm,
                           "occupancy": round(result.occupancy, 6), "next_steps": []}
     for limiter in result.limiters:
         if limiter == "registers":
-            parts.append(_registers_advice(result, details))
+            parts.append(_registers_advice(launch, details))
         elif limiter == "shared_memory":
             parts += _shared_mem_advice(result, details)
         elif limiter in ("warps", "blocks"):
-            parts.append(_block_size_advice(result, limiter))
+            parts.append(_block_size_advice(launch, limiter, details))
         elif limiter in ("barriers", "virtual_resources"):
             advice = _fewer_advice(result, limiter, limiter.replace("_", " "))
             if advice is not None:
@@ -124,8 +163,24 @@ def occupancy_limiter(result: Occupancy, params: dict):
 )
 def low_theoretical_occupancy(result: Occupancy, params: dict):
     if result.launchable and result.occupancy < params["threshold"]:
+        details, step = {"occupancy": round(result.occupancy, 6)}, _next_register_step(result)
+        said = ""
+        if step is not None:
+            verdict = combine([Evidence("occupancy", {"blocks_per_sm": [result.active_blocks_per_sm,
+                                                                          step.blocks_per_sm]}, "neutral",
+                                        f"{percent(result.occupancy)} -> {percent(step.occupancy)} occupancy")])
+            details["next_step"] = {**_step("registers", step), "verdict": verdict.to_dict()}
+            said = f"; next step: {step.value} registers per thread (TA301), {verdict.text()}"
         yield (f"theoretical occupancy {percent(result.occupancy)} is below {percent(params['threshold'])} "
-               f"of the maximum, limited by {' + '.join(result.limiters)}"), {"occupancy": round(result.occupancy, 6)}
+               f"of the maximum, limited by {' + '.join(result.limiters)}{said}"), details
+
+
+def _next_register_step(result: Occupancy):
+    """TA301's register step where registers limit and a cap the user can set reaches it; else None."""
+    if "registers" not in result.limiters or result.kernel.register_control == LIBRARY:
+        return None
+    cliff = whatif.register_cliff(result)
+    return cliff.down[0] if cliff.down else None
 
 
 @rule(
@@ -187,6 +242,11 @@ def near_cliff(result: Occupancy, params: dict):
         found = {"resource": "registers", "headroom": regs.headroom, "drops_at": drops_at, "blocks_after": after}
         if pin is not None:
             found["register_change"] = pin.to_dict()
+            verdict = combine([Evidence("occupancy", {"blocks_per_sm": blocks, "registers": kernel.registers,
+                                                      "register_cap": pin.registers}, "neutral",
+                                        f"keeps {per_sm(blocks)} should the count grow, and gains nothing today")])
+            found["verdict"] = verdict.to_dict()
+            how += f"; {verdict.text()}"
         yield (f"registers: {drops_at} per thread (+{drops_at - kernel.registers}) drops to {per_sm(after)} "
                f"from {per_sm(blocks)}; {_headroom(regs.headroom, 'register')} of headroom{how}"), found, severity
     total = kernel.static_shared_mem + kernel.dynamic_shared_mem

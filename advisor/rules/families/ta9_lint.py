@@ -9,6 +9,7 @@ suite lints them."""
 
 from __future__ import annotations
 
+from ...advice.verdict import Evidence, combine
 from ...text import plural
 from .. import LintContext, rule
 from ..register_advice import budget_change
@@ -41,9 +42,14 @@ def register_budget(kernel: LintContext, params: dict):
     budget, registers = kernel.budget, kernel.result.kernel.registers
     if budget is not None and budget.max_registers is not None and registers > budget.max_registers:
         change = budget_change(kernel.result.arch, kernel.result.kernel, budget.max_registers)
+        cap = change.exact.registers
+        verdict = combine([Evidence("budget", {"registers": registers, "register_cap": cap},
+                                    "neutral", f"meets the budget by taking {registers - cap} "
+                                    "registers per thread from the compiler")])
+        found = {"registers": registers, "budget": budget.max_registers, "register_change": change.to_dict(),
+                 "verdict": verdict.to_dict()}
         yield (f"{registers} registers per thread, budget {budget.max_registers} (budget '{budget.kernel}'); "
-               f"{change.text()}"), \
-            {"registers": registers, "budget": budget.max_registers, "register_change": change.to_dict()}
+               f"{change.text()}; {verdict.text()}"), found
 
 
 # The spill figures a budget may limit: (BudgetLimits field, LaunchConfig field, words).

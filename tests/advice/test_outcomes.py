@@ -1,0 +1,72 @@
+"""The outcome table is the contract: every change of the recorded grid (register caps at every
+occupancy cliff and block sizes, on this project's advice kernels and PolyBench-ACC's, timed on
+a GPU by benchmarks/advice_outcomes.py) is replayed through today's verdicts, beside the
+measured outcome. Of `likely_gain`, at least 80% measured faster beyond the noise and none 10%
+or more slower; of `likely_loss`, at least 80% measured slower or equal. The inputs are outside
+truth only: the GPU's times, ptxas's figures, Nsight Compute's profiles, the machine code."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+
+import pytest
+
+from ..helpers import ROOT
+
+RECORDED = ROOT / "benchmarks" / "recorded"
+OUTCOMES = sorted(RECORDED.glob("advice-outcomes*.json"))
+
+
+def _advice():
+    spec = importlib.util.spec_from_file_location("advice_table", ROOT / "benchmarks" / "advice.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def replayed():
+    if not OUTCOMES:
+        pytest.skip("no recorded outcome grid in benchmarks/recorded/ (benchmarks/record_advice_outcomes.sh)")
+    advice = _advice()
+    recording = json.loads(OUTCOMES[-1].read_text())
+    profiles = advice.profiles_by_kernel(sorted(advice.PROFILES.glob("advice-*.csv*")))
+    machine_code = json.loads((ROOT / "tests" / "fixtures" / "advice" / "machine_code_sm_90.json").read_text())
+    return advice, recording, profiles, machine_code["kernels"]
+
+
+def test_the_recorded_grid_meets_the_targets(replayed):
+    advice, recording, profiles, machine_code = replayed
+    found = advice.rows(recording, profiles, machine_code)
+    summary = advice.summary(found)
+    print(advice.table(found, recording["device"]))
+    assert summary["changes"] >= 25
+    assert {r["suite"] for r in found} >= {"tuneadvise", "PolyBench-ACC"}
+    assert {r["change"]["kind"] for r in found} == {"register_cap", "block_size"}
+    assert summary["gain_target_met"], summary
+    assert summary["loss_target_met"], summary
+
+
+def test_the_targets_can_fail_a_verdict_that_believes_occupancy(replayed, monkeypatch):
+    """Occupancy alone as the verdict (more warps: likely gain, fewer: likely loss), as the tool
+    advised before verdicts: the recorded grid refutes it."""
+    advice, recording, profiles, machine_code = replayed
+    from tuneadvise.advisor.advice.verdict import Verdict
+
+    def believes_occupancy(known, variant):
+        from tuneadvise.advisor.engine.occupancy import occupancy
+
+        before = occupancy(known.arch, known.launch)
+        registers = variant["ptxas"]["registers"]
+        block = 1
+        for d in variant["launch"]["block"]:
+            block *= d
+        after = occupancy(known.arch, known.launch.replace(registers=registers, block_size=block))
+        if after.active_warps_per_sm == before.active_warps_per_sm:
+            return Verdict("unknown", ())
+        return Verdict("likely_gain" if after.active_warps_per_sm > before.active_warps_per_sm else "likely_loss", ())
+
+    monkeypatch.setattr(advice, "verdict_of", believes_occupancy)
+    summary = advice.summary(advice.rows(recording, profiles, machine_code))
+    assert not (summary["gain_target_met"] and summary["loss_target_met"]), summary

@@ -1,0 +1,106 @@
+"""`tune` without a GPU: the candidates it would time (each built by ptxas, each with its verdict),
+the document it makes of measured times, and exit 3 naming what is missing."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from tuneadvise.advisor.advice.verdict import Evidence, combine
+from tuneadvise.advisor.tune import CAP_PARAM, Candidate, agrees, document, measured_outcome
+from tuneadvise.cli.main import cli
+
+from ..helpers import ROOT
+from ..toolchain.test_compile_loop import required_toolchain
+
+TILED = ROOT / "tests" / "fixtures" / "sources" / "tiled_kernels.cu"
+
+
+def _candidate(label, outcome_says=None):
+    evidence = [Evidence("x", {}, outcome_says, "why")] if outcome_says else []
+    return Candidate(256, None, None, 4, 0.5, combine(evidence), label)
+
+
+def test_the_document_puts_each_verdict_beside_its_time_and_names_the_disagreements():
+    candidates = [_candidate("as built"), _candidate("gain", "gain"), _candidate("loss", "loss"),
+                  _candidate("unknown"), _candidate("gain 2", "gain")]
+    times = [[1.0, 1.0, 1.0], [0.8], [0.7], [1.5], [1.01]]
+    doc = document("k", "sm_90", "kernel_tuner", "GPU", candidates, times)
+    rows = doc["candidates"]
+    assert [r["measured"] for r in rows] == ["baseline", "faster", "faster", "slower", "equal"]
+    assert [r["agrees"] for r in rows] == [None, True, False, None, False]
+    assert doc["best"] == 2 and doc["disagreements"] == [2, 4]
+    assert rows[1]["verdict"]["outcome"] == "likely_gain"
+
+
+def test_an_untimed_candidate_is_said_so():
+    doc = document("k", "sm_90", "kernel_tuner", "GPU", [_candidate("as built"), _candidate("b")], [[1.0], None])
+    assert doc["candidates"][1]["time_ms"] is None and doc["candidates"][1]["agrees"] is None and doc["best"] == 0
+
+
+@pytest.mark.parametrize("ratio, outcome", [(0.97, "faster"), (0.99, "equal"), (1.01, "equal"), (1.03, "slower")])
+def test_the_noise_band(ratio, outcome):
+    assert measured_outcome(ratio, 1.0, 0.02) == outcome
+
+
+def test_agreement():
+    assert agrees("likely_loss", "equal") and not agrees("likely_loss", "faster") and agrees("unknown", "x") is None
+
+
+@pytest.fixture
+def toolchain(monkeypatch):
+    from pathlib import Path
+
+    chain = required_toolchain()
+    monkeypatch.setenv("CUDA_HOME", str(Path(chain.nvcc).parent.parent))
+    monkeypatch.setattr("tuneadvise.advisor.toolchain.discovery.wheel_bins", lambda: iter(()))
+    return chain
+
+
+def test_the_candidates_are_each_cap_at_a_cliff_and_each_block_size_where_occupancy_changes(toolchain):
+    from tuneadvise.advisor.frontier import frontier
+    from tuneadvise.advisor.tune import cu_candidates
+    from tuneadvise.specs.resolve import resolve_arch
+
+    arch = resolve_arch("sm_90")
+    report = frontier(str(TILED), ["sm_90"], 256, "*sgemm_tile*Li4ELi8*")
+    candidates = cu_candidates(report, arch, 132, 2048)
+    labels = [c.label for c in candidates]
+    assert labels[0] == "as built" and candidates[0].verdict.outcome == "unknown"
+    caps = [c for c in candidates if c.min_blocks]
+    points = {p.max_registers: p for p in report.kernels[0].points[1:]}
+    assert [c.register_cap for c in caps] == [cap for cap in points if cap is not None]
+    for c in caps:  # a cap ptxas had to spill for is a likely loss; one it met cleanly is not
+        spilled = (points[c.register_cap].spill_stores or 0) > 8
+        assert (c.verdict.outcome == "likely_loss") is spilled, (c.label, c.verdict)
+        assert c.label == f"__launch_bounds__(256, {c.min_blocks})"
+    assert any(c.label.startswith("block ") for c in candidates)
+    assert len({round(c.occupancy, 6) for c in candidates if c.label.startswith("block ")}) == \
+        len([c for c in candidates if c.label.startswith("block ")])
+
+
+def test_the_source_kernel_tuner_compiles_carries_the_cap(tmp_path):
+    from tuneadvise.advisor.tune import source_with_cap
+
+    text = "// k\n__global__ void k(float* x) { x[0] = 1; }\n"
+    source = source_with_cap(text, 2)
+    assert source({"block_size_x": 128, CAP_PARAM: 0}) == text
+    assert "__global__ __launch_bounds__(128, 6) void k" in source({"block_size_x": 128, CAP_PARAM: 6})
+
+
+def test_without_a_gpu_or_kernel_tuner_tune_exits_3_naming_what_is_missing(toolchain, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "cupy", None)  # as on a machine without CuPy
+    args = tmp_path / "args.py"
+    args.write_text("import numpy as np\nproblem_size = 1024\narguments = [np.zeros(1024, np.float32)]\n")
+    result = CliRunner().invoke(cli, ["tune", str(TILED), "--kernel", "complex_mac16", "--args", str(args),
+                                      "--arch", "sm_90"])
+    assert result.exit_code == 3, result.output
+    assert "tune needs" in result.output and "Traceback" not in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_a_cu_kernel_without_its_arguments_file_is_bad_input():
+    result = CliRunner().invoke(cli, ["tune", str(TILED), "--arch", "sm_90"])
+    assert result.exit_code == 2 and "--args" in result.output
