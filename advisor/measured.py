@@ -20,6 +20,7 @@ from .engine.limits import CARVEOUT_DEFAULT, shared_mem_preference
 from .engine.occupancy import Occupancy, grid_waves, occupancy
 from .engine.shared_config import SharedMemConfig, predicted_config_of
 from .launch import LaunchConfig
+from .measured_figures import LaunchFigures, launch_figures
 from .readers.ncu import ProfiledLaunch
 
 # Report figure -> engine block-limit name (cudaOccLimitingFactor order).
@@ -47,6 +48,7 @@ class Measured(NamedTuple):
     barriers: int | None  # barriers per block, taken from the report's barrier limit (the export lacks the count)
     predicted_config: SharedMemConfig | None  # the driver's choice as predicted with no carveout preference
     disagreements: tuple[Disagreement, ...]
+    figures: LaunchFigures  # the report's throughput, warp-state, scheduler and memory figures (or which it lacks)
 
     @property
     def report(self) -> dict:
@@ -54,15 +56,22 @@ class Measured(NamedTuple):
 
 
 class MeasuredError(InputError):
-    """A launch the engine cannot take: a figure missing, or an unknown compute capability."""
+    """A launch the engine cannot take: a figure missing, or an unknown compute capability.
+    `cause` is the reason without the launch, the same for every launch it stops."""
+
+    def __init__(self, message: str, cause: str = ""):
+        super().__init__(message)
+        self.cause = cause or message
 
 
 def arch_of(launch: ProfiledLaunch) -> Arch:
     try:
         return resolve_arch(launch.compute_capability)
     except UnknownArchError:
-        raise MeasuredError(f"compute capability {launch.compute_capability[:8]!r} of {launch.kernel[:60]} "
-                            "is not one the specs know") from None
+        cause = (f"compute capability {launch.compute_capability[:8]!r} is not one the specs know"
+                 if launch.compute_capability else "the export has no CC column (the compute capability the "
+                                                   "engine needs): export with ncu's default columns")
+        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}): {cause}", cause) from None
 
 
 def carveout_for_config(arch: Arch, config: float) -> int | None:
@@ -116,13 +125,13 @@ def measure(launch: ProfiledLaunch) -> Measured:
     """The engine beside one profiled launch."""
     missing = [key for key in REQUIRED if key not in launch.metrics]
     if missing:
-        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}) lacks {', '.join(missing)}: "
-                            "profile with --section Occupancy --section LaunchStats")
+        cause = f"lacks {', '.join(missing)}: profile with --section Occupancy --section LaunchStats"
+        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}) {cause}", cause)
     arch = arch_of(launch)
     carveout = carveout_for_config(arch, launch.metrics["shared_mem_config_size"])
     if carveout is None:
-        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}): shared memory configuration "
-                            f"{launch.metrics['shared_mem_config_size']:.0f} bytes is none of {arch.sm}'s")
+        cause = f"shared memory configuration {launch.metrics['shared_mem_config_size']:.0f} bytes is none of {arch.sm}'s"
+        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}): {cause}", cause)
     barriers = barriers_for_limit(arch, launch.metrics.get("block_limit_barriers"))
     try:
         config = launch_config(launch, arch, carveout, barriers)
@@ -131,7 +140,8 @@ def measure(launch: ProfiledLaunch) -> Measured:
     result = occupancy(arch, config)
     within = [result] + [occupancy(arch, c) for c in _rounded_ends(launch, config)]
     return Measured(launch, arch, config, result, _waves(result, config), barriers,
-                    _prediction(arch, result), tuple(_disagreements(launch, arch, within, config)))
+                    _prediction(arch, result), tuple(_disagreements(launch, arch, within, config)),
+                    launch_figures(launch))
 
 
 def _rounded_ends(launch: ProfiledLaunch, config: LaunchConfig) -> list[LaunchConfig]:
@@ -152,6 +162,18 @@ def _waves(result: Occupancy, config: LaunchConfig) -> float | None:
     if not config.sm_count or config.grid_size is None:
         return None
     return grid_waves(result, config.grid_size, config.sm_count)
+
+
+def as_programmed(measured: Measured) -> Occupancy:
+    """The engine's result under the program's own carveout preference, which what-if advice must
+    start from (not the configuration the driver picked for this launch): none, as the export
+    does not record one, wherever no preference gives the report's blocks per SM; elsewhere the
+    program evidently asked for the configuration the report shows, and that is kept."""
+    result = measured.result
+    if result.kernel.carveout == CARVEOUT_DEFAULT:
+        return result
+    unset = occupancy(measured.arch, measured.config._replace(carveout=CARVEOUT_DEFAULT))
+    return unset if unset.active_blocks_per_sm == result.active_blocks_per_sm else result
 
 
 def _prediction(arch: Arch, result: Occupancy) -> SharedMemConfig | None:
@@ -187,17 +209,25 @@ def _disagreements(launch: ProfiledLaunch, arch: Arch, within: list[Occupancy], 
 
 
 class LaunchShape(NamedTuple):
-    """How a launch's grid lays out over the SMs, and the occupancy that layout allows, assuming
-    blocks of equal duration: on the SMs that hold blocks (the SMs Nsight Compute's achieved
-    figure averages over) and over the whole GPU for the launch's duration."""
+    """How a launch's grid lays out over the SMs in waves (a wave: the blocks resident at once; in
+    clusters where the launch has them, from the report's Max Active Clusters), and the most
+    occupancy that layout allows on the SMs holding blocks (the SMs whose active cycles Nsight
+    Compute's achieved figure averages over)."""
     grid: int
-    slots: int  # resident blocks per SM x SMs: blocks in one full wave
+    slots: int  # blocks in one full wave: resident blocks per SM x SMs, or resident clusters x cluster size
     sm_count: int
     full_waves: int
     last_wave_blocks: int  # blocks of the last, partial wave (0: none)
-    last_wave_sms: int  # SMs the last wave keeps busy
-    busy_sm_bound: float  # percent: occupancy at most, on the SMs holding blocks
-    gpu_bound: float  # percent: occupancy at most, over every SM for the whole launch
+    last_wave_sms: int  # SMs the last wave reaches, at most
+    # percent: under one wave (no clusters), blocks go out breadth first, so no SM holds more than
+    # ceil(grid / SMs) of them; otherwise (blocks start as others end, clusters placed by GPC) the
+    # theoretical occupancy is all that holds. Held to every recorded launch (tests/advisor/test_measured.py).
+    busy_sm_bound: float
+    cluster_size: int | None  # blocks per cluster, where the launch has clusters
+    # percent, a model not a bound: the occupancy on busy SMs if every block lasted as long, the
+    # blocks spread breadth first and each wave started when the last ended (recorded launches
+    # exceed it where blocks start as others end). What the grid's shape explains of the gap.
+    expected: float
 
     @property
     def waves(self) -> float:
@@ -210,17 +240,21 @@ def launch_shape(measured: Measured) -> LaunchShape | None:
     blocks, sms, grid = result.active_blocks_per_sm, config.sm_count, config.grid_size
     if not blocks or not sms or not grid:
         return None
-    slots = blocks * sms
+    cluster = config.cluster_size if config.cluster_size and config.cluster_size > 1 else None
+    clusters = measured.report.get("max_active_clusters")
+    slots = int(clusters) * cluster if cluster and clusters else blocks * sms
     full, rest = divmod(grid, slots)
-    warps = result.warps_per_block / result.max_warps_per_sm * 100
-    rest_sms = min(rest, sms)
-    if full == 0:  # one partial wave: the grid spread over the SMs it reaches
-        busy = grid / rest_sms * warps
-    else:  # each wave lasts one block's time; the last one keeps rest_sms SMs busy
-        busy = grid * warps / (full * sms + rest_sms)
-    gpu = grid * warps / ((full + (1 if rest else 0)) * sms)
     theoretical = 100 * result.occupancy
-    return LaunchShape(grid, slots, sms, full, rest, rest_sms, min(busy, theoretical), min(gpu, theoretical))
+    block_share = result.warps_per_block / result.max_warps_per_sm * 100
+    bound = expected = theoretical
+    rest_sms = min(rest, sms)
+    if cluster is None:
+        if full == 0:
+            bound = min(theoretical, -(-grid // sms) * block_share)
+            expected = min(theoretical, grid / rest_sms * block_share)
+        else:
+            expected = min(theoretical, grid * block_share / (full * sms + rest_sms))
+    return LaunchShape(grid, slots, sms, full, rest, rest_sms, bound, cluster, expected)
 
 
 def findings_of(measured: Measured, selection=None, minimum: float | None = None) -> list:

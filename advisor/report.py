@@ -36,8 +36,8 @@ def shared_config_prediction(result: Occupancy) -> dict:
     if predicted is None:
         return {"predicted_shared_mem_config": None, "shared_mem_config_prediction": None}
     return {"predicted_shared_mem_config": predicted.size,
-            "shared_mem_config_prediction": {"at_least": predicted.at_least, "rule": predicted.rule,
-                                             "l1_bytes": predicted.l1_bytes}}
+            "shared_mem_config_prediction": {"at_least": predicted.at_least, "at_most": predicted.at_most,
+                                             "rule": predicted.rule, "l1_bytes": predicted.l1_bytes}}
 
 
 def provenance(arch) -> dict:

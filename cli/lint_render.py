@@ -71,7 +71,14 @@ def _measured_line(measured: dict, launch: dict) -> str:
     return (f"measured: achieved {share(measured['achieved_occupancy'])} of theoretical "
             f"{share(measured['theoretical_occupancy'])}, grid {grid}, {waves} waves/SM, the driver's shared "
             f"memory configuration {measured['shared_mem_config_size']:,} B; {measured['process']}, "
-            f"launch {measured['launch_index']}")
+            f"launch {measured['launch_index']}{_throughput(measured.get('throughput'))}")
+
+
+def _throughput(throughput: dict | None) -> str:
+    """The Speed Of Light figures, where the export has them."""
+    if not throughput or throughput["compute_pct"] is None or throughput["memory_pct"] is None:
+        return ""
+    return f"; compute {throughput['compute_pct']:g}% and memory {throughput['memory_pct']:g}% of peak"
 _CLASS_WORDS = (("fp32", "FP32"), ("fp16", "FP16"), ("fp64", "FP64"), ("tensor", "tensor-core"),
                  ("integer", "integer"))
 _OTHER_WORDS = (("barriers", "barriers"), ("shuffles", "warp shuffles"), ("atomics", "atomics"),
@@ -106,7 +113,12 @@ def _kernel_lines(kernel: dict, width: int) -> list[str]:
     occ, where, launch = kernel["occupancy"], kernel["location"], kernel["launch"]
     place = f"{where['file']}:{where['line']}" if where["line"] else where["file"] or ""
     out = []
-    if kernel.get("variant"):  # a cache entry's configuration: the variants of one kernel differ here
+    site = launch.get("site")
+    if site and launch["from"] == "host code":  # the launch checked (a variant of several names it too)
+        chosen = f"; block from {site['block_from']}, as `suggest` answers it" if site["block_from"] else ""
+        out += wrap(terminal_text(f"{site['file']}:{site['line']}:{site['column']} ({site['api']}){chosen}"), width,
+                    "  launched at ", "    ", whole_words=True)
+    elif kernel.get("variant"):  # a cache entry's configuration: the variants of one kernel differ here
         out += wrap(terminal_text(kernel["variant"]), width, "  config ", "    ")
     if place:
         out += wrap(terminal_text(place), width, "  at ", "    ", whole_words=True)

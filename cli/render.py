@@ -37,8 +37,9 @@ def _render_driver_config(out, predicted: dict | None) -> None:
         out.print(f"Shared memory the driver configures: {predicted['at_least']:,} B, leaving "
                   f"{predicted['l1_bytes']:,} B of L1 [dim](rule measured on 9.0)[/]")
     else:
-        out.print(f"Shared memory the driver configures: at least {predicted['at_least']:,} B "
-                  f"[dim]({markup_text(predicted['rule'])})[/]")
+        most = predicted.get("at_most")
+        span = f"{predicted['at_least']:,} to {most:,} B" if most is not None else f"at least {predicted['at_least']:,} B"
+        out.print(f"Shared memory the driver configures: {span} [dim]({markup_text(predicted['rule'])})[/]")
 
 
 def render_findings(out, findings: list) -> None:

@@ -12,11 +12,13 @@ asks for, or the largest one; the driver often picks a smaller one:
 - with no preference, the smallest configuration that keeps the most resident
   blocks (the occupancy of the largest configuration), where that needs more
   than 100 KB: recorded on 127 launches, every one so. Where it needs 100 KB or
-  less the driver picked larger configurations by a rule the recordings do not
-  settle (a 256-thread block needing 8 KB got 32 KB, a 1024-thread block
-  needing 2 KB got 8 KB, and 22 launches needing 64 to 100 KB got 132 KB
-  where 100 KB would do): the prediction is then unknown, with that smallest
-  configuration as a lower bound, never seen violated.
+  less the driver often picks a larger one, by a rule the recordings do not
+  settle (docs/occupancy.md says what was tried): between that smallest
+  configuration and the smallest holding twice the resident blocks, capped at
+  the first configuration over 100 KB, for a kernel that uses shared memory
+  (held on all 1,121 such recorded launches, a sweep of 544 among them); the
+  size is known where the two bounds meet. For a kernel that uses none only
+  the lower bound holds (a 256-thread block got 32 KB where 8 KB would do).
 
 Only architectures whose shared memory is a carveout of the L1 (7.0 and later)
 have configurations; elsewhere there is nothing to predict. On the carveout
@@ -41,6 +43,7 @@ class SharedMemConfig(NamedTuple):
     at_least: int  # a lower bound (equal to size when known)
     rule: str  # "carveout", "default" or why unknown
     l1_bytes: int | None  # the unified L1/shared capacity less the configuration, when known
+    at_most: int | None = None  # an upper bound where one is known (equal to size when known)
 
 
 def predict_shared_mem_config(arch: Arch, blocks_without_shared: int, allocated_per_block: int,
@@ -71,13 +74,23 @@ def predict_shared_mem_config(arch: Arch, blocks_without_shared: int, allocated_
         smallest = arch.shared_mem_per_sm
     if need > KNOWN_ABOVE:
         return _config(arch, smallest, smallest, "default")
-    return _config(arch, None, smallest, "unknown: the most resident blocks need 100 KB or less")
+    at_most = _twice_capped(arch, need, smallest) if used_shared_mem else None
+    if at_most == smallest:
+        return _config(arch, smallest, smallest, "default")
+    return _config(arch, None, smallest, "unknown: the most resident blocks need 100 KB or less", at_most)
 
 
-def _config(arch: Arch, size: int | None, at_least: int, rule: str) -> SharedMemConfig:
+def _twice_capped(arch: Arch, need: int, smallest: int) -> int:
+    """The upper bound with no preference: the smallest configuration holding twice the resident
+    blocks' need, capped at the first configuration over KNOWN_ABOVE, and at least `smallest`."""
+    cap = align_up_shared_mem(arch, KNOWN_ABOVE + 1) or arch.shared_mem_per_sm
+    return max(smallest, min(align_up_shared_mem(arch, 2 * need) or arch.shared_mem_per_sm, cap))
+
+
+def _config(arch: Arch, size: int | None, at_least: int, rule: str, at_most: int | None = None) -> SharedMemConfig:
     capacity = arch.l1_shared_total  # the unified L1/shared memory per SM, from the spec
     l1 = capacity - size if (capacity and size is not None) else None
-    return SharedMemConfig(size, at_least, rule, l1)
+    return SharedMemConfig(size, at_least, rule, l1, size if size is not None else at_most)
 
 
 def predicted_config_of(result) -> SharedMemConfig | None:

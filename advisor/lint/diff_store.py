@@ -38,7 +38,8 @@ _BATCH = 4096  # rows inserted at once
 def streamable(path: str, options: LintOptions) -> bool:
     """Whether `path` can be diffed through the store: a regular file of text build output (no
     binary, source, profile or folder), and no config kernel described by its figures alone."""
-    from .profiled import SNIFF_BYTES, is_profile
+    from ..readers.ncu import SNIFF_BYTES
+    from .profiled import is_profile
 
     if path == "-" or not os.path.isfile(path) or path.lower().endswith(SOURCE_SUFFIXES):
         return False
@@ -50,7 +51,7 @@ def streamable(path: str, options: LintOptions) -> bool:
     except OSError:
         return False
     return not (head.startswith(ELF_MAGIC) or head.startswith(FATBIN_MAGIC) or b"\0" in head[:64]
-                or is_profile(head))
+                or is_profile(head, path))
 
 
 class _Spool:

@@ -22,12 +22,14 @@ from ..engine.occupancy import CARVEOUT_NAMES
 from ..report import occupancy_document
 from ..rules import SEVERITIES, SEVERITY_RANK
 from .baseline import kernel_key
+from .host_launches import site_document
 from .machine_code import sass_document
 
 # 2: spill_bytes (stores plus loads) replaced by spill_stores and spill_loads, in kernels and
 # their sources; summary gains config, warnings and failing_kernels.
 # 3: each kernel gains spills_from (whose the spill figures are) and sass (what its machine code proves).
-SCHEMA_VERSION = 3
+# 4: each kernel's launch gains `from` (where its block comes from) and `site` (the host code's launch).
+SCHEMA_VERSION = 4
 CARVEOUT_LABEL = {value: name for name, value in CARVEOUT_NAMES.items()}  # as the config names them
 
 
@@ -65,7 +67,8 @@ def _launch(kernel) -> dict:
     return {"block_dims": list(launch.dims), "dynamic_shared_mem": launch.dynamic_shared_mem,
             "carveout": CARVEOUT_LABEL.get(launch.carveout, launch.carveout), "opt_in": launch.opt_in,
             "grid_size": launch.grid_size, "cluster_size": launch.cluster_size,
-            "max_threads_per_block": launch.max_threads_per_block, "configured_by": kernel.configured_by}
+            "max_threads_per_block": launch.max_threads_per_block, "configured_by": kernel.configured_by,
+            "from": kernel.launch_from, "site": site_document(kernel.launch_site)}
 
 
 def kernel_document(kernel, comparison=None, occupancy: dict | None = None) -> dict:

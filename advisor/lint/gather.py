@@ -17,16 +17,20 @@ from here; nothing here analyses.
 
 from __future__ import annotations
 
+import itertools
 import os
 from typing import NamedTuple
 
+from ..readers.ncu import SNIFF_BYTES
 from ..readers.source_index import SourceIndex
 from ..readers.usage import SOURCE_SUFFIXES, InputProblem, ReadResult, read_text, read_usage_opened
 from ..toolchain.settings import BuildSettings, BuildSetupError, with_line_info
-from .profiled import SNIFF_BYTES, is_profile, read_profile
+from .host_launches import HostCode
+from .profiled import is_profile, read_profile, read_profile_lines
 from .records import LintOptions
 
 COMPILED_SUFFIXES = (".cu", ".cuda")  # sources lint compiles when no build output is given (.cuh: included only)
+HOST_LAUNCHES_VARIABLE = "TUNEADVISE_HOST_LAUNCHES"  # "off": compile without reading the host code's launches
 
 
 def read_file(path: str, machine_code=None) -> ReadResult:
@@ -44,7 +48,7 @@ def read_file(path: str, machine_code=None) -> ReadResult:
         except OSError as exc:
             result.problems.append(InputProblem(path, None, f"cannot read: {exc.strerror}"))
             return result
-        if is_profile(head):
+        if is_profile(head, path):
             read_profile(handle, path, result)
             return result
         return read_usage_opened(handle, path, machine_code)
@@ -58,7 +62,9 @@ class Gathered(NamedTuple):
     index: SourceIndex
     sources: list[SourceText]
     compiled: tuple | None = None  # (the Compiler, {(source as shown, arch): its Build}) where lint compiled
-    unread: list | tuple = ()  # a sentence per cubin whose machine code nvdisasm could not read (a warning)
+    # Warnings: a sentence per cubin whose machine code nvdisasm could not read, per launch in host code
+    # set at run time of a kernel checked at its other launches, and where host code was not read.
+    unread: list | tuple = ()
 
 
 def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None = None) -> Gathered:
@@ -81,7 +87,7 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
     read = gathered.read
     for path in paths:
         if path == "-":
-            read_text(stdin, "<stdin>", read)
+            _read_stdin(stdin, read)
         elif path.lower().endswith(SOURCE_SUFFIXES):
             _read_source(path, read, gathered.index, gathered.sources, compiled=path in compile_sources)
         else:
@@ -93,10 +99,26 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
     readable = {source.path for source in gathered.sources}
     compile_sources = [path for path in compile_sources if path in readable]
     if compile_sources or (build is not None and build.compile_commands):
-        compiled = _compile_into(compile_sources, options, build or BuildSettings(), read, gathered.index,
-                                 gathered.sources, machine_code)
-        return gathered._replace(compiled=compiled)
+        compiler, built, notes = _compile_into(compile_sources, options, build or BuildSettings(), read,
+                                               gathered.index, gathered.sources, machine_code)
+        return gathered._replace(compiled=(compiler, built), unread=[*gathered.unread, *notes])
     return gathered
+
+
+def _read_stdin(stdin, read: ReadResult) -> None:
+    """Standard input: an Nsight Compute export by its first lines, else a ptxas log or cuobjdump
+    listing (a text stream: sniffed on the lines, which are then read on)."""
+    head, size = [], 0
+    for line in stdin:
+        head.append(line)
+        size += len(line)
+        if size >= SNIFF_BYTES:
+            break
+    lines = itertools.chain(head, stdin)
+    if is_profile("".join(head).encode("utf-8", "replace")):
+        read_profile_lines(lines, "<stdin>", read)
+    else:
+        read_text(lines, "<stdin>", read)
 
 
 def launches_apart(records: list) -> list:
@@ -153,7 +175,8 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
     info (-lineinfo: machine code by source line; ptxas emits the same code); add what ptxas
     reports to `gathered` (with each build's machine code where `machine_code` is given), and
     each compile-commands source to the index. Returns the compiler and {(source as shown, arch):
-    its Build} of the builds that succeeded."""
+    its Build} of the builds that succeeded, and the run's sentences about the host code's
+    launches (lint/host_launches.HostCode)."""
     from ..toolchain.compile import Build, Compiler
     from ..toolchain.compile_commands import CompileCommandsError, load_builds
     from ..toolchain.discovery import find_toolchain
@@ -177,17 +200,24 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
         builds += [b._replace(flags=with_line_info(b.flags + settings.flags),
                               max_registers=b.max_registers if settings.max_registers is None else settings.max_registers)
                    for b in entries if b.source not in unreadable]
+    host = HostCode(_shown_path, enabled=os.environ.get(HOST_LAUNCHES_VARIABLE, "").lower() != "off")
+    builds += host.builds(builds)
     shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
     compiler, built = Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None), {}
     for result in compiler.run(builds):
         build = result.build
         where = shown.get(build.source) or _shown_path(build.source)
+        if host.took(result, where):
+            continue
         if result.error is not None:
             gathered.problems.append(InputProblem(where, None, f"{build.arch}: the compiler failed: {result.error}"))
+            host.rejected.add(where)  # said once, by the device build: its host half says nothing more
             continue
         built[(where, build.arch)] = build
         records = result.usage(where)  # each record carries its build's -maxrregcount
         if machine_code is not None and result.cubin is not None and records:
             records = machine_code(result.cubin, records)
-        gathered.records += records
-    return compiler, built
+        host.add(where, records)
+    records, notes = host.joined()
+    gathered.records += records
+    return compiler, built, notes

@@ -12,17 +12,28 @@ pair launch N of one profile with launch N of the next."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..measured import BLOCK_LIMITS, Measured, MeasuredError, measure
+from ..measured_figures import figures_document
 from ..readers.compiler_output import KernelUsage
-from ..readers.ncu import NCU_REP_MAGIC, NcuConversionError, NcuMissing, is_ncu_export, read_ncu_opened
+from ..readers.ncu import (
+    EXPORT_SUFFIXES,
+    NcuConversionError,
+    NcuMissing,
+    NcuReadResult,
+    is_export_head,
+    read_lines,
+    read_ncu_opened,
+)
 from ..readers.usage import InputProblem, ReadResult
 
-SNIFF_BYTES = 64 << 10  # ncu's ==PROF== lines and a program's output may come before the header
 
-
-def is_profile(head: bytes) -> bool:
-    """An Nsight Compute export or saved report, by the first SNIFF_BYTES of its content."""
-    return head.startswith(NCU_REP_MAGIC) or is_ncu_export(head)
+def is_profile(head: bytes, name: str = "") -> bool:
+    """An Nsight Compute export (gzip-compressed or not) or saved report, by the first
+    SNIFF_BYTES of its content, or by its name (EXPORT_SUFFIXES: a .csv that holds no export, an
+    empty one included, is told so as an export)."""
+    return is_export_head(head) or name.lower().endswith(EXPORT_SUFFIXES)
 
 
 def read_profile(handle, name: str, result: ReadResult) -> None:
@@ -35,14 +46,32 @@ def read_profile(handle, name: str, result: ReadResult) -> None:
     except NcuConversionError as exc:
         result.problems.append(InputProblem(name, None, str(exc)))
         return
+    _records(read, name, result)
+
+
+def read_profile_lines(lines: Iterable[str], name: str, result: ReadResult) -> None:
+    """read_profile for an export given as lines (standard input)."""
+    _records(read_lines(lines, name), name, result)
+
+
+def _records(read: NcuReadResult, name: str, result: ReadResult) -> None:
+    """The launches read as records, and the problems: the reader's, and one per cause a launch
+    could not be analysed for (with how many launches, and the first's line), never one per
+    launch."""
     result.problems += read.problems
+    unread: dict[str, list] = {}
     for launch in read.launches:
         try:
             measured = measure(launch)
         except MeasuredError as exc:
-            result.problems.append(InputProblem(name, launch.line, str(exc)))
+            unread.setdefault(exc.cause, []).append((launch, exc))
             continue
         result.records.append(profiled_record(measured))
+    for failed in unread.values():
+        first, exc = failed[0]
+        more = f" (and {len(failed) - 1} more launches of {len(read.launches)} for the same cause)" \
+            if len(failed) > 1 else ""
+        result.problems.append(InputProblem(name, first.line, f"{exc}{more}"))
 
 
 def profiled_record(measured: Measured) -> KernelUsage:
@@ -67,6 +96,7 @@ def measured_document(measured: Measured) -> dict:
         "process": measured.launch.process,
         "launch_index": measured.launch.launch_id,
         "grid_dims": list(measured.launch.grid),
+        **figures_document(measured.figures),
     }
 
 

@@ -56,6 +56,9 @@ class LintedKernel(NamedTuple):
     findings: tuple[Finding, ...]  # worst first
     location: tuple[str, int | None]
     measured: dict | None = None  # a profiled launch's report figures (advisor/lint/profiled.py)
+    # Where the block checked comes from (lint/host_launches.LAUNCH_ORIGINS) and the host launch site, if any.
+    launch_from: str = "assumed"
+    launch_site: object | None = None
 
     @property
     def worst(self) -> int:

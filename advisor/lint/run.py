@@ -34,7 +34,7 @@ from ..engine.occupancy import Occupancy, occupancy
 from ..engine.whatif import bounds_register_cap
 from ..inputs import InputError
 from ..launch import LaunchConfig
-from ..measured import findings_of
+from ..measured import as_programmed, findings_of
 from ..readers import demangle as names
 from ..readers.compiler_output import KernelUsage, cuobjdump_reserved
 from ..readers.demangle import kernel_names
@@ -55,6 +55,7 @@ from ..rules import (
 )
 from ..text import clip
 from ..toolchain.settings import BuildSettings
+from .host_launches import block_origin, disagreement, run_time_text
 from .profiled import measured_document, with_library_control, with_profile
 from .records import LintedKernel, LintOptions, worst_severity
 
@@ -303,6 +304,8 @@ class _Linter:
             self.matched.add(entry_index)
             entry = config.kernels[entry_index]
         launch = self._launch_config(usage, bound, entry_index, entry)
+        differs = disagreement(entry.launch_values(), usage) if entry is not None else None
+        disagreements += (differs,) if differs else ()
         if definition is not None and definition.max_registers is not None:  # what the register advice changes
             launch = launch._replace(register_control="__maxnreg__")
         elif usage.framework == "triton":
@@ -310,21 +313,26 @@ class _Linter:
         cap = register_cap(resolved.arch, definition, usage.max_registers)
         previous = self.options.previous_registers.get((name, arch))
         extras = usage.reader_figures()
+        run_time = tuple(f"{keys[1]}: {run_time_text(site)}" for site in usage.host_launches or ()
+                         if not usage.launch)  # launches in host code that set the block at run time (TA906)
         key = (arch, launch, entry_index, budget_index, disagreements, suppressed, usage.source == "config", cap, previous,
-               extras)
+               extras, bool(usage.launch), run_time)
         analysis = self.analyses.get(key)
         if analysis is None:
             budget = config.budgets[budget_index] if budget_index is not None else None
             if len(self.analyses) >= MAX_SHARED_ANALYSES:  # bounded: a log of all-distinct figures shares none
                 self.analyses.clear()
             analysis = self.analyses[key] = self._analyse(resolved, launch, usage, disagreements, entry, budget,
-                                                          suppressed, cap, previous)
+                                                          suppressed, cap, previous, run_time)
         for said in analysis.per_run:
             self.per_run[said] = self.per_run.get(said, 0) + 1
             self.per_run_file = self.per_run_file or location[0] or ""
+        origin, site = block_origin(entry is not None and "block_size" in entry.launch_values(), usage,
+                                    self._block_origin(launch))
         kernel = LintedKernel(name=name, demangled=keys[1], arch=arch, usage=usage, evidence=tuple(evidence),
                               launch=launch, configured_by=entry.name if entry else None, result=analysis.result,
-                              findings=with_machine_code(analysis.findings, usage.sass), location=location)
+                              findings=with_machine_code(analysis.findings, usage.sass), location=location,
+                              launch_from=origin, launch_site=site)
         return kernel, analysis.rank
 
     def _lint_measured(self, usage: KernelUsage) -> tuple[LintedKernel, tuple]:
@@ -333,7 +341,12 @@ class _Linter:
         a launch that ran, and the TA0xx rules on the report beside the engine."""
         measured = usage.measured
         result = with_library_control(usage.name, measured.result)
-        findings = config_findings(Resolved(measured.arch), result, self.options.selection, measured=True)
+        # The configuration rules' what-ifs start from the program's carveout preference, not the
+        # configuration the driver chose (as_programmed); TA702 counts the report's resident clusters.
+        clusters = int(measured.report.get("max_active_clusters") or 0) or None
+        programmed = with_library_control(usage.name, as_programmed(measured))
+        findings = config_findings(Resolved(measured.arch), programmed, self.options.selection,
+                                   measured=True, active_clusters=clusters)
         findings += findings_of(measured, self.options.selection, self.options.config.min_achieved_occupancy)
         for said in (f for f in findings if said_per_run(f)):  # TA008: once for the run
             self.per_run[(said.code, _hashable(said.details))] = self.per_run.get((said.code, _hashable(said.details)),
@@ -380,14 +393,15 @@ class _Linter:
         bound = launch.max_threads_per_block
         return "launch_bounds" if bound is not None and bound <= DEFAULT_BLOCK else "default"
 
-    def _analyse(self, resolved, launch, usage, disagreements, entry, budget, suppressed, cap, previous) -> _Analysis:
+    def _analyse(self, resolved, launch, usage, disagreements, entry, budget, suppressed, cap, previous,
+                 run_time=()) -> _Analysis:
         result = occupancy(resolved.arch, launch)
         findings = config_findings(resolved, result, self.options.selection)
         context = LintContext(result=result, budget=BudgetLimits.of(budget) if budget is not None else None,
                               minimum=_minimum(budget, entry, self.options), disagreements=disagreements,
                               launch_given=entry is not None or usage.source == "config" or bool(usage.launch), register_cap=cap,
                               previous_registers=previous, assumed_blocks=_assumed_blocks(entry),
-                              block_origin=self._block_origin(launch),
+                              block_origin=self._block_origin(launch), run_time_launches=run_time,
                               reader_figures=usage.reader_figures())
         findings += lint_findings(context, self.options.selection)
         ignored = tuple(entry.ignore) if entry else ()

@@ -1,5 +1,9 @@
-"""JSON Schema of `tuneadvise lint --format json` (schema_version 3), printed
+"""JSON Schema of `tuneadvise lint --format json` (schema_version 4), printed
 by `tuneadvise schema lint` and checked against real output by the tests.
+
+Version 4: each kernel's `launch` gains `from` (where the block checked comes
+from: "host code", "config", "launch bounds" or "assumed") and `site` (the
+launch in the source's host code it was read from, or null).
 
 Version 3: each kernel gains `spills_from` (whose the spill figures are: "ptxas",
 "sass", "config", or null) and `sass`, what its machine code proves where
@@ -13,6 +17,7 @@ launch's `measured` object and the source tool `ncu`."""
 
 from ..engine.limits import LIMITERS
 from .document import SCHEMA_VERSION
+from .host_launches import LAUNCH_ORIGINS
 
 _NULLABLE_INT = {"type": ["integer", "null"]}
 _VERDICT = {
@@ -103,11 +108,42 @@ _OCCUPANCY = {
     },
 }
 _NULLABLE_NUMBER = {"type": ["number", "null"]}
+
+
+def _section(description: str, fields: dict) -> dict:
+    """A section's figures of a profiled launch: null when the export lacks the section."""
+    return {"type": ["object", "null"], "description": description, "required": list(fields),
+            "additionalProperties": False, "properties": fields}
+
+
+_PERCENT = {"type": ["number", "null"], "description": "% of peak, 0..100, as the report gives it"}
+_FIGURE = _NULLABLE_NUMBER
+_MEASURED_SECTIONS = {
+    "throughput": _section("GPU Speed Of Light Throughput (--section SpeedOfLight)", {
+        "compute_pct": _PERCENT, "memory_pct": _PERCENT, "dram_pct": _PERCENT, "l1tex_pct": _PERCENT,
+        "l2_pct": _PERCENT, "sm_active_cycles": _FIGURE, "elapsed_cycles": _FIGURE}),
+    "warp_state": _section("Warp State Statistics (--section WarpStateStats)", {
+        "cycles_per_issued_instruction": _FIGURE, "cycles_per_executed_instruction": _FIGURE,
+        "active_threads_per_warp": _FIGURE, "not_predicated_off_threads_per_warp": _FIGURE,
+        "stalls": {"type": "object", "additionalProperties": {"type": "number"},
+                   "description": "stall reason -> warp cycles per issued instruction in it, largest first; "
+                                  "empty when the export lacks the breakdown"}}),
+    "scheduler": _section("Scheduler Statistics (--section SchedulerStats), per scheduler per cycle", {
+        "active_warps": _FIGURE, "eligible_warps": _FIGURE, "issued_warps": _FIGURE,
+        "one_or_more_eligible_pct": _PERCENT, "no_eligible_pct": _PERCENT}),
+    "memory": _section("Memory Workload Analysis (--section MemoryWorkloadAnalysis)", {
+        "dram_bytes_per_second": _FIGURE, "l1tex_hit_rate_pct": _PERCENT, "l2_hit_rate_pct": _PERCENT,
+        "mem_busy_pct": _PERCENT, "max_bandwidth_pct": _PERCENT, "mem_pipes_busy_pct": _PERCENT}),
+    "missing_sections": {"type": "array", "items": {"enum": ["SpeedOfLight", "WarpStateStats", "SchedulerStats",
+                                                             "MemoryWorkloadAnalysis"]},
+                         "description": "the sections the export lacks for this launch"},
+}
 _MEASURED = {
     "type": "object",
     "description": "a profiled launch (Nsight Compute export): the report's figures; `occupancy` is the engine's",
     "required": ["achieved_occupancy", "theoretical_occupancy", "waves_per_sm", "block_limits",
-                 "shared_mem_config_size", "duration_ns", "process", "launch_index", "grid_dims"],
+                 "shared_mem_config_size", "duration_ns", "process", "launch_index", "grid_dims",
+                 *_MEASURED_SECTIONS],
     "properties": {
         "achieved_occupancy": {**_NULLABLE_NUMBER, "description": "0..1, as the report gives it"},
         "theoretical_occupancy": {**_NULLABLE_NUMBER, "description": "0..1, as the report gives it"},
@@ -118,6 +154,27 @@ _MEASURED = {
         "process": {"type": "string"},
         "launch_index": {"type": "integer", "description": "ncu's ID of the launch"},
         "grid_dims": {"type": "array", "items": {"type": "integer"}},
+        **_MEASURED_SECTIONS,
+    },
+}
+_SITE = {
+    "type": ["object", "null"],
+    "description": "the launch in host code the block was read from (from: host code), or, for a kernel whose every "
+                   "launch sets its block at run time, the first such launch",
+    "required": ["file", "line", "column", "api", "run_time", "block_from", "attributes"],
+    "additionalProperties": False,
+    "properties": {
+        "file": {"type": "string"}, "line": {"type": "integer", "minimum": 1}, "column": {"type": "integer", "minimum": 1},
+        "api": {"enum": ["<<<>>>", "cudaLaunchKernel", "cudaLaunchCooperativeKernel", "cudaLaunchKernelEx",
+                         "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchCooperativeKernel"]},
+        "run_time": {"type": "array", "items": {"type": "string"},
+                     "description": "the launch's values set at run time: block size, grid, dynamic shared memory, "
+                                    "cluster dimensions, launch attributes"},
+        "block_from": {"enum": ["cudaOccupancyMaxPotentialBlockSize", None],
+                       "description": "the call that chose the block: checked at the block the engine's mirror of it "
+                                      "gives (what `suggest` answers)"},
+        "attributes": {"type": "array", "items": {"type": "string"},
+                       "description": "cudaLaunchKernelEx's launch attributes, as named in the source"},
     },
 }
 _KERNEL = {
@@ -147,7 +204,13 @@ _KERNEL = {
         "sources": {"type": "array", "items": _SOURCE, "minItems": 1},
         "launch": {"type": "object", "required": ["block_dims", "dynamic_shared_mem", "carveout", "opt_in",
                                                    "grid_size", "cluster_size", "max_threads_per_block",
-                                                   "configured_by"]},
+                                                   "configured_by", "from", "site"],
+                   "properties": {"from": {"enum": list(LAUNCH_ORIGINS),
+                                           "description": "where the block checked comes from: the launch in the "
+                                                          "source's host code (or a kernel cache's framework), a "
+                                                          "[[kernels]] entry or --block-size, the kernel's "
+                                                          "__launch_bounds__, or the default"},
+                                  "site": _SITE}},
         "location": {"type": "object", "required": ["file", "line"]},
         "occupancy": _OCCUPANCY,
         "findings": {"type": "array", "items": _FINDING},

@@ -58,6 +58,9 @@ class KernelUsage:
     variant: str | None = None
     framework: str | None = None  # the framework whose cache held it ("triton"), where one did
     launch: tuple[tuple[str, object], ...] | None = None
+    # The launches of the kernel its source's host code makes (readers/host_launches.HostLaunch): the one
+    # this record is checked at, or, where none has a compile-time block, those that set it at run time.
+    host_launches: tuple | None = None
     # What the kernel's machine code proves (readers/sass.py), where it was disassembled; and whose
     # the spill figures are: "ptxas" (its report), "sass" (the spill-annotated instructions), "config".
     sass: object | None = None
@@ -88,7 +91,7 @@ class KernelUsage:
 # The fields every reader of build output fills or leaves None: lint turns them into the kernel's
 # LaunchConfig, location and variant. A field added after them is a reader's own (reader_figures).
 BUILD_FIELDS = ("name", "arch", "registers", "shared_mem", "barriers", "stack_frame", "spill_stores", "spill_loads",
-                "source", "line", "file", "max_threads", "max_registers", "variant", "launch")
+                "source", "line", "file", "max_threads", "max_registers", "variant", "launch", "host_launches")
 # `measured` is not among them: the TA0xx rules read a profiled launch through MeasuredContext.
 _READER_FIELDS = tuple(f.name for f in fields(KernelUsage) if f.name not in BUILD_FIELDS + ("measured",))
 

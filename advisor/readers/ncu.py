@@ -1,21 +1,31 @@
 """Nsight Compute exports: the details page that `ncu --csv` prints (and
 `ncu --import R.ncu-rep --csv` for a saved report), one row per metric of one
 launch. Read as a stream, one launch held at a time: rows of a launch are
-consecutive, keyed by (Process ID, ID). Only the Launch Statistics, Occupancy
-and Speed Of Light figures the occupancy analysis reads are kept; values are
-converted from ncu's units (SI prefixes, thousands separators) to bytes,
-nanoseconds, percent or plain counts. Lines that are not rows of the export
-(ncu's ==PROF== lines, the program's own output) are skipped; a row that does
-not parse is reported as (file, line, what was expected) and the rest is read.
-A line longer than MAX_LINE is dropped unread, and csv's field limit bounds a
+consecutive, keyed by (Process ID, ID). Exports appended to one file (a header
+row again, each run's IDs from 0) are read one after the other, every launch
+of each; a UTF-8 byte-order mark is ignored; a gzip-compressed export
+(`.csv.gz`, by content) is read as it decompresses, at most
+MAX_DECOMPRESSED bytes. Only the figures the analysis reads are kept (Launch
+Statistics, Occupancy, Speed Of Light, Warp State and Scheduler Statistics,
+Memory Workload Analysis); values are converted from ncu's units (SI
+prefixes, thousands separators) to bytes, nanoseconds, cycles, bytes per
+second, percent or plain counts. Lines that are not rows of the export (ncu's
+==PROF== lines, the program's own output) are skipped; a row that does not
+parse is reported as (file, line, what was expected) and the rest is read. A
+line longer than MAX_LINE is dropped unread, and csv's field limit bounds a
 quoted field that never closes."""
 
 from __future__ import annotations
 
 import csv
+import gzip
 import io
+import re
 import shutil
 import subprocess
+import tempfile
+import threading
+import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,7 +33,12 @@ from pathlib import Path
 from .usage import InputProblem
 
 NCU_REP_MAGIC = b"NVR\0"  # a saved .ncu-rep report
+GZIP_MAGIC = b"\x1f\x8b"
+BOM = "\ufeff"
+MAX_DECOMPRESSED = 4 << 30  # a gzipped export past this is a bomb: real 100 MB exports hold about 15,000 launches
 HEADER_START = '"ID","Process ID"'
+SNIFF_BYTES = 64 << 10  # ncu's ==PROF== lines and a program's output may come before the header
+EXPORT_SUFFIXES = (".csv", ".csv.gz", ".ncu-rep")  # read as exports whatever they hold: their errors say so
 MAX_LINE = 1 << 20  # no real row is near this: a kernel name of kilobytes, a rule's paragraph
 CHUNK = 1 << 20
 MAX_LAUNCHES = 1_000_000  # a 100 MB export holds about 15,000
@@ -46,6 +61,7 @@ METRICS = {
     "Block Size": "block_size",
     "Grid Size": "grid_size",
     "Cluster Size": "cluster_size",
+    "Max Active Clusters": "max_active_clusters",
     "# SMs": "sm_count",
     "Waves Per SM": "waves_per_sm",
     "Block Limit SM": "block_limit_sm",
@@ -58,13 +74,44 @@ METRICS = {
     "Achieved Occupancy": "achieved_occupancy",
     "Achieved Active Warps Per SM": "achieved_warps",
     "Duration": "duration_ns",
+    # GPU Speed Of Light Throughput: each unit's throughput as a percentage of its peak
+    "Compute (SM) Throughput": "sol_compute_pct",
+    "DRAM Throughput": "sol_dram_pct",
+    "L1/TEX Cache Throughput": "sol_l1tex_pct",
+    "L2 Cache Throughput": "sol_l2_pct",
+    "SM Active Cycles": "sm_active_cycles",
+    "Elapsed Cycles": "elapsed_cycles",
+    # Warp State Statistics
+    "Warp Cycles Per Issued Instruction": "warp_cycles_per_issued",
+    "Warp Cycles Per Executed Instruction": "warp_cycles_per_executed",
+    "Avg. Active Threads Per Warp": "active_threads_per_warp",
+    "Avg. Not Predicated Off Threads Per Warp": "not_predicated_off_threads_per_warp",
+    # Scheduler Statistics (per scheduler, per cycle)
+    "One or More Eligible": "one_or_more_eligible_pct",
+    "No Eligible": "no_eligible_pct",
+    "Active Warps Per Scheduler": "active_warps_per_scheduler",
+    "Eligible Warps Per Scheduler": "eligible_warps_per_scheduler",
+    "Issued Warp Per Scheduler": "issued_warps_per_scheduler",
+    # Memory Workload Analysis
+    "L1/TEX Hit Rate": "l1tex_hit_rate_pct",
+    "L2 Hit Rate": "l2_hit_rate_pct",
+    "Mem Busy": "mem_busy_pct",
+    "Max Bandwidth": "max_bandwidth_pct",
+    "Mem Pipes Busy": "mem_pipes_busy_pct",
 }
+# One label, two sections: Speed Of Light's "Memory Throughput" is a percentage of peak, Memory
+# Workload Analysis's the DRAM bandwidth in bytes per second. Told apart by the unit ('%' or not).
+BY_UNIT = {("Memory Throughput", True): "sol_memory_pct", ("Memory Throughput", False): "dram_bytes_per_second"}
+# Warp State Statistics' stall breakdown: warp cycles per issued instruction spent in each stall reason.
+STALL_METRIC = re.compile(r"smsp__average_warps?_(?:issue_stalled|latency_issue_stalled)_([a-z0-9_]{1,40}?)"
+                          r"(?:_per_issue_active)?\.ratio$")
 
 # Unit (without its "/block"-style denominator) -> factor to the base unit the metric keys use.
 UNIT_FACTORS = {
-    "": 1, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9,
+    "": 1, "byte": 1, "Kbyte": 1e3, "Mbyte": 1e6, "Gbyte": 1e9, "Tbyte": 1e12,
     "ns": 1, "nsecond": 1, "us": 1e3, "usecond": 1e3, "ms": 1e6, "msecond": 1e6, "s": 1e9, "second": 1e9,
     "%": 1, "block": 1, "warp": 1, "register": 1, "SM": 1, "thread": 1, "cluster": 1,
+    "cycle": 1, "Kcycle": 1e3, "Mcycle": 1e6, "Gcycle": 1e9, "inst": 1, "Kinst": 1e3, "Minst": 1e6,
 }
 
 
@@ -112,8 +159,19 @@ def is_ncu_report(head: bytes) -> bool:
     return head.startswith(NCU_REP_MAGIC)
 
 
+def is_export_head(head: bytes) -> bool:
+    """The first bytes of an Nsight Compute export (gzip-compressed or not) or saved report."""
+    if head.startswith(GZIP_MAGIC):
+        try:
+            head = zlib.decompressobj(wbits=31).decompress(head, SNIFF_BYTES)
+        except zlib.error:
+            return False
+    return head.startswith(NCU_REP_MAGIC) or is_ncu_export(head)
+
+
 def read_ncu(path: str | Path) -> NcuReadResult:
-    """Every launch in a `ncu --csv` export, or in a .ncu-rep converted through ncu."""
+    """Every launch in a `ncu --csv` export (gzip-compressed or not), or in a .ncu-rep converted
+    through ncu."""
     with open(path, "rb") as handle:
         return read_ncu_opened(handle, str(path))
 
@@ -121,28 +179,67 @@ def read_ncu(path: str | Path) -> NcuReadResult:
 def read_ncu_opened(handle, name: str) -> NcuReadResult:
     """read_ncu on a binary stream opened at its start (a buffered reader: its head is peeked,
     not consumed), for a caller that opened the file once to tell what it is."""
-    if is_ncu_report(handle.peek(len(NCU_REP_MAGIC))):
+    head = handle.peek(len(NCU_REP_MAGIC))[:len(NCU_REP_MAGIC)]
+    if is_ncu_report(head):
         return read_lines(_converted_lines(Path(name)), name)
-    text = io.TextIOWrapper(handle, encoding="utf-8", errors="replace", newline="")
+    raw = _Bounded(gzip.GzipFile(fileobj=handle), MAX_DECOMPRESSED) if head.startswith(GZIP_MAGIC) else handle
+    text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
     try:
         return read_lines(_bounded_lines(text), name)
+    except (OSError, EOFError, gzip.BadGzipFile) as exc:  # a damaged or truncated gzip stream
+        result = NcuReadResult()
+        result.problems.append(InputProblem(name, None, f"not a readable gzip-compressed export: {exc}"))
+        return result
     finally:
         text.detach()  # the caller's handle stays the caller's to close
 
 
+class _Bounded(io.RawIOBase):
+    """A decompressed stream that ends with an OSError past `limit` bytes (a decompression bomb)."""
+
+    def __init__(self, inner, limit: int):
+        self.inner, self.left = inner, limit
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:
+        count = self.inner.readinto(buffer)
+        self.left -= count
+        if self.left < 0:
+            raise OSError(f"it decompresses to more than {MAX_DECOMPRESSED >> 30} GiB")
+        return count
+
+
 def _converted_lines(path: Path) -> Iterator[str]:
+    """The CSV of a saved report, as `ncu --import R --csv --print-units base` prints it (base
+    units: exact byte counts), streamed line by line; ncu is killed past CONVERT_TIMEOUT_S, and a
+    failure raises NcuConversionError when the output ends."""
     ncu = shutil.which("ncu")
     if ncu is None:
         raise NcuMissing(EXPORT_HINT.format(name=path.name))
-    try:
-        done = subprocess.run([ncu, "--import", str(path), "--csv"], capture_output=True, text=True,
-                              errors="replace", timeout=CONVERT_TIMEOUT_S, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        raise NcuConversionError(f"ncu --import {path.name} --csv failed: {exc}") from None
-    if done.returncode != 0:
-        last = (done.stderr.strip().splitlines() or ["no message"])[-1][:200]
-        raise NcuConversionError(f"ncu --import {path.name} --csv failed (exit {done.returncode}): {last}")
-    return iter(done.stdout.splitlines(keepends=True))
+    command = [ncu, "--import", str(path), "--csv", "--print-units", "base"]
+    with tempfile.TemporaryFile() as errors:
+        try:
+            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL)
+        except OSError as exc:
+            raise NcuConversionError(f"ncu --import {path.name} --csv failed: {exc.strerror}") from None
+        timer = threading.Timer(CONVERT_TIMEOUT_S, process.kill)
+        timer.start()
+        try:
+            with io.TextIOWrapper(process.stdout, encoding="utf-8", errors="replace", newline="") as text:
+                yield from _bounded_lines(text)
+            code = process.wait()
+        finally:
+            timer.cancel()
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+        if code != 0:
+            errors.seek(0)
+            last = (errors.read(1 << 16).decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1][:200]
+            why = f"killed after {CONVERT_TIMEOUT_S} s" if code < 0 else f"exit {code}"
+            raise NcuConversionError(f"ncu --import {path.name} --csv failed ({why}): {last}")
 
 
 def _bounded_lines(handle) -> Iterator[str]:
@@ -173,21 +270,34 @@ class _Assembler:
         self.metric, self.unit, self.value = columns["Metric Name"], columns["Metric Unit"], columns["Metric Value"]
         self.current: ProfiledLaunch | None = None
         self.key: tuple[str, str] = ("", "")
-        self.bad_launch = False
+        self.said: dict[str, InputProblem] = {}  # the first problem of each kind
+        self.repeats: dict[str, int] = {}
 
     def problem(self, line: int | None, message: str) -> None:
-        if len(self.result.problems) < MAX_PROBLEMS:
-            self.result.problems.append(InputProblem(self.name, line, message))
+        """Said once per kind (the figure or columns it is about) with the first row's line; repeats
+        are counted into it (close_problems), so a large export never prints a line per row."""
+        kind = message.split(":", 1)[0]
+        if kind in self.said:
+            self.repeats[kind] = self.repeats.get(kind, 0) + 1
+        elif len(self.result.problems) < MAX_PROBLEMS:
+            self.said[kind] = InputProblem(self.name, line, message)
+            self.result.problems.append(self.said[kind])
+
+    def close_problems(self) -> None:
+        for kind, count in self.repeats.items():
+            self.said[kind].message += f" (and {count} more {'row' if count == 1 else 'rows'} like it)"
 
     def row(self, row: list[str], number: int) -> None:
         if row[self.launch] != self.key[1] or row[self.process] != self.key[0]:
             self.finish()
             self.key = (row[self.process], row[self.launch])
             self.current = self._start(row, number)
-        metric = METRICS.get(row[self.metric])
-        if metric is None or self.current is None:
+        if self.current is None:
             return
         text, unit = row[self.value], row[self.unit]
+        metric = metric_key(row[self.metric], unit)
+        if metric is None:
+            return
         factor = UNIT_FACTORS.get(unit) or _factor(unit)
         value = _number(text, factor)
         if value is None:
@@ -211,7 +321,8 @@ class _Assembler:
         if len(self.result.launches) >= MAX_LAUNCHES:
             self.problem(number, f"more than {MAX_LAUNCHES} launches: the rest are not read")
             return None
-        cc = row[c["CC"]] if "CC" in c else ""
+        # Optional columns may come after the required ones, past what a short row holds.
+        cc = row[c["CC"]] if c.get("CC", len(row)) < len(row) else ""
         return ProfiledLaunch(file=self.name, line=number, process_id=row[c["Process ID"]][:20],
                               process_name=row[c["Process Name"]][:200], launch_id=int(launch_id),
                               kernel=row[c["Kernel Name"]][:4096], block=block, grid=grid,
@@ -220,7 +331,7 @@ class _Assembler:
     def finish(self) -> None:
         if self.current is not None:
             self.result.launches.append(self.current)
-        self.current = None
+        self.current, self.key = None, ("", "")
 
 
 def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
@@ -232,7 +343,12 @@ def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
     assembler: _Assembler | None = None
     width = 0
     for row in _rows(reader, name, result):
+        if row and row[0].startswith(BOM):  # an export saved with a byte-order mark, first or appended
+            row[0] = row[0][len(BOM):]
         if assembler is None or (row and row[0] == "ID"):
+            if assembler is not None:  # an appended export: the launch before its header is complete
+                assembler.finish()
+                assembler.close_problems()
             assembler, width = _header(row, name, result, reader.line_num) or (assembler, width)
             continue
         if len(row) < width:
@@ -242,10 +358,12 @@ def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
             continue
         assembler.row(row, reader.line_num)
     if assembler is None:
-        result.problems.append(InputProblem(name, None, "expected the CSV that `ncu --csv` prints "
+        empty = "the file is empty: " if reader.line_num == 0 else ""
+        result.problems.append(InputProblem(name, None, f"{empty}expected the CSV that `ncu --csv` prints "
                                                    "(a header row starting \"ID\",\"Process ID\")"))
     else:
         assembler.finish()
+        assembler.close_problems()
         if not result.launches and not result.problems:
             result.problems.append(InputProblem(name, None, "no profiled launch in this export"))
     return result
@@ -288,6 +406,15 @@ def _header(row: list[str], name: str, result: NcuReadResult, number: int):
         result.problems.append(InputProblem(name, number, f"header lacks {', '.join(missing)}"))
         return None
     return _Assembler(name, columns, result), max(columns[t] for t in REQUIRED_COLUMNS) + 1
+
+
+def metric_key(label: str, unit: str) -> str | None:
+    """The ProfiledLaunch.metrics key of a metric as ncu labels it, None for one not read."""
+    key = METRICS.get(label) or BY_UNIT.get((label, unit == "%"))
+    if key is None and label.startswith("smsp__"):
+        stall = STALL_METRIC.match(label)
+        return f"stall_{stall.group(1)}" if stall else None
+    return key
 
 
 def _dims(text: str) -> tuple[int, ...] | None:

@@ -118,10 +118,41 @@ class LaunchContext(NamedTuple):
 
     result: "Occupancy"
     sm_count: int | None  # the launch's, else the product's; None when neither says
+    # Clusters of the launch's cluster size resident at once on the device (the product's GPC
+    # layout, or a profile's Max Active Clusters); None without clusters or a layout.
+    active_clusters: int | None = None
 
     @classmethod
-    def of(cls, resolved, result: "Occupancy") -> "LaunchContext":
-        return cls(result=result, sm_count=device_sm_count(resolved, result.kernel))
+    def of(cls, resolved, result: "Occupancy", active_clusters: int | None = None) -> "LaunchContext":
+        return cls(result=result, sm_count=device_sm_count(resolved, result.kernel),
+                   active_clusters=active_clusters or device_active_clusters(resolved, result))
+
+    @property
+    def wave(self) -> "tuple[int, int | None] | None":
+        """(blocks resident at once on the device, cluster size or None): one wave of the grid,
+        counted in clusters where the launch has them and their residency is known; None when
+        nothing is resident or the SM count is unknown."""
+        cluster = self.result.kernel.cluster_size
+        if cluster and cluster > 1 and self.active_clusters is not None:
+            return (self.active_clusters * cluster, cluster) if self.active_clusters else None
+        if not self.sm_count or not self.result.active_blocks_per_sm:
+            return None
+        return self.result.active_blocks_per_sm * self.sm_count, None
+
+
+def device_active_clusters(resolved, result: "Occupancy") -> int | None:
+    """Clusters of the launch's size resident at once over its product's GPC layout (clusters.py);
+    None without a cluster size over one block, a layout, or a resident block."""
+    cluster, product = result.kernel.cluster_size, resolved.product
+    layout = product.get("gpc_sms") if product is not None else None
+    if not cluster or cluster <= 1 or not layout or not result.launchable:
+        return None
+    from ..engine.clusters import cluster_occupancy
+
+    try:
+        return cluster_occupancy(result.arch, list(layout), result.active_blocks_per_sm, cluster).clusters
+    except ValueError:  # a size the architecture refuses: the launch error says so
+        return None
 
 
 def device_sm_count(resolved, launch) -> int | None:
@@ -172,6 +203,9 @@ class LintContext(NamedTuple):
     previous_registers: int | None = None  # registers per thread in an earlier build (baseline, diff)
     assumed_blocks: tuple[tuple[str, int], ...] = ()  # (ASSUMPTION_KEYS key, resident blocks per SM) the host assumes
     block_origin: str = "default"  # with no launch given: "default", "option" (--block-size) or "launch_bounds"
+    # The launches in the source's host code that set the kernel's block at run time ("k(float*): block size
+    # set at run time at k.cu:9:3"), for TA906 to name.
+    run_time_launches: tuple[str, ...] = ()
     # (field, value) a reader added to the kernel's record beyond the build figures (KernelUsage.reader_figures):
     # disassembly or measurements, for the rules that read them.
     reader_figures: tuple[tuple[str, object], ...] = ()
@@ -393,17 +427,19 @@ def run_findings(tally: dict[tuple[str, tuple], int]) -> list[Finding]:
     return findings
 
 
-def config_findings(resolved, result: "Occupancy", selection: RuleSelection, measured: bool = False) -> list[Finding]:
+def config_findings(resolved, result: "Occupancy", selection: RuleSelection, measured: bool = False,
+                    active_clusters: int | None = None) -> list[Finding]:
     """check_occupancy's findings in no particular order, for a caller that adds its own and sorts once.
-    `measured`: the result is a profiled launch's, and only the rules that apply to one run. (The checks
-    run inline, not through _collect: this runs for every line of a batch.)"""
+    `measured`: the result is a profiled launch's, and only the rules that apply to one run;
+    `active_clusters`: resident clusters where a profile measured them. (The checks run inline,
+    not through _collect: this runs for every line of a batch.)"""
     findings, launch, arch = [], None, result.arch.sm
     for rule, takes_launch in _config_plan(selection):
         if measured and not rule.on_measured_launch:
             continue
         subject = result
         if takes_launch:
-            subject = launch = launch or LaunchContext.of(resolved, result)
+            subject = launch = launch or LaunchContext.of(resolved, result, active_clusters)
         for message, details, *severity in rule.check(subject, rule.params):
             findings.append(finding_of(rule, message, arch, details, *severity))
     return findings

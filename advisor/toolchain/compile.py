@@ -27,6 +27,7 @@ from typing import NamedTuple
 from ..readers.compiler_output import MAX_LINE, KernelUsage, parse_ptxas
 from ..text import clip
 from .discovery import Toolchain
+from .host_code import LAUNCHES_KEY, compile_host, launches_from_json, launches_json
 from .processes import RunningCompilers, run_limited
 from .settings import BuildSettings
 
@@ -50,6 +51,7 @@ class Build(NamedTuple):
     flags: tuple[str, ...] = ()  # -I, -D and free nvcc flags
     max_registers: int | None = None  # -maxrregcount (the flags' own, split_maxrregcount, or a frontier cap); None: uncapped
     cwd: str | None = None  # where relative paths in the flags start (compile_commands' directory)
+    host: bool = False  # the host half instead (host_code.py: the launches its host code makes), beside the device build
 
     @property
     def is_ptx(self) -> bool:
@@ -61,6 +63,8 @@ class BuildResult(NamedTuple):
     log: str  # ptxas's resource report: the lines of the compiler's log that parse_ptxas reads
     error: str | None  # one line when the compiler failed
     cubin: bytes | None = None  # the machine code, where the Compiler keeps it (keep_cubins)
+    launches: tuple | None = None  # a host build's launches (readers/host_launches.HostLaunch); None: not read
+    host_problem: str | None = None  # why a host build's launches were not read
 
     def usage(self, file: str | None = None) -> list[KernelUsage]:
         """The kernels ptxas reported, each named by its source (`file`: as the user named it; else
@@ -113,6 +117,10 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
     line saying why it failed (an error, past --compile-timeout or --compile-memory, more than
     MAX_COMPILER_OUTPUT printed, or no cubin written); and the cubin with `keep_cubin`."""
     running = running or RunningCompilers()
+    if build.host:
+        launches, problem = compile_host(toolchain, build, lambda argv, limit=MAX_COMPILER_OUTPUT: _step(
+            argv, build, settings, running, limit))
+        return BuildResult(build, "", None, None, launches, problem)
     with tempfile.TemporaryDirectory(prefix="tuneadvise-") as scratch:
         cubin = os.path.join(scratch, "out.cubin")
         argv = command(toolchain, build, cubin)
@@ -140,6 +148,24 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
         return BuildResult(build, "", "exited without compiling (no cubin written: a flag such as --dryrun "
                                       "or --version in the build's flags?)")
     return BuildResult(build, report_lines(output_lines(output)), None, machine_code)
+
+
+def _step(argv: list[str], build: Build, settings: BuildSettings, running: RunningCompilers,
+          output_limit: int) -> tuple[list[str] | None, str | None]:
+    """One command of a build, run within the build's bounds: (its output lines, None), or (None,
+    one line saying why it failed)."""
+    try:
+        done = run_limited(argv, build.cwd, timeout_s=settings.timeout_s, memory_mib=settings.memory_mib,
+                           output_limit=output_limit, running=running)
+    except OSError as exc:
+        return None, f"cannot run {argv[0]}: {exc.strerror or exc}"
+    if done.timed_out:
+        return None, f"stopped after {settings.timeout_s:g} s (--compile-timeout)"
+    if done.overflowed:
+        return None, f"printed more than {output_limit >> 20} MiB and was stopped"
+    if done.returncode != 0:
+        return None, error_line(output_lines(done.output), done.returncode)
+    return list(output_lines(done.output)), None
 
 
 def _read_cubin(path: str) -> bytes | None:
@@ -192,18 +218,31 @@ class Compiler:
 
     def _one(self, build: Build) -> BuildResult:
         key = self.cache.key(build) if self.cache is not None else None
-        if key is not None:
-            log = self.cache.get(key)
-            cubin = self.cache.get_bytes(key + CUBIN_KEY) if log is not None and self.keep_cubins else None
-            if log is not None and (cubin is not None or not self.keep_cubins):
-                return BuildResult(build, log, None, cubin)
+        cached = self._cached(build, key) if key is not None else None
+        if cached is not None:
+            return cached
         result = compile_one(self.toolchain, build, self.settings, self.running, self.keep_cubins)
         # Stored only if what the build reads did not change while it compiled.
         if key is not None and result.error is None and self.cache.key(build) == key:
+            if build.host:  # a host build's launches are its whole result
+                if result.launches is not None:
+                    self.cache.put(key + LAUNCHES_KEY, launches_json(result.launches))
+                return result
             self.cache.put(key, result.log)
             if result.cubin is not None:
                 self.cache.put_bytes(key + CUBIN_KEY, result.cubin)
         return result
+
+    def _cached(self, build: Build, key: str) -> BuildResult | None:
+        if build.host:
+            text = self.cache.get(key + LAUNCHES_KEY)
+            launches = launches_from_json(text) if text is not None else None
+            return BuildResult(build, "", None, None, launches) if launches is not None else None
+        log = self.cache.get(key)
+        cubin = self.cache.get_bytes(key + CUBIN_KEY) if log is not None and self.keep_cubins else None
+        if log is not None and (cubin is not None or not self.keep_cubins):
+            return BuildResult(build, log, None, cubin)
+        return None
 
     def run(self, builds) -> list[BuildResult]:
         builds = list(builds)

@@ -41,6 +41,11 @@ class Toolchain:
     def version(self) -> str:
         return _version(self.ptxas)
 
+    @property
+    def root(self) -> str:
+        """The toolkit's folder (bin/ and include/ under it): its headers are not the user's."""
+        return str(Path(self.nvcc).parent.parent)
+
 
 @lru_cache(maxsize=8)
 def _version(ptxas: str) -> str:

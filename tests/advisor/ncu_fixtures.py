@@ -16,6 +16,13 @@ PROGRAMS = ("ncu_tails", "ncu_smem", "ncu_imbalance", "ncu_templates", "ncu_cupy
 EXPORTS = PROGRAMS + ("processes", "smem_import", "smem_import_base")
 
 
+# The six-section re-recordings (sections/: SpeedOfLight, WarpStateStats, SchedulerStats,
+# MemoryWorkloadAnalysis, Occupancy, LaunchStats; ncu_smem_config the last two only), named "sections/<program>".
+SECTION_PROGRAMS = ("ncu_tails", "ncu_smem", "ncu_imbalance", "ncu_templates", "ncu_cupy", "ncu_torch", "ncu_torch_nn",
+                    "ncu_triton", "ncu_sweep", "ncu_clusters", "ncu_smem_config", "ncu_torch_model")
+SECTION_EXPORTS = tuple(f"sections/{name}" for name in SECTION_PROGRAMS)
+
+
 def text(name: str) -> str:
     with gzip.open(FIXTURES / f"{name}.csv.gz", "rt", encoding="utf-8", newline="") as handle:
         return handle.read()

@@ -119,6 +119,127 @@ def test_stream_holds_one_launch_at_a_time():
     assert len(result.launches) == 11
 
 
+# -- exports as users keep and pass them (issue: launches lost without a word) ---------------
+
+def test_appended_exports_lose_no_launch():
+    """`ncu --csv ./a >> all.csv; ncu --csv ./b >> all.csv`: a header row again, IDs from 0."""
+    names = ("ncu_tails", "ncu_cupy", "ncu_templates", "ncu_triton")
+    appended = read_lines(io.StringIO("".join(text(name) for name in names)), "all.csv")
+    assert not appended.problems
+    assert [(launch.kernel, launch.launch_id, launch.grid) for launch in appended.launches] == \
+        [(launch.kernel, launch.launch_id, launch.grid) for name in names for launch in launches(name)]
+    assert [launch.metrics for launch in appended.launches] == \
+        [launch.metrics for name in names for launch in launches(name)]
+
+
+def test_a_byte_order_mark_is_ignored_first_or_appended():
+    body = "\ufeff" + text("ncu_cupy") + "\ufeff" + text("ncu_templates")
+    result = read_lines(io.StringIO(body), "bom.csv")
+    assert not result.problems
+    assert len(result.launches) == len(launches("ncu_cupy")) + len(launches("ncu_templates"))
+
+
+def test_an_optional_column_after_the_required_ones_is_read_or_absent():
+    header = ('"ID","Process ID","Process Name","Kernel Name","Block Size","Grid Size","Metric Name",'
+              '"Metric Unit","Metric Value","CC"\n')
+    short = '"0","1","p","k","(1, 1, 1)","(1, 1, 1)","Registers Per Thread","register/thread","32"\n'
+    full = '"1","1","p","k","(1, 1, 1)","(1, 1, 1)","Registers Per Thread","register/thread","32","9.0"\n'
+    result = read_lines([header, short, full], "c.csv")
+    assert [launch.compute_capability for launch in result.launches] == ["", "9.0"]
+    assert all(launch.metrics["registers"] == 32 for launch in result.launches)
+
+
+def test_a_gzipped_export_is_read_as_it_is():
+    from ..advisor.ncu_fixtures import FIXTURES
+
+    result = read_ncu(FIXTURES / "ncu_tails.csv.gz")
+    assert not result.problems
+    assert [launch.metrics for launch in result.launches] == [launch.metrics for launch in launches("ncu_tails")]
+
+
+def test_a_damaged_gzip_is_one_problem(tmp_path):
+    from ..advisor.ncu_fixtures import FIXTURES
+
+    path = tmp_path / "cut.csv.gz"
+    path.write_bytes((FIXTURES / "ncu_tails.csv.gz").read_bytes()[:3000])
+    result = read_ncu(path)
+    assert len(result.problems) == 1 and "gzip" in result.problems[0].message
+
+
+def test_a_gzip_bomb_stops_at_the_bound(tmp_path, monkeypatch):
+    import gzip
+
+    monkeypatch.setattr(ncu, "MAX_DECOMPRESSED", 1 << 20)
+    path = tmp_path / "bomb.csv.gz"
+    path.write_bytes(gzip.compress(text("ncu_templates").encode() + b"x," * (4 << 20)))
+    result = read_ncu(path)
+    assert any("decompresses to more than" in p.message for p in result.problems)
+
+
+def test_the_figures_of_every_section_are_read_by_label_and_unit():
+    from tuneadvise.advisor.readers.ncu import metric_key
+
+    assert metric_key("Memory Throughput", "%") == "sol_memory_pct"
+    assert metric_key("Memory Throughput", "Gbyte/second") == "dram_bytes_per_second"
+    assert metric_key("Eligible Warps Per Scheduler", "warp") == "eligible_warps_per_scheduler"
+    assert metric_key("smsp__average_warps_issue_stalled_long_scoreboard_per_issue_active.ratio", "") == \
+        "stall_long_scoreboard"
+    assert metric_key("smsp__average_warp_latency_issue_stalled_barrier.ratio", "") == "stall_barrier"
+    assert metric_key("Something Else", "") is None
+
+
+def fake_ncu(tmp_path, monkeypatch, body: str):
+    """A stand-in `ncu` on PATH running `body` (sh), and a saved report for it to convert."""
+    import os
+    import stat
+
+    fake = tmp_path / "bin" / "ncu"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\n{body}\n")
+    fake.chmod(fake.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    report = tmp_path / "R.ncu-rep"
+    report.write_bytes(b"NVR\0" + bytes(60))
+    return report
+
+
+def test_a_saved_report_is_converted_by_ncu_on_path(tmp_path, monkeypatch):
+    """`.ncu-rep`: converted through `ncu --import R --csv --print-units base` when ncu is on PATH
+    (here a stand-in that prints a recorded conversion of a saved report in base units)."""
+    from ..advisor.ncu_fixtures import FIXTURES
+
+    report = fake_ncu(tmp_path, monkeypatch, '[ "$1" = --import ] && [ "$3" = --csv ] && '
+                      '[ "$4 $5" = "--print-units base" ] || exit 9\n'
+                      f"gzip -dc '{FIXTURES / 'smem_import_base.csv.gz'}'")
+    result = read_ncu(report)
+    assert not result.problems
+    assert [launch.metrics for launch in result.launches] == \
+        [launch.metrics for launch in launches("smem_import_base")]
+
+
+def test_a_conversion_that_fails_is_one_error(tmp_path, monkeypatch):
+    report = fake_ncu(tmp_path, monkeypatch, 'echo "==ERROR== cannot open report" >&2; exit 1')
+    with pytest.raises(NcuConversionError, match=r"\(exit 1\): ==ERROR== cannot open report"):
+        read_ncu(report)
+
+
+def test_a_conversion_that_hangs_is_killed(tmp_path, monkeypatch):
+    monkeypatch.setattr(ncu, "CONVERT_TIMEOUT_S", 1)
+    report = fake_ncu(tmp_path, monkeypatch, "exec sleep 60")
+    with pytest.raises(NcuConversionError, match="killed after 1 s"):
+        read_ncu(report)
+
+
+def test_a_problem_repeated_on_every_launch_is_said_once_with_a_count():
+    lines = [line.replace('"Registers Per Thread","register/thread","16"', '"Registers Per Thread","register/thread","x"')
+             for line in text("ncu_tails").splitlines(keepends=True)]
+    result = read_lines(lines, "edited.csv")
+    broken = sum('"Registers Per Thread","register/thread","x"' in line for line in lines)
+    assert broken > 10
+    assert len(result.problems) == 1
+    assert result.problems[0].message.endswith(f"(and {broken - 1} more rows like it)")
+
+
 @pytest.mark.parametrize("line", ["x" * 200_000, '"' + "y" * 200_000 + '"', ",".join(["z" * 150_000] * 2)],
                          ids=["output", "quoted", "two-cells"])
 def test_a_line_past_the_csv_field_limit_is_one_problem_and_the_rest_is_read(line):

@@ -1,7 +1,7 @@
 """NVIDIA's compiler for the compile-in-the-loop tests, and its own resource report read
 independently of tuneadvise's reader (the outside truth the tests compare with).
 
-The toolchain is the `[nvcc]` extra's (pip install -e '.[test,nvcc]', as .ci/run does),
+The toolchain is the `[nvcc]` extra's (pip install -e '.[test,nvcc,host,cuda-libs]', as .ci/run does),
 CUDA_HOME's or PATH's. Where none is found the extra's pinned wheels are installed into
 the test cache directory (never into the repository) and used from there; only when that
 fails too is the toolchain Unavailable, which the tests turn into a skip with the reason,

@@ -324,14 +324,24 @@ def test_a_grid_under_one_wave_is_under_occupied_not_idle():
 
 
 def test_single_block_sms_are_counted_as_the_blocks_are_handed_out():
-    for grid in (40, 41, 50, 79):
-        resolved, result = analyze_example({"arch": "t4", "registers": 32, "block_size": 256, "grid_size": grid})
+    # 512 threads on a T4: two blocks per SM, a wave of 80; from 77 blocks the grid is within 5% of it
+    for grid in (77, 78, 79):
+        resolved, result = analyze_example({"arch": "t4", "registers": 32, "block_size": 512, "grid_size": grid})
         per_sm = [0] * 40
         for block in range(grid):  # breadth first: one block per SM, then a second round
             per_sm[block % 40] += 1
         [finding] = [f for f in check_occupancy(resolved, result) if f.code == "TA702"]
         assert finding.details["single_block_sms"] == per_sm.count(1)
         assert f"leaves {per_sm.count(1)} SM" in finding.message
+
+
+def test_a_grid_well_under_a_wave_is_one_finding_naming_the_barriers():
+    """One cause, one finding: 40 to 76 blocks of 512 threads on a T4 are well under its wave of
+    80; TA703 says so and names the single-block SMs' barriers, TA702 does not repeat it."""
+    for grid in (40, 41, 50, 76):
+        resolved, result = analyze_example({"arch": "t4", "registers": 32, "block_size": 512, "grid_size": grid})
+        found = {f.code: f for f in check_occupancy(resolved, result)}
+        assert "TA702" not in found and "__syncthreads" in found["TA703"].message
 
 
 def test_volta_code_on_turing_is_about_tensor_cores_only_where_they_are_used():
@@ -360,7 +370,7 @@ def test_rules_are_discovered_from_their_family_modules():
 
 def test_a_rules_kind_follows_from_its_checks_context_type():
     from tuneadvise.advisor.engine.occupancy import Occupancy
-    from tuneadvise.advisor.rules import LaunchContext, LintContext, MeasuredContext, SourceLine, rule
+    from tuneadvise.advisor.rules import LintContext, MeasuredContext, SourceLine, rule
 
     kinds = {Occupancy: "config", LaunchContext: "config", LintContext: "lint", SourceLine: "source",
              MeasuredContext: "measured"}

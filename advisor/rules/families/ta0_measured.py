@@ -7,11 +7,13 @@ change. Their examples are one launch's figures as `ncu --csv` reports them
 
 from __future__ import annotations
 
+from ...text import plural
 from .. import MeasuredContext, rule
 
 _BASE = {"kernel": "k", "cc": "9.0", "sm_count": 132, "registers": 16, "static_shared_mem": 0,
          "dynamic_shared_mem": 0, "shared_mem_config_size": 32768}
-THRESHOLDS = {"gap_points": 10.0, "tail_efficiency": 0.9, "early_ratio": 0.8, "short_ns": 10_000}
+THRESHOLDS = {"gap_points": 10.0, "tail_efficiency": 0.9, "early_ratio": 0.8, "short_ns": 10_000,
+              "short_block_ns": 10_000, "issue_bound": 0.8}
 
 # Example figure -> (ncu section, metric label, unit), as `ncu --csv` prints them.
 EXAMPLE_METRICS = {
@@ -57,8 +59,15 @@ def _gap(context: MeasuredContext) -> tuple[float, float] | None:
 
 
 def under_one_wave(context: MeasuredContext, params: dict) -> bool:
+    """Under one wave, and the shape costs: without clusters, no SM can hold enough blocks for the
+    theoretical occupancy; with clusters (placed by GPC, so the bound is unknown), the grid is
+    well under a wave and the achieved figure well under the theoretical."""
     shape, gap = context.shape, _gap(context)
-    return bool(shape and gap and shape.full_waves == 0 and shape.busy_sm_bound <= gap[0] - params["gap_points"])
+    if not (shape and gap and shape.full_waves == 0):
+        return False
+    if shape.cluster_size:
+        return shape.waves <= 1 - params["gap_points"] / 100 and gap[0] - gap[1] >= params["gap_points"]
+    return shape.expected <= gap[0] - params["gap_points"]
 
 
 def tail_wave(context: MeasuredContext, params: dict) -> bool:
@@ -68,9 +77,11 @@ def tail_wave(context: MeasuredContext, params: dict) -> bool:
 
 
 def ends_early(context: MeasuredContext, params: dict) -> bool:
+    """Achieved well under what the launch's layout allows, and the kernel not so short that its
+    launch and ramp explain it (TA005's cause)."""
     shape, gap = context.shape, _gap(context)
-    return bool(shape and gap and gap[1] < params["early_ratio"] * shape.busy_sm_bound
-                and shape.busy_sm_bound - gap[1] >= params["gap_points"])
+    return bool(shape and gap and gap[1] < params["early_ratio"] * shape.expected
+                and shape.expected - gap[1] >= params["gap_points"] and not short_kernel(context, params))
 
 
 def short_kernel(context: MeasuredContext, params: dict) -> bool:
@@ -96,13 +107,25 @@ def report_disagrees(context: MeasuredContext, params: dict):
                "from the same launch"), {"figure": item.figure, "report": item.report, "engine": item.engine}
 
 
+def _blocks(shape, count: int) -> str:
+    """A count of blocks, in clusters where the launch has them."""
+    if shape.cluster_size:
+        return f"{plural(count // shape.cluster_size, 'cluster', grouped=False)} ({plural(count, 'block', grouped=False)})"
+    return plural(count, "block", grouped=False)
+
+
 @rule(
     code="TA002", name="grid-under-one-wave", severity="warning", source="ncu-h200",
     summary="The grid is less than one wave: the SMs cannot reach the theoretical occupancy",
-    explanation="""A wave is as many blocks as the GPU holds at once (resident blocks per SM x SMs). A grid smaller
-    than one wave leaves SMs idle or holding fewer blocks than they could, so the achieved occupancy on the busy SMs
-    is at most the grid's blocks per busy SM x warps per block over the SM's warps. Launch at least one wave: more,
-    smaller blocks (a smaller block size, less work per block) or more of the problem per launch.""",
+    explanation="""A wave is as many blocks as the GPU holds at once (resident blocks per SM x SMs; with clusters,
+    the report's Max Active Clusters x the cluster size). Under one wave, blocks go out breadth first, so no SM holds
+    more than the grid's blocks over the SMs, rounded up: the achieved occupancy on the SMs that hold blocks (what
+    Nsight Compute averages over) is at most that many blocks' warps over the SM's, a bound held within half a point
+    on every recorded launch of 10 us or more. With clusters the GPCs place them, and in a kernel shorter than 10 us
+    the achieved figure is mostly ramp (recorded 2 us launches exceed the bound by up to 29 points): there only the
+    grid's share of a wave is said. Launch at least one wave:
+    more, smaller blocks (a smaller block size, less work per block) or more of the problem per launch. Silent when
+    the grid's shape costs less than 10 points of occupancy.""",
     params=THRESHOLDS,
     trigger=_example(block=256, grid=66, achieved_occupancy=12.5),
     clean=_example(block=256, grid=1056, achieved_occupancy=95.0),
@@ -110,22 +133,34 @@ def report_disagrees(context: MeasuredContext, params: dict):
 def grid_under_one_wave(context: MeasuredContext, params: dict):
     if not under_one_wave(context, params):
         return
-    shape, (theoretical, _) = context.shape, _gap(context)
-    yield (f"the grid's {shape.grid} blocks are {shape.waves:.2f} of a wave of {shape.slots} "
-           f"({shape.slots // shape.sm_count} per SM x {shape.sm_count} SMs) and reach {shape.last_wave_sms} of "
-           f"{shape.sm_count} SMs: occupancy on those is at most {_percent(shape.busy_sm_bound)} (theoretical "
-           f"{_percent(theoretical)}); launch at least {shape.slots} blocks (smaller blocks or less work per block)"), \
-        {"grid": shape.grid, "wave": shape.slots, "waves": round(shape.waves, 4), "busy_sms": shape.last_wave_sms,
-         "bound": round(shape.busy_sm_bound, 2)}
+    shape, (theoretical, achieved) = context.shape, _gap(context)
+    details = {"grid": shape.grid, "wave": shape.slots, "waves": round(shape.waves, 4),
+               "busy_sms": shape.last_wave_sms, "cluster_size": shape.cluster_size}
+    if shape.cluster_size or short_kernel(context, params):
+        # Clusters are placed by GPC; and under 10 us the achieved figure is mostly ramp (recorded
+        # launches of 2 us exceed even the breadth-first bound): no bound is claimed there.
+        reach = f"achieved {_percent(achieved)} against theoretical {_percent(theoretical)}"
+    else:
+        per_sm = -(-shape.grid // shape.sm_count)
+        reach = (f"reach {shape.last_wave_sms} of {shape.sm_count} SMs with at most {per_sm} each: occupancy on "
+                 f"those is at most {_percent(shape.busy_sm_bound)}, about {_percent(shape.expected)} with blocks "
+                 f"of equal duration (theoretical {_percent(theoretical)})")
+        details["bound"] = round(shape.busy_sm_bound, 2)
+        details["expected"] = round(shape.expected, 2)
+    yield (f"the grid's {_blocks(shape, shape.grid)} are {shape.waves:.2f} of a wave of {_blocks(shape, shape.slots)}"
+           f" and {reach}; launch at least {_blocks(shape, shape.slots)}, with smaller blocks or less work per block"), \
+        details
 
 
 @rule(
     code="TA003", name="tail-wave", severity="warning", source="ncu-h200",
-    summary="The last wave is a small tail: the GPU idles for part of the launch",
-    explanation="""When the grid is not a whole number of waves, the last wave runs on fewer SMs (or fewer blocks
-    per SM) while the rest wait for it. With blocks of equal duration, occupancy averaged over the GPU for the
-    launch is at most the grid's blocks over (waves rounded up x blocks per wave). Make the grid a whole number of
-    waves (change the block size or the work per block), or loop in a persistent kernel of one wave of blocks.""",
+    summary="The last wave is a small tail: SMs idle while it runs",
+    explanation="""When the grid is not a whole number of waves, the last wave reaches fewer SMs (or fewer blocks per
+    SM) while the others have nothing left to run. What that costs is time, which the achieved occupancy does not
+    show: Nsight Compute averages it over the cycles each SM was active, so idle SMs in the tail do not lower it, and
+    no occupancy bound is claimed. Make the grid a whole number of waves (change the block size or the work per
+    block), or loop in a persistent kernel of one wave of blocks. On a profiled launch this rule owns the tail (the
+    configuration rule TA703 is not repeated there).""",
     params=THRESHOLDS,
     trigger=_example(block=256, grid=1057, achieved_occupancy=60.0),
     clean=_example(block=256, grid=2112, achieved_occupancy=95.0),
@@ -135,23 +170,55 @@ def tail_wave_rule(context: MeasuredContext, params: dict):
         return
     shape = context.shape
     waves = shape.full_waves + 1
-    yield (f"the grid's {shape.grid} blocks make {shape.full_waves} full wave(s) of {shape.slots} and a last wave "
-           f"of {shape.last_wave_blocks} block(s) that fills {shape.last_wave_sms} of {shape.sm_count} SMs: averaged "
-           f"over the GPU, occupancy is at most {_percent(shape.gpu_bound)}; a grid of {shape.full_waves * shape.slots} "
-           f"or {waves * shape.slots} blocks, more work per block, or a persistent loop over {shape.slots} blocks "
-           "removes the tail"), \
+    yield (f"the grid's {_blocks(shape, shape.grid)} make {shape.full_waves} full wave(s) of "
+           f"{_blocks(shape, shape.slots)} and a last wave of {_blocks(shape, shape.last_wave_blocks)} that reaches "
+           f"at most {shape.last_wave_sms} of {shape.sm_count} SMs: the others idle or hold fewer blocks while it runs; "
+           f"a grid of {_blocks(shape, shape.full_waves * shape.slots)} or {_blocks(shape, waves * shape.slots)}, "
+           f"more work per block, or a persistent loop over {_blocks(shape, shape.slots)} removes the tail"), \
         {"grid": shape.grid, "wave": shape.slots, "full_waves": shape.full_waves,
          "last_wave_blocks": shape.last_wave_blocks, "last_wave_sms": shape.last_wave_sms,
-         "bound": round(shape.gpu_bound, 2)}
+         "cluster_size": shape.cluster_size}
+
+
+def _early_cause(context: MeasuredContext, params: dict) -> tuple[str, str]:
+    """(cause, sentence): what the export's figures tell apart, or that they cannot."""
+    measured, shape = context.measured, context.shape
+    duration = measured.report.get("duration_ns")
+    if duration is not None:
+        rounds = -(-shape.grid // shape.slots)  # blocks each slot runs in turn
+        block_ns = duration / rounds
+        if block_ns < params["short_block_ns"]:
+            return "short_blocks", (f"blocks live about {block_ns / 1000:.1f} us each ({duration / 1000:.1f} us over "
+                                    f"{rounds} round(s) of blocks per slot): likely too short for the block scheduler "
+                                    "to refill the SMs as blocks end; give each block more work (a grid-stride loop "
+                                    f"over {_blocks(shape, shape.slots)})")
+    scheduler = measured.figures.scheduler
+    issued = scheduler.issued_warps if scheduler is not None else None
+    if issued is None:
+        return "cannot_tell", ("the export cannot tell unequal work or early exits from warps that end at different "
+                               "times on issue-bound schedulers: profile with --section SchedulerStats")
+    if issued >= params["issue_bound"]:
+        return "issue_bound", (f"the schedulers issue {issued:.2f} instructions per cycle (issue-bound): the SMs "
+                               "are busy whatever the occupancy, and warps end at different times as the schedulers "
+                               "favour some (whether the work is also unequal the export cannot tell); fewer "
+                               "instructions per warp helps, more occupancy does not")
+    return "imbalance", (f"the schedulers issue only {issued:.2f} instructions per cycle, so not issue-bound: blocks "
+                         "with unequal work or early exits are left; give blocks equal work or take it in a "
+                         f"persistent loop of {_blocks(shape, shape.slots)}")
 
 
 @rule(
     code="TA004", name="blocks-end-early", severity="info", source="ncu-h200",
-    summary="Achieved occupancy is well under what the launch's waves allow: blocks or warps end at different times",
-    explanation="""With the waves accounted for, the busy SMs could hold the theoretical occupancy (or the grid's
-    share of it). Achieved well under that means warps are resident for less of the time than the launch allows:
-    blocks with unequal work, warps or blocks that exit early, or an issue-bound SM whose scheduler finishes some
-    warps long before others. Give every block the same work, or take work dynamically in a persistent loop.""",
+    summary="Achieved occupancy is well under what the launch's layout allows, and why where the export can tell",
+    explanation="""With blocks of equal duration the SMs holding blocks would average the grid's share of the
+    theoretical occupancy (a model of the grid's waves, not a bound: blocks that start as others end exceed it), yet
+    the achieved figure is well under it: warps are resident for less of the time than the launch allows.
+    The export tells some causes apart: blocks that live only microseconds (the launch's duration over the rounds of
+    blocks each slot runs) leave the block scheduler unable to refill SMs as fast as blocks end; schedulers that
+    issue nearly every cycle (Scheduler Statistics) keep the SMs busy whatever the occupancy, and finish some warps
+    long before others; schedulers that do not leave unequal work or early exits. Without those figures it says it
+    cannot tell. Silent where the
+    kernel is a few microseconds long (TA005: launch and ramp), or the grid's shape is the cause (TA002, TA003).""",
     params=THRESHOLDS,
     trigger=_example(block=256, grid=1056, achieved_occupancy=40.0),
     clean=_example(block=256, grid=1056, achieved_occupancy=95.0),
@@ -159,11 +226,12 @@ def tail_wave_rule(context: MeasuredContext, params: dict):
 def blocks_end_early(context: MeasuredContext, params: dict):
     if not ends_early(context, params):
         return
-    shape, (_, achieved) = context.shape, _gap(context)
-    yield (f"achieved {_percent(achieved)} is well under the {_percent(shape.busy_sm_bound)} the launch's "
-           f"{shape.waves:.2f} waves allow on busy SMs: blocks or warps end at different times (unequal work, early "
-           f"exits); give blocks equal work or take it in a persistent loop of {shape.slots} blocks"), \
-        {"achieved": achieved, "bound": round(shape.busy_sm_bound, 2)}
+    shape, (theoretical, achieved) = context.shape, _gap(context)
+    cause, sentence = _early_cause(context, params)
+    yield (f"achieved {_percent(achieved)} against theoretical {_percent(theoretical)} is well under the "
+           f"{_percent(shape.expected)} the grid's {shape.waves:.2f} waves give with blocks of equal duration (a "
+           f"model, not a bound): {sentence}"), \
+        {"achieved": achieved, "expected": round(shape.expected, 2), "cause": cause}
 
 
 @rule(

@@ -121,7 +121,9 @@ def _fewer_advice(result: Occupancy, field: str, label: str) -> str | None:
     throughput at 80% of peak or more in a profile (Nsight Compute's threshold) or a library kernel keep it unknown;
     a profile with under one eligible warp per scheduler and memory-dependency stalls dominant (latency-bound)
     makes it a likely gain. Occupancy alone never does: more resident warps can thrash caches or lose
-    instruction-level parallelism. Information: it explains the occupancy figure and suggests the cheapest change.""",
+    instruction-level parallelism. Information: it explains the occupancy figure and suggests the cheapest change.
+    Where the launch's grid is one wave or less (its blocks all resident at once), no step is offered: a block more
+    per SM would stay empty until the grid grows.""",
     trigger={"arch": "volta", "registers": 64, "block_size": 256},
     clean={"arch": "volta", "registers": 32, "block_size": 256},
     machine_code=register_peak,
@@ -134,6 +136,16 @@ def occupancy_limiter(launch: LaunchContext, params: dict):
         return
     parts, details = [], {"limiters": result.limiters, "blocks_per_sm": result.active_blocks_per_sm,
                           "occupancy": round(result.occupancy, 6), "next_steps": []}
+    wave = launch.wave
+    grid = result.kernel.grid_size
+    if grid and wave and grid <= wave[0]:
+        # The grid is one wave or less: a slot more per SM stays empty, so no step is offered.
+        details["grid_fills_more"] = False
+        yield (f"occupancy {percent(result.occupancy)} ({result.active_warps_per_sm}/{result.max_warps_per_sm} warps) "
+               f"limited by {' + '.join(result.limiters)}; the grid of {plural(grid, 'block', grouped=False)} is at "
+               f"most one wave of {wave[0]}, so more resident blocks per SM would stay empty: a larger grid first"), \
+            details
+        return
     for limiter in result.limiters:
         if limiter == "registers":
             parts.append(_registers_advice(launch, details))

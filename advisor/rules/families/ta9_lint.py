@@ -130,7 +130,8 @@ def shared_mem_budget(kernel: LintContext, params: dict):
     loads; otherwise ptxas's. Note that cuobjdump's SHARED includes the reserved per-block shared memory from sm_90
     on; that kilobyte is subtracted before comparing, so it never causes this finding. A warning: the figures lint
     reports may be off, but the build itself is fine; it usually means build outputs of different builds were given
-    together.""",
+    together. Where lint reads a source's host code, a [[kernels]] entry whose block differs from the launch the
+    host code makes is said here too: the entry's block is the one checked.""",
     trigger={"config": {}, "log": _k("Used 32 registers, used 0 barriers\n") + _k("Used 40 registers, used 0 barriers")},
     clean={"config": {}, "log": _k("Used 32 registers, used 0 barriers\n") + _k("Used 32 registers, used 0 barriers")},
 )
@@ -141,11 +142,14 @@ def sources_disagree(kernel: LintContext, params: dict):
 
 def _no_launch_settings_for_run(seen: list[tuple[dict, int]]) -> tuple[str, dict]:
     """TA906 once for the run: the kernels no entry configures, counted by the block assumed for them."""
-    assumed = [(tuple(details["block_dims"]), details["block_from"]) for details, _ in seen]
+    assumed = list(dict.fromkeys((tuple(details["block_dims"]), details["block_from"]) for details, _ in seen))
     kernels = sum(count for _, count in seen)
-    return no_launch_settings_message(assumed, kernels), \
-        {"kernels": kernels, "block_dims": [list(dims) for dims, _ in assumed],
-         "block_from": [origin for _, origin in assumed]}
+    named = list(dict.fromkeys(site for details, _ in seen for site in details.get("run_time_launches", ())))
+    details = {"kernels": kernels, "block_dims": [list(dims) for dims, _ in assumed],
+               "block_from": [origin for _, origin in assumed]}
+    if named:  # the launches in host code that set these kernels' block at run time
+        details["run_time_launches"] = named
+    return no_launch_settings_message(assumed, kernels, named), details
 
 
 @rule(
@@ -154,9 +158,11 @@ def _no_launch_settings_for_run(seen: list[tuple[dict, int]]) -> tuple[str, dict
     explanation="""Compiler output records registers and static shared memory, never the block size, the dynamic
     shared memory or the carveout a launch uses. Without a matching [[kernels]] entry the lint assumes the default
     block size (--block-size, 256; a kernel's __launch_bounds__ maximum where that is smaller, and the finding says
-    so) and no dynamic shared memory, so the occupancy it reports may not be the one the program gets. Add an entry:
-    name = "kernel*", block_size = ..., dynamic_shared_mem = ... Information: nothing is wrong with the kernel; the
-    finding says which launch the figures assume.""",
+    so) and no dynamic shared memory, so the occupancy it reports may not be the one the program gets. Where lint
+    compiles a CUDA source with the [host] extra, a kernel launched with a block known when the source compiles is
+    checked at that launch and needs no entry; a launch whose block is set at run time is named here with its site
+    (file:line:column). Add an entry: name = "kernel*", block_size = ..., dynamic_shared_mem = ... Information:
+    nothing is wrong with the kernel; the finding says which launch the figures assume.""",
     trigger={"config": {}, "log": _k("Used 32 registers, used 0 barriers")},
     clean={"config": {"kernels": [{"name": "k", "block_size": 128}]}, "log": _k("Used 32 registers, used 0 barriers")},
     per_run=_no_launch_settings_for_run,
@@ -164,17 +170,27 @@ def _no_launch_settings_for_run(seen: list[tuple[dict, int]]) -> tuple[str, dict
 def no_launch_settings(kernel: LintContext, params: dict):
     if not kernel.launch_given:
         dims = kernel.result.kernel.dims
-        yield no_launch_settings_message([(dims, kernel.block_origin)]), \
-            {"block_dims": list(dims), "block_from": kernel.block_origin}
+        details = {"block_dims": list(dims), "block_from": kernel.block_origin}
+        if kernel.run_time_launches:
+            details["run_time_launches"] = list(kernel.run_time_launches)
+        yield no_launch_settings_message([(dims, kernel.block_origin)], run_time=list(kernel.run_time_launches)), \
+            details
 
 
-def no_launch_settings_message(assumed: list[tuple[tuple[int, ...], str]], kernels: int | None = None) -> str:
+def no_launch_settings_message(assumed: list[tuple[tuple[int, ...], str]], kernels: int | None = None,
+                               run_time: list[str] = ()) -> str:
     """TA906's message: for one kernel, or (`kernels`) once for every kernel of a run no entry
     configures, with each block size assumed and where it came from ("default", "option" for
-    --block-size, "launch_bounds" for a kernel's own __launch_bounds__ maximum)."""
+    --block-size, "launch_bounds" for a kernel's own __launch_bounds__ maximum), and the launches in
+    host code that set the block at run time ("k(float*): block size set at run time at k.cu:9:3")."""
     blocks = " or ".join("x".join(map(str, dims)) + _FROM.get(origin, "") for dims, origin in assumed)
     matches = "matches" if kernels is None else f"matches {plural(kernels, 'kernel')}"
-    return f"no [[kernels]] entry {matches}; assumed block {blocks}, no dynamic shared memory"
+    named = f"; {'; '.join(run_time[:_NAMED_SITES])}" if run_time else ""
+    more = f" and {len(run_time) - _NAMED_SITES} more" if len(run_time) > _NAMED_SITES else ""
+    return f"no [[kernels]] entry {matches}; assumed block {blocks}, no dynamic shared memory{named}{more}"
+
+
+_NAMED_SITES = 8  # run-time launches named in TA906's one message
 
 
 _FROM = {"launch_bounds": " (from __launch_bounds__)", "option": " (--block-size)"}

@@ -1,0 +1,137 @@
+"""Launches read from host code over NVIDIA's public CUDA samples: what lint finds, and what
+reading them costs.
+
+    python benchmarks/host_launches.py SAMPLES_CHECKOUT [--under Samples/0_Introduction] [--arch sm_90]
+        [--record] [--time N]
+
+SAMPLES_CHECKOUT is a checkout of NVIDIA's cuda-samples (its Samples/ and Common/ folders). Every
+`.cu` under Samples/ is linted (`lint FILE.cu --arch sm_90 -I Common -I the file's folder`, no
+report cache) through the library, and each kernel's checked launch is listed: where its block
+comes from (`host code` with the site, or the fallback), the block, and the sources the
+compiler rejected (missing library headers, OpenGL...).
+
+Without --record, the listing is compared with benchmarks/recorded/host-launches-cuda-samples.json
+and every difference printed (exit 1 where any); with --record, that file is written.
+
+--time N: instead of the survey, for the first N sources of the folder, the wall time of `tuneadvise lint FILE.cu` (a fresh
+process, no cache) with host code read and without it (TUNEADVISE_HOST_LAUNCHES=off), each the
+median of three runs, and the ratio; the target is at most 1.5. The load average is printed
+before and after: the figures are only as quiet as the machine was.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RECORDED = ROOT / "benchmarks" / "recorded" / "host-launches-cuda-samples.json"
+
+
+def lint_sample(path: Path, checkout: Path, arch: str) -> dict:
+    """{kernels: [[name, from, site, block]], run_time: [...], problems: [...]} of one sample."""
+    from tuneadvise.advisor.lint.run import LintOptions, lint_paths
+    from tuneadvise.advisor.toolchain.settings import BuildSettings
+
+    flags = ("-I", str(checkout / "Common"), "-I", str(path.parent))
+    options = LintOptions(archs=(arch,), machine_code=False)
+    cwd = os.getcwd()
+    os.chdir(checkout)
+    try:
+        report = lint_paths([str(path.relative_to(checkout))], options, build=BuildSettings(flags=flags, cache=False))
+    finally:
+        os.chdir(cwd)
+    kernels = sorted({(k.demangled, k.launch_from,
+                       f"{k.launch_site.line}:{k.launch_site.column}" if k.launch_site is not None else None,
+                       "x".join(map(str, k.launch.dims))) for k in report.kernels}, key=str)
+    notes = [f.message for f in report.source_findings if f.code == "TA906"] + \
+        [w for w in report.warnings if "set at run time" in w]
+    # Messages name files relative to the checkout, wherever it is.
+    return {"kernels": [list(k) for k in kernels], "run_time": [_relative(n, checkout) for n in notes],
+            "problems": [_relative(p.message[:200], checkout) for p in report.problems]}
+
+
+def _relative(text: str, checkout: Path) -> str:
+    return text.replace(str(checkout) + os.sep, "")
+
+
+def survey(checkout: Path, arch: str, under: str) -> dict:
+    results = {}
+    for path in sorted((checkout / under).rglob("*.cu")):
+        key = str(path.relative_to(checkout))
+        results[key] = lint_sample(path, checkout, arch)
+        print(f"{key}: {len(results[key]['kernels'])} kernel launches, {len(results[key]['problems'])} problems",
+              file=sys.stderr)
+    return results
+
+
+def figures(results: dict) -> dict:
+    kernels = [k for r in results.values() for k in r["kernels"]]
+    compiled = [r for r in results.values() if not r["problems"]]
+    return {"sources": len(results), "compiled": len(compiled),
+            "kernel_entries": len(kernels),
+            "from": {origin: sum(1 for k in kernels if k[1] == origin)
+                     for origin in ("host code", "config", "launch bounds", "assumed")}}
+
+
+def timed(command: list[str], cwd: Path, env: dict) -> float:
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        done = subprocess.run(command, cwd=cwd, env=env, capture_output=True, check=False)
+        times.append(time.perf_counter() - start)
+        if done.returncode not in (0, 1):  # lint's own outcomes; anything else is not a lint to time
+            raise SystemExit(f"{' '.join(command)}: exit {done.returncode}: {done.stderr.decode()[-300:]}")
+    return statistics.median(times)
+
+
+def time_samples(checkout: Path, keys: list[str], arch: str) -> None:
+    print(f"load average before: {os.getloadavg()}")
+    ratios = []
+    for key in keys:
+        path = checkout / key
+        command = [str(Path(sys.executable).parent / "tuneadvise"), "lint", key, "--arch", arch, "--no-cache",
+                   "--no-sass", "-I", "Common", "-I", str(path.parent.relative_to(checkout))]
+        env = dict(os.environ)
+        with_host = timed(command, checkout, env)
+        without = timed(command, checkout, {**env, "TUNEADVISE_HOST_LAUNCHES": "off"})
+        ratios.append(with_host / without)
+        print(f"{key:70} {without:6.2f} s  {with_host:6.2f} s  x{with_host / without:.2f}")
+    print(f"ratio median {statistics.median(ratios):.2f}, max {max(ratios):.2f} over {len(ratios)} sources")
+    print(f"load average after: {os.getloadavg()}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("checkout", type=Path)
+    parser.add_argument("--arch", default="sm_90")
+    parser.add_argument("--record", action="store_true")
+    parser.add_argument("--time", type=int, default=0)
+    parser.add_argument("--under", default="Samples", help="the folder of the checkout surveyed (Samples/0_Introduction...)")
+    args = parser.parse_args()
+    checkout = args.checkout.resolve()
+    if args.time:  # timing alone: the first N sources of the folder
+        keys = [str(p.relative_to(checkout)) for p in sorted((checkout / args.under).rglob("*.cu"))][:args.time]
+        time_samples(checkout, keys, args.arch)
+        return 0
+    results = survey(checkout, args.arch, args.under)
+    print(json.dumps(figures(results)))
+    if args.record:
+        RECORDED.write_text(json.dumps({"arch": args.arch, "under": args.under, "figures": figures(results), "samples": results},
+                                       indent=1, sort_keys=True) + "\n")
+        return 0
+    recorded = json.loads(RECORDED.read_text())["samples"]
+    differences = [key for key in sorted(set(recorded) | set(results)) if recorded.get(key) != results.get(key)]
+    for key in differences:
+        print(f"differs: {key}\n  recorded {recorded.get(key)}\n  now      {results.get(key)}")
+    return 1 if differences else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
