@@ -5,7 +5,7 @@ consecutive, keyed by (Process ID, ID). Exports appended to one file (a header
 row again, each run's IDs from 0) are read one after the other, every launch
 of each; a UTF-8 byte-order mark is ignored; a gzip-compressed export
 (`.csv.gz`, by content) is read as it decompresses, at most
-MAX_DECOMPRESSED bytes. Only the figures the analysis reads are kept (Launch
+MAX_DECOMPRESSED bytes and MAX_RATIO times its own size. Only the figures the analysis reads are kept (Launch
 Statistics, Occupancy, Speed Of Light, Warp State and Scheduler Statistics,
 Memory Workload Analysis); values are converted from ncu's units (SI
 prefixes, thousands separators) to bytes, nanoseconds, cycles, bytes per
@@ -182,7 +182,11 @@ def read_ncu_opened(handle, name: str) -> NcuReadResult:
     head = handle.peek(len(NCU_REP_MAGIC))[:len(NCU_REP_MAGIC)]
     if is_ncu_report(head):
         return read_lines(_converted_lines(Path(name)), name)
-    raw = _Bounded(gzip.GzipFile(fileobj=handle), MAX_DECOMPRESSED) if head.startswith(GZIP_MAGIC) else handle
+    if head.startswith(GZIP_MAGIC):
+        compressed = _Counted(handle)
+        raw = _Bounded(gzip.GzipFile(fileobj=compressed), MAX_DECOMPRESSED, compressed)
+    else:
+        raw = handle
     text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
     try:
         return read_lines(_bounded_lines(text), name)
@@ -194,11 +198,30 @@ def read_ncu_opened(handle, name: str) -> NcuReadResult:
         text.detach()  # the caller's handle stays the caller's to close
 
 
-class _Bounded(io.RawIOBase):
-    """A decompressed stream that ends with an OSError past `limit` bytes (a decompression bomb)."""
+class _Counted:
+    """The compressed stream GzipFile reads, counting the bytes it gave."""
 
-    def __init__(self, inner, limit: int):
-        self.inner, self.left = inner, limit
+    def __init__(self, inner):
+        self.inner, self.count = inner, 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.inner.read(size)
+        self.count += len(data)
+        return data
+
+
+# Real exports compress 18 to 39 times (tests/fixtures/ncu); a stream past MAX_RATIO times what was
+# read, once past BOMB_FLOOR, is a bomb (zeros compress a thousandfold: a 1 MB file made 1 GB, 9 s).
+MAX_RATIO = 100
+BOMB_FLOOR = 64 << 20
+
+
+class _Bounded(io.RawIOBase):
+    """A decompressed stream that ends with an OSError past `limit` bytes, or past MAX_RATIO times
+    the compressed bytes read once past BOMB_FLOOR (a decompression bomb)."""
+
+    def __init__(self, inner, limit: int, compressed: _Counted):
+        self.inner, self.left, self.compressed, self.given = inner, limit, compressed, 0
 
     def readable(self) -> bool:
         return True
@@ -206,8 +229,11 @@ class _Bounded(io.RawIOBase):
     def readinto(self, buffer) -> int:
         count = self.inner.readinto(buffer)
         self.left -= count
+        self.given += count
         if self.left < 0:
             raise OSError(f"it decompresses to more than {MAX_DECOMPRESSED >> 30} GiB")
+        if self.given > BOMB_FLOOR and self.given > MAX_RATIO * self.compressed.count:
+            raise OSError(f"it decompresses to over {MAX_RATIO} times its size, which no export does")
         return count
 
 
