@@ -49,7 +49,7 @@ def tune(ctx, file, arch, args_file, block_size, kernel_glob, sm_count, iteratio
                               compile_memory)
     document = compiling(timing, tune_query, file, arch, args_file, math.prod(block_size), kernel_glob, None,
                          sm_count, iterations, settings)
-    emit(choose_format(fmt), document, lambda: click.echo(render(document, output_width())))
+    emit(choose_format(fmt), document, lambda: click.echo(tune_text(document, output_width())))
     ctx.exit(EXIT_OK)
 
 
@@ -67,7 +67,7 @@ def timing(function, *args):
         sys.exit(EXIT_FINDINGS)
 
 
-def render(document: dict, width: int = 80) -> str:
+def tune_text(document: dict, width: int = 80) -> str:
     """One line per candidate: its change, occupancy, verdict, time and what was measured."""
     out = wrap(f"{document['kernel']} [{document['arch']}] on {document['device']}, timed by {document['runner']} "
                f"(noise {document['noise']:.1%})", width, "", "    ")

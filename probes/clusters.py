@@ -97,7 +97,7 @@ def gpc_layout(cluster_members: list[list[int]], sm_count: int) -> list[list[int
     return sorted(groups.values(), key=lambda g: (-len(g), g[0]))
 
 
-def measure(cupy, module, sm_count: int, optin_bytes: int, rounds: int = 8) -> dict:
+def measure_clusters(cupy, module, sm_count: int, optin_bytes: int, rounds: int = 8) -> dict:
     """The raw record: per shape the driver's answers; the measured GPC layout."""
     kernel = module.get_function("cluster_where")
     attrs = driver.kernel_attributes(kernel)

@@ -519,12 +519,12 @@ def probe_cluster_occupancy(ctx: ProbeContext) -> list[Measurement]:
     several block shapes and the measured GPC layout, judged against the
     offline model fed with the measured layout and the engine's blocks per SM."""
     from ..specs.catalog import shipped_catalog
-    from .clusters import measure
+    from .clusters import measure_clusters
     from .results import judge_clusters
 
     if int(ctx.device.cc.split(".")[0]) < 9:
         raise RuntimeError(f"thread-block clusters need compute capability 9.0 or later, not {ctx.device.cc}")
-    record = measure(ctx.cupy, ctx.module("cluster"), ctx.device.sm_count,
+    record = measure_clusters(ctx.cupy, ctx.module("cluster"), ctx.device.sm_count,
                      ctx.device.attributes["shared_mem_per_block_optin"], rounds=1 if ctx.tiny else 4 if ctx.quick else 8)
     judged = judge_clusters(shipped_catalog().archs.get(ctx.device.cc), record)
     return [Measurement(

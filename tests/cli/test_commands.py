@@ -478,12 +478,3 @@ def test_text_says_which_cuda_release_answered(command):
     from tuneadvise.specs.records import DEFAULT_RELEASE
 
     assert f"cuda_occupancy.h of CUDA {DEFAULT_RELEASE}" in " ".join(CliRunner().invoke(cli, command).output.split())
-
-
-@pytest.mark.parametrize("count, said", [(4, "and 1 more line"), (5, "and 2 more lines"), (3, None)])
-def test_frontiers_spill_lines_agree_in_number(count, said):
-    from tuneadvise.cli.frontier_cmd import _spill_places
-
-    places = [{"file": "k.cu", "line": n, "stores": 4, "loads": 4} for n in range(count)]
-    text = _spill_places(places)
-    assert (text.endswith(said) if said else "more" not in text) and "1 more lines" not in text

@@ -15,18 +15,25 @@ __global__ void clustered(float* out, int iters) {
     out[blockIdx.x * blockDim.x + threadIdx.x] = tile[(threadIdx.x + 1) % blockDim.x];
 }
 
-static void launch(float* out, int grid, int block, int dyn, int cluster) {
+// A launch of `grid` blocks of `block` threads in clusters of `cluster` blocks along x. The
+// configuration points to `attr` (the cluster dimension): the caller keeps it alive.
+static cudaLaunchConfig_t cluster_config(int grid, int block, int dyn, int cluster, cudaLaunchAttribute* attr) {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(grid);
     cfg.blockDim = dim3(block);
     cfg.dynamicSmemBytes = dyn;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = cluster;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = 1;
+    attr->id = cudaLaunchAttributeClusterDimension;
+    attr->val.clusterDim.x = cluster;
+    attr->val.clusterDim.y = 1;
+    attr->val.clusterDim.z = 1;
     cfg.attrs = attr;
     cfg.numAttrs = 1;
+    return cfg;
+}
+
+static void launch(float* out, int grid, int block, int dyn, int cluster) {
+    cudaLaunchAttribute attr;
+    cudaLaunchConfig_t cfg = cluster_config(grid, block, dyn, cluster, &attr);
     CHECK(cudaLaunchKernelEx(&cfg, clustered, out, 2000));
     CHECK(cudaGetLastError());
     log_launch("ncu_clusters", "clustered", grid, block, dyn, -1, cluster);
@@ -42,17 +49,8 @@ int main() {
     for (auto& s : shapes)
         for (int cluster : {1, 2, 4, 8}) {
             int block = s[0], dyn = s[1];
-            cudaLaunchConfig_t cfg = {};
-            cfg.gridDim = dim3(cluster * sms);
-            cfg.blockDim = dim3(block);
-            cfg.dynamicSmemBytes = dyn;
-            cudaLaunchAttribute attr[1];
-            attr[0].id = cudaLaunchAttributeClusterDimension;
-            attr[0].val.clusterDim.x = cluster;
-            attr[0].val.clusterDim.y = 1;
-            attr[0].val.clusterDim.z = 1;
-            cfg.attrs = attr;
-            cfg.numAttrs = 1;
+            cudaLaunchAttribute attr;
+            cudaLaunchConfig_t cfg = cluster_config(cluster * sms, block, dyn, cluster, &attr);
             int clusters = 0;  // resident clusters at once: one wave
             CHECK(cudaOccupancyMaxActiveClusters(&clusters, clustered, &cfg));
             fprintf(stderr, "block=%d dynamic=%d cluster=%d max_active_clusters=%d\n", block, dyn, cluster, clusters);

@@ -30,19 +30,7 @@ echo "== ncu_sweep"
 time NCU_MANIFEST="$out/ncu_sweep.log" ncu --csv --clock-control none --section LaunchStats --section Occupancy \
   "$build/ncu_sweep" > "$out/ncu_sweep.csv" 2> "$out/ncu_sweep.err"
 [ "${2:-}" = sweep ] && exit 0
-{
-  nvidia-smi --query-gpu=name,driver_version --format=csv,noheader
-  ncu --version | tail -1
-  nvcc --version | tail -1
-  python3 - <<'PY'
-import cupy as cp
-a = cp.cuda.Device(0).attributes
-for k in ("MultiProcessorCount", "ComputeCapabilityMajor", "ComputeCapabilityMinor",
-          "MaxSharedMemoryPerMultiprocessor", "MaxSharedMemoryPerBlockOptin",
-          "ReservedSharedMemoryPerBlock", "MaxThreadsPerMultiProcessor", "L2CacheSize"):
-    print(k, a.get(k))
-PY
-} > "$out/device.txt" 2>&1
+"$here/describe_device.sh" > "$out/device.txt" 2>&1
 
 for p in ncu_tails ncu_smem ncu_imbalance ncu_templates; do
   echo "== $p"; time NCU_MANIFEST="$out/$p.log" prof "$build/$p" > "$out/$p.csv" 2> "$out/$p.err"

@@ -30,21 +30,7 @@ wait
 for p in ncu_tails ncu_smem ncu_imbalance ncu_templates ncu_sweep ncu_smem_config ncu_clusters; do
   [ -x "$build/$p" ] || { echo "build of $p failed"; exit 1; }
 done
-{
-  nvidia-smi --query-gpu=name,compute_cap,driver_version,clocks.max.sm,clocks.max.mem --format=csv
-  ncu --version | tail -1
-  nvcc --version | tail -1
-  python3 - <<'PY'
-import cupy as cp
-a = cp.cuda.Device(0).attributes
-for k in ("MultiProcessorCount", "ComputeCapabilityMajor", "ComputeCapabilityMinor",
-          "MaxSharedMemoryPerMultiprocessor", "MaxSharedMemoryPerBlockOptin",
-          "ReservedSharedMemoryPerBlock", "MaxThreadsPerMultiProcessor", "MaxRegistersPerMultiprocessor",
-          "L2CacheSize", "ClockRate", "MemoryClockRate", "GlobalMemoryBusWidth"):
-    print(k, a.get(k))
-print("DriverVersion", cp.cuda.runtime.driverGetVersion(), "RuntimeVersion", cp.cuda.runtime.runtimeGetVersion())
-PY
-} > "$out/device.txt" 2>&1
+"$here/describe_device.sh" > "$out/device.txt" 2>&1
 
 step() {  # step NAME SECONDS COMMAND...: one export, its log and its errors
   local name=$1 limit=$2; shift 2
