@@ -11,6 +11,7 @@ page cache, whatever the logs' sizes; the rows equal diff.py's in-memory compari
 
 from __future__ import annotations
 
+import errno
 import itertools
 import json
 import os
@@ -90,6 +91,15 @@ class _Registers(Mapping):
         return 0
 
 
+def store_error(exc: sqlite3.Error) -> OSError:
+    """What a failed store raises: the OSError of a full or failing disk (exit 74, one line naming
+    the folder), as writing the output there would, rather than an internal error."""
+    folder = tempfile.gettempdir()
+    if "full" in str(exc):
+        return OSError(errno.ENOSPC, "no space left for diff's temporary store (TMPDIR names another folder)", folder)
+    return OSError(errno.EIO, f"diff's temporary store failed: {exc}", folder)
+
+
 class DiffStore:
     """The two sides of one diff in a temporary SQLite file, removed when closed."""
 
@@ -162,6 +172,12 @@ class DiffStore:
 
     def rows(self) -> Iterator[dict]:
         """The comparison's rows in the document's order: status, then name, architecture, variant."""
+        try:
+            yield from self._rows()
+        except sqlite3.Error as exc:  # the sort's temporary pages on a full disk
+            raise store_error(exc) from None
+
+    def _rows(self) -> Iterator[dict]:
         cursor = self.db.execute("SELECT status, name, arch, old, new, changes FROM rows "
                                  "ORDER BY status, name, arch, variant")
         while batch := cursor.fetchmany(DEMANGLED_AT_ONCE):
