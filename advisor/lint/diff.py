@@ -110,8 +110,8 @@ def diff_paths(old: str, new: str, options: LintOptions, stdin=None) -> DiffDocu
 
 
 def _diff_in_store(old: str, new: str, options: LintOptions) -> DiffDocument | None:
-    """The comparison of two text logs through an on-disk store (diff_store.py: memory flat in the
-    logs' size); None where a log holds records no architecture names, which the in-memory path reads."""
+    """The comparison of two text logs through an on-disk store (diff_store.py: neither build's
+    records held); None where a log holds records no architecture names, which the in-memory path reads."""
     try:
         store = DiffStore()
     except sqlite3.Error as exc:
