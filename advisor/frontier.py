@@ -27,12 +27,14 @@ from .readers.compiler_output import KernelUsage
 from .readers.demangle import kernel_names, name_matches
 from .readers.sass import lines_by_bytes
 from .readers.source_index import SourceIndex
+from .text import plural, utf8_text
 from .toolchain.compile import Build, Compiler
 from .toolchain.discovery import find_toolchain
 from .toolchain.settings import BuildSettings, BuildSetupError, with_line_info
 
 SCHEMA_VERSION = 1
 FRONTIER_SUFFIXES = (".cu", ".cuda", ".ptx")
+SPILL_LINES_SHOWN = 3  # source lines named per spilling build in the text; all are in the JSON
 
 
 class Point(NamedTuple):
@@ -50,6 +52,19 @@ class Point(NamedTuple):
     @property
     def spills(self) -> bool:
         return bool(self.spill_stores or self.spill_loads)
+
+    @property
+    def spill_places(self) -> str | None:
+        """'cap 40 spills at k.cu:23 (96 B), k.cu:14 (64 B) and 2 more lines': the source lines
+        where this build spills most (stores and loads), where its machine code names them."""
+        if not (self.spills and self.spill_lines):
+            return None
+        shown = [f"{utf8_text(os.path.basename(p['file'] or '?'))}:{p['line']} ({p['stores'] + p['loads']} B)"
+                 for p in self.spill_lines[:SPILL_LINES_SHOWN]]
+        more = (f" and {plural(len(self.spill_lines) - SPILL_LINES_SHOWN, 'more line')}"
+                if len(self.spill_lines) > SPILL_LINES_SHOWN else "")
+        cap = "uncapped" if self.max_registers is None else f"cap {self.max_registers}"
+        return f"{cap} spills at " + ", ".join(shown) + more
 
     def to_dict(self) -> dict:
         return {"max_registers": self.max_registers, "registers": self.registers, "spill_stores": self.spill_stores,

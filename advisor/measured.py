@@ -91,7 +91,7 @@ def barriers_for_limit(arch: Arch, limit: float | None) -> int | None:
     return next((n for n in range(1, 17) if available // n == limit), None)
 
 
-def launch_config(launch: ProfiledLaunch, arch: Arch, carveout: int, barriers: int | None) -> LaunchConfig:
+def profiled_launch_config(launch: ProfiledLaunch, arch: Arch, carveout: int, barriers: int | None) -> LaunchConfig:
     """The launch's figures through the one parser (LaunchConfig.from_mapping), which refuses
     values no architecture allows (a hand-edited or corrupt export) with an InputError."""
     m = launch.metrics
@@ -134,7 +134,7 @@ def measure(launch: ProfiledLaunch) -> Measured:
         raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}): {cause}", cause)
     barriers = barriers_for_limit(arch, launch.metrics.get("block_limit_barriers"))
     try:
-        config = launch_config(launch, arch, carveout, barriers)
+        config = profiled_launch_config(launch, arch, carveout, barriers)
     except InputError as exc:
         raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}): {exc}") from None
     result = occupancy(arch, config)
@@ -257,7 +257,7 @@ def launch_shape(measured: Measured) -> LaunchShape | None:
     return LaunchShape(grid, slots, sms, full, rest, rest_sms, bound, cluster, expected)
 
 
-def findings_of(measured: Measured, selection=None, minimum: float | None = None) -> list:
+def profiled_findings(measured: Measured, selection=None, minimum: float | None = None) -> list:
     """The TA0xx findings on one profiled launch, worst first (and the config rules' are not here:
     lint adds them from the engine's result)."""
     from .rules import MeasuredContext, RuleSelection, finding_order, measured_findings

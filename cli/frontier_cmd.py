@@ -9,10 +9,11 @@ from .common import EXIT_BAD_INPUT, EXIT_OK, choose_format, emit
 from .compile_options import build_options, build_settings, compiling
 from .layout import output_width, wrap
 from .options import arch_names_option, block_shape_option
+from .params import FilePath
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=FilePath(dir_okay=False))
 @arch_names_option("Target architecture (repeatable): sm_90, hopper, 9.0...", required=True)
 @block_shape_option("Threads per block the kernels are launched with: 256 or 16x16.", required=True)
 @click.option("--kernel", "-k", "kernel_glob", help="Only kernels whose mangled, demangled or bare name matches this glob.")
@@ -42,7 +43,7 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
     report = compiling(frontier_query, file, arch, block_size, kernel_glob, settings)
     for problem in report.problems:  # the compiler's rejections, then the report
         click.echo(f"tuneadvise: bad input: {problem}", err=True)
-    emit(choose_format(fmt), report.to_dict(), lambda: click.echo(render(report, output_width()), nl=False))
+    emit(choose_format(fmt), report.to_dict(), lambda: click.echo(frontier_text(report, output_width()), nl=False))
     ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
 
 
@@ -61,26 +62,7 @@ def _cells(point, index: int, kernel) -> tuple[str, ...]:
             str(point.active_blocks_per_sm), f"{point.occupancy:.1%}", "; ".join(marks))
 
 
-SPILL_LINES_SHOWN = 3
-
-
-def _cap_name(point) -> str:
-    return "uncapped" if point.max_registers is None else f"cap {point.max_registers}"
-
-
-def _spill_places(lines) -> str:
-    """'k.cu:23 (96 B), k.cu:14 (64 B) and 2 more lines': the lines that spill most, stores and loads."""
-    import os
-
-    from ..advisor.text import plural, utf8_text
-
-    shown = [f"{utf8_text(os.path.basename(p['file'] or '?'))}:{p['line']} ({p['stores'] + p['loads']} B)"
-             for p in lines[:SPILL_LINES_SHOWN]]
-    more = f" and {plural(len(lines) - SPILL_LINES_SHOWN, 'more line')}" if len(lines) > SPILL_LINES_SHOWN else ""
-    return ", ".join(shown) + more
-
-
-def render(report, width: int = 80) -> str:
+def frontier_text(report, width: int = 80) -> str:
     """Aligned columns per kernel, or where they do not fit in `width`, a line per cap (no colour:
     the same text on a terminal and in a pipe). Spill stores and loads and the stack frame are bytes
     per thread; 'best' marks the most occupancy with no spills (where a cap gains any), 'spills
@@ -95,8 +77,8 @@ def render(report, width: int = 80) -> str:
             out += wrap(f"({kernel.own_cap} in the source: -maxrregcount does not apply)", width, "  ", "    ")
         out += _table(kernel, width)
         for point in kernel.points:  # where each cap's spills land, from its machine code
-            if point.spills and point.spill_lines:
-                out += wrap(f"{_cap_name(point)} spills at {_spill_places(point.spill_lines)}", width, "  ", "    ")
+            if point.spill_places:
+                out += wrap(point.spill_places, width, "  ", "    ")
         if kernel.advice:
             out += wrap(f"best: {kernel.advice}", width, "  ", "    ")
         out.append("")

@@ -9,6 +9,7 @@ import click
 
 from .common import EXIT_FINDINGS, BadInput, choose_format, console, emit, fail_unavailable
 from .options import format_option
+from .params import FilePath
 
 
 def _cupy_or_exit(what: str):
@@ -62,7 +63,7 @@ def _parse_devices(device: str, count: int) -> list[int]:
 @click.option("--device", default="0", show_default=True, metavar="N|N,M,...|all",
               help="Which GPU, several in turn, or every GPU in turn.")
 @format_option()
-@click.option("--save", "save", type=click.Path(dir_okay=False, readable=False, writable=True),
+@click.option("--save", "save", type=FilePath(dir_okay=False, readable=False, writable=True),
               help="Write the device as a spec file (driver limits + measured peaks) for --spec-file.")
 @click.option("--tiny", is_flag=True, hidden=True, help="Smallest sizes, for compute-sanitizer runs.")
 def probe(only, quick, device, fmt, save, tiny):
@@ -135,7 +136,7 @@ def _save_spec(path: str, doc: dict) -> None:
 
 
 @click.command()
-@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.argument("path", type=FilePath(exists=True, dir_okay=False))
 @click.option("--device", default=0, show_default=True, help="GPU index.")
 @format_option()
 def verify(path, device, fmt):

@@ -56,11 +56,11 @@ def _command(line: str, width: int) -> str:
 
 
 def _example(example: dict, width: int) -> str:
-    from ..advisor.rules.markdown import example_command as render
+    from ..advisor.rules.markdown import example_command
     from ..advisor.text import clip
 
     lines = []
-    for line in render(example).splitlines():
+    for line in example_command(example).splitlines():
         if line.startswith("tuneadvise "):
             lines.append(_command(line, width))
         else:  # a file's lines (a log, a config) as written: clipped where longer than the width

@@ -6,13 +6,13 @@ import click
 
 from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, emit, rule_selection
 from .options import format_option, ignore_option, select_option
-from .params import TargetList
+from .params import FilePath, TargetList
 
 FORMATS = ("table", "json", "sarif", "github")
 
 
 @click.command("check-source")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("paths", nargs=-1, required=True, type=FilePath(exists=True, dir_okay=False))
 @click.option("--target", "-t", "targets", required=True, multiple=True, type=TargetList(),
               help="An architecture the code is built for (sm_70, 7.0, volta...); repeat for each, "
                    "or list them with commas: what breaks on any of them is flagged.")

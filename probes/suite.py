@@ -525,7 +525,7 @@ def probe_cluster_occupancy(ctx: ProbeContext) -> list[Measurement]:
     if int(ctx.device.cc.split(".")[0]) < 9:
         raise RuntimeError(f"thread-block clusters need compute capability 9.0 or later, not {ctx.device.cc}")
     record = measure_clusters(ctx.cupy, ctx.module("cluster"), ctx.device.sm_count,
-                              ctx.device.attributes["shared_mem_per_block_optin"], rounds=1 if ctx.tiny else 4 if ctx.quick else 8)
+                     ctx.device.attributes["shared_mem_per_block_optin"], rounds=1 if ctx.tiny else 4 if ctx.quick else 8)
     judged = judge_clusters(shipped_catalog().archs.get(ctx.device.cc), record)
     return [Measurement(
         name="cluster_occupancy", group="occupancy", unit="answers equal to the driver",

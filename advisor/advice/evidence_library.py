@@ -21,7 +21,7 @@ class LibraryDataError(ValueError):
     """The library name patterns are malformed."""
 
 
-def parse(text: str, where: str = "library_kernels.toml") -> tuple[tuple[str, re.Pattern], ...]:
+def parse_library(text: str, where: str = "library_kernels.toml") -> tuple[tuple[str, re.Pattern], ...]:
     """(library, compiled pattern) of each pattern, in the file's order."""
     try:
         import tomllib
@@ -51,7 +51,7 @@ def parse(text: str, where: str = "library_kernels.toml") -> tuple[tuple[str, re
 
 @lru_cache(maxsize=1)
 def patterns() -> tuple[tuple[str, re.Pattern], ...]:
-    return parse(DATA.read_text(encoding="utf-8"), DATA.name)
+    return parse_library(DATA.read_text(encoding="utf-8"), DATA.name)
 
 
 @lru_cache(maxsize=4096)

@@ -39,6 +39,8 @@ from ...specs.files import read_bounded
 from .. import inputs
 from ..launch import BY_KEY as LAUNCH_FIELDS
 from ..launch import MAX_CLUSTER_SIZE, MAX_LOCAL_BYTES, MAX_SM_COUNT
+from ..roofline_work import RooflineWork
+from ..strict_model import StrictModel, via_inputs
 from ..text import clip, quoted
 from .settings import NO_CONFIG, normalise_archs, product_sm_counts
 
@@ -48,28 +50,6 @@ Bytes = int | str  # 12288 or "12K"; normalised to int by the validators
 
 class ConfigError(InputError):
     """A configuration file that does not validate; str() names file, line (where known), field and rule."""
-
-
-def _normalise_keys(data):
-    if isinstance(data, dict):
-        return {k.replace("-", "_") if isinstance(k, str) else k: v for k, v in data.items()}
-    return data
-
-
-def _via_inputs(parse, value, field: str):
-    try:
-        return parse(value, field)
-    except inputs.InputError as exc:
-        raise ValueError(exc.detail) from None
-
-
-class _Strict(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    @model_validator(mode="before")
-    @classmethod
-    def _kebab(cls, data):
-        return _normalise_keys(data)
 
 
 # -- launch settings and figures: the fields of advisor/launch.FIELDS ---------------
@@ -100,7 +80,7 @@ def _launch_field(key: str, note: str = ""):
 
     def validate(value):
         if value is not None:
-            _via_inputs(spec.parse, value, key)
+            via_inputs(spec.parse, value, key)
         return value
 
     schema = _SCHEMAS.get(spec.parse, _INT)
@@ -115,7 +95,7 @@ def _launch_model(name: str, base, keys: tuple[str, ...], doc: str, note: str = 
 MAX_BLOCKS_ASSUMED = 1024  # far above any architecture's resident blocks per SM (32)
 
 
-class _LaunchExtras(_Strict):
+class _LaunchExtras(StrictModel):
     """What a launch has beyond LaunchConfig's fields: the cluster shape and a minimum occupancy."""
 
     cluster_dims: int | str | list[int] | None = Field(None, description="Thread-block cluster: 2 or '2x1x1' (9.0+)")
@@ -133,7 +113,7 @@ class _LaunchExtras(_Strict):
     def _cluster(cls, v):
         if v is None:
             return None
-        dims = _via_inputs(inputs.parse_block, v, "cluster_dims")
+        dims = via_inputs(inputs.parse_block, v, "cluster_dims")
         if _product(dims) > MAX_CLUSTER_SIZE:
             raise ValueError(f"at most {MAX_CLUSTER_SIZE} blocks per cluster")
         return list(dims)
@@ -159,7 +139,7 @@ def _product(dims) -> int:
     return total
 
 
-class _Matched(_Strict):
+class _Matched(StrictModel):
     """An entry that applies to the kernels its glob matches, on its architectures."""
 
     arch: list[str] | None = Field(None, description="Only on these architectures (default: all linted)")
@@ -176,36 +156,6 @@ class _Matched(_Strict):
         if self.arch is not None and arch not in self.arch:
             return False
         return any(fnmatchcase(n, self.pattern()) for n in names)
-
-
-Quantity = float | str  # 2.1e12 or "2.1T"; normalised to float by the validator
-
-
-class RooflineWork(_Strict):
-    """A kernel's work, for `tuneadvise roofline --kernels FILE`: FLOPs and
-    device-memory bytes (or their ratio), and optionally what it achieved."""
-
-    flops: Quantity | None = Field(None, description="FLOPs per launch: 2.1e12 or '2.1T'")
-    bytes: Quantity | None = Field(None, description="Bytes moved to and from device memory per launch")
-    intensity: Quantity | None = Field(None, description="FLOP per byte, instead of flops and bytes")
-    achieved: Quantity | None = Field(None, description="FLOP/s the kernel reaches, for the headroom")
-    shared_bytes_per_flop: Quantity | None = Field(None, description="Shared-memory/L1 bytes per FLOP (the pyramid)")
-
-    @field_validator("flops", "bytes", "intensity", "achieved", "shared_bytes_per_flop")
-    @classmethod
-    def _quantity(cls, v, info):
-        return None if v is None else _via_inputs(inputs.parse_quantity, v, info.field_name)
-
-    @model_validator(mode="after")
-    def _work(self):
-        if self.intensity is None and (self.flops is None or self.bytes is None):
-            raise ValueError("give intensity, or both flops and bytes")
-        if self.intensity is not None and (self.flops is not None or self.bytes is not None):
-            raise ValueError("give intensity or flops and bytes, not both")
-        return self
-
-    def flop_per_byte(self) -> float:
-        return self.intensity if self.intensity is not None else self.flops / self.bytes
 
 
 _KernelFigures = _launch_model("_KernelFigures", Launch, FIGURE_KEYS, "A kernel's figures, without compiler output.",
@@ -262,7 +212,7 @@ class Budget(_Matched):
     @field_validator("max_shared_mem")
     @classmethod
     def _smem(cls, v):
-        return None if v is None else _via_inputs(inputs.parse_size, v, "max_shared_mem")
+        return None if v is None else via_inputs(inputs.parse_size, v, "max_shared_mem")
 
     @model_validator(mode="after")
     def _old_spill_key(self):
@@ -300,7 +250,7 @@ def _rule_codes(v):
     return codes
 
 
-class LintConfig(_Strict):
+class LintConfig(StrictModel):
     """Project settings for `tuneadvise lint`; command-line flags override them."""
 
     model_config = ConfigDict(extra="forbid", frozen=True, title="tuneadvise lint configuration")
@@ -359,7 +309,7 @@ class LintConfig(_Strict):
     @field_validator("block_size")
     @classmethod
     def _block(cls, v):
-        return None if v is None else list(_via_inputs(inputs.parse_block, v, "block_size"))
+        return None if v is None else list(via_inputs(inputs.parse_block, v, "block_size"))
 
     def kernel_index(self, names: tuple[str, ...], arch: str) -> int | None:
         """The index of the first [[kernels]] entry that matches, or None."""

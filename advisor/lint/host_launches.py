@@ -54,7 +54,7 @@ def with_host_launches(records: list[KernelUsage], launches) -> tuple[list[Kerne
         sites = by_kernel.get(record.name, [])
         if by_template:  # every instantiation of a template launched where its arguments are the caller's
             sites = sites + by_template.get(base_name(demangled.get(record.name, record.name)), [])
-        checked = [(launch, values) for launch in sites if (values := launch_values(launch, record)) is not None]
+        checked = [(launch, values) for launch in sites if (values := site_launch_values(launch, record)) is not None]
         if not checked:
             out.append(replace(record, host_launches=tuple(sites)) if sites else record)
             continue
@@ -63,7 +63,7 @@ def with_host_launches(records: list[KernelUsage], launches) -> tuple[list[Kerne
             out.append(replace(record, host_launches=(launch,), launch=tuple(values.items()),
                                variant=site_text(launch) if several else record.variant))
         notes += [f"{_demangled(record.name)} [{record.arch}]: {run_time_text(launch)}; checked at its other launches"
-                  for launch in sites if launch_values(launch, record) is None]
+                  for launch in sites if site_launch_values(launch, record) is None]
     return out, notes
 
 
@@ -84,7 +84,7 @@ def run_time_text(launch: HostLaunch) -> str:
     return f"{listed} set at run time at {site_text(launch)}"
 
 
-def launch_values(launch: HostLaunch, record: KernelUsage) -> dict | None:
+def site_launch_values(launch: HostLaunch, record: KernelUsage) -> dict | None:
     """The LaunchConfig keys of a launch whose block is known when the source compiles (or chosen by
     the occupancy API), else None."""
     block = launch.block

@@ -34,7 +34,7 @@ from ..engine.occupancy import Occupancy, occupancy
 from ..engine.whatif import bounds_register_cap
 from ..inputs import InputError
 from ..launch import LaunchConfig
-from ..measured import as_programmed, findings_of
+from ..measured import as_programmed, profiled_findings
 from ..readers import demangle as names
 from ..readers.compiler_output import KernelUsage, cuobjdump_reserved
 from ..readers.demangle import kernel_names
@@ -347,7 +347,7 @@ class _Linter:
         programmed = with_library_control(usage.name, as_programmed(measured))
         findings = config_findings(Resolved(measured.arch), programmed, self.options.selection,
                                    measured=True, active_clusters=clusters)
-        findings += findings_of(measured, self.options.selection, self.options.config.min_achieved_occupancy)
+        findings += profiled_findings(measured, self.options.selection, self.options.config.min_achieved_occupancy)
         for said in (f for f in findings if said_per_run(f)):  # TA008: once for the run
             self.per_run[(said.code, _hashable(said.details))] = self.per_run.get((said.code, _hashable(said.details)),
                                                                                   0) + 1

@@ -98,7 +98,8 @@ _READER_FIELDS = tuple(f.name for f in fields(KernelUsage) if f.name not in BUIL
 _PTXAS_USED_LINE = re.compile(r"ptxas\s+info\s*:\s*Used\b")
 
 
-def _problem(problems, number: int, message: str) -> None:
+def note_problem(problems, number: int, message: str) -> None:
+    """Add (line number, message) to `problems`, where the caller keeps them (None: it does not)."""
     if problems is not None:
         problems.append((number, message))
 
@@ -117,7 +118,7 @@ def parse_ptxas(lines, problems: list | None = None, file: str = "") -> Iterator
         if "ptxas" not in line and "bytes stack frame" not in line:
             continue
         if len(line) > MAX_LINE:
-            _problem(problems, number, _TOO_LONG)
+            note_problem(problems, number, _TOO_LONG)
             name = None
             continue
         # Substring tests pick the one pattern a line can match (each pattern
@@ -127,24 +128,24 @@ def parse_ptxas(lines, problems: list | None = None, file: str = "") -> Iterator
             if match:
                 name, arch, props = match.group(1), archs.setdefault(match.group(2), match.group(2)), None
             else:
-                _problem(problems, number, "expected \"Compiling entry function 'NAME' for 'sm_XX'\"")
+                note_problem(problems, number, "expected \"Compiling entry function 'NAME' for 'sm_XX'\"")
                 name = None
         elif "bytes stack frame" in line:
             match = _PROPERTIES.search(line)
             if match:
                 props = tuple(map(int, match.groups()))
             else:
-                _problem(problems, number, "expected 'N bytes stack frame, N bytes spill stores, N bytes spill loads'")
+                note_problem(problems, number, "expected 'N bytes stack frame, N bytes spill stores, N bytes spill loads'")
         elif "Used" in line:
             match = _USED.search(line)
             if match is None:
                 if _PTXAS_USED_LINE.search(line):
-                    _problem(problems, number, "expected 'Used N registers'")
+                    note_problem(problems, number, "expected 'Used N registers'")
             elif name is not None:
                 smem = _SMEM.search(line) if "smem" in line else None
                 barriers = _BARRIERS.search(line) if "barriers" in line else None
                 if ("bytes smem" in line and smem is None) or (" barriers" in line and barriers is None):
-                    _problem(problems, number, "expected 'Used N registers, used N barriers, N bytes smem'")
+                    note_problem(problems, number, "expected 'Used N registers, used N barriers, N bytes smem'")
                     name = None
                     continue
                 stack, stores, loads = props or (None, None, None)
@@ -170,7 +171,7 @@ def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None,
     for number, line in enumerate(lines, 1):
         if len(line) > MAX_LINE:
             if "REG:" in line or "Function" in line:
-                _problem(problems, number, _TOO_LONG)
+                note_problem(problems, number, _TOO_LONG)
             name = None
             continue
         match = _CUOBJ_ARCH.match(line)
@@ -184,7 +185,7 @@ def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None,
         if name is not None and "REG:" in line:
             fields = dict(_CUOBJ_FIELDS.findall(line))
             if "REG" not in fields or "SHARED" not in fields:
-                _problem(problems, number, "expected 'REG:N STACK:N SHARED:N ...'")
+                note_problem(problems, number, "expected 'REG:N STACK:N SHARED:N ...'")
                 name = None
                 continue
             shared = int(fields.get("SHARED", 0))

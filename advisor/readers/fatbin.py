@@ -218,13 +218,6 @@ def _decompress(payload: bytes, size: int) -> bytes | bytearray:
     return lz4_block_decompress(payload, size)
 
 
-def read_fatbin(data, start: int = 0, budget: _Budget | None = None) -> tuple[list[FatbinEntry], int]:
-    """Entries of the fatbin at `start` and the offset just past it. Compressed
-    payloads are decoded when read (FatbinEntry.payload), within `budget`."""
-    end = _fatbin_end(data, start)
-    return list(_entries(data, start, end, budget)), end
-
-
 def _fatbin_end(data, start: int) -> int:
     if len(data) < start + _HEADER.size:
         raise FatbinError("truncated fatbin header")

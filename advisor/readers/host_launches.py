@@ -108,7 +108,7 @@ def _word_at(text: str, word: str, start: int) -> int:
     return -1
 
 
-def parse(path: str, flags=()):
+def parse_host_source(path: str, flags=()):
     """The translation unit of the front end's host file, parsed as C++ with the preprocessor flags
     nvcc's own preprocessing of it uses. The fatbin its stub includes is not built (only the device
     build makes one): an empty file stands in for it."""
@@ -124,7 +124,7 @@ def read_launches(path: str, flags, lines_of, user_file) -> list[HostLaunch]:
     """Every launch in the functions of the user's files in the front end's host file `path`.
     `lines_of(file)`: that file's lines (for columns), or None; `user_file(file)`: whether a file
     named by a line marker is the user's (not the toolkit's or the system's headers)."""
-    unit = parse(path, flags)
+    unit = parse_host_source(path, flags)
     sites, launches = _Site(lines_of), []
     for top in unit.cursor.get_children():
         if user_file(presumed(top.location)[0]):

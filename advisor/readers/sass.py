@@ -32,6 +32,8 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from .compiler_output import note_problem
+
 MAX_LINE = 8192  # characters; a listing's lines are under 400 (count mode) plus the mangled name
 MAX_SITES = 4096  # spill sites, or local accesses, kept per kernel (the byte sums count all)
 MAX_PEAK_LINES = 16
@@ -139,7 +141,7 @@ def read_live_registers(lines: Iterable[str], problems: list | None = None) -> d
     kernel, peak, offsets = None, -1, []
     for number, line in enumerate(lines, 1):
         if len(line) > MAX_LINE:
-            _problem(problems, number, _TOO_LONG)
+            note_problem(problems, number, _TOO_LONG)
             continue
         if line.startswith(".text."):
             if kernel is not None and peak >= 0:
@@ -303,7 +305,7 @@ def read_sass(lines: Iterable[str], live: Mapping[str, LiveRegisters] | None = N
     current: _Kernel | None = None
     for number, line in enumerate(lines, 1):
         if len(line) > MAX_LINE:
-            _problem(problems, number, _TOO_LONG)
+            note_problem(problems, number, _TOO_LONG)
             continue
         if line.startswith(".text."):
             if current is not None:
@@ -312,7 +314,7 @@ def read_sass(lines: Iterable[str], live: Mapping[str, LiveRegisters] | None = N
             match = _FUNCTION.match(line)
             current = _Kernel(match.group(1), live.get(match.group(1)), files, where) if match else None
             if match is None:
-                _problem(problems, number, "expected '.text.NAME:'")
+                note_problem(problems, number, "expected '.text.NAME:'")
             continue
         if current is None:
             continue
@@ -323,9 +325,9 @@ def read_sass(lines: Iterable[str], live: Mapping[str, LiveRegisters] | None = N
         elif "//## File" in line:
             match = _LINE_INFO.match(line)
             if match is None:
-                _problem(problems, number, "expected '//## File \"NAME\", line N'")
+                note_problem(problems, number, "expected '//## File \"NAME\", line N'")
             elif not current.line_info(match.group(1), int(match.group(2))):
-                _problem(problems, number, f"more than {MAX_FILES} source files in the line table")
+                note_problem(problems, number, f"more than {MAX_FILES} source files in the line table")
         elif line.lstrip().startswith(".type") and line.rstrip().endswith("@function"):
             current.in_subroutine = True
         elif "/*" in line:
@@ -338,11 +340,6 @@ def read_sass(lines: Iterable[str], live: Mapping[str, LiveRegisters] | None = N
             current = None
     if current is not None:
         yield current.finish()
-
-
-def _problem(problems, number: int, message: str) -> None:
-    if problems is not None:
-        problems.append((number, message))
 
 
 def lines_by_bytes(sites) -> list[dict]:

@@ -66,7 +66,7 @@ def example_command(config: dict) -> str:
     return "tuneadvise occupancy " + " ".join(flags)
 
 
-def render() -> str:
+def rules_page() -> str:
     lines = ["# Rules", "", "Generated from the rule registry (`advisor/rules/families/`); do not edit by hand.", "",
              "Select or ignore rules by code or prefix with `--select` and `--ignore` (for example `--ignore TA3`).", ""]
     lines += ["| code | name | severity | summary |", "| --- | --- | --- | --- |"]
@@ -83,4 +83,4 @@ def render() -> str:
 
 
 if __name__ == "__main__":
-    print(render(), end="")
+    print(rules_page(), end="")

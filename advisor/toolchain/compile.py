@@ -86,7 +86,7 @@ def command(toolchain: Toolchain, build: Build, output: str) -> list[str]:
             build.source, "-o", output]
 
 
-def error_line(lines, returncode: int) -> str:
+def compiler_error_line(lines, returncode: int) -> str:
     """The compiler's first error, on one line; else its last line; else the exit status."""
     first_error = last = ""
     for line in lines:
@@ -139,7 +139,7 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
         return BuildResult(build, "", f"printed more than {MAX_COMPILER_OUTPUT >> 20} MiB and was stopped; "
                                       f"it began: {clip(first, MAX_ERROR_LINE)}")
     if done.returncode != 0:
-        error = error_line(output_lines(output), done.returncode)
+        error = compiler_error_line(output_lines(output), done.returncode)
         if settings.memory_mib is not None and (done.returncode < 0 or any(
                 sign in line.lower() for line in output_lines(output) for sign in _MEMORY_SIGNS)):
             error += f" (each compiler process may use {settings.memory_mib} MiB: --compile-memory)"
@@ -164,7 +164,7 @@ def _step(argv: list[str], build: Build, settings: BuildSettings, running: Runni
     if done.overflowed:
         return None, f"printed more than {output_limit >> 20} MiB and was stopped"
     if done.returncode != 0:
-        return None, error_line(output_lines(done.output), done.returncode)
+        return None, compiler_error_line(output_lines(done.output), done.returncode)
     return list(output_lines(done.output)), None
 
 

@@ -110,7 +110,7 @@ def find_disassembler() -> Disassembler:
     """The first nvdisasm found of release 13.5 or later, or DisassemblerMissing."""
     for directory, origin in candidates("nvdisasm", "sass"):
         path = directory / "nvdisasm"
-        if os.access(path, os.X_OK) and path.is_file() and toolkit_release(str(path.resolve())) >= MINIMUM_RELEASE:
+        if os.access(path, os.X_OK) and path.is_file() and nvdisasm_release(str(path.resolve())) >= MINIMUM_RELEASE:
             return Disassembler(str(path.resolve()), origin)
     raise DisassemblerMissing()
 
@@ -118,7 +118,7 @@ def find_disassembler() -> Disassembler:
 _RELEASE = re.compile(r"release (\d{1,3})\.(\d{1,3})")
 
 
-def toolkit_release(path: str) -> tuple[int, int]:
+def nvdisasm_release(path: str) -> tuple[int, int]:
     """nvdisasm's release ('Cuda compilation tools, release 13.5, V13.5.37' -> (13, 5)); (0, 0) unknown."""
     try:
         out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60).stdout

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tuneadvise.advisor.advice import evidence_compiler, evidence_launch, evidence_machine_code, evidence_profile
-from tuneadvise.advisor.advice.evidence_library import LibraryDataError, library, library_of, parse
+from tuneadvise.advisor.advice.evidence_library import LibraryDataError, library, library_of, parse_library
 from tuneadvise.advisor.advice.verdict import Evidence, combine, verdict_of
 from tuneadvise.advisor.rules import Finding, with_evidence
 
@@ -139,7 +139,7 @@ def test_library_kernels_are_told_by_name_and_user_kernels_are_not(name, found):
 ])
 def test_the_library_data_is_validated(text, message):
     with pytest.raises(LibraryDataError, match=message.replace("[", r"\[").replace("(", r"\(")):
-        parse(text)
+        parse_library(text)
 
 
 @pytest.mark.parametrize("module", ["verdict", "judge"])

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tuneadvise.advisor.lint.profiled import measured_document
-from tuneadvise.advisor.measured import MeasuredError, findings_of, launch_shape, measure
+from tuneadvise.advisor.measured import MeasuredError, launch_shape, measure, profiled_findings
 from tuneadvise.advisor.readers.ncu import METRICS, ProfiledLaunch
 
 from ..probes.test_probes import engine_one_block_fewer
@@ -70,7 +70,7 @@ def test_every_printed_bound_holds_on_every_recorded_launch():
         measured = measure(launch)
         achieved = launch.metrics["achieved_occupancy"]
         checked += 1
-        for finding in findings_of(measured):
+        for finding in profiled_findings(measured):
             if "bound" in finding.details:
                 assert achieved <= finding.details["bound"] + PRINTED, (finding.code, launch.kernel, finding.message)
                 printed += 1
@@ -97,13 +97,13 @@ def test_under_ten_microseconds_no_bound_is_printed_as_the_recordings_break_it()
 def test_the_tail_claims_no_occupancy_bound():
     """Achieved occupancy is averaged over the cycles each SM was active: a tail's idle SMs do not
     lower it (11 of 11 'at most' figures of the old tail rule were under what was achieved)."""
-    tails = [f for launch in all_launches(PROGRAMS) for f in findings_of(measure(launch)) if f.code == "TA003"]
+    tails = [f for launch in all_launches(PROGRAMS) for f in profiled_findings(measure(launch)) if f.code == "TA003"]
     assert len(tails) > 40
     assert all("bound" not in f.details and "%" not in f.message for f in tails)
 
 
 def codes(launch) -> set:
-    return {f.code for f in findings_of(measure(launch))}
+    return {f.code for f in profiled_findings(measure(launch))}
 
 
 def test_explanations_of_the_tails_program():
@@ -119,7 +119,7 @@ def test_explanations_of_the_tails_program():
         if grid == wave + 1 or grid == wave + wave // 2:
             assert "TA003" in found, (grid, found)
             assert f"last wave of {grid - wave} block{'s' if grid - wave > 1 else ''} " in next(
-                f.message for f in findings_of(measure(launch)) if f.code == "TA003")
+                f.message for f in profiled_findings(measure(launch)) if f.code == "TA003")
         if grid in (wave - 1, wave):
             assert "TA002" not in found and "TA003" not in found, (grid, found)
 
@@ -149,7 +149,7 @@ def test_short_kernels_are_named():
 def test_a_wrong_report_figure_is_a_finding():
     launch = launches("ncu_tails")[0]
     edited = type(launch)(**{**launch.__dict__, "metrics": {**launch.metrics, "block_limit_registers": 7.0}})
-    found = [f for f in findings_of(measure(edited)) if f.code == "TA001"]
+    found = [f for f in profiled_findings(measure(edited)) if f.code == "TA001"]
     assert len(found) == 1 and found[0].details["figure"] == "block_limit_registers"
     assert found[0].details["engine"] == launch.metrics["block_limit_registers"]
 
@@ -181,7 +181,7 @@ def test_hostile_figures_are_a_measured_error_or_an_answer(metrics, block, grid,
         measured = measure(launch)
     except MeasuredError:
         return
-    findings_of(measured)
+    profiled_findings(measured)
     measured_document(measured)
 
 
@@ -190,7 +190,7 @@ def with_metrics(launch, **metrics):
 
 
 def ta004(launch) -> list:
-    return [f for f in findings_of(measure(launch)) if f.code == "TA004"]
+    return [f for f in profiled_findings(measure(launch)) if f.code == "TA004"]
 
 
 def test_short_lived_uniform_blocks_are_named_not_called_unequal_work():
@@ -229,7 +229,7 @@ def test_waves_of_a_cluster_launch_are_counted_in_clusters():
         size = int(launch.metrics["cluster_size"])
         assert shape.cluster_size == size
         assert shape.slots == launch.metrics["max_active_clusters"] * size
-        for finding in findings_of(measure(launch)):
+        for finding in profiled_findings(measure(launch)):
             if finding.code in ("TA002", "TA003"):
                 assert f"{launch.grid[0] // size} clusters ({launch.grid[0]} blocks)" in finding.message
 
@@ -303,7 +303,7 @@ def test_the_causes_tell_apart_on_the_six_section_recordings():
     kernels: microsecond blocks."""
     def causes(name, prefix):
         return {f.details["cause"] for launch in launches(name) if launch.kernel.startswith(prefix)
-                for f in findings_of(measure(launch)) if f.code == "TA004"}
+                for f in profiled_findings(measure(launch)) if f.code == "TA004"}
 
     assert causes("sections/ncu_tails", "spin") == {"issue_bound"}
     assert causes("sections/ncu_imbalance", "one_warp_works") == {"imbalance"}

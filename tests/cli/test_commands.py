@@ -480,10 +480,10 @@ def test_text_says_which_cuda_release_answered(command):
     assert f"cuda_occupancy.h of CUDA {DEFAULT_RELEASE}" in " ".join(CliRunner().invoke(cli, command).output.split())
 
 
-@pytest.mark.parametrize("count, said", [(4, "and 1 more line"), (5, "and 2 more lines"), (3, None)])
-def test_frontiers_spill_lines_agree_in_number(count, said):
-    from tuneadvise.cli.frontier_cmd import _spill_places
-
-    places = [{"file": "k.cu", "line": n, "stores": 4, "loads": 4} for n in range(count)]
-    text = _spill_places(places)
-    assert (text.endswith(said) if said else "more" not in text) and "1 more lines" not in text
+@pytest.mark.parametrize("value", ["-" + "0" * 600 + "=\0", "-1=\0"])
+def test_a_nul_in_a_value_that_looks_like_an_option_names_the_option_it_was_given_to(value):
+    """Found by test_fuzzed_suggest_never_tracebacks: `--grid-size '-000...=<NUL>'` was named by
+    the value itself, hundreds of characters long, rather than by --grid-size."""
+    result = CliRunner().invoke(cli, ["suggest", "--arch", "volta", "--registers", "32", "--grid-size", value])
+    assert result.exit_code == 2
+    assert result.output.startswith("tuneadvise: error: --grid-size: holds a NUL byte") and len(result.output) < 200

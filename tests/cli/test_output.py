@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -164,3 +165,24 @@ def test_the_top_level_help_fits_the_columns(columns):
                           env={**os.environ, "COLUMNS": str(columns)}, timeout=60)
     assert done.returncode == 0
     assert max(len(line) for line in done.stdout.splitlines()) <= columns
+
+
+def _command_paths(group, path=()):
+    """Every command and subcommand, by the names a user types (the group loads them lazily)."""
+    context = click.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
+        yield (*path, name)
+        if isinstance(command, click.Group):
+            yield from _command_paths(command, (*path, name))
+
+
+@pytest.mark.parametrize("columns", [80, 100])
+@pytest.mark.parametrize("path", list(_command_paths(cli)), ids=" ".join)
+def test_every_help_fits_the_columns(path, columns):
+    """`tuneadvise CMD --help | less` at 80 columns: examples and exit codes (kept as written, not
+    rewrapped) as well as the text click wraps."""
+    result = CliRunner().invoke(cli, [*path, "--help"], env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0, result.output
+    wide = [line for line in result.stdout.splitlines() if len(line) > columns]
+    assert not wide, wide

@@ -185,6 +185,20 @@ def test_no_second_copy_under_a_former_name(name):
     assert _definitions(name) == []
 
 
+def test_each_public_function_name_has_one_meaning():
+    """A module-level public function's name is defined once in the package: a name in two
+    modules reads as one thing and means two. A command may carry the name of the library call
+    it is the command line of (`occupancy`, `frontier`), and `main` is a runnable module's entry
+    point wherever it is."""
+    homes: dict[str, list[str]] = {}
+    for module, path in modules().items():
+        for node in tree(module).body:
+            if (isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and not node.name.startswith("_")
+                    and node.name != "main" and not _is_click_command(node)):
+                homes.setdefault(node.name, []).append(path.relative_to(ROOT).as_posix())
+    assert {name: where for name, where in homes.items() if len(where) > 1} == {}
+
+
 def _source_lines(skip=()):
     for path in modules().values():
         relative = path.relative_to(ROOT).as_posix()

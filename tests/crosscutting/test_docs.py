@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from tuneadvise.advisor.rules import registry
-from tuneadvise.advisor.rules.markdown import example_command, render
+from tuneadvise.advisor.rules.markdown import example_command, rules_page
 from tuneadvise.cli.main import cli
 
 from ..helpers import ROOT
@@ -24,7 +24,7 @@ def invoke(command_line: str):
 
 
 def test_rules_page_matches_registry():
-    assert (ROOT / "docs" / "rules.md").read_text() == render(), \
+    assert (ROOT / "docs" / "rules.md").read_text() == rules_page(), \
         "regenerate with: python -m tuneadvise.advisor.rules.markdown > docs/rules.md"
 
 

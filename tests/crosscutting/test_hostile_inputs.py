@@ -9,6 +9,7 @@ number of examples comes from the profile (tests/conftest.py)."""
 
 import os
 import struct
+import tempfile
 import time
 import tracemalloc
 from pathlib import Path
@@ -21,7 +22,7 @@ from tuneadvise.advisor.readers import demangle as demangler
 from tuneadvise.advisor.readers import fatbin as fb
 from tuneadvise.advisor.readers.cubin import CubinError, read_cubin
 from tuneadvise.advisor.readers.demangle import MAX_NAME, base_name, demangle, demangle_many
-from tuneadvise.advisor.readers.fatbin import FatbinError, lz4_block_decompress, read_fatbin, scan_fatbins
+from tuneadvise.advisor.readers.fatbin import FatbinError, lz4_block_decompress, scan_fatbins
 from tuneadvise.advisor.readers.usage import read_usage
 
 from ..helpers import TESTS
@@ -101,9 +102,17 @@ def one_line(exc) -> str:
     return text
 
 
+def scan_bytes(data: bytes) -> list:
+    """The fatbin entries of a file holding `data`, as the public reader scans an open file."""
+    with tempfile.TemporaryFile() as handle:
+        handle.write(data)
+        handle.flush()
+        return list(scan_fatbins(handle))
+
+
 def decode_all(path_or_data):
     return [entry.payload for entry in (scan_fatbins(path_or_data) if isinstance(path_or_data, Path)
-                                        else read_fatbin(path_or_data)[0])]
+                                        else scan_bytes(path_or_data))]
 
 
 # -- fatbin: decompression and size bombs -------------------------------------
@@ -180,7 +189,7 @@ def test_payloads_are_decoded_only_when_read(zstd_gib):
     # A PTX entry nobody reads costs nothing, even a bomb: read_usage skips PTX.
     cubin = FIXTURE_CUBINS["lint_sm_90.cubin"]
     data = fatbin((1, 90, fb.FLAG_ZSTD, zstd_gib, 100), (2, 90, 0, cubin, len(cubin)))
-    entries, _ = read_fatbin(data)
+    entries = scan_bytes(data)
     assert [e.kind for e in entries] == [1, 2] and entries[1].payload == cubin
     with pytest.raises(FatbinError):
         entries[0].payload  # noqa: B018
@@ -210,7 +219,7 @@ def test_mutated_fatbins_decode_or_fail_cleanly(which, edits):
     for where, value in edits:  # bytes inside the fatbin: headers, sizes, flags, payloads
         data[start + where % (end - start)] = value
     try:
-        for entry in read_fatbin(bytes(data), start)[0]:
+        for entry in scan_bytes(bytes(data)):
             entry.payload  # noqa: B018
             if entry.kind == 2:
                 try:
@@ -227,7 +236,7 @@ def test_arbitrary_entries_decode_or_fail_cleanly(payload, declared, flags, zstd
     if zstd_magic:
         payload = fb.ZSTD_MAGIC + payload
     try:
-        for entry in read_fatbin(fatbin((2, 90, flags, payload, declared)))[0]:
+        for entry in scan_bytes(fatbin((2, 90, flags, payload, declared))):
             assert len(entry.payload) == (declared if entry.compressed else len(payload))
     except FatbinError as exc:
         one_line(exc)

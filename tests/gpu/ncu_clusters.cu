@@ -15,8 +15,9 @@ __global__ void clustered(float* out, int iters) {
     out[blockIdx.x * blockDim.x + threadIdx.x] = tile[(threadIdx.x + 1) % blockDim.x];
 }
 
-// One launch's configuration with its cluster dimension; `attr` must outlive it.
-static cudaLaunchConfig_t cluster_config(cudaLaunchAttribute* attr, int grid, int block, int dyn, int cluster) {
+// A launch of `grid` blocks of `block` threads in clusters of `cluster` blocks along x. The
+// configuration points to `attr` (the cluster dimension): the caller keeps it alive.
+static cudaLaunchConfig_t cluster_config(int grid, int block, int dyn, int cluster, cudaLaunchAttribute* attr) {
     cudaLaunchConfig_t cfg = {};
     cfg.gridDim = dim3(grid);
     cfg.blockDim = dim3(block);
@@ -32,7 +33,7 @@ static cudaLaunchConfig_t cluster_config(cudaLaunchAttribute* attr, int grid, in
 
 static void launch(float* out, int grid, int block, int dyn, int cluster) {
     cudaLaunchAttribute attr;
-    cudaLaunchConfig_t cfg = cluster_config(&attr, grid, block, dyn, cluster);
+    cudaLaunchConfig_t cfg = cluster_config(grid, block, dyn, cluster, &attr);
     CHECK(cudaLaunchKernelEx(&cfg, clustered, out, 2000));
     CHECK(cudaGetLastError());
     log_launch("ncu_clusters", "clustered", grid, block, dyn, -1, cluster);
@@ -49,7 +50,7 @@ int main() {
         for (int cluster : {1, 2, 4, 8}) {
             int block = s[0], dyn = s[1];
             cudaLaunchAttribute attr;
-            cudaLaunchConfig_t cfg = cluster_config(&attr, cluster * sms, block, dyn, cluster);
+            cudaLaunchConfig_t cfg = cluster_config(cluster * sms, block, dyn, cluster, &attr);
             int clusters = 0;  // resident clusters at once: one wave
             CHECK(cudaOccupancyMaxActiveClusters(&clusters, clustered, &cfg));
             fprintf(stderr, "block=%d dynamic=%d cluster=%d max_active_clusters=%d\n", block, dyn, cluster, clusters);

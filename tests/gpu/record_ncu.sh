@@ -30,7 +30,7 @@ echo "== ncu_sweep"
 time NCU_MANIFEST="$out/ncu_sweep.log" ncu --csv --clock-control none --section LaunchStats --section Occupancy \
   "$build/ncu_sweep" > "$out/ncu_sweep.csv" 2> "$out/ncu_sweep.err"
 [ "${2:-}" = sweep ] && exit 0
-"$here/device_info.sh" > "$out/device.txt" 2>&1
+"$here/describe_device.sh" > "$out/device.txt" 2>&1
 
 for p in ncu_tails ncu_smem ncu_imbalance ncu_templates; do
   echo "== $p"; time NCU_MANIFEST="$out/$p.log" prof "$build/$p" > "$out/$p.csv" 2> "$out/$p.err"

@@ -30,7 +30,7 @@ wait
 for p in ncu_tails ncu_smem ncu_imbalance ncu_templates ncu_sweep ncu_smem_config ncu_clusters; do
   [ -x "$build/$p" ] || { echo "build of $p failed"; exit 1; }
 done
-"$here/device_info.sh" > "$out/device.txt" 2>&1
+"$here/describe_device.sh" > "$out/device.txt" 2>&1
 
 step() {  # step NAME SECONDS COMMAND...: one export, its log and its errors
   local name=$1 limit=$2; shift 2

@@ -3,6 +3,7 @@ uncompressed, Zstandard-compressed (-Xfatbin -compress-all and
 --compress-mode=size) and inside a shared library all yield the same kernels
 as the per-architecture cubins, and agree with cuobjdump's listings of them."""
 
+import struct
 
 import pytest
 from hypothesis import example, given, settings
@@ -10,8 +11,8 @@ from hypothesis import strategies as st
 
 from tuneadvise.advisor.readers.compiler_output import parse_cuobjdump
 from tuneadvise.advisor.readers.cubin import read_cubin
-from tuneadvise.advisor.readers.fatbin import FatbinError, lz4_block_decompress, read_fatbin, scan_fatbins
-from tuneadvise.advisor.readers.usage import read_usage
+from tuneadvise.advisor.readers.fatbin import FATBIN_MAGIC, FatbinError, lz4_block_decompress, scan_fatbins
+from tuneadvise.advisor.readers.usage import NO_CUDA_CODE, read_usage
 
 from ..helpers import TESTS
 
@@ -51,11 +52,32 @@ def test_compressed_entries_are_zstandard_and_ptx_is_recognised():
             assert read_cubin(entry.payload)
 
 
-def test_truncated_fatbin_is_an_error():
+def test_a_cut_file_yields_no_kernel_and_is_reported(tmp_path):
+    # A file cut inside its fatbin holds no whole fatbin: the scan finds none, and
+    # read_usage reports the file rather than linting part of it.
     data = (FIXTURES / "lint_multi.o").read_bytes()
-    start = data.find(b"\x50\xed\x55\xba")
-    with pytest.raises(FatbinError):
-        read_fatbin(data[:start + 5000], start)
+    start = data.find(FATBIN_MAGIC)
+    cut = tmp_path / "cut.o"
+    cut.write_bytes(data[:start + 5000])
+    assert list(scan_fatbins(cut)) == []
+    result = read_usage(cut)
+    assert not result.records
+    assert [p.message for p in result.problems] == [NO_CUDA_CODE]
+
+
+def test_entries_past_their_fatbin_are_refused(tmp_path):
+    # A fatbin whose header declares less than its entries hold: the entry that runs
+    # past it is refused, through the scan and as read_usage's problem.
+    data = bytearray((FIXTURES / "lint_multi.o").read_bytes())
+    start = data.find(FATBIN_MAGIC)
+    struct.pack_into("<Q", data, start + 8, 5000)
+    short = tmp_path / "short.o"
+    short.write_bytes(bytes(data))
+    with pytest.raises(FatbinError, match="runs past its fatbin"):
+        list(scan_fatbins(short))
+    result = read_usage(short)
+    assert not result.records
+    assert len(result.problems) == 1 and "runs past its fatbin" in result.problems[0].message
 
 
 lz4 = pytest.importorskip("lz4.block")

@@ -15,12 +15,12 @@ RULES = sorted(registry())
 
 def codes_for(example: dict) -> set:
     if "ncu" in example:
-        from tuneadvise.advisor.measured import findings_of, measure
+        from tuneadvise.advisor.measured import measure, profiled_findings
         from tuneadvise.advisor.readers.ncu import read_lines
         from tuneadvise.advisor.rules.families.ta0_measured import example_export
 
         launch = read_lines(example_export(example["ncu"]).splitlines(keepends=True), "report.csv").launches[0]
-        return {f.code for f in findings_of(measure(launch), minimum=example.get("min_achieved_occupancy"))}
+        return {f.code for f in profiled_findings(measure(launch), minimum=example.get("min_achieved_occupancy"))}
     if "cuda" in example:
         return compiled_codes(example)
     if "log" in example:
