@@ -35,17 +35,31 @@ NAMES_KEPT = 256
 MAX_LINE_BYTES = 1 << 20  # a configuration is a few hundred bytes; a longer line is an error line, never read whole
 
 
+# Past this, a line that has not ended is taken for endless (/dev/zero, a binary piped by mistake):
+# its error line is written and the input read no further, where skipping it would never end.
+MAX_SKIPPED_BYTES = 64 << 20
+
+
+class _Endless(bytes):
+    """The first bytes of a line that did not end within MAX_SKIPPED_BYTES: the input's last line."""
+
+
 def lines_of(handle):
     """A binary file's lines for run_batch, each at most MAX_LINE_BYTES + 1 bytes: the rest of a
-    longer line is read in pieces and dropped (/dev/zero is one endless line)."""
+    longer line is read in pieces and dropped, up to MAX_SKIPPED_BYTES; a line longer still ends
+    the input (an _Endless line)."""
     while True:
         line = handle.readline(MAX_LINE_BYTES + 1)
         if not line:
             return
         if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-            rest = line
+            rest, skipped = line, 0
             while rest and not rest.endswith(b"\n"):
-                rest = handle.readline(1 << 16)
+                if skipped > MAX_SKIPPED_BYTES:
+                    yield _Endless(line)
+                    return
+                rest = handle.readline(1 << 20)
+                skipped += len(rest)
         yield line
 
 
@@ -117,6 +131,9 @@ class _BadLine(Exception):
 
 def _text_of(line, number: int) -> str | None:
     """The line as text, None for a blank one; _BadLine for one too long or not UTF-8."""
+    if isinstance(line, _Endless):
+        raise _BadLine("bad-json", f"no line end within {MAX_SKIPPED_BYTES >> 20} MiB: not a batch of configurations; "
+                                   "the rest of the input is not read")
     if len(line) > MAX_LINE_BYTES:
         raise _BadLine("bad-json", f"longer than {MAX_LINE_BYTES} bytes, more than any configuration")
     if type(line) is bytes:  # from a file or stdin: decoded line by line, so one bad byte costs one line

@@ -191,7 +191,6 @@ FIELDS: tuple[Field, ...] = (
           "Stack frame per thread in bytes (ptxas 'N bytes stack frame').", engine=False),
 )
 KEYS = frozenset(field.key for field in FIELDS)
-RESOURCE_KEYS = frozenset(field.key for field in FIELDS if field.engine)
 BY_KEY = {field.key: field for field in FIELDS}
 REQUIRED_FIELDS = tuple(field for field in FIELDS if field.required)
 OPTIONAL_FIELDS = tuple(field for field in FIELDS if not field.required)

@@ -30,7 +30,7 @@ CAP_PARAM = "tuneadvise_min_blocks"  # Kernel Tuner's tunable for a register cap
 
 
 class TuneMissing(Exception):
-    """A part `tune` needs is not here: a GPU, CuPy, Kernel Tuner or Triton (one sentence)."""
+    """A part `tune` needs is not here: a GPU, cuda-python or CuPy, Kernel Tuner or Triton (one sentence)."""
 
 
 class TuneRunFailed(Exception):
@@ -166,26 +166,51 @@ def source_with_cap(text: str, line: int):
     return source
 
 
-def kernel_tuner_ready():
-    """Kernel Tuner's tune_kernel and the GPU's name; TuneMissing naming what is not here."""
-    from ..probes.gpu import GpuUnavailable, device_info, load_cupy
+def kernel_tuner_backend() -> str:
+    """Kernel Tuner's CUDA backend to use: "nvcuda" (NVIDIA's cuda-python bindings) where they are
+    installed, else "cupy". Kernel Tuner 1.5's CuPy backend builds the device's UUID from CuPy's
+    properties and failed on one machine ("bytes is not a 16-char string": a UUID cut short,
+    likely at a zero byte); the cuda-python bindings hand over a fixed 16-byte field."""
+    from ..probes.gpu import has_cuda_python
 
-    try:
-        cupy = load_cupy("tune")
-        device = device_info(cupy, 0).name
-    except GpuUnavailable as exc:
-        raise TuneMissing(str(exc)) from None
+    return "nvcuda" if has_cuda_python() else "cupy"
+
+
+def kernel_tuner_ready():
+    """Kernel Tuner's tune_kernel, its backend (`kernel_tuner_backend`) and the GPU's name;
+    TuneMissing naming what is not here."""
+    backend = kernel_tuner_backend()
+    device = _nvcuda_device_name() if backend == "nvcuda" else _cupy_device_name()
     try:
         from kernel_tuner import tune_kernel
     except ImportError as exc:
         raise TuneMissing(f"tune needs Kernel Tuner to compile and time the candidates ({exc.name} is not "
-                          "installed): pip install 'tuneadvise[tune]'") from None
-    return tune_kernel, device
+                          "installed): pip install 'tuneadvise[tune-cuda13]' (CUDA 13 driver) or 'tuneadvise[tune]' (CUDA 12)") from None
+    return tune_kernel, backend, device
 
 
-def run_kernel_tuner(tune_kernel, source_text: str, line: int, kernel_name: str, candidates: list[Candidate],
-                     given: dict, iterations: int) -> list[list[float] | None]:
-    """Each candidate's times in milliseconds (None where Kernel Tuner could not time it)."""
+def _cupy_device_name() -> str:
+    from ..probes.gpu import GpuUnavailable, device_info, load_cupy
+
+    try:
+        return device_info(load_cupy("tune"), 0).name
+    except GpuUnavailable as exc:
+        raise TuneMissing(str(exc)) from None
+
+
+def _nvcuda_device_name() -> str:
+    from ..probes.gpu import GpuUnavailable, cuda_python_device_name
+
+    try:
+        return cuda_python_device_name(0)
+    except GpuUnavailable as exc:
+        raise TuneMissing(str(exc)) from None
+
+
+def run_kernel_tuner(tune_kernel, backend: str, source_text: str, line: int, kernel_name: str,
+                     candidates: list[Candidate], given: dict, iterations: int) -> list[list[float] | None]:
+    """Each candidate's times in milliseconds (None where Kernel Tuner could not time it), timed
+    through Kernel Tuner's `backend` ("nvcuda" or "cupy")."""
     wanted = {(c.block_size, c.min_blocks or 0) for c in candidates}
     params = {"block_size_x": sorted({c.block_size for c in candidates}),
               CAP_PARAM: sorted({c.min_blocks or 0 for c in candidates})}
@@ -202,7 +227,7 @@ def run_kernel_tuner(tune_kernel, source_text: str, line: int, kernel_name: str,
 
     try:
         results, _ = tune_kernel(kernel_name, source_with_cap(source_text, line), given["problem_size"],
-                                 given["arguments"], params, lang="cupy", strategy="brute_force",
+                                 given["arguments"], params, lang=backend, strategy="brute_force",
                                  restrictions=[allowed],
                                  grid_div_x=given.get("grid_div_x"), iterations=iterations, quiet=True,
                                  verbose=False)

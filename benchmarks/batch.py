@@ -122,7 +122,21 @@ def profile(lines: list[str], top: int = 25) -> str:
             "print(text.getvalue())\n")
     proc = subprocess.run([sys.executable, "-c", code], input="".join(lines), capture_output=True, text=True, check=True)
     body = proc.stdout
-    return body[body.find("   ncalls"):].rstrip() if "   ncalls" in body else body
+    body = body[body.find("   ncalls"):].rstrip() if "   ncalls" in body else body
+    return _without_machine_paths(body)
+
+
+def _without_machine_paths(text: str) -> str:
+    """The profile's file names as the package and the standard library name them
+    (tuneadvise/advisor/batch.py, json/encoder.py), not where this machine keeps them: the
+    output is recorded in benchmarks/recorded/."""
+    import sysconfig
+
+    import tuneadvise
+
+    package = os.path.dirname(os.path.abspath(tuneadvise.__file__)) + os.sep
+    stdlib = sysconfig.get_paths()["stdlib"] + os.sep
+    return text.replace(package, "tuneadvise/").replace(stdlib, "")
 
 
 _COUNTED = """import io, json, sys

@@ -7,6 +7,7 @@ import click
 
 from ..advisor.toolchain.settings import COMPILE_MEMORY_MIB, COMPILE_TIMEOUT_S
 from .common import BadInput
+from .params import FilePath
 
 
 def build_options(command=None, *, compile_commands: bool = True):
@@ -34,7 +35,7 @@ def build_options(command=None, *, compile_commands: bool = True):
                      help="Address space each compiler process may use; past it the build fails. 0: no limit."),
     ]
     if compile_commands:
-        options.insert(3, click.option("--compile-commands", type=click.Path(dir_okay=False),
+        options.insert(3, click.option("--compile-commands", type=FilePath(dir_okay=False),
                                        help="CMake's compile_commands.json: compile each .cu entry with its own flags."))
     for option in reversed(options):
         command = option(command)

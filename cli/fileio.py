@@ -211,4 +211,23 @@ def stdin_text():
     buffer = getattr(sys.stdin, "buffer", None)
     if buffer is None:
         return sys.stdin
-    return (line.decode("utf-8", "replace") for line in buffer)  # a wrapper would close stdin when collected
+    return _bounded_lines(buffer)  # a generator: a wrapper would close stdin when collected
+
+
+# No ptxas log, cuobjdump listing or Nsight Compute export has a line near this; /dev/zero or a
+# binary piped by mistake has no line end at all, and a line is held whole until it ends.
+MAX_STDIN_LINE = 1 << 20
+
+
+def _bounded_lines(buffer):
+    """The lines of binary `buffer`, decoded; InputError at a line longer than MAX_STDIN_LINE,
+    read no further than that."""
+    from ..specs.errors import InputError
+
+    number = 0
+    while line := buffer.readline(MAX_STDIN_LINE + 1):
+        number += 1
+        if len(line) > MAX_STDIN_LINE:
+            raise InputError(f"standard input: line {number} is longer than {MAX_STDIN_LINE >> 20} MiB, which no "
+                             "build log, listing or Nsight Compute export holds (binary data?)")
+        yield line.decode("utf-8", "replace")

@@ -9,10 +9,11 @@ from .common import EXIT_BAD_INPUT, EXIT_OK, choose_format, emit
 from .compile_options import build_options, build_settings, compiling
 from .layout import output_width, wrap
 from .options import arch_names_option, block_shape_option
+from .params import FilePath
 
 
 @click.command()
-@click.argument("file", type=click.Path(dir_okay=False))
+@click.argument("file", type=FilePath(dir_okay=False))
 @arch_names_option("Target architecture (repeatable): sm_90, hopper, 9.0...", required=True)
 @block_shape_option("Threads per block the kernels are launched with: 256 or 16x16.", required=True)
 @click.option("--kernel", "-k", "kernel_glob", help="Only kernels whose mangled, demangled or bare name matches this glob.")
@@ -30,7 +31,7 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
 
     \b
     Example:
-      tuneadvise frontier kernels.cu --arch sm_90 --block-size 256 --kernel 'gemm*'
+      tuneadvise frontier kernels.cu --arch sm_90 -b 256 --kernel 'gemm*'
     \b
     Exit codes: 0 done; 2 bad input, or the compiler rejected a build (the
     others are still reported); 3 no CUDA compiler.

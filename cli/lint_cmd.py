@@ -13,6 +13,7 @@ from .common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, choose_format, cycle
 from .compile_options import build_options, build_settings, compiling
 from .fileio import stdin_text, write_text
 from .options import arch_names_option, block_shape_option, ignore_option, select_option
+from .params import FilePath
 
 LINT_FORMATS = ("table", "json", "sarif", "github", "junit", "csv", "markdown")
 BLOCK_HELP = "Block size for kernels no [[kernels]] entry configures (default 256)."
@@ -31,10 +32,11 @@ PATH) and linted from ptxas's own report; so are the .cu entries of
 
 \b
 Examples:
-  nvcc -Xptxas -v -c k.cu 2> build.log && tuneadvise lint build.log k.cu
+  nvcc -Xptxas -v -c k.cu 2> build.log
+  tuneadvise lint build.log k.cu
   tuneadvise lint k.cu --arch sm_80 --arch sm_90 -I include -D TILE=32
   tuneadvise lint --compile-commands build/compile_commands.json --arch sm_90
-  tuneadvise lint build/libkernels.so --config tuneadvise.toml --format sarif -o lint.sarif
+  tuneadvise lint build/libkernels.so --format sarif -o lint.sarif
   tuneadvise lint ~/.triton/cache
 \b
 Exit codes: 0 clean; 1 findings at or above --fail-on (new or worse ones,
@@ -45,8 +47,8 @@ source to compile and no CUDA compiler, or --sass and no nvdisasm.
 
 
 @click.command(help=LINT_HELP)
-@click.argument("files", nargs=-1, type=click.Path(allow_dash=True))
-@click.option("--config", "config_file", type=click.Path(dir_okay=False),
+@click.argument("files", nargs=-1, type=FilePath(allow_dash=True))
+@click.option("--config", "config_file", type=FilePath(dir_okay=False),
               help="Config file (TOML, YAML or JSON). Default: tuneadvise.toml or [tool.tuneadvise] in pyproject.toml.")
 @arch_names_option("Lint only these architectures (repeatable): sm_90, hopper, 9.0...")
 @block_shape_option(BLOCK_HELP)
@@ -58,10 +60,10 @@ source to compile and no CUDA compiler, or --sass and no nvdisasm.
               help="SMs on the device, for the grid rules with a kernel's grid_size (default: the product's).")
 @click.option("--format", "fmt", type=click.Choice(LINT_FORMATS),
               help="Default: table (human text), or TUNEADVISE_FORMAT; json with --output.")
-@click.option("--output", "-o", type=click.Path(dir_okay=False, readable=False),
+@click.option("--output", "-o", type=FilePath(dir_okay=False, readable=False),
               help="Write the report here (atomically) instead of stdout.")
 @click.option("--statistics", is_flag=True, help="Count findings per code instead of listing them.")
-@click.option("--baseline", type=click.Path(dir_okay=False, readable=False),
+@click.option("--baseline", type=FilePath(dir_okay=False, readable=False),
               help="Accept the findings recorded in this file; fail on new or worse ones.")
 @click.option("--update-baseline", is_flag=True, help="Write today's findings to --baseline and exit 0.")
 @click.option("--allow-regressions", is_flag=True,
@@ -136,9 +138,9 @@ def _version() -> str:
 
 
 @click.command()
-@click.argument("old", type=click.Path(dir_okay=False))
-@click.argument("new", type=click.Path(dir_okay=False))
-@click.option("--config", "config_file", type=click.Path(dir_okay=False), help="Launch settings for the occupancy figures.")
+@click.argument("old", type=FilePath(dir_okay=False))
+@click.argument("new", type=FilePath(dir_okay=False))
+@click.option("--config", "config_file", type=FilePath(dir_okay=False), help="Launch settings for the occupancy figures.")
 @arch_names_option("Compare only these architectures.")
 @block_shape_option(BLOCK_HELP)
 @click.option("--format", "fmt", type=click.Choice(["table", "json", "markdown"]))

@@ -12,6 +12,7 @@ always would, after stopping the compilers it started (`main`).
 from __future__ import annotations
 
 import errno
+import re
 import sys
 
 import click
@@ -91,9 +92,13 @@ def _refuse_nul(args: list) -> None:
         if isinstance(arg, str) and "\0" in arg:
             option, equals, _ = arg.partition("=")
             before = args[number - 2] if number > 1 else ""
-            if not (option.startswith("-") and equals):
-                option = before if isinstance(before, str) and before.startswith("-") else f"argument {number}"
+            if not (_OPTION_NAME.fullmatch(option) and equals):  # `--name=value`, else the value of `--name`
+                option = before if isinstance(before, str) and _OPTION_NAME.fullmatch(before) else f"argument {number}"
             raise click.UsageError(f"{option}: holds a NUL byte, which no command-line argument can")
+
+
+# What names an option (`--grid-size`, `-b`): `-000...=` given as a value is no option's name.
+_OPTION_NAME = re.compile(r"--?[A-Za-z][A-Za-z0-9-]{0,40}")
 
 
 def _reader_went_away():

@@ -12,7 +12,7 @@ import click
 from ..advisor import MAX_BLOCKS_ASKED
 from .common import EXIT_FINDINGS, EXIT_OK, choose_format, console, emit, require, resolved_arch
 from .options import arch_option, cuda_option, format_option, launch_config, launch_options
-from .params import Count
+from .params import Count, FilePath
 
 BUDGET_KEYS = ("registers", "block_size", "shared_mem", "carveout", "opt_in", "barriers", "virtual_resources",
                "max_threads_per_block")
@@ -29,7 +29,7 @@ LIMITER_WORDS = {
 @launch_options(BUDGET_KEYS)
 @click.option("--blocks-per-sm", "-n", type=Count(1, MAX_BLOCKS_ASKED), metavar="N",
               help="Blocks that must stay resident per SM (1 or more).")
-@click.option("--spec-file", type=click.Path(dir_okay=False), help="Use a validated spec file of your own.")
+@click.option("--spec-file", type=FilePath(dir_okay=False), help="Use a validated spec file of your own.")
 @cuda_option()
 @format_option()
 @click.pass_context
@@ -38,9 +38,11 @@ def max_dynamic_smem(ctx, arch, blocks_per_sm, spec_file, cuda, fmt, **launch):
 
     \b
     Example:
-      tuneadvise max-dynamic-smem --arch h100-sxm --registers 32 --block-size 256 --blocks-per-sm 2 --opt-in
+      tuneadvise max-dynamic-smem --arch h100-sxm -r 32 -b 256 --blocks-per-sm 2 \\
+        --opt-in
     \b
-    Exit codes: 0 answered; 1 N blocks cannot reside even without dynamic shared memory; 2 bad input.
+    Exit codes: 0 answered; 1 N blocks cannot reside even without dynamic shared
+    memory; 2 bad input.
     """
     from ..advisor.queries.max_dynamic_smem import max_dynamic_smem_query
 

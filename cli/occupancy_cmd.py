@@ -30,6 +30,7 @@ from .options import (
     launch_options,
     select_option,
 )
+from .params import FilePath
 
 FORMATS = ("table", "json", "jsonl")
 
@@ -46,7 +47,7 @@ def _finite(ctx, param, value):
 @click.command()
 @arch_option()
 @launch_options(KEYS)
-@click.option("--spec-file", type=click.Path(dir_okay=False), help="Use a validated spec file of your own.")
+@click.option("--spec-file", type=FilePath(dir_okay=False), help="Use a validated spec file of your own.")
 @cuda_option()
 @click.option("--batch", type=click.File("rb"), help="JSON Lines of configurations ('-' for stdin); the output is JSON Lines.")
 @format_option(FORMATS)
@@ -54,7 +55,7 @@ def _finite(ctx, param, value):
 @ignore_option()
 @click.option("--graphs", "-g", is_flag=True,
               help="Occupancy against block size, registers and shared memory: drawn (table) or as 'curves' (json).")
-@click.option("--plot", type=click.Path(dir_okay=False, readable=False),
+@click.option("--plot", type=FilePath(dir_okay=False, readable=False),
               help="Write the three occupancy graphs to FILE.png, .svg or .pdf (needs the 'plot' extra).")
 @click.option("--bytes-in-flight", type=click.FloatRange(min=1, max=1 << 20), metavar="BYTES", callback=_finite,
               help="Bytes of device-memory loads each thread keeps in flight: adds how much of the DRAM bandwidth "
@@ -65,7 +66,7 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
 
     \b
     Example:
-      tuneadvise occupancy --arch volta --registers 64 --block-size 256 --shared-mem 12K --graphs
+      tuneadvise occupancy --arch volta -r 64 -b 256 --shared-mem 12K --graphs
     \b
     Exit codes: 0 launchable; 1 cannot launch on that architecture;
     2 bad input (in a batch: the worst line decides); 3 --plot without matplotlib.

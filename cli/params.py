@@ -18,6 +18,8 @@ def _field(param) -> str:
 def _refused(param, message: str):
     from ..specs.errors import InputError
 
+    if isinstance(param, click.Argument):  # named as the usage line shows it (FILES), not as an option
+        return InputError(f"{param.human_readable_name}: {message}")
     return InputError(_field(param), message)
 
 
@@ -131,3 +133,13 @@ class Size(click.ParamType):
         from ..advisor.inputs import parse_size
 
         return parse_size(value, _field(param))
+
+
+class FilePath(click.Path):
+    """click.Path that refuses an empty value: `--config "$CONFIG"` with the variable unset names
+    no file, and must not quietly run without one (a plot not written, a baseline not applied)."""
+
+    def convert(self, value, param, ctx):
+        if isinstance(value, str) and not value:
+            raise _refused(param, "an empty path names no file")
+        return super().convert(value, param, ctx)

@@ -9,6 +9,7 @@ import click
 
 from .common import EXIT_FINDINGS, BadInput, choose_format, console, emit, fail_unavailable
 from .options import format_option
+from .params import FilePath
 
 
 def _cupy_or_exit(what: str):
@@ -62,7 +63,7 @@ def _parse_devices(device: str, count: int) -> list[int]:
 @click.option("--device", default="0", show_default=True, metavar="N|N,M,...|all",
               help="Which GPU, several in turn, or every GPU in turn.")
 @format_option()
-@click.option("--save", "save", type=click.Path(dir_okay=False, readable=False, writable=True),
+@click.option("--save", "save", type=FilePath(dir_okay=False, readable=False, writable=True),
               help="Write the device as a spec file (driver limits + measured peaks) for --spec-file.")
 @click.option("--tiny", is_flag=True, hidden=True, help="Smallest sizes, for compute-sanitizer runs.")
 def probe(only, quick, device, fmt, save, tiny):
@@ -124,24 +125,18 @@ def _run_with_progress(ctx, names: list[str], fmt: str):
 
 
 def _save_spec(path: str, doc: dict) -> None:
-    from ..probes.native import extras_from_results, native_document, to_toml
+    from ..probes.native import saved_spec, to_toml
     from ..specs.catalog import shipped_catalog
     from .fileio import output_error, write_atomically
 
-    catalog = shipped_catalog()
-    medians = {r["name"]: r["value"] for r in doc["results"] if r["value"] is not None and not r["above_peak"]
-               and r["group"] != "occupancy"}
-    product = catalog.products.get(doc["product"]) if doc["product"] else None
-    spec = native_document(doc["device"], catalog.archs.get(doc["device"]["compute_capability"]), medians, product,
-                           extras_from_results(doc["results"]))
     try:
-        write_atomically(path, to_toml(spec).encode())
+        write_atomically(path, to_toml(saved_spec(doc, shipped_catalog())).encode())
     except OSError as exc:
         raise output_error(exc, "--save", path) from None
 
 
 @click.command()
-@click.argument("path", type=click.Path(exists=True, dir_okay=False))
+@click.argument("path", type=FilePath(exists=True, dir_okay=False))
 @click.option("--device", default=0, show_default=True, help="GPU index.")
 @format_option()
 def verify(path, device, fmt):

@@ -7,13 +7,13 @@ import click
 
 from .common import choose_format, console, emit, resolved_arch
 from .options import format_option
-from .params import Quantity
+from .params import FilePath, Quantity
 
 
 @click.command()
 @click.option("--arch", "arch", help="A product (v100-pcie, h100-sxm) or, with --spec-file, its name.")
-@click.option("--spec-file", type=click.Path(exists=True, dir_okay=False), help="A spec file with a product (e.g. from probe --save).")
-@click.option("--probe", "probe_path", type=click.Path(exists=True, dir_okay=False),
+@click.option("--spec-file", type=FilePath(exists=True, dir_okay=False), help="A spec file with a product (e.g. from probe --save).")
+@click.option("--probe", "probe_path", type=FilePath(exists=True, dir_okay=False),
               help="Measured ceilings from `probe --format json` output.")
 @click.option("--precision", type=click.Choice(sorted(["fp64", "fp32", "fp16"])), default="fp64", show_default=True)
 @click.option("--flops", type=Quantity(), help="FLOPs the kernel performs (e.g. 2.1T).")
@@ -22,10 +22,10 @@ from .params import Quantity
 @click.option("--shared-bytes-per-flop", type=Quantity(),
               help="Bytes of shared-memory/L1 traffic per FLOP: places the kernel in the pyramid.")
 @click.option("--achieved", type=Quantity(), help="FLOP/s the kernel reaches, for the headroom (e.g. 1.2T).")
-@click.option("--kernels", "kernels_path", type=click.Path(exists=True, dir_okay=False),
+@click.option("--kernels", "kernels_path", type=FilePath(exists=True, dir_okay=False),
               help="Several kernels: a lint config (TOML, YAML or JSON) whose [[kernels]] have a roofline table.")
 @format_option()
-@click.option("--plot", type=click.Path(dir_okay=False, readable=False),
+@click.option("--plot", type=FilePath(dir_okay=False, readable=False),
               help="Write the log-log roofline to FILE.png, .svg or .pdf (needs the 'plot' extra).")
 def roofline(arch, spec_file, probe_path, precision, flops, bytes_, intensity, shared_bytes_per_flop, achieved,
              kernels_path, fmt, plot):

@@ -6,13 +6,13 @@ import click
 
 from .common import EXIT_FINDINGS, EXIT_OK, BadInput, choose_format, emit, rule_selection
 from .options import format_option, ignore_option, select_option
-from .params import TargetList
+from .params import FilePath, TargetList
 
 FORMATS = ("table", "json", "sarif", "github")
 
 
 @click.command("check-source")
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False))
+@click.argument("paths", nargs=-1, required=True, type=FilePath(exists=True, dir_okay=False))
 @click.option("--target", "-t", "targets", required=True, multiple=True, type=TargetList(),
               help="An architecture the code is built for (sm_70, 7.0, volta...); repeat for each, "
                    "or list them with commas: what breaks on any of them is flagged.")
@@ -38,18 +38,10 @@ def check_source(ctx, paths, targets, select, ignore, fail_on, fmt):
 
 
 def _document(paths, archs, selection, fail_on):
-    from ..advisor.rules.source_scan import source_document
-    from ..specs.files import MAX_SOURCE_BYTES, read_bounded
+    from ..advisor.queries.check_source import check_source_query
     from .version import __version__
 
-    def sources():
-        for path in paths:
-            try:
-                yield path, read_bounded(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
-            except OSError as exc:
-                raise BadInput(f"PATHS: cannot read {path}: {exc.strerror}") from None
-
-    return source_document(sources(), archs, selection, fail_on, __version__)
+    return check_source_query(paths, archs, selection, fail_on, __version__)
 
 
 def _render(doc, files: int) -> None:

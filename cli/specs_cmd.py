@@ -8,6 +8,7 @@ import click
 
 from .common import choose_format, console, emit, resolved_arch
 from .options import complete_release, format_option
+from .params import FilePath
 
 
 def _releases_text(names: list[str]) -> str:
@@ -74,7 +75,7 @@ def _render_catalog(answer) -> None:
 
 @specs.command("show")
 @click.argument("arch")
-@click.option("--spec-file", type=click.Path(dir_okay=False), help="Show an architecture from your own spec file.")
+@click.option("--spec-file", type=FilePath(dir_okay=False), help="Show an architecture from your own spec file.")
 @click.option("--cuda", metavar="RELEASE", shell_complete=complete_release,
               help="Show the values as this cuda_occupancy.h release computes with them.")
 @format_option()
@@ -176,13 +177,13 @@ def _value_text(value) -> str:
 
 
 @specs.command("validate")
-@click.argument("path", type=click.Path(dir_okay=False))
+@click.argument("path", type=FilePath(dir_okay=False))
 def validate(path):
     """Validate a spec file (TOML or JSON); exit 2 with the first problem if it is invalid."""
     from pathlib import Path
 
     from ..specs.models import validate_family_document
 
-    doc = validate_family_document(Path(path))
+    doc = validate_family_document(Path(path), field="")  # the file is the subject: no option to name
     emit("table", doc, lambda: click.echo(f"{path}: valid ({len(doc.get('arch', []))} architecture(s), "
                                           f"{len(doc.get('product', []))} product(s))"))

@@ -11,7 +11,7 @@ import click
 
 from .common import EXIT_FINDINGS, BadInput, choose_format, console, emit, require, resolved_arch
 from .options import arch_option, cuda_option, format_option, launch_config, launch_options
-from .params import Size
+from .params import FilePath, Size
 
 SUGGEST_KEYS = ("registers", "shared_mem", "dynamic_shared_mem", "carveout", "opt_in", "barriers", "virtual_resources",
                 "max_threads_per_block", "grid_size", "sm_count")
@@ -29,7 +29,7 @@ SUGGEST_KEYS = ("registers", "shared_mem", "dynamic_shared_mem", "carveout", "op
               help="Dynamic shared memory that grows with the block: bytes per thread (instead of --dynamic-shared-mem).")
 @click.option("--dynamic-shared-mem-base", type=Size(), metavar="BYTES", show_default="0",
               help="Constant part added to the per-thread amount.")
-@click.option("--spec-file", type=click.Path(dir_okay=False), help="Use a validated spec file of your own.")
+@click.option("--spec-file", type=FilePath(dir_okay=False), help="Use a validated spec file of your own.")
 @cuda_option()
 @format_option()
 @click.pass_context
@@ -38,7 +38,7 @@ def suggest(ctx, arch, dynamic_shared_mem_per_thread, dynamic_shared_mem_base, s
 
     \b
     Example:
-      tuneadvise suggest --arch h100-sxm --registers 32 --dynamic-shared-mem-per-thread 64
+      tuneadvise suggest --arch h100-sxm -r 32 --dynamic-shared-mem-per-thread 64
     \b
     Exit codes: 0 a block size launches; 1 none can; 2 bad input.
     """

@@ -13,13 +13,14 @@ from .common import EXIT_FINDINGS, EXIT_OK, choose_format, emit, error_line, fai
 from .compile_options import build_options, build_settings, compiling
 from .layout import output_width, wrap
 from .options import arch_option, block_shape_option, format_option
-from .params import ArchName
+from .params import ArchName, FilePath
 
 
 @click.command(help="""Time the changes tuneadvise proposes for one kernel, on this machine's GPU. For FILE.cu:
 the register caps at every occupancy cliff (each built first with ptxas and written as
 __launch_bounds__(B, N) in a copy of the source) and the block sizes where occupancy changes, pruned
-to those that launch, handed to Kernel Tuner to compile and time with the arguments ARGS.py makes
+to those that launch, handed to Kernel Tuner (its cuda-python backend where cuda-bindings is installed, else CuPy) to
+compile and time with the arguments ARGS.py makes
 (Kernel Tuner's convention: `arguments` and `problem_size`). For FILE.py: its `configs`
 (triton.Configs) timed with Triton's do_bench through its `bench(config)`. Prints each candidate's
 verdict beside its measured time, the fastest, and where prediction and measurement disagreed.
@@ -28,11 +29,12 @@ verdict beside its measured time, the fastest, and where prediction and measurem
 Example:
   tuneadvise tune saxpy.cu --args saxpy_args.py --arch sm_90 --block-size 256
 \b
-Exit codes: 0 done; 1 the runner failed on this machine (its error in one line); 2 bad input;
-3 no GPU, CuPy, Kernel Tuner or Triton, or no CUDA compiler.""")
-@click.argument("file", type=click.Path(dir_okay=False))
+Exit codes: 0 done; 1 the runner failed on this machine (its error in one
+line); 2 bad input; 3 no GPU, Kernel Tuner (with cuda-python or CuPy) or
+Triton, or no CUDA compiler.""")
+@click.argument("file", type=FilePath(dir_okay=False))
 @arch_option(help="The GPU's architecture: sm_90, hopper, 9.0...", required=True, type=ArchName())
-@click.option("--args", "args_file", type=click.Path(dir_okay=False), help="Python file making the arguments (.cu).")
+@click.option("--args", "args_file", type=FilePath(dir_okay=False), help="Python file making the arguments (.cu).")
 @block_shape_option("The kernel's block size today: 256 or 16x16.", default="256", show_default=True)
 @click.option("--kernel", "-k", "kernel_glob", help="The kernel of FILE to tune, where it holds several.")
 @click.option("--sm-count", type=click.IntRange(1, 4096), help="SMs of the GPU (for the grid's waves).")

@@ -37,6 +37,34 @@ def driver_cuda_version() -> tuple[int, int] | None:
     return None
 
 
+def has_cuda_python() -> bool:
+    """Whether NVIDIA's cuda-python bindings (`cuda.bindings`) are installed, without importing them."""
+    from importlib.util import find_spec
+
+    try:
+        return find_spec("cuda.bindings") is not None
+    except (ImportError, ValueError):  # no `cuda` package at all, or a broken one
+        return False
+
+
+def cuda_python_device_name(index: int, what: str = "tune") -> str:
+    """Device `index`'s name through the cuda-python bindings; GpuUnavailable (one sentence) where
+    the runtime finds no usable GPU."""
+    from cuda.bindings import runtime
+
+    try:
+        error, count = runtime.cudaGetDeviceCount()
+        if error == runtime.cudaError_t.cudaSuccess and count > index:
+            error, properties = runtime.cudaGetDeviceProperties(index)
+    except Exception as exc:  # noqa: BLE001  a missing driver or runtime library surfaces as several types
+        raise GpuUnavailable(f"{what} found no usable NVIDIA GPU (cuda-python said: {_first_line(exc)})") from None
+    if error != runtime.cudaError_t.cudaSuccess:
+        raise GpuUnavailable(f"{what} found no usable NVIDIA GPU (CUDA said: {error.name})")
+    if count <= index:
+        raise GpuUnavailable(f"{what} found no NVIDIA GPU on this machine")
+    return properties.name.split(b"\0", 1)[0].decode(errors="replace")
+
+
 def cupy_hint(what: str, driver: tuple[int, int] | None) -> str:
     """What to do when CuPy is missing, decided by the driver: none, one too old for any CuPy
     wheel, or the extra whose CuPy build matches the CUDA it runs."""

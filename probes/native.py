@@ -81,6 +81,17 @@ def _product_entry(device: dict, measurements: dict, product) -> dict | None:
     return entry
 
 
+def saved_spec(doc: dict, catalog) -> dict:
+    """The spec `probe --save` writes from one device's probe document: the driver's limits, the
+    shipped architecture and product it was matched to, the medians of the probes that measure a
+    peak (no occupancy figure, none above the spec's peak) and the measured extras."""
+    medians = {r["name"]: r["value"] for r in doc["results"] if r["value"] is not None and not r["above_peak"]
+               and r["group"] != "occupancy"}
+    product = catalog.products.get(doc["product"]) if doc["product"] else None
+    return native_document(doc["device"], catalog.archs.get(doc["device"]["compute_capability"]), medians, product,
+                           extras_from_results(doc["results"]))
+
+
 def extras_from_results(results: list[dict]) -> dict:
     """Product fields from a probe document's results: the GPC layout (cluster probe),
     the DRAM latency in ns and the bandwidth-vs-occupancy curve; (value, how) each.

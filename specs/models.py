@@ -28,10 +28,12 @@ T = TypeVar("T")
 
 
 class SpecFileError(InputError):
-    """A spec file (`spec_file`, --spec-file) that does not validate; the message names file, field and rule."""
+    """A spec file that does not validate; the message names file, field and rule. `field`: the
+    argument that named the file (`spec_file`, --spec-file), or none where the file is the
+    command's own subject (`specs validate FILE`)."""
 
-    def __init__(self, message: str):
-        super().__init__("spec_file", message)
+    def __init__(self, message: str, field: str = "spec_file"):
+        super().__init__(field, message) if field else super().__init__(message)
 
 
 def _check_source(ref: str) -> str:
@@ -244,20 +246,21 @@ def _format_error(path: Path, err: ValidationError) -> str:
     return f"{path}: {where}: {first['msg']}"
 
 
-def validate_family_document(path: Path) -> dict:
-    """Validate a spec file; return the raw document for the catalog, or raise SpecFileError."""
+def validate_family_document(path: Path, field: str = "spec_file") -> dict:
+    """Validate a spec file; return the raw document for the catalog, or raise SpecFileError
+    naming `field` (the argument that named the file; "" where the file is the subject)."""
     try:
         raw = read_toml(path) if path.suffix != ".json" else _read_json(path)
     except OSError as exc:
-        raise SpecFileError(f"cannot read {path}: {exc.strerror}") from None
+        raise SpecFileError(f"cannot read {path}: {exc.strerror}", field) from None
     except (ValueError, RecursionError) as exc:  # TOML/JSON decode errors are ValueErrors; deep nesting recurses
-        raise SpecFileError(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}") from None
+        raise SpecFileError(f"{path} is not valid {'JSON' if path.suffix == '.json' else 'TOML'}: {exc}", field) from None
     if isinstance(raw, dict) and "schema_version" in raw and "values" in raw:
         raw = family_document_of_shown(raw)
     try:
         FamilyDocument.model_validate(raw)
     except ValidationError as err:
-        raise SpecFileError(_format_error(path, err)) from None
+        raise SpecFileError(_format_error(path, err), field) from None
     return raw
 
 

@@ -14,6 +14,7 @@ written one at a time in the document's order, their demangled names a batch at 
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import replace
 from typing import NamedTuple
@@ -21,7 +22,7 @@ from typing import NamedTuple
 from ..readers import demangle as names
 from ..report import SCHEMA_VERSION
 from .baseline import FIGURES, LOST_BLOCK, changes, figures_of
-from .diff_store import DiffStore, streamable
+from .diff_store import DiffStore, store_error, streamable
 from .gather import gather
 from .run import DEMANGLED_AT_ONCE, LintOptions, LintReport, group_records, lint_stream
 
@@ -109,18 +110,25 @@ def diff_paths(old: str, new: str, options: LintOptions, stdin=None) -> DiffDocu
 
 
 def _diff_in_store(old: str, new: str, options: LintOptions) -> DiffDocument | None:
-    """The comparison of two text logs through an on-disk store (diff_store.py: memory flat in the
-    logs' size); None where a log holds records no architecture names, which the in-memory path reads."""
-    store = DiffStore()
-    before = store.index(0, old, options)
-    after = store.index(1, new, options) if before is not None else None
-    if before is None or after is None:
+    """The comparison of two text logs through an on-disk store (diff_store.py: neither build's
+    records held); None where a log holds records no architecture names, which the in-memory path reads."""
+    try:
+        store = DiffStore()
+    except sqlite3.Error as exc:
+        raise store_error(exc) from None
+    try:
+        before = store.index(0, old, options)
+        after = store.index(1, new, options) if before is not None else None
+        if before is None or after is None:
+            store.close()
+            return None
+        if before or after:
+            store.close()
+            return DiffDocument(HEAD, lambda: iter(()), dict.fromkeys(STATUSES, 0), before + after)
+        return DiffDocument(HEAD, store.rows, store.compare(), [])
+    except sqlite3.Error as exc:  # a full disk under the store
         store.close()
-        return None
-    if before or after:
-        store.close()
-        return DiffDocument(HEAD, lambda: iter(()), dict.fromkeys(STATUSES, 0), before + after)
-    return DiffDocument(HEAD, store.rows, store.compare(), [])
+        raise store_error(exc) from None
 
 
 def compare_sides(before: Side, after: Side) -> DiffDocument:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import stat
 from typing import NamedTuple
 
 from ..readers.ncu import SNIFF_BYTES
@@ -48,10 +49,17 @@ def read_file(path: str, machine_code=None) -> ReadResult:
         except OSError as exc:
             result.problems.append(InputProblem(path, None, f"cannot read: {exc.strerror}"))
             return result
-        if is_profile(head, path):
+        # A device is read as what it holds, never as an export for its name: `x.csv` linked to
+        # /dev/zero read as one would be streamed without end.
+        if is_profile(head, "" if _is_device(handle) else path):
             read_profile(handle, path, result)
             return result
         return read_usage_opened(handle, path, machine_code)
+
+
+def _is_device(handle) -> bool:
+    mode = os.fstat(handle.fileno()).st_mode
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
 
 
 class Gathered(NamedTuple):

@@ -34,7 +34,7 @@ def _cuda(source, resolved, args, block_size, kernel_glob, grid_size, sm_count, 
     from ..readers.demangle import kernel_names
     from ..tune import arguments_file, cu_candidates, document, kernel_tuner_ready, run_kernel_tuner
 
-    tune_kernel, device = kernel_tuner_ready()  # before compiling anything: without a GPU, say so at once
+    tune_kernel, backend, device = kernel_tuner_ready()  # before compiling anything: without a GPU, say so at once
     given = arguments_file(args)
     report = frontier(source, [resolved.sm], block_size, kernel_glob, settings)
     if len(report.kernels) != 1:
@@ -52,6 +52,6 @@ def _cuda(source, resolved, args, block_size, kernel_glob, grid_size, sm_count, 
         raise InputError("--kernel", f"{kernel.demangled}: its definition is not in {source}")
     with open(source, encoding="utf-8", errors="replace") as handle:
         text = handle.read()
-    times = run_kernel_tuner(tune_kernel, text, definition.line, kernel_names(kernel.name)[2], candidates, given,
-                                     iterations)
-    return document(kernel.demangled, resolved.sm, "kernel_tuner", device, candidates, times)
+    times = run_kernel_tuner(tune_kernel, backend, text, definition.line, kernel_names(kernel.name)[2], candidates,
+                             given, iterations)
+    return document(kernel.demangled, resolved.sm, f"kernel_tuner ({backend} backend)", device, candidates, times)

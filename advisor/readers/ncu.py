@@ -5,7 +5,7 @@ consecutive, keyed by (Process ID, ID). Exports appended to one file (a header
 row again, each run's IDs from 0) are read one after the other, every launch
 of each; a UTF-8 byte-order mark is ignored; a gzip-compressed export
 (`.csv.gz`, by content) is read as it decompresses, at most
-MAX_DECOMPRESSED bytes. Only the figures the analysis reads are kept (Launch
+MAX_DECOMPRESSED bytes and MAX_RATIO times its own size. Only the figures the analysis reads are kept (Launch
 Statistics, Occupancy, Speed Of Light, Warp State and Scheduler Statistics,
 Memory Workload Analysis); values are converted from ncu's units (SI
 prefixes, thousands separators) to bytes, nanoseconds, cycles, bytes per
@@ -182,7 +182,11 @@ def read_ncu_opened(handle, name: str) -> NcuReadResult:
     head = handle.peek(len(NCU_REP_MAGIC))[:len(NCU_REP_MAGIC)]
     if is_ncu_report(head):
         return read_lines(_converted_lines(Path(name)), name)
-    raw = _Bounded(gzip.GzipFile(fileobj=handle), MAX_DECOMPRESSED) if head.startswith(GZIP_MAGIC) else handle
+    if head.startswith(GZIP_MAGIC):
+        compressed = _Counted(handle)
+        raw = _Bounded(gzip.GzipFile(fileobj=compressed), MAX_DECOMPRESSED, compressed)
+    else:
+        raw = handle
     text = io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="")
     try:
         return read_lines(_bounded_lines(text), name)
@@ -194,11 +198,30 @@ def read_ncu_opened(handle, name: str) -> NcuReadResult:
         text.detach()  # the caller's handle stays the caller's to close
 
 
-class _Bounded(io.RawIOBase):
-    """A decompressed stream that ends with an OSError past `limit` bytes (a decompression bomb)."""
+class _Counted:
+    """The compressed stream GzipFile reads, counting the bytes it gave."""
 
-    def __init__(self, inner, limit: int):
-        self.inner, self.left = inner, limit
+    def __init__(self, inner):
+        self.inner, self.count = inner, 0
+
+    def read(self, size: int = -1) -> bytes:
+        data = self.inner.read(size)
+        self.count += len(data)
+        return data
+
+
+# Real exports compress 18 to 39 times (tests/fixtures/ncu); a stream past MAX_RATIO times what was
+# read, once past BOMB_FLOOR, is a bomb (zeros compress a thousandfold: a 1 MB file made 1 GB, 9 s).
+MAX_RATIO = 100
+BOMB_FLOOR = 64 << 20
+
+
+class _Bounded(io.RawIOBase):
+    """A decompressed stream that ends with an OSError past `limit` bytes, or past MAX_RATIO times
+    the compressed bytes read once past BOMB_FLOOR (a decompression bomb)."""
+
+    def __init__(self, inner, limit: int, compressed: _Counted):
+        self.inner, self.left, self.compressed, self.given = inner, limit, compressed, 0
 
     def readable(self) -> bool:
         return True
@@ -206,8 +229,11 @@ class _Bounded(io.RawIOBase):
     def readinto(self, buffer) -> int:
         count = self.inner.readinto(buffer)
         self.left -= count
+        self.given += count
         if self.left < 0:
             raise OSError(f"it decompresses to more than {MAX_DECOMPRESSED >> 30} GiB")
+        if self.given > BOMB_FLOOR and self.given > MAX_RATIO * self.compressed.count:
+            raise OSError(f"it decompresses to over {MAX_RATIO} times its size, which no export does")
         return count
 
 
@@ -342,24 +368,21 @@ def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
     reader = csv.reader(lines)
     assembler: _Assembler | None = None
     width = 0
-    try:
-        for row in reader:
-            if row and row[0].startswith(BOM):  # an export saved with a byte-order mark, first or appended
-                row[0] = row[0][len(BOM):]
-            if assembler is None or (row and row[0] == "ID"):
-                if assembler is not None:  # an appended export: the launch before its header is complete
-                    assembler.finish()
-                    assembler.close_problems()
-                assembler, width = _header(row, name, result, reader.line_num) or (assembler, width)
-                continue
-            if len(row) < width:
-                if len(row) > 1 and row[0].isdigit():  # a launch's row, cut short
-                    assembler.problem(reader.line_num, f"expected {width} columns as the header names, "
-                                                       f"got {len(row)}")
-                continue
-            assembler.row(row, reader.line_num)
-    except csv.Error as exc:
-        result.problems.append(InputProblem(name, reader.line_num, f"not CSV: {exc}"))
+    for row in _rows(reader, name, result):
+        if row and row[0].startswith(BOM):  # an export saved with a byte-order mark, first or appended
+            row[0] = row[0][len(BOM):]
+        if assembler is None or (row and row[0] == "ID"):
+            if assembler is not None:  # an appended export: the launch before its header is complete
+                assembler.finish()
+                assembler.close_problems()
+            assembler, width = _header(row, name, result, reader.line_num) or (assembler, width)
+            continue
+        if len(row) < width:
+            if len(row) > 1 and row[0].isdigit():  # a launch's row, cut short
+                assembler.problem(reader.line_num, f"expected {width} columns as the header names, "
+                                                   f"got {len(row)}")
+            continue
+        assembler.row(row, reader.line_num)
     if assembler is None:
         empty = "the file is empty: " if reader.line_num == 0 else ""
         result.problems.append(InputProblem(name, None, f"{empty}expected the CSV that `ncu --csv` prints "
@@ -370,6 +393,34 @@ def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
         if not result.launches and not result.problems:
             result.problems.append(InputProblem(name, None, "no profiled launch in this export"))
     return result
+
+
+# csv's refusals, as a user reads them.
+_CSV_ERRORS = {"field larger than field limit": f"a field longer than {csv.field_size_limit():,} characters",
+               "new-line character seen in unquoted field": "a carriage return inside a line"}
+
+
+def _rows(reader, name: str, result: NcuReadResult) -> Iterator[list[str]]:
+    """The rows of `reader`. A line csv refuses (the profiled program's own output, interleaved
+    with ncu's rows, can be one long line) is skipped and said once, with how many more there were:
+    the export's other rows are still read."""
+    first, more = None, 0
+    while True:
+        try:
+            row = next(reader)
+        except StopIteration:
+            break
+        except csv.Error as exc:
+            if first is not None:
+                more += 1
+                continue
+            said = next((text for start, text in _CSV_ERRORS.items() if str(exc).startswith(start)), str(exc))
+            first = InputProblem(name, reader.line_num, f"not CSV: {said}; the line is skipped")
+            result.problems.append(first)
+            continue
+        yield row
+    if more:
+        first.message += f" (and {more} more {'line' if more == 1 else 'lines'} like it)"
 
 
 def _header(row: list[str], name: str, result: NcuReadResult, number: int):

@@ -59,8 +59,8 @@ SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {name: rank for rank, name in enumerate(reversed(SEVERITIES))}  # info 0 < warning 1 < error 2
 
 
-# NamedTuple rather than dataclass: creating a dataclass at import costs ~1 ms,
-# and this module is on every command's start-up path (benchmarks/startup.py).
+# NamedTuple rather than dataclass: a dataclass is made by generating and compiling its methods
+# at import, and this module is on every command's start-up path (benchmarks/startup.py).
 class Rule(NamedTuple):
     code: str
     name: str

@@ -184,14 +184,30 @@ def _include_not_a_file(flags: list[str], directory: str) -> str | None:
         if name not in _INCLUDES:
             continue
         value = value if equals else (flags[i + 1] if i + 1 < len(flags) else "")
-        target = os.path.join(directory, value)
-        try:
-            regular = stat.S_ISREG(os.stat(target).st_mode)
-        except OSError:
-            continue  # missing: the compiler says so
-        if not regular:
-            return f"its {name} {quoted(value, MAX_QUOTED)} is not a regular file"
+        # Searched in the working directory, then along the include path (`-I/dev -include zero`).
+        for folder in [directory, *(os.path.join(directory, d) for d in _include_folders(flags))]:
+            try:
+                regular = stat.S_ISREG(os.stat(os.path.join(folder, value)).st_mode)
+            except OSError:
+                continue  # not there: the next folder, or the compiler says it is missing
+            if not regular:
+                return f"its {name} {quoted(value, MAX_QUOTED)} is not a regular file"
     return None
+
+
+_INCLUDE_FOLDERS = ("-I", "-isystem", "-iquote", "-idirafter", "--include-path", "--system-include")
+
+
+def _include_folders(flags: list[str]) -> list[str]:
+    """The folders the entry's flags add to the include path (-I DIR, -IDIR, --include-path=DIR...)."""
+    folders = []
+    for i, flag in enumerate(flags):
+        name, equals, value = flag.partition("=")
+        if name in _INCLUDE_FOLDERS:
+            folders.append(value if equals else (flags[i + 1] if i + 1 < len(flags) else ""))
+        elif flag.startswith(("-I", "-isystem")) and flag not in _INCLUDE_FOLDERS:
+            folders.append(flag[2:] if flag.startswith("-I") else flag[len("-isystem"):])
+    return folders
 
 
 def _host_compiler_path(flags: list[str]) -> str | None:
@@ -204,6 +220,33 @@ def _host_compiler_path(flags: list[str]) -> str | None:
             if "/" in value or not value:
                 return (f"its {name} {quoted(value, MAX_QUOTED)} is a path: the host compiler must be a command "
                         "on PATH (g++-12), never a file the database points at")
+
+
+# What makes the host compiler nvcc runs load or run a program the database names (a database comes
+# from a pull request): `-Xcompiler -B./dir/` runs ./dir/cc1plus, -fplugin and -Xclang -load load a
+# shared object, -specs rewrites the commands gcc runs, -wrapper runs them under another program, an
+# @file holds more of these; forwarding unknown flags would pass any of them unlisted.
+_HOST_RUNS = ("-B", "-specs", "--specs", "-fplugin", "-fpass-plugin", "-wrapper", "-Xclang", "-iplugindir",
+              "--gcc-toolchain", "--gcc-install-dir", "-ccc-", "--driver-mode", "@")
+_FORWARD_UNKNOWN = {"-forward-unknown-to-host-compiler", "--forward-unknown-to-host-compiler",
+                    "-forward-unknown-opts", "--forward-unknown-opts"}
+
+
+def _runs_named_program(flags: list[str]) -> str | None:
+    """Why a kept flag is refused: it would make the host compiler run or load a program the
+    database names, or forward flags that could."""
+    for i, flag in enumerate(flags):
+        name, equals, value = flag.partition("=")
+        if flag in _FORWARD_UNKNOWN:
+            return f"its {flag} would pass any flag to the host compiler, unchecked"
+        if name not in _HOST_OPTIONS:
+            continue
+        value = value if equals else (flags[i + 1] if i + 1 < len(flags) else "")
+        for item in value.split(","):
+            if item.startswith(_HOST_RUNS):
+                return (f"its host compiler flag {quoted(item, MAX_QUOTED)} would make the host compiler run or "
+                        "load a program the database names; -B, -specs, -fplugin, -wrapper, -Xclang and @files "
+                        "are refused")
     return None
 
 
@@ -242,7 +285,8 @@ def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[st
         if not targets:
             problems.append(f"entry {number} ({_file_of(entry)}): names no architecture; give --arch")
             continue
-        refused = _shell_text(entry, flags) or _include_not_a_file(flags, directory) or _host_compiler_path(flags)
+        refused = (_shell_text(entry, flags) or _include_not_a_file(flags, directory) or _host_compiler_path(flags)
+                   or _runs_named_program(flags))
         if refused:
             problems.append(f"entry {number} ({_file_of(entry)}): {refused}")
             continue

@@ -91,7 +91,9 @@ def test_the_source_kernel_tuner_compiles_carries_the_cap(tmp_path):
 
 
 def test_without_a_gpu_or_kernel_tuner_tune_exits_3_naming_what_is_missing(toolchain, tmp_path, monkeypatch):
-    monkeypatch.setitem(sys.modules, "cupy", None)  # as on a machine without CuPy
+    monkeypatch.setitem(sys.modules, "cupy", None)  # as on a machine without CuPy or cuda-python
+    monkeypatch.setitem(sys.modules, "cuda", None)
+    monkeypatch.setitem(sys.modules, "cuda.bindings", None)
     args = tmp_path / "args.py"
     args.write_text("import numpy as np\nproblem_size = 1024\narguments = [np.zeros(1024, np.float32)]\n")
     result = CliRunner().invoke(cli, ["tune", str(TILED), "--kernel", "complex_mac16", "--args", str(args),
@@ -104,3 +106,70 @@ def test_without_a_gpu_or_kernel_tuner_tune_exits_3_naming_what_is_missing(toolc
 def test_a_cu_kernel_without_its_arguments_file_is_bad_input():
     result = CliRunner().invoke(cli, ["tune", str(TILED), "--arch", "sm_90"])
     assert result.exit_code == 2 and "--args" in result.output
+
+
+def _fake_cuda_bindings(monkeypatch, runtime=None):
+    """`cuda.bindings` as importable (its spec), with `runtime` standing for the real bindings' module."""
+    import importlib.machinery
+    import types
+
+    package = types.ModuleType("cuda")
+    package.__path__ = []
+    bindings = types.ModuleType("cuda.bindings")
+    bindings.__spec__ = importlib.machinery.ModuleSpec("cuda.bindings", None, is_package=True)
+    bindings.runtime = runtime
+    package.bindings = bindings
+    monkeypatch.setitem(sys.modules, "cuda", package)
+    monkeypatch.setitem(sys.modules, "cuda.bindings", bindings)
+
+
+def test_the_backend_is_cuda_python_where_its_bindings_are_installed_else_cupy(monkeypatch):
+    from tuneadvise.advisor.tune import kernel_tuner_backend
+
+    monkeypatch.setitem(sys.modules, "cuda", None)
+    monkeypatch.setitem(sys.modules, "cuda.bindings", None)
+    assert kernel_tuner_backend() == "cupy"
+    _fake_cuda_bindings(monkeypatch)
+    assert kernel_tuner_backend() == "nvcuda"
+
+
+def test_with_cuda_python_and_no_usable_driver_tune_exits_3_in_one_line(toolchain, tmp_path, monkeypatch):
+    import enum
+    import types
+
+    class Error(enum.Enum):
+        cudaSuccess = 0
+        cudaErrorInsufficientDriver = 35
+
+    runtime = types.SimpleNamespace(cudaError_t=Error,
+                                    cudaGetDeviceCount=lambda: (Error.cudaErrorInsufficientDriver, None))
+    _fake_cuda_bindings(monkeypatch, runtime)
+    args = tmp_path / "args.py"
+    args.write_text("import numpy as np\nproblem_size = 1024\narguments = [np.zeros(1024, np.float32)]\n")
+    result = CliRunner().invoke(cli, ["tune", str(TILED), "--kernel", "complex_mac16", "--args", str(args),
+                                      "--arch", "sm_90"])
+    assert result.exit_code == 3, result.output
+    assert "cudaErrorInsufficientDriver" in result.output and len(result.output.strip().splitlines()) == 1
+
+
+def test_kernel_tuner_is_asked_for_the_chosen_backend_and_its_failure_is_one_line():
+    from tuneadvise.advisor.tune import TuneRunFailed, run_kernel_tuner
+
+    seen = {}
+
+    def tune_kernel(*args, **options):
+        seen.update(options)
+        raise TypeError("bytes is not a 16-char string")
+
+    given = {"problem_size": 1024, "arguments": []}
+    with pytest.raises(TuneRunFailed, match="^Kernel Tuner failed: TypeError: bytes is not a 16-char string$"):
+        run_kernel_tuner(tune_kernel, "nvcuda", "__global__ void k() {}\n", 1, "k", [_candidate("as built")],
+                         given, 3)
+    assert seen["lang"] == "nvcuda" and seen["iterations"] == 3
+
+
+def test_the_cuda_python_bindings_keep_all_16_bytes_of_a_uuid():
+    # Kernel Tuner's nvcuda backend builds uuid.UUID(bytes=...) from this field: it must never come
+    # back cut short at a zero byte, as the CuPy backend's did (an empty field is all zeros).
+    runtime = pytest.importorskip("cuda.bindings.runtime")
+    assert len(runtime.cudaDeviceProp().uuid.bytes) == 16

@@ -478,3 +478,12 @@ def test_text_says_which_cuda_release_answered(command):
     from tuneadvise.specs.records import DEFAULT_RELEASE
 
     assert f"cuda_occupancy.h of CUDA {DEFAULT_RELEASE}" in " ".join(CliRunner().invoke(cli, command).output.split())
+
+
+@pytest.mark.parametrize("value", ["-" + "0" * 600 + "=\0", "-1=\0"])
+def test_a_nul_in_a_value_that_looks_like_an_option_names_the_option_it_was_given_to(value):
+    """Found by test_fuzzed_suggest_never_tracebacks: `--grid-size '-000...=<NUL>'` was named by
+    the value itself, hundreds of characters long, rather than by --grid-size."""
+    result = CliRunner().invoke(cli, ["suggest", "--arch", "volta", "--registers", "32", "--grid-size", value])
+    assert result.exit_code == 2
+    assert result.output.startswith("tuneadvise: error: --grid-size: holds a NUL byte") and len(result.output) < 200

@@ -270,3 +270,28 @@ def test_a_read_only_file_is_refused_like_a_shell_refuses_it(tmp_path, monkeypat
     with pytest.raises(Exception, match="--baseline: cannot write .*Permission denied"):
         check_writable(target, "--baseline")
     assert target.read_text() == "kept\n" and [p.name for p in tmp_path.iterdir()] == ["report.json"]
+
+
+def _limit_memory():
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))
+
+
+@pytest.mark.parametrize("args", [["lint", "-"], ["diff", "-", str(LOG)]])
+def test_endless_standard_input_without_a_line_end_is_one_error_in_bounded_memory(args):
+    """`tuneadvise lint - < /dev/zero`: a line is never held past MAX_STDIN_LINE (it grew without
+    bound: gigabytes, then an internal error)."""
+    with open("/dev/zero", "rb") as zero:
+        done = subprocess.run([sys.executable, "-m", "tuneadvise.cli", *args], stdin=zero, capture_output=True,
+                              timeout=60, preexec_fn=_limit_memory, env={**os.environ, "TUNEADVISE_CACHE_DIR": "off"})
+    lines = done.stderr.decode().splitlines()
+    assert done.returncode == 2 and len(lines) == 1 and "standard input: line 1 is longer than 1 MiB" in lines[0], lines
+
+
+def test_a_log_followed_by_binary_data_on_standard_input_names_the_line():
+    data = LOG.read_bytes() + b"\0" * (3 << 20)
+    result = CliRunner().invoke(cli, ["lint", "-"], input=data)
+    assert result.exit_code == 2
+    lines = LOG.read_bytes().count(b"\n")
+    assert f"line {lines + 1} is longer than 1 MiB" in result.stderr

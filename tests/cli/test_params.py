@@ -114,3 +114,43 @@ def test_a_query_refusing_its_input_is_a_usage_error_naming_the_file(tmp_path):
     result = invoke(["lint", LOG, "--config", str(config)])
     assert result.exit_code == 2 and result.output.count("\n") == 1
     assert result.output.startswith(f"tuneadvise: error: {config}")
+
+
+def _path_parameters():
+    """(command path, parameter) for every file parameter of every command and subcommand, read
+    from the commands themselves: an option added tomorrow is covered."""
+    import click
+
+    from tuneadvise.cli.params import FilePath
+
+    def walk(group, path):
+        context = click.Context(group)
+        for name in group.list_commands(context):
+            command = group.get_command(context, name)
+            if isinstance(command, click.Group):
+                yield from walk(command, (*path, name))
+                continue
+            for param in command.params:
+                if isinstance(param.type, click.Path):
+                    assert isinstance(param.type, FilePath), f"{' '.join((*path, name))} {param.name}: use FilePath"
+                    yield (*path, name), param
+    return list(walk(cli, ()))
+
+
+@pytest.mark.parametrize("path, param", _path_parameters(),
+                         ids=lambda v: " ".join(v) if isinstance(v, tuple) else getattr(v, "name", ""))
+def test_an_empty_path_is_refused_naming_its_parameter(path, param):
+    """`--config "$CONFIG"` with the variable unset: exit 2 naming the option, never a run that
+    quietly goes without the file (no plot written, no baseline applied, no config read)."""
+    import click
+
+    is_argument = isinstance(param, click.Argument)
+    command = cli
+    for name in path:
+        command = command.get_command(click.Context(command), name)
+    before = [LOG for p in command.params[:command.params.index(param)] if isinstance(p, click.Argument)]
+    given = [*before, ""] if is_argument else [f"{max(param.opts, key=len)}="]
+    result = CliRunner().invoke(cli, [*path, *given])
+    name = param.human_readable_name if is_argument else max(param.opts, key=len)
+    assert result.exit_code == 2, result.output
+    assert result.stderr.splitlines() == [f"tuneadvise: error: {name}: an empty path names no file"]

@@ -349,3 +349,35 @@ def test_a_full_device_as_an_output_file_exits_74(tmp_path):
     result = run(["lint", LOG, "-o", "/dev/full", "--format", "json"])
     assert_one_line_error(result, "cannot write the output: /dev/full: No space left on device (--output)",
                           exit_code=74)
+
+
+@pytest.mark.skipif(not os.path.exists(ZERO), reason="no /dev/zero")
+@pytest.mark.parametrize("source", ["path", "stdin"])
+def test_an_endless_batch_line_ends_the_batch_with_its_error_line(source):
+    """`occupancy --batch /dev/zero` (or `- < /dev/zero`) skipped its one endless line without end,
+    printing nothing; now past MAX_SKIPPED_BYTES its error line is written and the input ends."""
+    import subprocess
+    import sys
+
+    args = [sys.executable, "-m", "tuneadvise.cli", "occupancy", "--batch", ZERO if source == "path" else "-"]
+    with open(ZERO, "rb") as zeros:
+        done = subprocess.run(args, stdin=zeros, capture_output=True, timeout=60)
+    lines = done.stdout.decode().splitlines()
+    assert done.returncode == 2 and len(lines) == 1, (done.returncode, lines, done.stderr[-300:])
+    assert json.loads(lines[0])["error"]["message"] == (
+        "line 1: no line end within 64 MiB: not a batch of configurations; the rest of the input is not read")
+
+
+@pytest.mark.skipif(not os.path.exists(ZERO), reason="no /dev/zero")
+@pytest.mark.parametrize("name", ["report.csv", "report.csv.gz", "report.ncu-rep"])
+def test_a_device_named_as_an_export_is_read_as_what_it_holds(tmp_path, name):
+    """`lint report.csv` where report.csv links to /dev/zero was streamed as an export without end
+    (an export's name makes it one, whatever it holds); a device is told by its content."""
+    import subprocess
+    import sys
+
+    (tmp_path / name).symlink_to(ZERO)
+    done = subprocess.run([sys.executable, "-m", "tuneadvise.cli", "lint", name, "--format", "json"], cwd=tmp_path,
+                          capture_output=True, timeout=60)
+    assert done.returncode == 2
+    assert [json.loads(done.stdout)["problems"][0]["file"]] == [name]

@@ -13,6 +13,8 @@ from tuneadvise.advisor.rules.markdown import example_command, rules_page
 from tuneadvise.cli.main import cli
 
 from ..helpers import ROOT
+from ..reference import nvcc
+from ..reference.header import required
 
 
 def invoke(command_line: str):
@@ -97,14 +99,9 @@ def _lint_documented_example(text: str, tmp_path) -> list:
 
 
 def _compiled_documented_example(text: str, tmp_path) -> list:
-    """A documented source that lint compiles and disassembles (skipped without nvcc and nvdisasm)."""
-    from tuneadvise.advisor.toolchain.disassembler import DisassemblerMissing, find_disassembler
-    from tuneadvise.advisor.toolchain.discovery import ToolchainMissing, find_toolchain
-
-    try:
-        find_toolchain(), find_disassembler()
-    except (ToolchainMissing, DisassemblerMissing) as exc:
-        pytest.skip(f"the example compiles: {exc}")
+    """A documented source that lint compiles and disassembles (skipped without nvcc and nvdisasm,
+    failed instead where TUNEADVISE_REQUIRE_REFERENCE=1)."""
+    required(nvcc.installed, "NVIDIA's compiler and disassembler, to compile the example (the [nvcc] extra)")
     source, command = text.removeprefix("# file.cu\n").rsplit("# checked with: ", 1)
     (tmp_path / "file.cu").write_text(source)
     args = [str(tmp_path / a) if a == "file.cu" else a for a in shlex.split(command)[1:]]

@@ -71,3 +71,34 @@ def test_a_side_that_is_not_a_log_is_a_problem_not_a_comparison(tmp_path, text):
     (tmp_path / "bad.log").write_text(text)
     doc = diff_paths(str(tmp_path / "bad.log"), str(LINT / "ptxas_multi.log"), LintOptions())
     assert doc.problems and list(doc.kernels()) == []
+
+
+def _no_room_for_files():
+    import resource
+    import signal
+
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails (EFBIG) instead of ending the process
+    resource.setrlimit(resource.RLIMIT_FSIZE, (64 << 10, 64 << 10))
+
+
+def test_a_store_with_no_room_is_exit_74_and_one_line(tmp_path):
+    """The store's folder full (here: no file may grow past 64 KiB, and the logs outgrow the page cache): exit 74 and one line naming
+    the folder, as for output that cannot be written; before, SQLite's error was an internal error
+    (exit 70)."""
+    import os
+    import subprocess
+    import sys
+
+    for side, registers in (("old", 32), ("new", 40)):  # 40,000 kernels: past the store's 8 MB page cache
+        (tmp_path / f"{side}.log").write_text("".join(
+            f"ptxas info    : Compiling entry function 'a_kernel_of_a_large_build_{i}' for 'sm_90'\n"
+            f"ptxas info    : Function properties for a_kernel_of_a_large_build_{i}\n"
+            "    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n"
+            f"ptxas info    : Used {registers + i % 7} registers, used 0 barriers\n" for i in range(40_000)))
+    done = subprocess.run([sys.executable, "-m", "tuneadvise.cli", "diff", "old.log", "new.log", "--format", "json"],
+                          cwd=tmp_path, capture_output=True, timeout=120, preexec_fn=_no_room_for_files,
+                          env={**os.environ, "TMPDIR": str(tmp_path), "TUNEADVISE_CACHE_DIR": "off"})
+    lines = done.stderr.decode().splitlines()
+    assert done.returncode == 74 and len(lines) == 1, (done.returncode, lines[-3:])
+    assert lines[0].startswith(f"tuneadvise: error: cannot write the output: {tmp_path}: diff's temporary store")
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith("tuneadvise-diff-")]  # removed

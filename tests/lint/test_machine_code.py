@@ -31,6 +31,7 @@ from tuneadvise.advisor.toolchain.disassembler import DisassemblerMissing, find_
 from tuneadvise.cli.main import cli
 
 from ..helpers import TESTS
+from ..reference.header import Unavailable, required
 
 CACHES = TESTS / "fixtures" / "python_caches"
 SPILLS = CACHES / "triton_spills"
@@ -39,12 +40,14 @@ SASS_FIXTURES = TESTS / "fixtures" / "sass"
 
 @pytest.fixture(scope="module")
 def disassembler():
+    return required(_found_disassembler, "NVIDIA's disassembler (the [nvcc] extra)")
+
+
+def _found_disassembler():
     try:
         return find_disassembler()
     except DisassemblerMissing as exc:
-        if os.environ.get("TUNEADVISE_REQUIRE_REFERENCE") == "1":
-            pytest.fail(f"nvdisasm required ([nvcc] extra): {exc}")
-        pytest.skip(str(exc))
+        raise Unavailable(str(exc)) from None
 
 
 def _lint_json(*arguments):

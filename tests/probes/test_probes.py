@@ -254,13 +254,10 @@ def native_occupancy(spec_file, *args):
 
 def native_spec(tmp_path):
     """The spec `probe --save` writes, made by today's code from the recorded device."""
-    from tuneadvise.probes.native import native_document, to_toml
+    from tuneadvise.probes.native import saved_spec, to_toml
 
-    doc = computed()
-    catalog = shipped_catalog()
-    medians = {r["name"]: r["value"] for r in doc["results"] if r["value"] is not None}
     path = tmp_path / "native.toml"
-    path.write_text(to_toml(native_document(doc["device"], catalog.archs["9.0"], medians, catalog.products["h100-sxm"])))
+    path.write_text(to_toml(saved_spec(computed(), shipped_catalog())))
     return path
 
 
@@ -431,15 +428,11 @@ def test_device_list_rejects_what_is_not_an_index_below_the_count(device):
 def saved_with_measured_extras(tmp_path):
     """The spec `probe --save` writes from a recorded run holding the curve, the DRAM latency
     and the cluster probe (tests/fixtures/h100/probe_memory.json)."""
-    from tuneadvise.probes.native import extras_from_results, native_document, to_toml
+    from tuneadvise.probes.native import saved_spec, to_toml
 
     doc = recompute_document(recorded("probe_memory.json"), shipped_catalog())
-    catalog = shipped_catalog()
-    medians = {r["name"]: r["value"] for r in computed()["results"] if r["value"] is not None}
-    extras = extras_from_results(doc["results"])
     path = tmp_path / "native.toml"
-    path.write_text(to_toml(native_document(doc["device"], catalog.archs["9.0"], medians,
-                                            catalog.products["h100-sxm"], extras)))
+    path.write_text(to_toml(saved_spec(doc, shipped_catalog())))
     return path, doc
 
 

@@ -85,10 +85,15 @@ def test_parsers_never_raise_on_text(lines):
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=512))
 def test_cubin_reader_rejects_garbage_cleanly(blob):
+    """Garbage after an ELF header is one CubinError of one line (the message lint prints), never
+    another exception nor a kernel with impossible figures."""
     try:
-        read_cubin(b"\x7fELF\x02\x01\x01A\x08" + blob)
-    except CubinError:
-        pass
+        kernels = read_cubin(b"\x7fELF\x02\x01\x01A\x08" + blob)
+    except CubinError as exc:
+        assert str(exc) and "\n" not in str(exc), exc
+        return
+    for kernel in kernels:
+        assert isinstance(kernel.name, str) and kernel.registers >= 0
 
 
 def test_truncated_real_cubin_is_a_clean_error():
@@ -103,10 +108,10 @@ def test_truncated_real_cubin_is_a_clean_error():
 def _seconds(parse, lines):
     import time
 
-    start = time.perf_counter()
+    start = time.process_time()
     problems = []
     list(parse(lines, problems=problems))
-    return time.perf_counter() - start, problems
+    return time.process_time() - start, problems
 
 
 @pytest.mark.parametrize("parse,line", [
@@ -135,7 +140,7 @@ def test_parsing_is_linear_in_the_line_length(parse, line):
 def test_any_line_parses_quickly_or_is_reported(text):
     import time
 
-    start = time.perf_counter()
+    start = time.process_time()
     list(parse_ptxas(["ptxas info    : Compiling entry function 'k' for 'sm_90'\n", text + " bytes stack frame\n"]))
     list(parse_cuobjdump(["\tFunction k:\n", "REG:" + text + "\n"], arch="sm_90"))
-    assert time.perf_counter() - start < 0.5
+    assert time.process_time() - start < 0.5

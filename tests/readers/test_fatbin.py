@@ -6,7 +6,7 @@ as the per-architecture cubins, and agree with cuobjdump's listings of them."""
 import struct
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from tuneadvise.advisor.readers.compiler_output import parse_cuobjdump
@@ -92,11 +92,21 @@ def test_lz4_block_decoder_matches_the_reference_encoder(data, repeat):
 
 @settings(max_examples=300, deadline=None)
 @given(st.binary(max_size=200), st.integers(0, 500))
+@example(bytes.fromhex("1f6101001460626364656667"), 46)  # "a" * 40 + "bcdefg", as the reference compresses it
+@example(bytes.fromhex("1f6101001460626364656667"), 45)  # one byte short of what it decodes to
 def test_lz4_block_decoder_rejects_garbage_cleanly(blob, size):
+    """Garbage is a FatbinError; what decodes is exactly `size` bytes, and the very bytes the
+    reference LZ4 library decodes wherever that library accepts the block too."""
     try:
-        lz4_block_decompress(blob, size)
+        decoded = lz4_block_decompress(blob, size)
     except FatbinError:
-        pass
+        return
+    assert len(decoded) == size
+    try:
+        reference = lz4.decompress(blob, uncompressed_size=size)
+    except lz4.LZ4BlockError:
+        return
+    assert bytes(decoded) == reference
 
 
 # CUDA 13.5 Blackwell builds with -lineinfo or -G: each .nv.merc.* copy of a

@@ -238,3 +238,40 @@ def test_a_problem_repeated_on_every_launch_is_said_once_with_a_count():
     assert broken > 10
     assert len(result.problems) == 1
     assert result.problems[0].message.endswith(f"(and {broken - 1} more rows like it)")
+
+
+@pytest.mark.parametrize("line", ["x" * 200_000, '"' + "y" * 200_000 + '"', ",".join(["z" * 150_000] * 2)],
+                         ids=["output", "quoted", "two-cells"])
+def test_a_line_past_the_csv_field_limit_is_one_problem_and_the_rest_is_read(line):
+    """A program under ncu printing a long line among the rows (the profiled program's own output
+    is interleaved with ncu's), shorter than MAX_LINE but past csv's field limit: that line is said,
+    every launch of the export is still read."""
+    lines = text("ncu_tails").splitlines(keepends=True)
+    whole = len(read_lines(lines, "tails.csv").launches)
+    header = next(i for i, text_line in enumerate(lines) if text_line.startswith('"ID"'))
+    for at in (header - 1, header + 5, len(lines)):
+        edited = lines[:at] + [line + "\n"] * 3 + lines[at:]
+        result = read_lines(edited, "edited.csv")
+        assert len(result.launches) == whole and len(result.problems) == 1, result.problems
+        assert result.problems[0].line == at + 1 and "(and 2 more lines like it)" in result.problems[0].message
+
+
+def test_a_gzip_bomb_is_refused_after_a_bounded_read(tmp_path):
+    """1 MB of gzip that makes 1 GiB (a header, then zeros) took 9 s to read to its end; real
+    exports compress 18 to 39 times (tests/fixtures/ncu), so past ncu.MAX_RATIO it is refused."""
+    import gzip
+    import time
+
+    path = tmp_path / "bomb.csv.gz"
+    with gzip.open(path, "wb", compresslevel=9) as handle:
+        handle.write(text("ncu_templates").encode())
+        zeros = b"0" * (1 << 20)
+        for _ in range(1024):
+            handle.write(zeros)
+    started = time.process_time()
+    result = read_ncu(path)
+    assert time.process_time() - started < 4
+    assert any(f"over {ncu.MAX_RATIO} times its size" in p.message for p in result.problems), result.problems
+    real = gzip.compress(text("ncu_sweep").encode())  # the most compressible recording still reads whole
+    (tmp_path / "sweep.csv.gz").write_bytes(real)
+    assert not read_ncu(tmp_path / "sweep.csv.gz").problems

@@ -118,6 +118,17 @@ def nvdisasm(chain: Toolchain) -> str:
     return str(path)
 
 
+def installed() -> tuple[Toolchain, str]:
+    """The compiler and disassembler where tuneadvise itself looks (the [nvcc] extra, CUDA_HOME,
+    PATH), for tests that run `lint FILE.cu`: tuneadvise does not look in the test cache."""
+    from tuneadvise.advisor.toolchain.disassembler import DisassemblerMissing, find_disassembler
+
+    try:
+        return find_toolchain(), find_disassembler().path
+    except (ToolchainMissing, DisassemblerMissing) as exc:
+        raise Unavailable(f"{exc} (the [nvcc] extra installs both)") from None
+
+
 def nvdisasm_line_table(disassembler: str, cubin: Path) -> dict[str, list[tuple[int, str, int]]]:
     """nvdisasm's own line table, from its JSON listing (`-json -g`), read with nothing from
     tuneadvise: {kernel: [(offset, file name, line)]} at each instruction that starts a line.

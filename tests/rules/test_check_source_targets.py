@@ -15,6 +15,8 @@ from tuneadvise.cli.main import cli
 from tuneadvise.specs.catalog import shipped_catalog
 
 from ..helpers import TESTS
+from ..reference import nvcc as nvcc_reference
+from ..reference.header import required
 
 RECORDED = json.loads((TESTS / "fixtures" / "sources" / "legacy_intrinsics" / "nvcc.json").read_text())
 SARIF_SCHEMA = json.loads((TESTS / "fixtures" / "sarif" / "sarif-schema-2.1.0.json").read_text())
@@ -53,18 +55,8 @@ def test_flagged_exactly_where_the_recorded_compiler_fails(tmp_path, name):
         assert breaks == (not outcome["compiles"]), (name, target, outcome)
 
 
-def _nvcc():
-    from tuneadvise.advisor.toolchain.discovery import ToolchainMissing, find_toolchain
-
-    try:
-        return find_toolchain().nvcc
-    except ToolchainMissing:
-        return None
-
-
-@pytest.mark.skipif(_nvcc() is None, reason="no nvcc")
 def test_flagged_exactly_where_the_installed_compiler_fails_and_the_fix_builds(tmp_path):
-    nvcc = _nvcc()
+    nvcc = required(nvcc_reference.toolchain, "NVIDIA's compiler (the [nvcc] extra)").nvcc
     for name in ("__shfl_xor", "__ballot"):
         text = RECORDED["sources"][name]
         (tmp_path / "k.cu").write_text(text)
@@ -192,8 +184,8 @@ def test_sarif_marks_each_fix_safe_or_unsafe(tmp_path):
     assert "0xffffffff" in fixes[0]["description"]["text"] and "unsafe" in fixes[1]["description"]["text"]
 
 
-@pytest.mark.skipif(_nvcc() is None, reason="no nvcc")
 def test_the_unsafe_fix_builds_too(tmp_path):
+    nvcc = required(nvcc_reference.toolchain, "NVIDIA's compiler (the [nvcc] extra)").nvcc
     text = _KERNEL.format(body=MASKS[1][0] + "\n" + MASKS[0][0])
     sarif = json.loads(check(tmp_path, text, "-t", "sm_90", "--format", "sarif").output)
     lines = text.splitlines()
@@ -204,6 +196,6 @@ def test_the_unsafe_fix_builds_too(tmp_path):
         lines[region["startLine"] - 1] = (row[:region["startColumn"] - 1] + change["insertedContent"]["text"]
                                           + row[region["endColumn"] - 1:])
     (tmp_path / "k.cu").write_text("\n".join(lines) + "\n")
-    done = subprocess.run([_nvcc(), "-arch=sm_90", "-c", "k.cu", "-o", os.devnull], cwd=tmp_path,
+    done = subprocess.run([nvcc, "-arch=sm_90", "-c", "k.cu", "-o", os.devnull], cwd=tmp_path,
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr

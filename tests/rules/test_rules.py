@@ -7,6 +7,9 @@ from tuneadvise.advisor.launch import LaunchConfig
 from tuneadvise.advisor.rules import LaunchContext, RuleSelection, check_occupancy, finding_of, registry
 from tuneadvise.specs.catalog import describe_source, shipped_catalog
 
+from ..reference import nvcc
+from ..reference.header import required
+
 RULES = sorted(registry())
 
 
@@ -52,14 +55,9 @@ def compiled_codes(example: dict) -> set:
 
     from click.testing import CliRunner
 
-    from tuneadvise.advisor.toolchain.disassembler import DisassemblerMissing, find_disassembler
-    from tuneadvise.advisor.toolchain.discovery import ToolchainMissing, find_toolchain
     from tuneadvise.cli.main import cli
 
-    try:
-        find_toolchain(), find_disassembler()
-    except (ToolchainMissing, DisassemblerMissing) as exc:
-        pytest.skip(f"compiling the example needs nvcc and nvdisasm: {exc}")
+    required(nvcc.installed, "NVIDIA's compiler and disassembler, to compile the example (the [nvcc] extra)")
     with tempfile.TemporaryDirectory() as scratch:
         source = Path(scratch) / "file.cu"
         source.write_text(example["cuda"])

@@ -162,6 +162,10 @@ def test_spec_validate_rejects_allocation_units_that_are_not_powers_of_two(tmp_p
     path.write_text(changed)
     result = CliRunner().invoke(cli, ["specs", "validate", str(path)])
     assert result.exit_code == 2 and "register_allocation_unit must be a power of two" in result.output
+    # the file is the command's argument, not --spec-file: the line names the file alone
+    assert result.output.startswith(f"tuneadvise: error: {path}"), result.output
+    spec_file = CliRunner().invoke(cli, ["occupancy", "--spec-file", str(path), "--arch", "volta", "-r", "32", "-b", "256"])
+    assert spec_file.exit_code == 2 and spec_file.output.startswith(f"tuneadvise: error: --spec-file: {path}")
 
 
 def test_specs_listing_keeps_every_typed_name_whole_at_80_columns(monkeypatch):

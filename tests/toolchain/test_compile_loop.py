@@ -116,6 +116,38 @@ def test_compile_commands_recompiles_each_entry_with_its_own_flags(use, tmp_path
     assert linted(result.stdout) == truth and truth[("pressure", "sm_90")]["shared_mem"] == 2048
 
 
+HOST_PROGRAM_FLAGS = ["-Xcompiler -B{evil}/", "-Xcompiler=-fPIC,-B{evil}/", "--compiler-options -B{evil}/",
+                      "-forward-unknown-to-host-compiler -B{evil}/", "-Xcompiler=@{evil}/flags"]
+
+
+def test_a_database_cannot_make_the_host_compiler_run_its_program(use, tmp_path):
+    """nvcc run directly with each flag runs the database's own `cc1plus` (the attack is real);
+    lint refuses each entry, runs nothing of the database's, and still lints a harmless entry."""
+    import subprocess
+
+    evil, marker = tmp_path / "evil", tmp_path / "ran"
+    evil.mkdir()
+    for program in ("cc1plus", "cc1"):
+        (evil / program).write_text(f"#!/bin/sh\necho x >> {marker}\nexit 1\n")
+        (evil / program).chmod(0o755)
+    (evil / "flags").write_text(f"-B{evil}/\n")
+    (tmp_path / "k.cu").write_text("__global__ void k(float* x) { x[threadIdx.x] = 1; }\n")
+    forms = [form.format(evil=evil) for form in HOST_PROGRAM_FLAGS]
+    subprocess.run([use.nvcc, "-cubin", "-arch=sm_90", *shlex.split(forms[0]), "k.cu", "-o", "k.cubin"],
+                   cwd=tmp_path, capture_output=True, timeout=300)
+    assert marker.exists(), "nvcc no longer runs a -B folder's cc1plus: the attack this test holds off is gone"
+    marker.unlink()
+    entries = [{"directory": str(tmp_path), "file": "k.cu", "command": f"nvcc {form} -arch=sm_90 -c k.cu -o k.o"}
+               for form in [*forms, "-Xcompiler=-fPIC"]]
+    (tmp_path / "compile_commands.json").write_text(json.dumps(entries))
+    result = CliRunner().invoke(cli, ["lint", "--compile-commands", str(tmp_path / "compile_commands.json"),
+                                      "--format", "json"])
+    assert not marker.exists() and result.exit_code == 2, result.output
+    refused = [line for line in result.stderr.splitlines() if "host compiler" in line]
+    assert [int(line.split("entry ")[1].split(" ")[0]) for line in refused] == list(range(1, len(forms) + 1))
+    assert {k["name"] for k in json.loads(result.stdout)["kernels"]} == {"_Z1kPf"}
+
+
 def test_a_source_the_compiler_rejects_is_one_line_and_the_rest_is_linted(use, tmp_path):
     bad = tmp_path / "bad.cu"
     bad.write_text("__global__ void k(float* x) { x[0] = not_declared; }\n")

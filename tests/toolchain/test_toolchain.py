@@ -328,3 +328,48 @@ def test_the_host_compiler_is_a_command_not_a_path_the_database_names(tmp_path):
     assert builds == [] and "-ccbin './evil.sh' is a path" in problems[0]
     entry = {"arguments": ["nvcc", "-arch=sm_90", "-ccbin", "g++-12", "-c", "k.cu"]}
     assert load_builds(_database(tmp_path, entry), ())[0][0].flags == ("-ccbin", "g++-12")
+
+
+@pytest.mark.parametrize("flags", [
+    "-Xcompiler -B./evil/", "-Xcompiler=-B./evil/", "--compiler-options=-Wall,-B,./evil", "-Xcompiler -fplugin=./p.so",
+    "-Xcompiler=-specs=./s", "--compiler-options=--specs=./s", "-Xcompiler=@opts", "-Xcompiler -wrapper,./w",
+    "-Xcompiler=-Xclang,-load,-Xclang,./p.so", "-forward-unknown-to-host-compiler -B./evil/",
+    "--forward-unknown-opts -fplugin=./p.so"])
+def test_a_host_compiler_flag_that_runs_a_named_program_refuses_its_entry(tmp_path, flags):
+    path = tmp_path / "compile_commands.json"
+    path.write_text(json.dumps([{"directory": str(tmp_path), "file": "k.cu", "command": f"nvcc {flags} -c k.cu"},
+                                {"directory": str(tmp_path), "file": "j.cu", "command": "nvcc -Xcompiler=-fPIC -c j.cu"}]))
+    builds, problems = load_builds(str(path), ("sm_90",))
+    assert [b.source for b in builds] == [str(tmp_path / "j.cu")] and list(builds[0].flags) == ["-Xcompiler=-fPIC"]
+    assert len(problems) == 1 and problems[0].startswith("entry 1 ('k.cu'): its ") and "\n" not in problems[0]
+
+
+HARMLESS_HOST = st.sampled_from(["-fPIC", "-Wall", "-O2", "-DX=1", "-std=c++17", "-fopenmp", "-Wno-unused", "-g"])
+RUNS_PROGRAM = st.builds(lambda prefix, rest: prefix + rest,
+                         st.sampled_from(["-B", "-specs=", "--specs=", "-fplugin=", "-fpass-plugin=", "-wrapper",
+                                          "-Xclang", "@", "--gcc-toolchain=", "-iplugindir="]),
+                         st.text("abc./_", max_size=8))
+HOST_FLAG = st.tuples(st.just(False), HARMLESS_HOST) | st.tuples(st.just(True), RUNS_PROGRAM)
+
+
+@given(st.lists(st.tuples(HOST_FLAG, st.sampled_from(["-Xcompiler=", "--compiler-options="])), min_size=1, max_size=5))
+def test_an_entry_is_refused_exactly_when_a_host_flag_runs_a_program(tmp_path_factory, host):
+    flags = " ".join(f"{option}{flag}" for (_, flag), option in host)
+    path = tmp_path_factory.mktemp("cc") / "compile_commands.json"
+    path.write_text(json.dumps([{"directory": ".", "file": "k.cu", "command": f"nvcc {flags} -c k.cu"}]))
+    builds, problems = load_builds(str(path), ("sm_90",))
+    if any(runs for (runs, _), _ in host):
+        assert builds == [] and len(problems) == 1 and "host compiler" in problems[0]
+    else:
+        assert len(builds) == 1 and problems == []
+
+
+@pytest.mark.parametrize("flags", ["-I/dev -include zero", "-I /dev -include zero", "--include-path=/dev --pre-include=zero",
+                                   "-isystem/dev -imacros zero", "-iquote /dev -include=zero"])
+def test_a_forced_include_found_along_the_include_path_must_be_a_regular_file(tmp_path, flags):
+    """`-I/dev -include zero` is /dev/zero to the preprocessor, as `-include /dev/zero` is: it read
+    until --compile-memory stopped it (10 s and 4 GB on the build machine)."""
+    path = tmp_path / "compile_commands.json"
+    path.write_text(json.dumps([{"directory": str(tmp_path), "file": "k.cu", "command": f"nvcc {flags} -c k.cu"}]))
+    builds, problems = load_builds(str(path), ("sm_90",))
+    assert builds == [] and len(problems) == 1 and "'zero' is not a regular file" in problems[0]

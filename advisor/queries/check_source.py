@@ -1,0 +1,21 @@
+"""`check-source`: the source rules (TA8xx) over CUDA files read from disk, as one document."""
+
+from __future__ import annotations
+
+from ...specs.errors import InputError
+
+
+def check_source_query(paths, targets, selection, fail_on: str, tool_version: str):
+    """Each file at `paths` read (bounded, undecodable bytes replaced) and scanned for `targets`:
+    advisor/rules/source_scan.source_document; a file that cannot be read is an InputError naming it."""
+    from ...specs.files import MAX_SOURCE_BYTES, read_bounded
+    from ..rules.source_scan import source_document
+
+    def sources():
+        for path in paths:
+            try:
+                yield path, read_bounded(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+            except OSError as exc:
+                raise InputError(f"PATHS: cannot read {path}: {exc.strerror}") from None
+
+    return source_document(sources(), targets, selection, fail_on, tool_version)
