@@ -33,7 +33,7 @@ class SpecFileError(InputError):
     command's own subject (`specs validate FILE`)."""
 
     def __init__(self, message: str, field: str = "spec_file"):
-        super().__init__(field, message) if field else super().__init__(message)
+        super().__init__(field, message)  # "": InputError keeps the message alone
 
 
 def _check_source(ref: str) -> str:
