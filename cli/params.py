@@ -89,7 +89,6 @@ class ArchName(click.ParamType):
         return value
 
 
-
 class TargetList(click.ParamType):
     """Architectures a source is built for, one or comma-separated (`sm_80,sm_90`), as Arch records."""
 
@@ -121,7 +120,6 @@ class RuleCodes(click.ParamType):
         except ValueError as exc:  # RuleSelection.parse's message names the option: --select or --ignore
             raise _refused(param, str(exc).partition(": ")[2]) from None
         return value
-
 
 
 class Size(click.ParamType):
