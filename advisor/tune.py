@@ -19,7 +19,7 @@ import math
 import statistics
 from typing import NamedTuple
 
-from .advice.judge import Known, block_size_verdict, register_cap_verdict
+from .advice.judge import Known, block_size_verdict, change_verdict, register_cap_verdict
 from .advice.verdict import Verdict, combine
 from .inputs import InputError
 
@@ -246,7 +246,6 @@ def run_kernel_tuner(tune_kernel, backend: str, source_text: str, line: int, ker
 def triton_candidates(arch, compiled: list, sm_count: int | None) -> list[Candidate]:
     """A verdict for each compiled triton.Config against the first (the baseline), from the two
     configurations' own figures: its registers, warps, shared memory and local memory."""
-    from .advice.judge import change_verdict
     from .compiled import analyze_compiled, resources_of
 
     base, base_result = resources_of(compiled[0]), analyze_compiled(compiled[0], arch.sm)

@@ -47,11 +47,12 @@ def _cuda(source, resolved, args, block_size, kernel_glob, grid_size, sm_count, 
     launchable = prune(candidates, resolved, lambda c: {"registers": c.register_cap or kernel.points[0].registers,
                                                         "block_size": c.block_size})
     candidates = [p.config for p in launchable]
-    definition = source_index(source).lookup(kernel_names(kernel.name)[2])
+    name = kernel_names(kernel.name)[2]
+    definition = source_index(source).lookup(name)
     if definition is None:
         raise InputError("--kernel", f"{kernel.demangled}: its definition is not in {source}")
     with open(source, encoding="utf-8", errors="replace") as handle:
         text = handle.read()
-    times = run_kernel_tuner(tune_kernel, backend, text, definition.line, kernel_names(kernel.name)[2], candidates,
+    times = run_kernel_tuner(tune_kernel, backend, text, definition.line, name, candidates,
                              given, iterations)
     return document(kernel.demangled, resolved.sm, f"kernel_tuner ({backend} backend)", device, candidates, times)
