@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ..readers.compiler_output import KernelUsage
-from ..readers.demangle import base_name
+from ..readers.demangle import base_name, demangle, demangle_many
 from ..readers.host_launches import OCCUPANCY_API, HostLaunch
 
 HOST_CODE, CONFIG, LAUNCH_BOUNDS, ASSUMED = "host code", "config", "launch bounds", "assumed"
@@ -49,7 +49,7 @@ def with_host_launches(records: list[KernelUsage], launches) -> tuple[list[Kerne
     notes = [f"launch at {site_text(launch)} ({launch.api}): which kernel it launches is not known from the source "
              "(a function pointer, or a template parameter of the launching function)"
              for launch in by_kernel.pop(None, [])]
-    demangled = _demangled_all([r.name for r in records]) if by_template else {}
+    demangled = demangle_many([r.name for r in records]) if by_template else {}
     for record in records:
         sites = by_kernel.get(record.name, [])
         if by_template:  # every instantiation of a template launched where its arguments are the caller's
@@ -62,19 +62,9 @@ def with_host_launches(records: list[KernelUsage], launches) -> tuple[list[Kerne
         for launch, values in checked:
             out.append(replace(record, host_launches=(launch,), launch=tuple(values.items()),
                                variant=site_text(launch) if several else record.variant))
-        notes += [f"{_demangled(record.name)} [{record.arch}]: {run_time_text(launch)}; checked at its other launches"
+        notes += [f"{demangle(record.name)} [{record.arch}]: {run_time_text(launch)}; checked at its other launches"
                   for launch in sites if site_launch_values(launch, record) is None]
     return out, notes
-
-
-def _demangled(name: str) -> str:
-    return _demangled_all([name]).get(name) or name
-
-
-def _demangled_all(names) -> dict[str, str]:
-    from ..readers.demangle import demangle_many
-
-    return demangle_many(names)
 
 
 def run_time_text(launch: HostLaunch) -> str:

@@ -24,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import NamedTuple
 
+from ...specs.files import read_bounded
 from ..readers.compiler_output import MAX_LINE, KernelUsage, parse_ptxas
 from ..text import clip
 from .discovery import Toolchain
@@ -170,11 +171,9 @@ def _step(argv: list[str], build: Build, settings: BuildSettings, running: Runni
 
 def _read_cubin(path: str) -> bytes | None:
     try:
-        with open(path, "rb") as handle:
-            data = handle.read(MAX_KEPT_CUBIN + 1)
-    except OSError:
+        return read_bounded(path, MAX_KEPT_CUBIN, "cubin kept for its machine code")
+    except OSError:  # unreadable, or larger than MAX_KEPT_CUBIN
         return None
-    return data if len(data) <= MAX_KEPT_CUBIN else None
 
 
 def report_lines(lines) -> str:
