@@ -11,28 +11,24 @@ and under 20% growth from 25 to 100 MB. Set PYTHONPATH to measure another checko
 """
 
 import argparse
-import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 from lint import ARCHS, make_log  # noqa: E402 - the one synthetic log shape of the benchmarks
+from peak_memory import measured  # noqa: E402
 
 BYTES_PER_KERNEL = 287  # a kernel's five report lines on one architecture, as make_log writes them
 
 
 def peak(argv: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB) of one child process, from its own rusage."""
-    start = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(child.pid, 0)
-    child.returncode = 0
-    if os.waitstatus_to_exitcode(status) not in (0, 1):
-        raise SystemExit(f"{' '.join(argv)} failed: {child.stderr.read().decode()[-500:]}")
-    return time.perf_counter() - start, usage.ru_maxrss / 1024  # Linux reports kilobytes
+    """(wall seconds, peak RSS in MB) of one diff, measured under peak_memory's launcher: the
+    log this process built must not count as the diff's."""
+    seconds, rss, code = measured(argv)
+    if code not in (0, 1):
+        raise SystemExit(f"{' '.join(argv)} failed with exit {code}")
+    return seconds, rss
 
 
 def main() -> None:

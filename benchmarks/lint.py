@@ -18,7 +18,6 @@ memory, some spills, barriers. Set PYTHONPATH to time another checkout.
 """
 
 import argparse
-import os
 import random
 import statistics
 import subprocess
@@ -26,6 +25,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from peak_memory import measured  # this folder: the script's own
 
 ARCHS = ("sm_80", "sm_90", "sm_120")
 FORMATS = ("json", "sarif", "junit", "csv", "markdown", "github", "table")
@@ -60,13 +61,10 @@ def timed(fn, runs):
 
 
 def run_measured(argv: list[str]) -> tuple[float, float]:
-    """(wall seconds, peak RSS in MB) of one child process: os.wait4 gives that child's own rusage."""
-    start = time.perf_counter()
-    child = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, _, usage = os.wait4(child.pid, 0)
-    elapsed = time.perf_counter() - start
-    child.returncode = 0  # reaped by wait4
-    return elapsed, usage.ru_maxrss / 1024  # Linux reports kilobytes
+    """(wall seconds, peak RSS in MB) of one child process, under peak_memory's launcher (the log
+    this process built is not the child's)."""
+    seconds, rss, _ = measured(argv)
+    return seconds, rss
 
 
 _FLOOR = """\

@@ -36,6 +36,8 @@ import subprocess
 import sys
 import time
 
+from peak_memory import measured  # this folder: the script's own
+
 TUNEADVISE = [sys.executable, "-m", "tuneadvise.cli"]
 
 
@@ -49,15 +51,12 @@ def run_suite(extra: list[str]) -> tuple[dict, float]:
 
 
 def peak_host_memory(devices: str) -> tuple[float, float]:
-    """(peak resident set in MB of `probe --device DEVICES --quick`, its wall seconds)."""
-    start = time.perf_counter()
-    proc = subprocess.Popen([*TUNEADVISE, "probe", "--device", devices, "--quick", "--format", "json"],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(proc.pid, 0)
-    wall = time.perf_counter() - start
-    if os.waitstatus_to_exitcode(status) not in (0, 1):
-        raise SystemExit(f"probe --device {devices} failed ({os.waitstatus_to_exitcode(status)})")
-    return usage.ru_maxrss / 1024, wall  # ru_maxrss is in KiB on Linux
+    """(peak resident set in MB of `probe --device DEVICES --quick`, its wall seconds), under
+    peak_memory's launcher: this process's own memory is not counted as the probe's."""
+    wall, peak, code = measured([*TUNEADVISE, "probe", "--device", devices, "--quick", "--format", "json"])
+    if code not in (0, 1):
+        raise SystemExit(f"probe --device {devices} failed ({code})")
+    return peak, wall
 
 
 def babelstream(binary: str, elements: int | None) -> dict:

@@ -102,3 +102,37 @@ def test_a_store_with_no_room_is_exit_74_and_one_line(tmp_path):
     assert done.returncode == 74 and len(lines) == 1, (done.returncode, lines[-3:])
     assert lines[0].startswith(f"tuneadvise: error: cannot write the output: {tmp_path}: diff's temporary store")
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("tuneadvise-diff-")]  # removed
+
+
+def traced_peak(path, monkeypatch) -> int:
+    """Python's peak traced memory (bytes) over diffing `path` against itself, every row consumed,
+    with the store's batches and the linter's shared-analysis bound made small so that a few
+    thousand kernels already span many batches."""
+    import tracemalloc
+
+    from tuneadvise.advisor.lint import diff_store, run
+
+    monkeypatch.setattr(run, "DEMANGLED_AT_ONCE", 128)
+    monkeypatch.setattr(run, "MAX_SHARED_ANALYSES", 128)
+    monkeypatch.setattr(diff_store, "_BATCH", 128)
+    monkeypatch.setattr(diff_store, "DEMANGLED_AT_ONCE", 128)
+    sum(1 for _ in diff_paths(str(path), str(path), LintOptions()).kernels())  # imports and first-use caches
+    tracemalloc.start()
+    try:
+        document = diff_paths(str(path), str(path), LintOptions())
+        rows = sum(1 for _ in document.kernels())
+        return tracemalloc.get_traced_memory()[1], rows
+    finally:
+        tracemalloc.stop()
+
+
+def test_the_store_holds_a_batch_not_a_build(tmp_path, monkeypatch):
+    """Python's peak stays flat as the logs grow fourfold: both sides' records and figures live
+    in the store, and only a batch of kernels is in Python at a time."""
+    peaks = []
+    for count in (400, 1600):
+        kernels = [(f"_Z{len(f'k{i}')}k{i}Pf", arch, 16 + i % 240) for i in range(count) for arch in ("sm_80", "sm_90")]
+        peak, rows = traced_peak(log(tmp_path / f"{count}.log", *kernels), monkeypatch)
+        assert rows == 2 * count
+        peaks.append(peak)
+    assert peaks[1] < 1.2 * peaks[0], peaks
