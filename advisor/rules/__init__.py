@@ -49,6 +49,7 @@ Entry points:
 import os
 from collections.abc import Callable
 from functools import lru_cache
+from operator import attrgetter
 from types import MappingProxyType
 from typing import TYPE_CHECKING, NamedTuple, get_type_hints
 
@@ -92,6 +93,10 @@ class Rule(NamedTuple):
     related: tuple[str, str] | None = None
     # The title of the suggested fix a finding's `replacement` detail applies, {replacement} filled in.
     fix_title: str | None = None
+    # What a config check needs to find anything: LaunchConfig fields that must be set (not None, 0 or
+    # False) or NEEDS_ERRORS (a launch error the engine names). Without them it is not run: a batch line
+    # that sets no grid skips the grid rules (tests/rules/test_needs.py holds each check silent there).
+    needs: tuple[str, ...] = ()
 
     def to_dict(self) -> dict:
         return {"code": self.code, "name": self.name, "severity": self.severity, "summary": self.summary,
@@ -268,7 +273,8 @@ def rule(*, code: str, name: str, severity: str, summary: str, explanation: str,
          trigger: dict, clean: dict, params: dict | None = None,
          on_measured_launch: bool = True, machine_code: Callable | None = None,
          cap_built: Callable | None = None, per_run: Callable | None = None,
-         related: tuple[str, str] | None = None, fix_title: str | None = None) -> Callable[[Callable], Rule]:
+         related: tuple[str, str] | None = None, fix_title: str | None = None,
+         needs: tuple[str, ...] = ()) -> Callable[[Callable], Rule]:
     """Decorate a check: the module attribute becomes the Rule, holding the check."""
     if severity not in SEVERITIES:
         raise ValueError(f"{code}: severity must be one of {', '.join(SEVERITIES)}")
@@ -279,7 +285,7 @@ def rule(*, code: str, name: str, severity: str, summary: str, explanation: str,
                     explanation=" ".join(explanation.split()), source=source,
                     params=MappingProxyType(dict(params or {})), trigger=trigger, clean=clean, check=check,
                     context=context, on_measured_launch=on_measured_launch, machine_code=machine_code,
-                    cap_built=cap_built, per_run=per_run, related=related, fix_title=fix_title)
+                    cap_built=cap_built, per_run=per_run, related=related, fix_title=fix_title, needs=needs)
 
     return make
 
@@ -434,9 +440,8 @@ def config_findings(resolved, result: "Occupancy", selection: RuleSelection, mea
     `active_clusters`: resident clusters where a profile measured them. (The checks run inline,
     not through _collect: this runs for every line of a batch.)"""
     findings, launch, arch = [], None, result.arch.sm
-    for rule, takes_launch in _config_plan(selection):
-        if measured and not rule.on_measured_launch:
-            continue
+    present = (bool(result.errors), *map(bool, _needed_fields()(result.kernel)))
+    for rule, takes_launch in _config_plan(selection, measured, present):
         subject = result
         if takes_launch:
             subject = launch = launch or LaunchContext.of(resolved, result, active_clusters)
@@ -445,13 +450,34 @@ def config_findings(resolved, result: "Occupancy", selection: RuleSelection, mea
     return findings
 
 
-@lru_cache(maxsize=64)
-def _config_plan(selection: RuleSelection) -> tuple[tuple[Rule, bool], ...]:
-    """The config rules the selection allows, each with whether it reads the LaunchContext rather than
-    the occupancy result alone: decided once per selection."""
+NEEDS_ERRORS = "errors"  # Rule.needs: the engine names a launch error
+
+
+@lru_cache(maxsize=1)
+def _needed_field_names() -> tuple[str, ...]:
+    """The LaunchConfig fields some config rule needs (Rule.needs)."""
+    return tuple(sorted({name for rule in registry().values() if rule.kind == "config"
+                         for name in rule.needs if name != NEEDS_ERRORS}))
+
+
+@lru_cache(maxsize=1)
+def _needed_fields() -> Callable:
+    """_needed_field_names' values of a LaunchConfig, in one call."""
+    names = _needed_field_names()
+    return attrgetter(*names, *names[:1])  # one name more: a tuple even where one field is needed
+
+
+@lru_cache(maxsize=1024)
+def _config_plan(selection: RuleSelection, measured: bool, present: tuple[bool, ...]) -> tuple[tuple[Rule, bool], ...]:
+    """The config rules to run on a result: those the selection allows (on a profiled launch, those that
+    apply to one) whose needs are `present` (a launch error, then whether each _needed_field_names
+    field is set), each with whether it reads the LaunchContext rather than the occupancy result
+    alone. Decided once per selection and set of inputs, not per line."""
     from ..engine.occupancy import Occupancy
 
-    return tuple((rule, rule.context is not Occupancy) for rule in selected(selection, "config"))
+    have = {name for name, there in zip((NEEDS_ERRORS, *_needed_field_names()), present) if there}
+    return tuple((rule, rule.context is not Occupancy) for rule in selected(selection, "config")
+                 if (rule.on_measured_launch or not measured) and have.issuperset(rule.needs))
 
 
 def measured_findings(context: MeasuredContext, selection: RuleSelection) -> list[Finding]:

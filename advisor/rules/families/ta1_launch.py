@@ -5,7 +5,7 @@ an explanation."""
 from __future__ import annotations
 
 from ...engine.occupancy import Occupancy
-from .. import rule
+from .. import NEEDS_ERRORS, rule
 
 
 def _engine_error(error_code: str):
@@ -26,6 +26,7 @@ TA102 = rule(
     fails, every time.""",
     trigger={"arch": "volta", "registers": 32, "block_size": 512, "max_threads_per_block": 256},
     clean={"arch": "volta", "registers": 32, "block_size": 256, "max_threads_per_block": 256},
+    needs=(NEEDS_ERRORS,),
 )(_engine_error("launch-bounds"))
 
 TA103 = rule(
@@ -36,6 +37,7 @@ TA103 = rule(
     the kernel for these targets as it stands.""",
     trigger={"arch": "fermi", "registers": 64, "block_size": 128},
     clean={"arch": "fermi", "registers": 63, "block_size": 128},
+    needs=(NEEDS_ERRORS,),
 )(_engine_error("registers-per-thread"))
 
 TA104 = rule(
@@ -48,6 +50,7 @@ TA104 = rule(
     cudaErrorLaunchOutOfResources.""",
     trigger={"arch": "tegra-x1", "registers": 128, "block_size": 512},
     clean={"arch": "tegra-x1", "registers": 64, "block_size": 512},
+    needs=(NEEDS_ERRORS,),
 )(_engine_error("registers-per-block"))
 
 TA105 = rule(
@@ -58,6 +61,7 @@ TA105 = rule(
     the opt-in attribute cudaFuncAttributeMaxDynamicSharedMemorySize. An error: the build fails.""",
     trigger={"arch": "ampere", "registers": 32, "block_size": 256, "shared_mem": "64K"},
     clean={"arch": "ampere", "registers": 32, "block_size": 256, "shared_mem": "48K"},
+    needs=(NEEDS_ERRORS,),
 )(_engine_error("static-shared-mem"))
 
 TA106 = rule(
@@ -68,6 +72,7 @@ TA106 = rule(
     launch fails, and the occupancy API silently answers 0 blocks. An error: the launch fails.""",
     trigger={"arch": "volta", "registers": 32, "block_size": 256, "dynamic_shared_mem": "64K"},
     clean={"arch": "volta", "registers": 32, "block_size": 256, "dynamic_shared_mem": "64K", "opt_in": True},
+    needs=(NEEDS_ERRORS,),
 )(_engine_error("opt-in-required"))
 
 TA107 = rule(
@@ -78,6 +83,7 @@ TA107 = rule(
     reserved by CUDA on top of this. An error: no setting lets the launch succeed.""",
     trigger={"arch": "turing", "registers": 32, "block_size": 256, "dynamic_shared_mem": "80K", "opt_in": True},
     clean={"arch": "turing", "registers": 32, "block_size": 256, "dynamic_shared_mem": "64K", "opt_in": True},
+    needs=(NEEDS_ERRORS,),
 )(_engine_error("shared-mem-per-block"))
 
 TA108 = rule(
@@ -91,4 +97,5 @@ TA108 = rule(
     12.9, for one). An error: the occupancy calculator answers 0 blocks and the launch cannot be resident.""",
     trigger={"arch": "blackwell", "registers": 32, "block_size": 128, "virtual_resources": 129},
     clean={"arch": "blackwell", "registers": 32, "block_size": 128, "virtual_resources": 128},
+    needs=(NEEDS_ERRORS,),
 )(_engine_error("virtual-resources"))

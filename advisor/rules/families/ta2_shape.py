@@ -41,6 +41,7 @@ def block_not_warp_multiple(result: Occupancy, params: dict):
     params={"element_bytes": 4},
     trigger={"arch": "fermi", "registers": 20, "block_size": "16x16"},
     clean={"arch": "ada", "registers": 20, "block_size": "16x16"},
+    needs=("block_dims",),  # set only for a block of two or three dimensions
 )
 def block_row_splits_sectors(result: Occupancy, params: dict):
     dims, unit = result.kernel.dims, result.arch.global_memory_sector_bytes

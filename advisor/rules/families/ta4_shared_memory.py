@@ -108,6 +108,7 @@ def reserved_shared_mem_costs_a_block(result: Occupancy, params: dict):
     shared memory fits in 16 KB. Information: a configuration to try by timing, on an architecture few still run.""",
     trigger={"arch": "fermi", "registers": 63, "block_size": 256, "spill_stores": 64},
     clean={"arch": "fermi", "registers": 63, "block_size": 256, "shared_mem": "20K", "spill_stores": 64},
+    needs=("spill_stores",),
 )
 def fermi_prefer_l1_for_spills(result: Occupancy, params: dict):
     arch, kernel = result.arch, result.kernel

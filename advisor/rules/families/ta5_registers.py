@@ -33,6 +33,7 @@ def _local_lines(sass):
     clean={"arch": "volta", "registers": 32, "block_size": 256, "spill_stores": 0},
     machine_code=_spill_lines,  # the lines that spill, most bytes first
     related=("spill_lines", "spills here"),
+    needs=("spill_stores",),
 )
 def register_spills(result: Occupancy, params: dict):
     kernel = result.kernel
@@ -64,6 +65,7 @@ def register_spills(result: Occupancy, params: dict):
     clean={"arch": "hopper", "registers": 70, "block_size": 256, "stack_frame": 256, "spill_stores": 256},
     machine_code=_local_lines,  # the lines of the local loads and stores that are not spills (the array's)
     related=("local_lines", "local memory accessed here"),
+    needs=("stack_frame",),
 )
 def local_memory_arrays(result: Occupancy, params: dict):
     kernel = result.kernel

@@ -34,6 +34,7 @@ def turing_smaller_sm(result: Occupancy, params: dict):
     binary runs, at half the tensor-core rate, and a rebuild fixes it.""",
     trigger={"arch": "turing", "registers": 32, "block_size": 256, "compiled_for": "sm_70"},
     clean={"arch": "turing", "registers": 32, "block_size": 256, "compiled_for": "sm_75"},
+    needs=("compiled_for",),
 )
 def volta_binary_on_turing(result: Occupancy, params: dict):
     compiled_for = result.kernel.compiled_for
@@ -52,6 +53,7 @@ def volta_binary_on_turing(result: Occupancy, params: dict):
     launch fails.""",
     trigger={"arch": "hopper", "registers": 32, "block_size": 128, "cluster_size": 32},
     clean={"arch": "hopper", "registers": 32, "block_size": 128, "cluster_size": 8},
+    needs=("cluster_size",),
 )
 def cluster_size(result: Occupancy, params: dict):
     for error in cluster_errors(result.arch, result.kernel):  # the engine's launch check, one home
@@ -67,6 +69,7 @@ def cluster_size(result: Occupancy, params: dict):
     architecture, though it can be made to work.""",
     trigger={"arch": "blackwell", "registers": 32, "block_size": 128, "cluster_size": 16},
     clean={"arch": "blackwell", "registers": 32, "block_size": 128, "cluster_size": 4},
+    needs=("cluster_size",),
 )
 def cluster_non_portable(result: Occupancy, params: dict):
     size, arch = result.kernel.cluster_size, result.arch

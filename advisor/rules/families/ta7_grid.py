@@ -19,6 +19,7 @@ from ..wording import per_sm
     clean={"arch": "h100-sxm", "registers": 32, "block_size": 256, "grid_size": 1056},
     # On a profiled launch the grid under one wave is TA002's, with the measurement: one cause, one finding.
     on_measured_launch=False,
+    needs=("grid_size",),
 )
 def grid_smaller_than_sms(launch: LaunchContext, params: dict):
     grid, sms = launch.result.kernel.grid_size, launch.sm_count
@@ -43,6 +44,7 @@ def _count(n: int, cluster: int | None) -> str:
     on how long blocks wait at barriers.""",
     trigger={"arch": "h100-sxm", "registers": 32, "block_size": 1024, "grid_size": 260, "barriers": 1},
     clean={"arch": "h100-sxm", "registers": 32, "block_size": 1024, "grid_size": 260, "barriers": 0},
+    needs=("grid_size",),
 )
 def grid_small_with_barriers(launch: LaunchContext, params: dict):
     kernel, sms, wave = launch.result.kernel, launch.sm_count, launch.wave
@@ -97,6 +99,7 @@ def under_a_wave(launch: LaunchContext, min_share: float = 0.05) -> bool:
     clean={"arch": "h100-sxm", "registers": 32, "block_size": 256, "grid_size": 1056},
     # On a profiled launch the tail and the grid under a wave are TA003's and TA002's: one cause, one finding.
     on_measured_launch=False,
+    needs=("grid_size",),
 )
 def tail_effect(launch: LaunchContext, params: dict):
     result, sms, wave = launch.result, launch.sm_count, launch.wave
