@@ -95,17 +95,7 @@ class LaunchConfig(NamedTuple):
         allowed = KEYS if keys is None else keys
         if not allowed.issuperset(values):
             raise unknown_key(next(key for key in values if key not in allowed), allowed)
-        parsed = {}
-        for field in REQUIRED_FIELDS:  # first, as FIELDS orders them: their errors come first
-            raw = values.get(field.key)
-            if raw is None:
-                raise InputError(field.key, "missing")
-            parsed[field.attribute] = field.parse(raw, field.key)
-        get = values.get
-        for field in OPTIONAL_FIELDS:  # in FIELDS' order, so the first bad key is the one named
-            raw = get(field.key)
-            if raw is not None:
-                parsed[field.attribute] = field.parse(raw, field.key)
+        parsed = _parsed(values)
         dims = parsed.pop("block_dims")
         threads = 1
         for d in dims:
@@ -194,6 +184,35 @@ KEYS = frozenset(field.key for field in FIELDS)
 BY_KEY = {field.key: field for field in FIELDS}
 REQUIRED_FIELDS = tuple(field for field in FIELDS if field.required)
 OPTIONAL_FIELDS = tuple(field for field in FIELDS if not field.required)
+REQUIRED_ATTRIBUTES = frozenset(field.attribute for field in REQUIRED_FIELDS)
+
+
+def _parsed(values: Mapping) -> dict:
+    """The values given, parsed, by LaunchConfig attribute: one pass over the keys given (a batch
+    line sets a few of FIELDS). Where a value is bad or a required one missing, _raise_first_error
+    names the first, as FIELDS orders them."""
+    parsed = {}
+    try:
+        for key, raw in values.items():
+            field = BY_KEY.get(key)
+            if field is not None and raw is not None:
+                parsed[field.attribute] = field.parse(raw, key)
+    except Exception:
+        _raise_first_error(values)
+        raise
+    if not REQUIRED_ATTRIBUTES.issubset(parsed):
+        _raise_first_error(values)
+    return parsed
+
+
+def _raise_first_error(values: Mapping) -> None:
+    """Parse the values in FIELDS' order, required ones first: the first missing or bad one raises."""
+    for field in (*REQUIRED_FIELDS, *OPTIONAL_FIELDS):
+        raw = values.get(field.key)
+        if raw is None and field.required:
+            raise InputError(field.key, "missing")
+        if raw is not None:
+            field.parse(raw, field.key)
 
 
 def unknown_key(key, allowed) -> InputError:

@@ -87,8 +87,11 @@ def markup_text(text) -> str:
 
 # -- the one JSON line ------------------------------------------------------------
 
-COMPACT = json.JSONEncoder(separators=(",", ":"))  # json.dumps(x, separators=(",", ":")), one encoder
-_STRICT = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+# json.dumps(x, separators=(",", ":")), one encoder. Every document is a tree of fresh dicts and lists
+# (none holds itself), so the encoder's check for circular references, an entry made and dropped per
+# container, is left out: a batch encodes one document per line.
+COMPACT = json.JSONEncoder(separators=(",", ":"), check_circular=False)
+_STRICT = json.JSONEncoder(separators=(",", ":"), allow_nan=False, check_circular=False)
 
 
 def json_line(document, allow_nan: bool = True) -> str:

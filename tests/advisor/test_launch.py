@@ -136,3 +136,27 @@ def test_from_mapping_names_the_first_bad_key_in_fields_order_whatever_the_mappi
     with pytest.raises(InputError) as raised:
         LaunchConfig.from_mapping(values)
     assert raised.value.field == first
+
+
+GOOD = {"registers": 32, "block_size": 128, "shared_mem": "4K", "dynamic_shared_mem": 0, "carveout": 50,
+        "opt_in": True, "barriers": 2, "virtual_resources": 0, "max_threads_per_block": 256, "grid_size": 10,
+        "sm_count": 4, "cluster_size": 2, "compiled_for": "sm_70", "spill_stores": 8, "spill_loads": 8, "stack_frame": 16}
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.permutations(sorted(KEYS)), st.data())
+def test_from_mapping_names_the_first_missing_or_bad_key_in_fields_order(keys, data):
+    # Some keys left out, some bad, in any order: the first required key missing or bad, else the first bad
+    # in FIELDS' order.
+    assert set(GOOD) == KEYS
+    given_keys = [key for key in keys if data.draw(st.booleans())]
+    bad = {key for key in given_keys if data.draw(st.booleans())}
+    values = {key: ("bad value" if key in bad else GOOD[key]) for key in given_keys}
+    required = [field.key for field in FIELDS if field.required and (field.key not in values or field.key in bad)]
+    first_bad = [field.key for field in FIELDS if field.key in bad]
+    if not required and not first_bad:
+        assert LaunchConfig.from_mapping(values).registers == 32
+        return
+    with pytest.raises(InputError) as raised:
+        LaunchConfig.from_mapping(values)
+    assert raised.value.field == (required or first_bad)[0]
