@@ -3,7 +3,7 @@
 result line out per input line with every rule's findings.
 
     python benchmarks/batch.py [--lines 200000] [--repeats 3] [--profile 20000] [--save FILE]
-                               [--instructions 1000]
+                               [--seed 7] [--instructions 1000]
 
 Each repeat is a fresh process (no cache starts warm) on its own seeded lines,
 timed from start to exit, start-up included. Beside it, the floor of the stack
@@ -15,7 +15,9 @@ against the floor's loop: on a loaded machine the wall clock also counts waiting
 for a core), then the profile (cProfile, most costly
 functions by their own time) of the library path on --profile lines.
 `--save FILE` writes every output line of the first repeat, so that two
-versions can be compared byte for byte on the same seeded lines.
+versions can be compared byte for byte on the same seeded lines; `--seed N`
+seeds the first repeat's lines (the next repeats N+1, N+2...), for a second
+comparison on other lines.
 `--instructions N` (where valgrind is installed) also counts the instructions
 per line of the library path (run_batch) and of the floor on N of those lines,
 with callgrind: the ratio a loaded machine's wall time cannot blur. Each count
@@ -182,13 +184,14 @@ def main():
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--profile", type=int, default=20_000, help="lines profiled (0: no profile)")
     parser.add_argument("--save", help="write the first repeat's output lines here")
+    parser.add_argument("--seed", type=int, default=7, help="the first repeat's seed (the next: seed + 1, ...)")
     parser.add_argument("--instructions", type=int, default=0, help="lines counted with callgrind (0: none)")
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
           f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     runs, cpu_ratios = [], []
     for repeat in range(args.repeats):
-        lines = make_lines(args.lines, 7 + repeat)
+        lines = make_lines(args.lines, args.seed + repeat)
         ours, ours_cpu, printed = cli_run(lines)
         if repeat == 0 and args.save:
             Path(args.save).write_text("\n".join(printed) + "\n")
@@ -213,7 +216,7 @@ def main():
               f"floor {floor / 1e3:,.0f} k: {library / floor:.2f}x")
     if args.profile:
         print(f"profile of the library path (run_batch) on {args.profile:,} of those lines, cold, by own time:")
-        print(profile(make_lines(args.profile, 7)))
+        print(profile(make_lines(args.profile, args.seed)))
 
 
 if __name__ == "__main__":
