@@ -134,9 +134,11 @@ def _without_machine_paths(text: str) -> str:
     output is recorded in benchmarks/recorded/."""
     import sysconfig
 
-    import tuneadvise
+    import tuneadvise.advisor
 
-    package = os.path.dirname(os.path.abspath(tuneadvise.__file__)) + os.sep
+    # The folder that holds advisor/, cli/, specs/...: site-packages/tuneadvise in a regular install,
+    # the checkout in an editable one.
+    package = os.path.dirname(os.path.dirname(os.path.abspath(tuneadvise.advisor.__file__))) + os.sep
     stdlib = sysconfig.get_paths()["stdlib"] + os.sep
     return text.replace(package, "tuneadvise/").replace(stdlib, "")
 
