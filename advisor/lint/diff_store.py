@@ -22,7 +22,7 @@ import tempfile
 from collections.abc import Iterator, Mapping
 
 from ..readers import demangle as names
-from ..readers.usage import ELF_MAGIC, FATBIN_MAGIC, SOURCE_SUFFIXES, ReadResult, read_text
+from ..readers.usage import SOURCE_SUFFIXES, ReadResult, is_binary, read_text
 from .diff_rows import STATUSES, kernel_figures, lost_blocks, row_document, row_status
 from .run import DEMANGLED_AT_ONCE, NO_ARCH, LintOptions, LintReport, lint_groups
 
@@ -50,8 +50,7 @@ def streamable(path: str, options: LintOptions) -> bool:
             head = handle.read(SNIFF_BYTES)
     except OSError:
         return False
-    return not (head.startswith(ELF_MAGIC) or head.startswith(FATBIN_MAGIC) or b"\0" in head[:64]
-                or is_profile(head, path))
+    return not (is_binary(head) or is_profile(head, path))
 
 
 class _Spool:
