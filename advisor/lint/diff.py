@@ -20,11 +20,12 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from ..readers import demangle as names
-from ..report import SCHEMA_VERSION
 from .diff_rows import STATUSES, kernel_figures, lost_blocks, row_document, row_status
 from .diff_store import DiffStore, store_error, streamable
 from .gather import gather
 from .run import DEMANGLED_AT_ONCE, LintOptions, LintReport, group_records, lint_stream
+
+SCHEMA_VERSION = 1  # `diff --format json`'s own layout
 
 HEAD = {"schema_version": SCHEMA_VERSION}
 
