@@ -139,7 +139,7 @@ class DiffStore:
         rows.clear()
 
     def _groups(self, side: int, options: LintOptions) -> Iterator:
-        archs = set(options.archs or options.config.arch)
+        archs = set(options.target_archs)
         cursor = self.db.execute("SELECT name, arch, variant, record FROM records WHERE side = ? "
                                  "ORDER BY name, arch, variant, rowid", (side,))
         for (name, arch, variant), rows in itertools.groupby(cursor, key=lambda row: row[:3]):

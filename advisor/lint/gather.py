@@ -87,7 +87,7 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
     paths = [str(path) for path in paths]
     build_output = any(path == "-" or not path.lower().endswith(SOURCE_SUFFIXES) for path in paths)
     compile_sources = [] if build_output else [p for p in paths if p.lower().endswith(COMPILED_SUFFIXES)]
-    if compile_sources and not (options.archs or options.config.arch):  # before reading anything
+    if compile_sources and not options.target_archs:  # before reading anything
         raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
     machine_code = machine_code_reader(options.machine_code, cache=build is None or build.cache)
     gathered = Gathered(ReadResult(), SourceIndex(), [], None,
@@ -189,7 +189,7 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
     from ..toolchain.compile_commands import CompileCommandsError, load_builds
     from ..toolchain.discovery import find_toolchain
 
-    archs = tuple(options.archs or options.config.arch)
+    archs = options.target_archs
     builds = []
     if sources:
         builds += [Build(os.path.abspath(path), arch, with_line_info(settings.flags), settings.max_registers)
