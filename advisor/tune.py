@@ -65,6 +65,17 @@ def arguments_file(path: str, option: str = "--args") -> dict:
     return found
 
 
+def kernel_source(path: str) -> str:
+    """The .cu source whose copies Kernel Tuner compiles, read once through the bounded reader
+    (MAX_SOURCE_BYTES, a regular file, no NUL bytes); what cannot be read is bad input naming FILE."""
+    from ..specs.files import MAX_SOURCE_BYTES, read_source_to_compile
+
+    try:
+        return read_source_to_compile(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise InputError(f"FILE: cannot read {path}: {exc.strerror or exc}") from None
+
+
 def cu_candidates(report, arch, sm_count: int | None, grid_size: int | None) -> list[Candidate]:
     """The candidates for the one kernel of a frontier report: as built, each cap that compiled,
     and each block size where occupancy changes, all at the report's block size."""

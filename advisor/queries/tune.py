@@ -29,13 +29,15 @@ def tune_query(source: str, arch: str, args: str | None, block_size: int, kernel
 
 
 def _cuda(source, resolved, args, block_size, kernel_glob, grid_size, sm_count, iterations, settings) -> dict:
-    from ..frontier import frontier, source_index
+    from ..frontier import frontier
     from ..prune import prune
     from ..readers.demangle import kernel_names
-    from ..tune import arguments_file, cu_candidates, document, kernel_tuner_ready, run_kernel_tuner
+    from ..readers.source_index import SourceIndex
+    from ..tune import arguments_file, cu_candidates, document, kernel_source, kernel_tuner_ready, run_kernel_tuner
 
     tune_kernel, backend, device = kernel_tuner_ready()  # before compiling anything: without a GPU, say so at once
     given = arguments_file(args)
+    text = kernel_source(source)
     report = frontier(source, [resolved.sm], block_size, kernel_glob, settings)
     if len(report.kernels) != 1:
         raise InputError("--kernel", f"'{kernel_glob or '*'}' matches {len(report.kernels)} kernels of {source}; "
@@ -48,11 +50,11 @@ def _cuda(source, resolved, args, block_size, kernel_glob, grid_size, sm_count, 
                                                         "block_size": c.block_size})
     candidates = [p.config for p in launchable]
     name = kernel_names(kernel.name)[2]
-    definition = source_index(source).lookup(name)
+    index = SourceIndex()
+    index.add_file(source, text)  # the text Kernel Tuner compiles, so the line found is the line changed
+    definition = index.lookup(name)
     if definition is None:
         raise InputError("--kernel", f"{kernel.demangled}: its definition is not in {source}")
-    with open(source, encoding="utf-8", errors="replace") as handle:
-        text = handle.read()
     times = run_kernel_tuner(tune_kernel, backend, text, definition.line, name, candidates,
                              given, iterations)
     return document(kernel.demangled, resolved.sm, f"kernel_tuner ({backend} backend)", device, candidates, times)
