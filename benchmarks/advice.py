@@ -54,6 +54,19 @@ def outcome(ratio: float, noise: float) -> str:
     return "faster" if ratio < 1 - noise else "slower" if ratio > 1 + noise else "equal"
 
 
+def machine_code_of(path: Path) -> dict:
+    """{source file: {kernel: {instructions, hot_loop}}}: the recorded nvdisasm listings
+    (benchmarks/advice_machine_code.py) read through tuneadvise's reader now."""
+    import gzip
+    import io
+
+    from tuneadvise.advisor.readers.sass import read_sass
+
+    listings = json.loads(gzip.decompress(path.read_bytes()))["listings"]
+    return {file: {sass.name: {"instructions": sass.instructions, "hot_loop": sass.hot_loop}
+                   for sass in read_sass(io.StringIO(text))} for file, text in listings.items()}
+
+
 def _known(row: dict, device: dict, profiles: dict, machine_code: dict):
     from tuneadvise.advisor.advice.evidence_profile import figures
     from tuneadvise.advisor.advice.judge import Known
@@ -138,12 +151,12 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--outcomes", type=Path, default=RECORDED / "advice-outcomes-h200.json")
     parser.add_argument("--profile", type=Path, action="append")
-    parser.add_argument("--machine-code", type=Path, default=FIXTURES / "machine_code_sm_90.json")
+    parser.add_argument("--machine-code", type=Path, default=FIXTURES / "nvdisasm_sm_90.json.gz")
     parser.add_argument("--out", type=Path, help="also write the table here")
     options = parser.parse_args()
     recording = json.loads(options.outcomes.read_text())
     profiles = profiles_by_kernel(options.profile or sorted(PROFILES.glob("advice-*.csv*")))
-    machine_code = json.loads(options.machine_code.read_text())["kernels"]
+    machine_code = machine_code_of(options.machine_code)
     text = table(rows(recording, profiles, machine_code), recording["device"])
     print(text)
     if options.out:

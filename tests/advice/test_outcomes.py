@@ -3,7 +3,8 @@ occupancy cliff and block sizes, on this project's advice kernels and PolyBench-
 a GPU by benchmarks/advice_outcomes.py) is replayed through today's verdicts, beside the
 measured outcome. Of `likely_gain`, at least 80% measured faster beyond the noise and none 10%
 or more slower; of `likely_loss`, at least 80% measured slower or equal. The inputs are outside
-truth only: the GPU's times, ptxas's figures, Nsight Compute's profiles, the machine code."""
+truth only: the GPU's times, ptxas's figures, Nsight Compute's profiles, nvdisasm's listings
+(read through today's reader)."""
 
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ def replayed():
     advice = _advice()
     recording = json.loads(OUTCOMES[-1].read_text())
     profiles = advice.profiles_by_kernel(sorted(advice.PROFILES.glob("advice-*.csv*")))
-    machine_code = json.loads((ROOT / "tests" / "fixtures" / "advice" / "machine_code_sm_90.json").read_text())
-    return advice, recording, profiles, machine_code["kernels"]
+    machine_code = advice.machine_code_of(ROOT / "tests" / "fixtures" / "advice" / "nvdisasm_sm_90.json.gz")
+    return advice, recording, profiles, machine_code
 
 
 def test_the_recorded_grid_meets_the_targets(replayed):
