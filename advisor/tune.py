@@ -191,7 +191,7 @@ def kernel_tuner_ready():
     """Kernel Tuner's tune_kernel, its backend (`kernel_tuner_backend`) and the GPU's name;
     TuneMissing naming what is not here."""
     backend = kernel_tuner_backend()
-    device = _nvcuda_device_name() if backend == "nvcuda" else _cupy_device_name()
+    device = _device_name(backend)
     try:
         from kernel_tuner import tune_kernel
     except ImportError as exc:
@@ -200,20 +200,12 @@ def kernel_tuner_ready():
     return tune_kernel, backend, device
 
 
-def _cupy_device_name() -> str:
-    from ..probes.gpu import GpuUnavailable, device_info, load_cupy
+def _device_name(backend: str) -> str:
+    """The GPU's name as Kernel Tuner's `backend` sees it; TuneMissing where it sees none."""
+    from ..probes.gpu import GpuUnavailable, cuda_python_device_name, device_info, load_cupy
 
     try:
-        return device_info(load_cupy("tune"), 0).name
-    except GpuUnavailable as exc:
-        raise TuneMissing(str(exc)) from None
-
-
-def _nvcuda_device_name() -> str:
-    from ..probes.gpu import GpuUnavailable, cuda_python_device_name
-
-    try:
-        return cuda_python_device_name(0)
+        return cuda_python_device_name(0) if backend == "nvcuda" else device_info(load_cupy("tune"), 0).name
     except GpuUnavailable as exc:
         raise TuneMissing(str(exc)) from None
 
