@@ -160,6 +160,7 @@ def document(kernel: str, arch: str, runner: str, device: str, candidates: list[
     best = min(timed, key=lambda i: medians[i], default=None)
     return {"schema_version": SCHEMA_VERSION, "kernel": kernel, "arch": arch, "runner": runner, "device": device,
             "noise": round(noise, 4), "candidates": rows, "best": best,
+            "predictions": sum(r["agrees"] is not None for r in rows),
             "disagreements": [i for i, r in enumerate(rows) if r["agrees"] is False]}
 
 

@@ -4,7 +4,6 @@ its measured time (a thin command over advisor/queries/tune.py)."""
 
 from __future__ import annotations
 
-import math
 import sys
 
 import click
@@ -48,7 +47,7 @@ def tune(ctx, file, arch, args_file, block_size, kernel_glob, sm_count, iteratio
 
     settings = build_settings(include_dirs, defines, nvcc_flags, None, jobs, no_cache, compile_timeout,
                               compile_memory)
-    document = compiling(timing, tune_query, file, arch, args_file, math.prod(block_size), kernel_glob, None,
+    document = compiling(timing, tune_query, file, arch, args_file, block_size, kernel_glob, None,
                          sm_count, iterations, settings)
     emit(choose_format(fmt), document, lambda: click.echo(tune_text(document, output_width())))
     ctx.exit(EXIT_OK)
@@ -79,6 +78,5 @@ def tune_text(document: dict, width: int = 80) -> str:
         out += wrap(f"{row['label']}: {row['blocks_per_sm']} blocks/SM, {row['occupancy']:.1%}; verdict "
                     f"{row['verdict']['outcome'].replace('_', ' ')}; {time}, {row['measured'] or '-'}{mark}{said}",
                     width, "  ", "    ")
-    out.append(f"disagreements: {len(document['disagreements'])} of "
-               f"{sum(r['agrees'] is not None for r in document['candidates'])} predictions")
+    out.append(f"disagreements: {len(document['disagreements'])} of {document['predictions']} predictions")
     return "\n".join(out)

@@ -3,17 +3,20 @@ document: each candidate's verdict beside its measured time, the best, the disag
 
 from __future__ import annotations
 
+import math
+
 from ..inputs import InputError
 
 TRITON_SUFFIX = ".py"
 
 
-def tune_query(source: str, arch: str, args: str | None, block_size: int, kernel_glob: str | None = None,
+def tune_query(source: str, arch: str, args: str | None, block_dims: tuple[int, ...], kernel_glob: str | None = None,
                grid_size: int | None = None, sm_count: int | None = None, iterations: int = 7,
                settings=None) -> dict:
     """Plan, prune and time the candidates of the one kernel `kernel_glob` picks in `source` (a .cu
-    file: Kernel Tuner; a .py file defining `configs` and `bench`: Triton). Raises TuneMissing
-    without a GPU or the runner, InputError for bad input."""
+    file: Kernel Tuner; a .py file defining `configs` and `bench`: Triton), launched today with a
+    block of `block_dims` (256, or 16x16 as (16, 16)). Raises TuneMissing without a GPU or the
+    runner, InputError for bad input."""
     from ...specs.resolve import resolve_arch
     from ..tune import document, run_triton, triton_candidates
 
@@ -25,7 +28,7 @@ def tune_query(source: str, arch: str, args: str | None, block_size: int, kernel
     if args is None:
         raise InputError("--args", "a .cu kernel needs the Python file that makes its arguments (Kernel Tuner's "
                                    "`arguments` and `problem_size`)")
-    return _cuda(source, resolved, args, block_size, kernel_glob, grid_size, sm_count, iterations, settings)
+    return _cuda(source, resolved, args, math.prod(block_dims), kernel_glob, grid_size, sm_count, iterations, settings)
 
 
 def _cuda(source, resolved, args, block_size, kernel_glob, grid_size, sm_count, iterations, settings) -> dict:

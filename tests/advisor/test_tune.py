@@ -32,7 +32,7 @@ def test_the_document_puts_each_verdict_beside_its_time_and_names_the_disagreeme
     rows = doc["candidates"]
     assert [r["measured"] for r in rows] == ["baseline", "faster", "faster", "slower", "equal"]
     assert [r["agrees"] for r in rows] == [None, True, False, None, False]
-    assert doc["best"] == 2 and doc["disagreements"] == [2, 4]
+    assert doc["best"] == 2 and doc["disagreements"] == [2, 4] and doc["predictions"] == 3
     assert rows[1]["verdict"]["outcome"] == "likely_gain"
 
 
