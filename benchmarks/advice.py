@@ -115,7 +115,8 @@ def rows(recording: dict, profiles: dict, machine_code: dict) -> list[dict]:
 
 
 def summary(found: list[dict]) -> dict:
-    """Counts per verdict and whether the targets hold."""
+    """Counts per verdict and whether the targets hold. A target over no verdicts is not met:
+    a verdict set that never says likely_gain (or likely_loss) has shown nothing."""
     gains = [r for r in found if r["verdict"] == "likely_gain"]
     losses = [r for r in found if r["verdict"] == "likely_loss"]
     faster = sum(r["measured"] == "faster" for r in gains)
@@ -124,8 +125,8 @@ def summary(found: list[dict]) -> dict:
     return {"changes": len(found), "likely_gain": len(gains), "gain_faster": faster,
             "gain_worst_ratio": worst, "likely_loss": len(losses), "loss_slower_or_equal": held,
             "unknown": sum(r["verdict"] == "unknown" for r in found),
-            "gain_target_met": not gains or (faster >= TARGET_SHARE * len(gains) and worst < WORST_GAIN),
-            "loss_target_met": not losses or held >= TARGET_SHARE * len(losses)}
+            "gain_target_met": bool(gains) and faster >= TARGET_SHARE * len(gains) and worst < WORST_GAIN,
+            "loss_target_met": bool(losses) and held >= TARGET_SHARE * len(losses)}
 
 
 def _change(change: dict) -> str:

@@ -47,6 +47,20 @@ def test_the_recorded_grid_meets_the_targets(replayed):
     assert {r["change"]["kind"] for r in found} == {"register_cap", "block_size"}
     assert summary["gain_target_met"], summary
     assert summary["loss_target_met"], summary
+    # The gains the recorded grid shows today's verdicts calling, and measured faster: a change of
+    # the verdicts that stops calling them (or calls one that measured slower) fails here.
+    assert summary["gain_faster"] >= 1 and summary["likely_gain"] >= 1, summary
+
+
+@pytest.mark.parametrize("outcome", ["unknown", "likely_loss"])
+def test_a_verdict_set_that_never_says_likely_gain_misses_the_gain_target(replayed, monkeypatch, outcome):
+    """The target once held over zero gains: `not gains or ...` met it with nothing measured."""
+    advice, recording, profiles, machine_code = replayed
+    from tuneadvise.advisor.advice.verdict import Verdict
+
+    monkeypatch.setattr(advice, "verdict_of", lambda known, variant: Verdict(outcome, ()))
+    summary = advice.summary(advice.rows(recording, profiles, machine_code))
+    assert summary["likely_gain"] == 0 and not summary["gain_target_met"], summary
 
 
 def test_the_targets_can_fail_a_verdict_that_believes_occupancy(replayed, monkeypatch):
