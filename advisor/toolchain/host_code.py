@@ -88,7 +88,7 @@ def read_host_file(path: str, flags: list[str], toolkit_root: str,
                    cwd: str | None) -> tuple[tuple[HostLaunch, ...] | None, str | None]:
     """(the launches of the front end's host file `path`, None) or (None, why they were not read)."""
     from ..readers.host_expressions import HostParserMissing
-    from ..readers.host_launches import read_launches
+    from ..readers.host_launches import HostParseStopped, read_launches
 
     try:
         if os.path.getsize(path) > MAX_HOST_FILE:
@@ -99,6 +99,8 @@ def read_host_file(path: str, flags: list[str], toolkit_root: str,
         launches = read_launches(path, flags, _SourceLines(cwd).lines, _user_file(toolkit_root, cwd))
     except HostParserMissing as exc:
         return None, str(exc)
+    except HostParseStopped as exc:
+        return None, clip(str(exc), 200)
     except Exception as exc:  # libclang refused the translation unit (TranslationUnitLoadError)
         return None, f"host code not parsed: {clip(str(exc), 200)}"
     return tuple(_absolute(launch, cwd) for launch in launches), None
