@@ -13,7 +13,7 @@ from .common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, choose_format, cycle
 from .compile_options import build_options, build_settings, compiling
 from .fileio import stdin_text, write_text
 from .options import arch_names_option, block_shape_option, ignore_option, select_option
-from .params import FilePath
+from .params import Count, FilePath, Number
 
 LINT_FORMATS = ("table", "json", "sarif", "github", "junit", "csv", "markdown")
 BLOCK_HELP = "Block size for kernels no [[kernels]] entry configures (default 256)."
@@ -55,8 +55,8 @@ source to compile and no CUDA compiler, or --sass and no nvdisasm.
 @select_option()
 @ignore_option()
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), help="Exit 1 at or above this severity (default error).")
-@click.option("--min-occupancy", type=click.FloatRange(0, 1), help="Every kernel's theoretical occupancy at least (0-1).")
-@click.option("--sm-count", type=click.IntRange(1, MAX_SM_COUNT),
+@click.option("--min-occupancy", type=Number(0, 1), help="Every kernel's theoretical occupancy at least (0-1).")
+@click.option("--sm-count", type=Count(1, MAX_SM_COUNT),
               help="SMs on the device, for the grid rules with a kernel's grid_size (default: the product's).")
 @click.option("--format", "fmt", type=click.Choice(LINT_FORMATS),
               help="Default: table (human text), or TUNEADVISE_FORMAT; json with --output.")

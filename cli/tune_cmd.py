@@ -12,7 +12,7 @@ from .common import EXIT_FINDINGS, EXIT_OK, choose_format, emit, error_line, fai
 from .compile_options import build_options, build_settings, compiling
 from .layout import output_width, wrap
 from .options import arch_option, block_shape_option, format_option
-from .params import ArchName, FilePath
+from .params import ArchName, Count, FilePath
 
 
 @click.command(help="""Time the changes tuneadvise proposes for one kernel, on this machine's GPU. For FILE.cu:
@@ -36,8 +36,8 @@ Triton, or no CUDA compiler.""")
 @click.option("--args", "args_file", type=FilePath(dir_okay=False), help="Python file making the arguments (.cu).")
 @block_shape_option("The kernel's block size today: 256 or 16x16.", default="256", show_default=True)
 @click.option("--kernel", "-k", "kernel_glob", help="The kernel of FILE to tune, where it holds several.")
-@click.option("--sm-count", type=click.IntRange(1, 4096), help="SMs of the GPU (for the grid's waves).")
-@click.option("--iterations", type=click.IntRange(1, 1000), default=7, show_default=True, help="Timed runs each.")
+@click.option("--sm-count", type=Count(1, 4096), help="SMs of the GPU (for the grid's waves).")
+@click.option("--iterations", type=Count(1, 1000), default=7, show_default=True, help="Timed runs each.")
 @format_option()
 @build_options(compile_commands=False)
 @click.pass_context

@@ -14,8 +14,11 @@ def check_source_query(paths, targets, selection, fail_on: str, tool_version: st
     def sources():
         for path in paths:
             try:
-                yield path, read_bounded(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+                data = read_bounded(path, MAX_SOURCE_BYTES)
             except OSError as exc:
                 raise InputError(f"PATHS: cannot read {path}: {exc.strerror}") from None
+            if b"\0" in data:
+                raise InputError(f"PATHS: {path} is a binary file (it holds NUL bytes), not CUDA source")
+            yield path, data.decode("utf-8", errors="replace")
 
     return source_document(sources(), targets, selection, fail_on, tool_version)
