@@ -75,6 +75,12 @@ def babelstream(binary: str, elements: int | None) -> dict:
     return rows
 
 
+def device_count() -> int:
+    from tuneadvise.probes.gpu import load_cupy
+
+    return load_cupy("benchmark").cuda.runtime.getDeviceCount()
+
+
 def ours_at(elements: int) -> dict:
     """Copy and triad measured in this process at `elements` doubles per array."""
     from tuneadvise.probes.gpu import device_info, load_cupy
@@ -145,7 +151,7 @@ def main() -> None:
 def measure(args, report: dict) -> None:
     if args.rss_devices:
         peak, wall = peak_host_memory(args.rss_devices)
-        count = len(args.rss_devices.split(","))
+        count = device_count() if args.rss_devices == "all" else len(args.rss_devices.split(","))
         report["host_memory"] = {"devices": args.rss_devices, "peak_mb": peak, "wall_s": wall}
         print(f"probe --device {args.rss_devices} --quick: peak host memory {peak:,.0f} MB for {count} device runs "
               f"({peak / count:,.0f} MB per device; target <= 1,024), {wall:.1f} s")

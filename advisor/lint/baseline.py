@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 
 from ...specs.errors import InputError
 from ...specs.files import read_bounded
-from ..report import SCHEMA_VERSION
 from ..text import clip
+
+SCHEMA_VERSION = 1  # the baseline file's own layout, versioned apart from every command's output
 
 # figure -> True when a larger value is worse
 FIGURES = {"registers": True, "shared_mem": True, "spill_stores": True, "spill_loads": True, "stack_frame": True,

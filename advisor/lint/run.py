@@ -324,9 +324,7 @@ class _Linter:
                 self.analyses.clear()
             analysis = self.analyses[key] = self._analyse(resolved, launch, usage, disagreements, entry, budget,
                                                           suppressed, cap, previous, run_time)
-        for said in analysis.per_run:
-            self.per_run[said] = self.per_run.get(said, 0) + 1
-            self.per_run_file = self.per_run_file or location[0] or ""
+        self._count_per_run(analysis.per_run, location[0])
         origin, site = block_origin(entry is not None and "block_size" in entry.launch_values(), usage,
                                     self._block_origin(launch))
         kernel = LintedKernel(name=name, demangled=keys[1], arch=arch, usage=usage, evidence=tuple(evidence),
@@ -334,6 +332,13 @@ class _Linter:
                               findings=with_machine_code(analysis.findings, usage.sass), location=location,
                               launch_from=origin, launch_site=site)
         return kernel, analysis.rank
+
+    def _count_per_run(self, said: list, file: str | None) -> None:
+        """Tally the findings said once for the run, and remember the first input that gave one (where
+        the run's finding points when no config file is given)."""
+        for key in said:
+            self.per_run[key] = self.per_run.get(key, 0) + 1
+            self.per_run_file = self.per_run_file or file or ""
 
     def _lint_measured(self, usage: KernelUsage) -> tuple[LintedKernel, tuple]:
         """A profiled launch, analysed on its own as it ran: the engine on the launch the report
@@ -348,9 +353,7 @@ class _Linter:
         findings = config_findings(Resolved(measured.arch), programmed, self.options.selection,
                                    measured=True, active_clusters=clusters)
         findings += profiled_findings(measured, self.options.selection, self.options.config.min_achieved_occupancy)
-        for said in (f for f in findings if said_per_run(f)):  # TA008: once for the run
-            self.per_run[(said.code, _hashable(said.details))] = self.per_run.get((said.code, _hashable(said.details)),
-                                                                                  0) + 1
+        self._count_per_run([(f.code, _hashable(f.details)) for f in findings if said_per_run(f)], usage.file)  # TA008
         document = measured_document(measured)
         findings = with_profile([f for f in findings if not said_per_run(f)], document)
         findings.sort(key=finding_order)

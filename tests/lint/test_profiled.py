@@ -179,6 +179,18 @@ def test_a_gzipped_export_is_linted(tmp_path):
     assert result.exit_code in (0, 1) and len(kernels_of(result)) == len(launches("ncu_templates"))
 
 
+def test_the_run_wide_library_finding_points_at_the_export_in_sarif():
+    """TA008, said once for a profile's library launches, has a location like every other result:
+    code scanning drops a result without one."""
+    from ..advisor.ncu_fixtures import FIXTURES
+
+    export = FIXTURES / "ncu_torch.csv.gz"
+    results = json.loads(run("lint", export, "--format", "sarif").stdout)["runs"][0]["results"]
+    (library,) = [r for r in results if r["ruleId"] == "TA008"]
+    assert library["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].endswith("ncu_torch.csv.gz")
+    assert all(r.get("locations") for r in results)
+
+
 def test_a_cause_shared_by_many_launches_is_said_once_with_a_count(tmp_path):
     """An export without the Occupancy section: one problem for all its launches, not one each."""
     path = tmp_path / "no_occupancy.csv"
