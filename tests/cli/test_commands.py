@@ -496,5 +496,5 @@ def test_check_source_on_a_binary_file_is_bad_input_naming_it(tmp_path, fmt):
     binary.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(64) + b"__shfl(x, 1)")
     result = CliRunner().invoke(cli, ["check-source", str(binary), "-t", "sm_90", "--format", fmt])
     assert result.exit_code == 2
-    assert result.output.strip() == f"tuneadvise: error: PATHS: {binary} is a binary file (it holds NUL bytes), " \
+    assert result.output.strip() == f"tuneadvise: error: PATHS: {binary} is a binary file (build output), " \
                                     "not CUDA source"
