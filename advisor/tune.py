@@ -65,6 +65,17 @@ def arguments_file(path: str, option: str = "--args") -> dict:
     return found
 
 
+def kernel_source(path: str) -> str:
+    """The .cu source whose copies Kernel Tuner compiles, read once through the bounded reader
+    (MAX_SOURCE_BYTES, a regular file, no NUL bytes); what cannot be read is bad input naming FILE."""
+    from ..specs.files import MAX_SOURCE_BYTES, read_source_to_compile
+
+    try:
+        return read_source_to_compile(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise InputError(f"FILE: cannot read {path}: {exc.strerror or exc}") from None
+
+
 def cu_candidates(report, arch, sm_count: int | None, grid_size: int | None) -> list[Candidate]:
     """The candidates for the one kernel of a frontier report: as built, each cap that compiled,
     and each block size where occupancy changes, all at the report's block size."""
@@ -149,6 +160,7 @@ def document(kernel: str, arch: str, runner: str, device: str, candidates: list[
     best = min(timed, key=lambda i: medians[i], default=None)
     return {"schema_version": SCHEMA_VERSION, "kernel": kernel, "arch": arch, "runner": runner, "device": device,
             "noise": round(noise, 4), "candidates": rows, "best": best,
+            "predictions": sum(r["agrees"] is not None for r in rows),
             "disagreements": [i for i, r in enumerate(rows) if r["agrees"] is False]}
 
 
@@ -180,7 +192,7 @@ def kernel_tuner_ready():
     """Kernel Tuner's tune_kernel, its backend (`kernel_tuner_backend`) and the GPU's name;
     TuneMissing naming what is not here."""
     backend = kernel_tuner_backend()
-    device = _nvcuda_device_name() if backend == "nvcuda" else _cupy_device_name()
+    device = _device_name(backend)
     try:
         from kernel_tuner import tune_kernel
     except ImportError as exc:
@@ -189,20 +201,12 @@ def kernel_tuner_ready():
     return tune_kernel, backend, device
 
 
-def _cupy_device_name() -> str:
-    from ..probes.gpu import GpuUnavailable, device_info, load_cupy
+def _device_name(backend: str) -> str:
+    """The GPU's name as Kernel Tuner's `backend` sees it; TuneMissing where it sees none."""
+    from ..probes.gpu import GpuUnavailable, cuda_python_device_name, device_info, load_cupy
 
     try:
-        return device_info(load_cupy("tune"), 0).name
-    except GpuUnavailable as exc:
-        raise TuneMissing(str(exc)) from None
-
-
-def _nvcuda_device_name() -> str:
-    from ..probes.gpu import GpuUnavailable, cuda_python_device_name
-
-    try:
-        return cuda_python_device_name(0)
+        return cuda_python_device_name(0) if backend == "nvcuda" else device_info(load_cupy("tune"), 0).name
     except GpuUnavailable as exc:
         raise TuneMissing(str(exc)) from None
 

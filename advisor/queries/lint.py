@@ -117,7 +117,8 @@ def lint_query(inputs, options, build=None, stdin=None, baseline: str | None = N
         return LintAnswer(None, ratchet.file_text(ratchet.build(report)), len(report.kernels), report.problems,
                           report.warnings)
     comparison = ratchet.compare(report, recorded) if recorded is not None else None
-    document = lint_document(report, options.fail_on, comparison, tool_version, options.allow_regressions)
+    document = lint_document(report, options.fail_on, comparison, tool_version, options.allow_regressions,
+                             selected_only=bool(options.selection.select))
     return LintAnswer(document, None, len(report.kernels), report.problems, report.warnings)
 
 

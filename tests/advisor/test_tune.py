@@ -3,6 +3,7 @@ the document it makes of measured times, and exit 3 naming what is missing."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -31,7 +32,7 @@ def test_the_document_puts_each_verdict_beside_its_time_and_names_the_disagreeme
     rows = doc["candidates"]
     assert [r["measured"] for r in rows] == ["baseline", "faster", "faster", "slower", "equal"]
     assert [r["agrees"] for r in rows] == [None, True, False, None, False]
-    assert doc["best"] == 2 and doc["disagreements"] == [2, 4]
+    assert doc["best"] == 2 and doc["disagreements"] == [2, 4] and doc["predictions"] == 3
     assert rows[1]["verdict"]["outcome"] == "likely_gain"
 
 
@@ -106,6 +107,31 @@ def test_without_a_gpu_or_kernel_tuner_tune_exits_3_naming_what_is_missing(toolc
 def test_a_cu_kernel_without_its_arguments_file_is_bad_input():
     result = CliRunner().invoke(cli, ["tune", str(TILED), "--arch", "sm_90"])
     assert result.exit_code == 2 and "--args" in result.output
+
+
+@pytest.mark.parametrize("make", ["huge", "fifo"])
+def test_the_source_kernel_tuner_compiles_is_read_once_bounded_before_anything_is_built(tmp_path, monkeypatch, make):
+    from tuneadvise.advisor import frontier, tune
+    from tuneadvise.specs.files import MAX_SOURCE_BYTES
+
+    def never(*_):
+        raise AssertionError("the source was compiled before it was read")
+
+    monkeypatch.setattr(tune, "kernel_tuner_ready", lambda: (None, "cupy", "a GPU"))
+    monkeypatch.setattr(frontier, "frontier", never)
+    source = tmp_path / "k.cu"
+    if make == "huge":
+        with open(source, "wb") as handle:
+            handle.truncate(MAX_SOURCE_BYTES + 1)
+    else:
+        os.mkfifo(source)
+    args = tmp_path / "args.py"
+    args.write_text("problem_size = 1\narguments = []\n")
+    result = CliRunner().invoke(cli, ["tune", str(source), "--args", str(args), "--arch", "sm_90"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"tuneadvise: error: FILE: cannot read {source}: ")
+    assert ("larger than 32 MiB" if make == "huge" else "not a regular file") in result.output
+    assert len(result.output.strip().splitlines()) == 1
 
 
 def _fake_cuda_bindings(monkeypatch, runtime=None):

@@ -157,6 +157,16 @@ def test_select_prints_only_the_kernels_with_a_selected_finding(tmp_path):
     assert "narrow [sm_90]" in run("lint", path).stdout
 
 
+def test_which_kernels_a_selection_lists_is_the_documents_decision(tmp_path):
+    from tuneadvise.advisor.queries.lint import choose_config, lint_options, lint_query
+
+    path = str(log(tmp_path / "k.log", ("wide", 100), ("narrow", 16)))
+    for select, listed in (("TA302", ["wide"]), (None, ["wide", "narrow"])):
+        doc = lint_query([path], lint_options(choose_config(None, [path]), select=select)).document
+        assert [k["name"] for k in doc.listed()] == listed
+        assert [k["name"] for k in doc.whole()["kernels"]] == ["wide", "narrow"]  # machine formats hold all
+
+
 def test_a_kernel_that_lost_half_its_occupancy_is_not_called_improved(tmp_path):
     """It lost TA304 (no longer near a cliff) by falling off one: the summary said 'improved: no longer TA304'."""
     baseline = tmp_path / "baseline.json"
