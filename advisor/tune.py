@@ -47,22 +47,27 @@ class Candidate(NamedTuple):
     label: str  # "as built", "block 128", "__launch_bounds__(256, 5)"
 
 
-def arguments_file(path: str, option: str = "--args") -> dict:
+def arguments_file(path: str, option: str | None = "args") -> dict:
     """The names a user's Python file defines (run as a script, read whole first: at most
-    MAX_ARGS_BYTES); what it raises is bad input naming the file."""
+    MAX_ARGS_BYTES); what it raises is bad input naming the file, and `option` (an InputError
+    field: `args` is spelled --args) where the file came from one rather than the FILE argument."""
     from ..specs.files import read_bounded
 
     try:
         text = read_bounded(path, MAX_ARGS_BYTES, "arguments file", regular_only=True)
         code = compile(text, path, "exec")
     except (OSError, SyntaxError, ValueError) as exc:
-        raise InputError(option, f"cannot read {path} as Python: {exc}") from None
+        raise _file_error(option, f"cannot read {path} as Python: {exc}") from None
     found = {"__name__": "__tuneadvise_arguments__", "__file__": path}
     try:
         exec(code, found)  # noqa: S102  the user's own arguments file, as Kernel Tuner's scripts run theirs
     except Exception as exc:  # noqa: BLE001  whatever the user's code raises is a fault of that file
-        raise InputError(option, f"{path} raised {type(exc).__name__}: {str(exc)[:200]}") from None
+        raise _file_error(option, f"{path} raised {type(exc).__name__}: {str(exc)[:200]}") from None
     return found
+
+
+def _file_error(option: str | None, message: str) -> InputError:
+    return InputError(option, message) if option else InputError(f"FILE: {message}")
 
 
 def kernel_source(path: str) -> str:
@@ -276,10 +281,11 @@ def run_triton(path: str) -> tuple[list, list[list[float] | None], str]:
         raise TuneMissing(f"tune of a Triton kernel needs Triton and PyTorch ({exc.name} is not installed)") from None
     if not torch.cuda.is_available():
         raise TuneMissing("tune needs a CUDA GPU: PyTorch sees none")
-    given = arguments_file(path, "FILE")
+    given = arguments_file(path, None)
     configs, bench = given.get("configs"), given.get("bench")
     if not configs or not callable(bench):
-        raise InputError("FILE", "a Triton file defines `configs` (triton.Configs) and `bench(config)`")
+        raise InputError(f"FILE: {path} defines no `configs` (triton.Configs) and `bench(config)`, which a Triton "
+                         "file for tune defines")
     compiled = [bench(config) for config in configs]
     times = [do_bench(lambda c=config: bench(c), return_mode="all") for config in configs]
     return compiled, times, torch.cuda.get_device_name(0)

@@ -199,3 +199,17 @@ def test_the_cuda_python_bindings_keep_all_16_bytes_of_a_uuid():
     # back cut short at a zero byte, as the CuPy backend's did (an empty field is all zeros).
     runtime = pytest.importorskip("cuda.bindings.runtime")
     assert len(runtime.cudaDeviceProp().uuid.bytes) == 16
+
+
+@pytest.mark.parametrize("option, said", [("args", "--args: "), (None, "FILE: ")])
+def test_a_file_that_raises_is_bad_input_named_as_the_command_line_names_it(tmp_path, option, said):
+    """The --args file, or a Triton FILE argument, that raises: one line naming the option as typed
+    (an option spelled with its dashes once printed as '----args')."""
+    from tuneadvise.advisor.tune import arguments_file
+    from tuneadvise.specs.errors import InputError
+
+    broken = tmp_path / "broken.py"
+    broken.write_text("1 / 0\n")
+    with pytest.raises(InputError) as raised:
+        arguments_file(str(broken), option)
+    assert raised.value.as_option().startswith(said + f"{broken} raised ZeroDivisionError")
