@@ -8,6 +8,7 @@ import sys
 
 import click
 
+from ..advisor.launch import MAX_SM_COUNT
 from .common import EXIT_FINDINGS, EXIT_OK, choose_format, emit, error_line, fail_unavailable
 from .compile_options import build_options, build_settings, compiling
 from .layout import output_width, wrap
@@ -36,7 +37,7 @@ Triton, or no CUDA compiler.""")
 @click.option("--args", "args_file", type=FilePath(dir_okay=False), help="Python file making the arguments (.cu).")
 @block_shape_option("The kernel's block size today: 256 or 16x16.", default="256", show_default=True)
 @click.option("--kernel", "-k", "kernel_glob", help="The kernel of FILE to tune, where it holds several.")
-@click.option("--sm-count", type=Count(1, 4096), help="SMs of the GPU (for the grid's waves).")
+@click.option("--sm-count", type=Count(1, MAX_SM_COUNT), help="SMs of the GPU (for the grid's waves).")
 @click.option("--iterations", type=Count(1, 1000), default=7, show_default=True, help="Timed runs each.")
 @format_option()
 @build_options(compile_commands=False)
