@@ -28,12 +28,15 @@ MAX_VIRTUAL_RESOURCES = 1024  # far above the 128 per SM of CUDA 13's header; la
 MAX_SHARED_MEM = 1 << 30  # a sanity bound far above any architecture; larger values are typos
 
 # Patterns as strings: re compiles and caches them on first use, so a command
-# that never parses "12K" never pays for compiling them.
-_SIZE = r"(?i)^\s*(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib)?\s*$"
+# that never parses "12K" never pays for compiling them. (?a): the digits 0-9 only, as C and
+# every tool the numbers go to read them (Python's int() and \d also take full-width digits).
+_SIZE = r"(?ia)^\s*(\d+(?:\.\d+)?)\s*(b|k|kb|kib|m|mb|mib)?\s*$"
+_INTEGER = r"(?a)\s*[+-]?\d+\s*"
+_DECIMAL = r"(?a)\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*"
 _UNITS = {None: 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1 << 20, "mb": 1 << 20, "mib": 1 << 20}
 
 
-_QUANTITY = r"\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([kKmMgGtTpP]?)\s*"
+_QUANTITY = r"(?a)\s*([0-9]*\.?[0-9]+(?:[eE][+-]?\d+)?)\s*([kKmMgGtTpP]?)\s*"
 _SI = {"": 1, "k": 1e3, "m": 1e6, "g": 1e9, "t": 1e12, "p": 1e15}
 
 
@@ -82,18 +85,31 @@ def parse_quantity(value, field: str) -> float:
 
 
 def parse_int(value, field: str, low: int, high: int) -> int:
+    """A whole number from `low` to `high`: an int, an integral float, or text of the digits 0-9."""
     if type(value) is int and low <= value <= high:  # the usual case (JSON numbers), checked first for batch speed
         return value
     if isinstance(value, bool) or not isinstance(value, (int, str, float)):
         raise InputError(field, f"expected an integer from {low} to {high}, got {quoted(value)}")
-    try:
+    if isinstance(value, str):
+        number = int(value) if len(value) <= 30 and re.fullmatch(_INTEGER, value) else None
+    else:
         number = int(value) if not isinstance(value, float) or value.is_integer() else None
-    except ValueError:
-        number = None
     if number is None:
-        raise InputError(field, f"expected an integer from {low} to {high}, got {quoted(value)}")
+        raise InputError(field, f"expected an integer from {low} to {high} (digits 0-9), got {quoted(value)}")
     if not low <= number <= high:
         raise InputError(field, f"must be from {low} to {high}, got {quoted(number)}")
+    return number
+
+
+def parse_float(value, field: str, low: float, high: float) -> float:
+    """A number from `low` to `high` (NaN refused): a float, an int, or text of the digits 0-9."""
+    if isinstance(value, bool) or not isinstance(value, (int, str, float)):
+        raise InputError(field, f"expected a number from {low:g} to {high:g}, got {quoted(value)}")
+    if isinstance(value, str) and not (len(value) <= 40 and re.fullmatch(_DECIMAL, value)):
+        raise InputError(field, f"expected a number from {low:g} to {high:g} (digits 0-9), got {quoted(value)}")
+    number = float(value)
+    if not low <= number <= high:
+        raise InputError(field, f"must be from {low:g} to {high:g}, got {quoted(value)}")
     return number
 
 
@@ -109,7 +125,13 @@ def parse_block(value, field: str = "block_size") -> tuple[int, ...]:
         parts = [value]
     if not 1 <= len(parts) <= 3:
         raise InputError(field, f"expected 1 to 3 dimensions such as 256 or 16x16, got {quoted(value)}")
-    dims = tuple(parse_int(p, field, 1, limit) for p, limit in zip(parts, MAX_BLOCK_DIMS))
+    try:
+        dims = tuple(parse_int(p, field, 1, limit) for p, limit in zip(parts, MAX_BLOCK_DIMS))
+    except InputError as exc:
+        if len(parts) == 1:
+            raise
+        # `0x40` is read as 0 by 40: the message quotes what was given, not the part alone.
+        raise InputError(field, f"{exc.detail} in {quoted(value)} (dimensions such as 16x16)") from None
     threads = 1
     for d in dims:
         threads *= d

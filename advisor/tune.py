@@ -47,22 +47,38 @@ class Candidate(NamedTuple):
     label: str  # "as built", "block 128", "__launch_bounds__(256, 5)"
 
 
-def arguments_file(path: str, option: str = "--args") -> dict:
+def arguments_file(path: str, option: str | None = "args") -> dict:
     """The names a user's Python file defines (run as a script, read whole first: at most
-    MAX_ARGS_BYTES); what it raises is bad input naming the file."""
+    MAX_ARGS_BYTES); what it raises is bad input naming the file, and `option` (an InputError
+    field: `args` is spelled --args) where the file came from one rather than the FILE argument."""
     from ..specs.files import read_bounded
 
     try:
         text = read_bounded(path, MAX_ARGS_BYTES, "arguments file", regular_only=True)
         code = compile(text, path, "exec")
     except (OSError, SyntaxError, ValueError) as exc:
-        raise InputError(option, f"cannot read {path} as Python: {exc}") from None
+        raise _file_error(option, f"cannot read {path} as Python: {exc}") from None
     found = {"__name__": "__tuneadvise_arguments__", "__file__": path}
     try:
         exec(code, found)  # noqa: S102  the user's own arguments file, as Kernel Tuner's scripts run theirs
     except Exception as exc:  # noqa: BLE001  whatever the user's code raises is a fault of that file
-        raise InputError(option, f"{path} raised {type(exc).__name__}: {str(exc)[:200]}") from None
+        raise _file_error(option, f"{path} raised {type(exc).__name__}: {str(exc)[:200]}") from None
     return found
+
+
+def _file_error(option: str | None, message: str) -> InputError:
+    return InputError(option, message) if option else InputError(f"FILE: {message}")
+
+
+def kernel_source(path: str) -> str:
+    """The .cu source whose copies Kernel Tuner compiles, read once through the bounded reader
+    (MAX_SOURCE_BYTES, a regular file, no NUL bytes); what cannot be read is bad input naming FILE."""
+    from ..specs.files import MAX_SOURCE_BYTES, read_source_to_compile
+
+    try:
+        return read_source_to_compile(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+    except OSError as exc:
+        raise InputError(f"FILE: cannot read {path}: {exc.strerror or exc}") from None
 
 
 def cu_candidates(report, arch, sm_count: int | None, grid_size: int | None) -> list[Candidate]:
@@ -149,6 +165,7 @@ def document(kernel: str, arch: str, runner: str, device: str, candidates: list[
     best = min(timed, key=lambda i: medians[i], default=None)
     return {"schema_version": SCHEMA_VERSION, "kernel": kernel, "arch": arch, "runner": runner, "device": device,
             "noise": round(noise, 4), "candidates": rows, "best": best,
+            "predictions": sum(r["agrees"] is not None for r in rows),
             "disagreements": [i for i, r in enumerate(rows) if r["agrees"] is False]}
 
 
@@ -180,7 +197,7 @@ def kernel_tuner_ready():
     """Kernel Tuner's tune_kernel, its backend (`kernel_tuner_backend`) and the GPU's name;
     TuneMissing naming what is not here."""
     backend = kernel_tuner_backend()
-    device = _nvcuda_device_name() if backend == "nvcuda" else _cupy_device_name()
+    device = _device_name(backend)
     try:
         from kernel_tuner import tune_kernel
     except ImportError as exc:
@@ -189,20 +206,12 @@ def kernel_tuner_ready():
     return tune_kernel, backend, device
 
 
-def _cupy_device_name() -> str:
-    from ..probes.gpu import GpuUnavailable, device_info, load_cupy
+def _device_name(backend: str) -> str:
+    """The GPU's name as Kernel Tuner's `backend` sees it; TuneMissing where it sees none."""
+    from ..probes.gpu import GpuUnavailable, cuda_python_device_name, device_info, load_cupy
 
     try:
-        return device_info(load_cupy("tune"), 0).name
-    except GpuUnavailable as exc:
-        raise TuneMissing(str(exc)) from None
-
-
-def _nvcuda_device_name() -> str:
-    from ..probes.gpu import GpuUnavailable, cuda_python_device_name
-
-    try:
-        return cuda_python_device_name(0)
+        return cuda_python_device_name(0) if backend == "nvcuda" else device_info(load_cupy("tune"), 0).name
     except GpuUnavailable as exc:
         raise TuneMissing(str(exc)) from None
 
@@ -272,10 +281,11 @@ def run_triton(path: str) -> tuple[list, list[list[float] | None], str]:
         raise TuneMissing(f"tune of a Triton kernel needs Triton and PyTorch ({exc.name} is not installed)") from None
     if not torch.cuda.is_available():
         raise TuneMissing("tune needs a CUDA GPU: PyTorch sees none")
-    given = arguments_file(path, "FILE")
+    given = arguments_file(path, None)
     configs, bench = given.get("configs"), given.get("bench")
     if not configs or not callable(bench):
-        raise InputError("FILE", "a Triton file defines `configs` (triton.Configs) and `bench(config)`")
+        raise InputError(f"FILE: {path} defines no `configs` (triton.Configs) and `bench(config)`, which a Triton "
+                         "file for tune defines")
     compiled = [bench(config) for config in configs]
     times = [do_bench(lambda c=config: bench(c), return_mode="all") for config in configs]
     return compiled, times, torch.cuda.get_device_name(0)

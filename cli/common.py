@@ -54,6 +54,18 @@ def error_line(message: str) -> str:
     return f"tuneadvise: error: {clip(message)}"
 
 
+def report_inputs(problems=(), warnings=()) -> None:
+    """On stderr, one line each: every input a command could not read (`tuneadvise: bad input:
+    ...`, the rest still reported), then every note (`tuneadvise: warning: ...`); control
+    characters escaped, as a file's name or a compiler's message may hold them."""
+    from ..advisor.text import terminal_text
+
+    for problem in problems:
+        click.echo(f"tuneadvise: bad input: {terminal_text(str(problem))}", err=True)
+    for warning in warnings:
+        click.echo(f"tuneadvise: warning: {terminal_text(str(warning))}", err=True)
+
+
 class BadInput(click.UsageError):
     """One-line bad-input error; click prints it and exits with EXIT_BAD_INPUT."""
 

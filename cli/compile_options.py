@@ -7,7 +7,7 @@ import click
 
 from ..advisor.toolchain.settings import COMPILE_MEMORY_MIB, COMPILE_TIMEOUT_S
 from .common import BadInput
-from .params import FilePath
+from .params import Count, FilePath
 
 
 def build_options(command=None, *, compile_commands: bool = True):
@@ -23,14 +23,14 @@ def build_options(command=None, *, compile_commands: bool = True):
                      help="Macro for compiling CUDA sources (repeatable)."),
         click.option("--nvcc-flag", "nvcc_flags", multiple=True, metavar="FLAG",
                      help="Any other nvcc flag, as one argument: --nvcc-flag=-std=c++17 (repeatable)."),
-        click.option("--jobs", "-j", type=click.IntRange(1, 256),
+        click.option("--jobs", "-j", type=Count(1, 256),
                      help="Compilers run at once (default: one per CPU)."),
         click.option("--no-cache", is_flag=True,
                      help="Compile everything again instead of reusing ptxas's reports of unchanged builds."),
-        click.option("--compile-timeout", type=click.IntRange(1, 86_400), default=COMPILE_TIMEOUT_S,
+        click.option("--compile-timeout", type=Count(1, 86_400), default=COMPILE_TIMEOUT_S,
                      show_default=True, metavar="SECONDS",
                      help="A compiler run taking longer fails its build (the others go on)."),
-        click.option("--compile-memory", type=click.IntRange(0, 1 << 30), default=COMPILE_MEMORY_MIB,
+        click.option("--compile-memory", type=Count(0, 1 << 30), default=COMPILE_MEMORY_MIB,
                      show_default=True, metavar="MIB",
                      help="Address space each compiler process may use; past it the build fails. 0: no limit."),
     ]

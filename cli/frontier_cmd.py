@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import click
 
-from .common import EXIT_BAD_INPUT, EXIT_OK, choose_format, emit
+from .common import EXIT_BAD_INPUT, EXIT_OK, choose_format, emit, report_inputs
 from .compile_options import build_options, build_settings, compiling
 from .layout import output_width, wrap
 from .options import arch_names_option, block_shape_option
@@ -41,8 +41,7 @@ def frontier(ctx, file, arch, block_size, kernel_glob, fmt, include_dirs, define
     settings = build_settings(include_dirs, defines, nvcc_flags, None, jobs, no_cache, compile_timeout,
                               compile_memory)
     report = compiling(frontier_query, file, arch, block_size, kernel_glob, settings)
-    for problem in report.problems:  # the compiler's rejections, then the report
-        click.echo(f"tuneadvise: bad input: {problem}", err=True)
+    report_inputs(report.problems)  # the compiler's rejections, then the report
     emit(choose_format(fmt), report.to_dict(), lambda: click.echo(frontier_text(report, output_width()), nl=False))
     ctx.exit(EXIT_BAD_INPUT if report.problems else EXIT_OK)
 

@@ -9,11 +9,11 @@ import sys
 import click
 
 from ..advisor.launch import MAX_SM_COUNT
-from .common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, choose_format, cycle_collection_paused, emit, stdout_is_terminal
+from .common import EXIT_BAD_INPUT, EXIT_FINDINGS, EXIT_OK, choose_format, cycle_collection_paused, emit, report_inputs, stdout_is_terminal
 from .compile_options import build_options, build_settings, compiling
 from .fileio import stdin_text, write_text
 from .options import arch_names_option, block_shape_option, ignore_option, select_option
-from .params import FilePath
+from .params import Count, FilePath, Number
 
 LINT_FORMATS = ("table", "json", "sarif", "github", "junit", "csv", "markdown")
 BLOCK_HELP = "Block size for kernels no [[kernels]] entry configures (default 256)."
@@ -55,8 +55,8 @@ source to compile and no CUDA compiler, or --sass and no nvdisasm.
 @select_option()
 @ignore_option()
 @click.option("--fail-on", type=click.Choice(["error", "warning", "info"]), help="Exit 1 at or above this severity (default error).")
-@click.option("--min-occupancy", type=click.FloatRange(0, 1), help="Every kernel's theoretical occupancy at least (0-1).")
-@click.option("--sm-count", type=click.IntRange(1, MAX_SM_COUNT),
+@click.option("--min-occupancy", type=Number(0, 1), help="Every kernel's theoretical occupancy at least (0-1).")
+@click.option("--sm-count", type=Count(1, MAX_SM_COUNT),
               help="SMs on the device, for the grid rules with a kernel's grid_size (default: the product's).")
 @click.option("--format", "fmt", type=click.Choice(LINT_FORMATS),
               help="Default: table (human text), or TUNEADVISE_FORMAT; json with --output.")
@@ -93,7 +93,6 @@ def lint(ctx, files, config_file, arch, block_size, select, ignore, fail_on, min
 def _lint(ctx, options, inputs, build, shown, baseline, update_baseline):
     """The run through the query; its baseline written, or its report in the format asked for."""
     from ..advisor.queries.lint import lint_query
-    from ..advisor.text import terminal_text
     from .fileio import check_writable
 
     output, fmt, verbose, statistics = shown
@@ -104,16 +103,13 @@ def _lint(ctx, options, inputs, build, shown, baseline, update_baseline):
         write_text(answer.baseline, baseline, "--baseline")
         click.echo(f"tuneadvise: wrote {answer.kernels} kernel(s) to {baseline}", err=True)
         ctx.exit(EXIT_BAD_INPUT if answer.bad_input else EXIT_OK)
-    for problem in answer.problems:
-        click.echo(f"tuneadvise: bad input: {terminal_text(str(problem))}", err=True)
-    for warning in answer.warnings:
-        click.echo(f"tuneadvise: warning: {warning}", err=True)
+    report_inputs(answer.problems, answer.warnings)
     fmt = choose_format(fmt, LINT_FORMATS) if output is None else (fmt or "json")
-    _report(answer.document, fmt, output, statistics, verbose, bool(options.selection.select))
+    _report(answer.document, fmt, output, statistics, verbose)
     ctx.exit(EXIT_BAD_INPUT if answer.bad_input else EXIT_OK if answer.passed else EXIT_FINDINGS)
 
 
-def _report(doc, fmt: str, output: str | None, statistics: bool, verbose: bool, selected: bool = False) -> None:
+def _report(doc, fmt: str, output: str | None, statistics: bool, verbose: bool) -> None:
     """The statistics (text, or their JSON document), or the report as text or in a machine format."""
     if statistics:
         from ..advisor.queries.lint import statistics_query
@@ -126,8 +122,7 @@ def _report(doc, fmt: str, output: str | None, statistics: bool, verbose: bool, 
     from ..advisor.lint.formats import SERIALIZERS
     from .lint_render import render_lint
 
-    emit(fmt, doc, lambda: write_text(render_lint(doc, terminal=False if output else None, verbose=verbose,
-                                                  only_with_findings=selected), output),
+    emit(fmt, doc, lambda: write_text(render_lint(doc, terminal=False if output else None, verbose=verbose), output),
          SERIALIZERS, output)
 
 
@@ -154,12 +149,10 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
     """
     from ..advisor.lint.formats import diff_json_chunks
     from ..advisor.queries.lint import choose_config, diff_query, lint_options
-    from ..advisor.text import terminal_text
 
     options = lint_options(choose_config(config_file, ()), arch, block_size)
     doc = compiling(diff_query, old, new, options, stdin=stdin_text())
-    for problem in doc.problems:
-        click.echo(f"tuneadvise: bad input: {terminal_text(str(problem))}", err=True)
+    report_inputs(doc.problems)
     if doc.problems:  # no report: a side missing kernels would show them as added or removed
         ctx.exit(EXIT_BAD_INPUT)
     from .lint_render import render_diff
@@ -180,6 +173,5 @@ def schema(what):
         document = json_schema()
     else:
         from ..advisor.lint.schema import LINT_OUTPUT_SCHEMA as document
-    # A schema is JSON whatever the format: indented for a reader on a terminal, one line for a program.
-    emit("table", document, lambda: sys.stdout.write(json.dumps(document, indent=2 if stdout_is_terminal() else None)
-                                                     + "\n"))
+    # A schema is JSON, its one form: indented for a reader on a terminal, one line for a program.
+    sys.stdout.write(json.dumps(document, indent=2 if stdout_is_terminal() else None) + "\n")

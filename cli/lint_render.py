@@ -19,12 +19,10 @@ _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan", "bold": "bol
           "passed": "bold green", "failed": "bold red"}
 
 
-def render_lint(doc, terminal: bool | None = None, verbose: bool = False,
-                only_with_findings: bool = False) -> Iterator[str]:
+def render_lint(doc, terminal: bool | None = None, verbose: bool = False) -> Iterator[str]:
     """The report as text chunks. `terminal`: style for a terminal (default: whether stdout is one);
-    `verbose`: each kernel's instruction summary too, where its machine code was read;
-    `only_with_findings` (--select): the kernels without a selected finding are left out (the
-    summary still counts them)."""
+    `verbose`: each kernel's instruction summary too, where its machine code was read. The
+    kernels listed are the document's (`listed`: under --select, those with a finding)."""
     from ..advisor.text import terminal_text
 
     if terminal is None:
@@ -49,9 +47,7 @@ def render_lint(doc, terminal: bool | None = None, verbose: bool = False,
             text = wrapped[key] = "\n".join(lines) + "\n"
         return text
 
-    for kernel in doc.kernels():
-        if only_with_findings and not kernel["findings"]:
-            continue
+    for kernel in doc.listed():
         out = [style(line, "bold") for line in _heading(kernel, width)] + _kernel_lines(kernel, width)
         if verbose and kernel.get("sass"):
             out += wrap(instruction_summary(kernel["sass"]["instructions"]), width, "  ", "    ")

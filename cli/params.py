@@ -49,7 +49,8 @@ class BlockShape(click.ParamType):
 
 
 class Count(click.ParamType):
-    """A whole number from `low` to `high` (`--blocks-per-sm`)."""
+    """A whole number from `low` to `high` (`--blocks-per-sm`, `--jobs`), digits 0-9 (click's
+    IntRange takes full-width digits and underscores)."""
 
     name = "count"
 
@@ -60,6 +61,21 @@ class Count(click.ParamType):
         from ..advisor.inputs import parse_int
 
         return parse_int(value, _field(param), self.low, self.high)
+
+
+class Number(click.ParamType):
+    """A number from `low` to `high` (`--min-occupancy`), digits 0-9 (click's FloatRange takes
+    full-width digits and NaN)."""
+
+    name = "number"
+
+    def __init__(self, low: float, high: float):
+        self.low, self.high = low, high
+
+    def convert(self, value, param, ctx):
+        from ..advisor.inputs import parse_float
+
+        return parse_float(value, _field(param), self.low, self.high)
 
 
 class Quantity(click.ParamType):

@@ -78,7 +78,7 @@ def explain(code):
     rule = explain_query(code)
     if rule is None:
         raise BadInput(f"CODE: no rule '{code}' (see 'tuneadvise rules')")
-    emit("table", rule.to_dict(), lambda: _render_explanation(rule))  # text only: `rules --format json` has the rest
+    _render_explanation(rule)  # text only: `rules --format json` holds the rules' documents
 
 
 def _render_explanation(rule) -> None:

@@ -26,14 +26,11 @@ def check_source(ctx, paths, targets, select, ignore, fail_on, fmt):
 
     Exit codes: 0 clean; 1 findings at or above --fail-on; 2 bad input.
     """
-    from ..advisor.lint.formats import SERIALIZERS
-
     archs = [arch for each in targets for arch in each]
     if not archs:
         raise BadInput("--target: name the architectures the code is built for (sm_70, 9.0, hopper...)")
     doc = _document(paths, archs, rule_selection(select, ignore), fail_on)
-    emit(choose_format(fmt, FORMATS), doc.whole(), lambda: _render(doc, len(paths)),
-         {name: (lambda _, serialize=SERIALIZERS[name]: serialize(doc)) for name in ("sarif", "github")})
+    emit(choose_format(fmt, FORMATS), doc, lambda: _render(doc), _serializers())
     ctx.exit(EXIT_OK if doc.summary["passed"] else EXIT_FINDINGS)
 
 
@@ -44,13 +41,23 @@ def _document(paths, archs, selection, fail_on):
     return check_source_query(paths, archs, selection, fail_on, __version__)
 
 
-def _render(doc, files: int) -> None:
+def _serializers() -> dict:
+    """check-source's machine formats, each written from the query's document: its own JSON shape
+    (`whole()`), and lint's SARIF and GitHub writers, which it is shaped for."""
+    from ..advisor.lint.formats import SERIALIZERS
+    from ..advisor.text import json_line
+
+    return {"json": lambda doc: [json_line(doc.whole()) + "\n"], "sarif": SERIALIZERS["sarif"],
+            "github": SERIALIZERS["github"]}
+
+
+def _render(doc) -> None:
     from ..advisor.text import plural, terminal_text
 
     # Compiler-style lines, one per finding, never wrapped (editors jump to file:line:column),
     # written as they are: a line needs no layout, and a scan may report a hundred thousand;
     # control characters of a path escaped as in every human output.
     lines = [terminal_text(f"{f['message']} [{f['code']} {f['severity']}]") for f in doc.tail["source_findings"]]
-    lines.append(f"{plural(len(doc.tail['source_findings']), 'finding')} in {plural(files, 'file')} "
+    lines.append(f"{plural(len(doc.tail['source_findings']), 'finding')} in {plural(doc.summary['files'], 'file')} "
                  f"for {', '.join(doc.head['targets'])}")
     click.echo("\n".join(lines), color=False)

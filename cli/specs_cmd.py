@@ -185,5 +185,4 @@ def validate(path):
     from ..specs.models import validate_family_document
 
     doc = validate_family_document(Path(path), field="")  # the file is the subject: no option to name
-    emit("table", doc, lambda: click.echo(f"{path}: valid ({len(doc.get('arch', []))} architecture(s), "
-                                          f"{len(doc.get('product', []))} product(s))"))
+    click.echo(f"{path}: valid ({len(doc.get('arch', []))} architecture(s), {len(doc.get('product', []))} product(s))")

@@ -4,16 +4,16 @@ its measured time (a thin command over advisor/queries/tune.py)."""
 
 from __future__ import annotations
 
-import math
 import sys
 
 import click
 
+from ..advisor.launch import MAX_SM_COUNT
 from .common import EXIT_FINDINGS, EXIT_OK, choose_format, emit, error_line, fail_unavailable
 from .compile_options import build_options, build_settings, compiling
 from .layout import output_width, wrap
 from .options import arch_option, block_shape_option, format_option
-from .params import ArchName, FilePath
+from .params import ArchName, Count, FilePath
 
 
 @click.command(help="""Time the changes tuneadvise proposes for one kernel, on this machine's GPU. For FILE.cu:
@@ -37,8 +37,8 @@ Triton, or no CUDA compiler.""")
 @click.option("--args", "args_file", type=FilePath(dir_okay=False), help="Python file making the arguments (.cu).")
 @block_shape_option("The kernel's block size today: 256 or 16x16.", default="256", show_default=True)
 @click.option("--kernel", "-k", "kernel_glob", help="The kernel of FILE to tune, where it holds several.")
-@click.option("--sm-count", type=click.IntRange(1, 4096), help="SMs of the GPU (for the grid's waves).")
-@click.option("--iterations", type=click.IntRange(1, 1000), default=7, show_default=True, help="Timed runs each.")
+@click.option("--sm-count", type=Count(1, MAX_SM_COUNT), help="SMs of the GPU (for the grid's waves).")
+@click.option("--iterations", type=Count(1, 1000), default=7, show_default=True, help="Timed runs each.")
 @format_option()
 @build_options(compile_commands=False)
 @click.pass_context
@@ -48,7 +48,7 @@ def tune(ctx, file, arch, args_file, block_size, kernel_glob, sm_count, iteratio
 
     settings = build_settings(include_dirs, defines, nvcc_flags, None, jobs, no_cache, compile_timeout,
                               compile_memory)
-    document = compiling(timing, tune_query, file, arch, args_file, math.prod(block_size), kernel_glob, None,
+    document = compiling(timing, tune_query, file, arch, args_file, block_size, kernel_glob, None,
                          sm_count, iterations, settings)
     emit(choose_format(fmt), document, lambda: click.echo(tune_text(document, output_width())))
     ctx.exit(EXIT_OK)
@@ -79,6 +79,5 @@ def tune_text(document: dict, width: int = 80) -> str:
         out += wrap(f"{row['label']}: {row['blocks_per_sm']} blocks/SM, {row['occupancy']:.1%}; verdict "
                     f"{row['verdict']['outcome'].replace('_', ' ')}; {time}, {row['measured'] or '-'}{mark}{said}",
                     width, "  ", "    ")
-    out.append(f"disagreements: {len(document['disagreements'])} of "
-               f"{sum(r['agrees'] is not None for r in document['candidates'])} predictions")
+    out.append(f"disagreements: {len(document['disagreements'])} of {document['predictions']} predictions")
     return "\n".join(out)

@@ -42,12 +42,13 @@ def normalize(text: str) -> str:
     return str(text).strip().lower().replace(" ", "-")
 
 
+# (?a): digits 0-9 only; `sm_９０` (full-width) is no architecture's name.
 _CC_PATTERNS = (
-    r"^(?:sm|compute|arch)[_=-]?(\d)(\d)[af]?$",
-    r"^(?:sm|compute|arch)[_=-]?(1\d)(\d)[af]?$",
-    r"^(\d{1,2})\.(\d)[af]?$",
-    r"^(\d)(\d)$",
-    r"^(1\d)(\d)$",
+    r"(?a)^(?:sm|compute|arch)[_=-]?(\d)(\d)[af]?$",
+    r"(?a)^(?:sm|compute|arch)[_=-]?(1\d)(\d)[af]?$",
+    r"(?a)^(\d{1,2})\.(\d)[af]?$",
+    r"(?a)^(\d)(\d)$",
+    r"(?a)^(1\d)(\d)$",
 )
 
 

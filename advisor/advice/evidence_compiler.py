@@ -15,10 +15,6 @@ from .verdict import Evidence
 SMALL_SPILL_BYTES = 8  # per thread: two 32-bit values
 
 
-def spills(stores: int | None, loads: int | None) -> int:
-    return (stores or 0) + (loads or 0)
-
-
 def at_cap(before: dict, after: dict, small: int = SMALL_SPILL_BYTES) -> Evidence:
     """What the build at the cap says, against the build without it. `before` and `after`:
     {"registers", "spill_stores", "spill_loads", "stack_frame"} as ptxas reported them."""
@@ -34,8 +30,3 @@ def at_cap(before: dict, after: dict, small: int = SMALL_SPILL_BYTES) -> Evidenc
                         f"built at the cap it spills {added} B more stores per thread (a small spill)")
     return Evidence("compiler_at_cap", value, "neutral", "built at the cap it spills no more than today")
 
-
-def largest_spill_free(points, current_blocks: int):
-    """Of frontier-like points (each with `spills`, `active_blocks_per_sm`, ordered from the
-    largest cap down), the first that gains a block without spilling; None when none does."""
-    return next((p for p in points if not p.spills and p.active_blocks_per_sm > current_blocks), None)

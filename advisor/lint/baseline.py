@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 
 from ...specs.errors import InputError
 from ...specs.files import read_bounded
-from ..report import SCHEMA_VERSION
 from ..text import clip
+
+SCHEMA_VERSION = 1  # the baseline file's own layout, versioned apart from every command's output
 
 # figure -> True when a larger value is worse
 FIGURES = {"registers": True, "shared_mem": True, "spill_stores": True, "spill_loads": True, "stack_frame": True,
@@ -90,14 +91,26 @@ def recorded_registers(baseline: dict) -> dict[tuple[str, str], int]:
     return out
 
 
-def changes(recorded: dict, current: dict) -> tuple[list[str], list[str]]:
-    """("registers 32 -> 40", ...) sentences: (worse, better). A figure unknown on either side is not compared."""
-    worse, better = [], []
+def changed_figures(recorded: dict, current: dict) -> list[tuple[str, object, object, bool]]:
+    """(figure, recorded value, current value, whether it got worse) of each figure that changed; a
+    figure unknown on either side is not compared."""
+    changed = []
     for figure, larger_is_worse in FIGURES.items():
         old, new = recorded.get(figure), current.get(figure)
-        if old is None or new is None or old == new:
-            continue
-        (worse if (new > old) == larger_is_worse else better).append(f"{figure} {old} -> {new}")
+        if old is not None and new is not None and old != new:
+            changed.append((figure, old, new, (new > old) == larger_is_worse))
+    return changed
+
+
+def change_text(figure: str, old, new) -> str:
+    return f"{figure} {old} -> {new}"
+
+
+def changes(recorded: dict, current: dict) -> tuple[list[str], list[str]]:
+    """("registers 32 -> 40", ...) sentences: (worse, better)."""
+    worse, better = [], []
+    for figure, old, new, got_worse in changed_figures(recorded, current):
+        (worse if got_worse else better).append(change_text(figure, old, new))
     return worse, better
 
 
@@ -129,7 +142,9 @@ def compare(report, baseline: dict) -> Comparison:
         worse, better = changes(recorded, current) if recorded else ([], [])
         if worse:
             comparison.worse[key] = worse
-            comparison.lost_occupancy.update((key, w) for w in worse if w.startswith("occupancy "))
+            comparison.lost_occupancy.update((key, change_text(figure, old, new)) for figure, old, new, got_worse
+                                             in changed_figures(recorded, current)
+                                             if figure == "occupancy" and got_worse)
         accepted = set(recorded.get("findings", [])) if recorded else set()
         codes = {f.code for f in kernel.findings}
         for code in codes:

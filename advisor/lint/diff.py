@@ -20,14 +20,14 @@ from dataclasses import replace
 from typing import NamedTuple
 
 from ..readers import demangle as names
-from ..report import SCHEMA_VERSION
-from .baseline import FIGURES, LOST_BLOCK, changes, figures_of
+from .diff_rows import STATUSES, kernel_figures, lost_blocks, row_document, row_status
 from .diff_store import DiffStore, store_error, streamable
 from .gather import gather
 from .run import DEMANGLED_AT_ONCE, LintOptions, LintReport, group_records, lint_stream
 
+SCHEMA_VERSION = 1  # `diff --format json`'s own layout
+
 HEAD = {"schema_version": SCHEMA_VERSION}
-STATUSES = ("regressed", "added", "removed", "improved", "unchanged")  # the document's order
 
 
 class Side(NamedTuple):
@@ -80,19 +80,13 @@ def index_side(path: str, options: LintOptions, stdin=None) -> Side:
     shared: dict[tuple, tuple] = {}  # equal figures, one tuple
     for _, name, arch, variant, kernel in lint_stream(grouped, options, gathered.index, report, consume=True):
         key = (name, arch, variant or None)
-        figures = _figures(kernel)
+        figures = kernel_figures(kernel)
         side.figures[key] = shared.setdefault(figures, figures)
-        lost = [f"{f.code} {f.message}" for f in kernel.findings if f.code == LOST_BLOCK]
+        lost = lost_blocks(kernel)
         if lost:
             side.lost_blocks[key] = lost
     side.problems.extend(report.problems)
     return side
-
-
-def _figures(kernel) -> tuple:
-    """The baseline's figures of a kernel (figures_of), as a tuple in FIGURES' order."""
-    figures = figures_of(kernel)
-    return tuple(figures[figure] for figure in FIGURES)
 
 
 def diff_paths(old: str, new: str, options: LintOptions, stdin=None) -> DiffDocument:
@@ -133,9 +127,12 @@ def _diff_in_store(old: str, new: str, options: LintOptions) -> DiffDocument | N
 
 def compare_sides(before: Side, after: Side) -> DiffDocument:
     """The rows of two indexes in the document's order: by status, then name and architecture."""
-    order = [(STATUSES.index(_status(key, before, after)), key[0], key[1], key[2] or "", key)
-             for keys in (before.figures, (k for k in after.figures if k not in before.figures)) for key in keys]
-    order.sort()
+    order = []
+    for keys in (before.figures, (k for k in after.figures if k not in before.figures)):
+        for key in keys:
+            status, said = row_status(before.figures.get(key), after.figures.get(key), after.lost_blocks.get(key, ()))
+            order.append((STATUSES.index(status), key[0], key[1], key[2] or "", key, said))
+    order.sort(key=lambda row: row[:4])
     counts = dict.fromkeys(STATUSES, 0)
     for status, *_ in order:
         counts[STATUSES[status]] += 1
@@ -143,36 +140,9 @@ def compare_sides(before: Side, after: Side) -> DiffDocument:
     def kernels() -> Iterator[dict]:
         for start in range(0, len(order), DEMANGLED_AT_ONCE):
             batch = order[start:start + DEMANGLED_AT_ONCE]
-            demangled = names.demangle_many(key[0] for *_, key in batch)
-            for status, name, _, _, key in batch:
-                yield _row(key, STATUSES[status], demangled[name], before, after)
+            demangled = names.demangle_many(row[1] for row in batch)
+            for status, name, arch, _, key, said in batch:
+                yield row_document(name, demangled[name], arch, before.figures.get(key), after.figures.get(key),
+                                   STATUSES[status], said)
 
     return DiffDocument(HEAD, kernels, counts, [])
-
-
-def _sentences(key, before: Side, after: Side) -> tuple[list[str], list[str]]:
-    """(worse, better) changes of a kernel in both builds; a lost block named by its rule."""
-    worse, better = changes(dict(zip(FIGURES, before.figures[key])), dict(zip(FIGURES, after.figures[key])))
-    return worse + after.lost_blocks.get(key, []), better
-
-
-def _status(key, before: Side, after: Side) -> str:
-    if key not in before.figures:
-        return "added"
-    if key not in after.figures:
-        return "removed"
-    worse, better = _sentences(key, before, after)
-    return "regressed" if worse else ("improved" if better else "unchanged")
-
-
-def _row(key, status: str, demangled: str, before: Side, after: Side) -> dict:
-    old, new = before.figures.get(key), after.figures.get(key)
-    row = {"name": key[0], "demangled": demangled, "arch": key[1],
-           "old": dict(zip(FIGURES, old)) if old else None, "new": dict(zip(FIGURES, new)) if new else None,
-           "status": status}
-    if old is None or new is None:
-        row["changes"] = []
-    else:
-        worse, better = _sentences(key, before, after)
-        row["changes"] = worse + better
-    return row

@@ -22,11 +22,10 @@ import tempfile
 from collections.abc import Iterator, Mapping
 
 from ..readers import demangle as names
-from ..readers.usage import ELF_MAGIC, FATBIN_MAGIC, SOURCE_SUFFIXES, ReadResult, read_text
-from .baseline import FIGURES, LOST_BLOCK, changes, figures_of
+from ..readers.usage import SOURCE_SUFFIXES, ReadResult, is_binary, read_text
+from .diff_rows import STATUSES, kernel_figures, lost_blocks, row_document, row_status
 from .run import DEMANGLED_AT_ONCE, NO_ARCH, LintOptions, LintReport, lint_groups
 
-STATUSES = ("regressed", "added", "removed", "improved", "unchanged")  # the document's order (diff.STATUSES)
 _SCHEMA = """
 CREATE TABLE records (side INTEGER, name TEXT, arch TEXT, variant TEXT, record BLOB);
 CREATE TABLE figures (side INTEGER, name TEXT, arch TEXT, variant TEXT, figures TEXT, lost TEXT,
@@ -51,8 +50,7 @@ def streamable(path: str, options: LintOptions) -> bool:
             head = handle.read(SNIFF_BYTES)
     except OSError:
         return False
-    return not (head.startswith(ELF_MAGIC) or head.startswith(FATBIN_MAGIC) or b"\0" in head[:64]
-                or is_profile(head, path))
+    return not (is_binary(head) or is_profile(head, path))
 
 
 class _Spool:
@@ -128,10 +126,8 @@ class DiffStore:
         report = LintReport()
         rows = []
         for _, name, arch, variant, kernel in lint_groups(self._groups(side, options), options, None, report):
-            figures = figures_of(kernel)
-            lost = [f"{f.code} {f.message}" for f in kernel.findings if f.code == LOST_BLOCK]
-            rows.append((side, name, arch, variant, json.dumps([figures[f] for f in FIGURES]),
-                         json.dumps(lost) if lost else None))
+            lost = lost_blocks(kernel)
+            rows.append((side, name, arch, variant, json.dumps(kernel_figures(kernel)), json.dumps(lost) if lost else None))
             if len(rows) >= _BATCH:
                 self._figures(rows)
         self._figures(rows)
@@ -143,7 +139,7 @@ class DiffStore:
         rows.clear()
 
     def _groups(self, side: int, options: LintOptions) -> Iterator:
-        archs = set(options.archs or options.config.arch)
+        archs = set(options.target_archs)
         cursor = self.db.execute("SELECT name, arch, variant, record FROM records WHERE side = ? "
                                  "ORDER BY name, arch, variant, rowid", (side,))
         for (name, arch, variant), rows in itertools.groupby(cursor, key=lambda row: row[:3]):
@@ -165,7 +161,8 @@ class DiffStore:
         while chunk := joined.fetchmany(_BATCH):
             rows = []
             for name, arch, variant, old, new, lost in chunk:
-                status, said = _status(old, new, lost)
+                status, said = row_status(json.loads(old) if old else None, json.loads(new) if new else None,
+                                          json.loads(lost) if lost else ())
                 counts[status] += 1
                 rows.append((STATUSES.index(status), name, arch, variant, old, new, json.dumps(said)))
             writer.executemany("INSERT INTO rows VALUES (?, ?, ?, ?, ?, ?, ?)", rows)
@@ -184,20 +181,8 @@ class DiffStore:
         while batch := cursor.fetchmany(DEMANGLED_AT_ONCE):
             demangled = names.demangle_many(row[1] for row in batch)
             for status, name, arch, old, new, said in batch:
-                yield {"name": name, "demangled": demangled[name], "arch": arch,
-                       "old": dict(zip(FIGURES, json.loads(old))) if old else None,
-                       "new": dict(zip(FIGURES, json.loads(new))) if new else None,
-                       "status": STATUSES[status], "changes": json.loads(said)}
-
-
-def _status(old: str | None, new: str | None, lost: str | None) -> tuple[str, list[str]]:
-    if old is None:
-        return "added", []
-    if new is None:
-        return "removed", []
-    worse, better = changes(dict(zip(FIGURES, json.loads(old))), dict(zip(FIGURES, json.loads(new))))
-    worse += json.loads(lost) if lost else []
-    return ("regressed" if worse else ("improved" if better else "unchanged")), worse + better
+                yield row_document(name, demangled[name], arch, json.loads(old) if old else None,
+                                   json.loads(new) if new else None, STATUSES[status], json.loads(said))
 
 
 def _with_previous(options: LintOptions, registers: Mapping) -> LintOptions:

@@ -39,6 +39,13 @@ class LintDocument(NamedTuple):
     head: dict  # "schema_version", "tool"
     kernels: Callable[[], Iterator[dict]]
     tail: dict  # "source_findings", "problems", "summary"
+    # Rules were selected (--select): a human report lists only the kernels with a finding.
+    selected_only: bool = False
+
+    def listed(self) -> Iterator[dict]:
+        """The kernels a human report lists: all, or under a rule selection those with a selected
+        finding (the summary still counts every kernel; machine formats hold them all)."""
+        return (k for k in self.kernels() if k["findings"] or not self.selected_only)
 
     @property
     def summary(self) -> dict:
@@ -149,8 +156,9 @@ def summary(report, fail_on: str, comparison=None, allow_regressions: bool = Fal
 
 
 def lint_document(report, fail_on: str, comparison=None, tool_version: str = "",
-                  allow_regressions: bool = False) -> LintDocument:
-    """The report's document, its kernels built one at a time as a serializer asks for them."""
+                  allow_regressions: bool = False, selected_only: bool = False) -> LintDocument:
+    """The report's document, its kernels built one at a time as a serializer asks for them.
+    `selected_only`: rules were selected, so a human report lists only kernels with findings."""
 
     def kernels() -> Iterator[dict]:
         # Kernels with the same launch on one architecture share their occupancy result, so its
@@ -169,7 +177,7 @@ def lint_document(report, fail_on: str, comparison=None, tool_version: str = "",
         "problems": [{"file": p.file, "line": p.line, "message": p.message} for p in report.problems],
         "summary": summary(report, fail_on, comparison, allow_regressions),
     }
-    return LintDocument(head, kernels, tail)
+    return LintDocument(head, kernels, tail, selected_only)
 
 
 def whole_lint_document(report, fail_on: str, comparison=None, tool_version: str = "") -> dict:

@@ -22,6 +22,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ..rules import SEVERITY_RANK, registry
 from ..text import COMPACT, hex_escaped, markdown_text, utf8_text, xml_text
+from .paths import shown_path
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_LEVEL = {"error": "error", "warning": "warning", "info": "note"}
@@ -46,11 +47,7 @@ def _relative(path: str | None, cache: dict) -> str | None:
         return None
     relative = cache.get(path)
     if relative is None:
-        try:
-            relative = os.path.relpath(path)
-        except ValueError:  # another drive on Windows
-            relative = path
-        relative = cache[path] = utf8_text((path if relative.startswith("..") else relative).replace(os.sep, "/"))
+        relative = cache[path] = utf8_text(shown_path(path).replace(os.sep, "/"))
     return relative
 
 

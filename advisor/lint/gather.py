@@ -27,6 +27,7 @@ from ..readers.source_index import SourceIndex
 from ..readers.usage import SOURCE_SUFFIXES, InputProblem, ReadResult, read_text, read_usage_opened
 from ..toolchain.settings import BuildSettings, BuildSetupError, with_line_info
 from .host_launches import HostCode
+from .paths import shown_path
 from .profiled import is_profile, read_profile, read_profile_lines
 from .records import LintOptions
 
@@ -87,7 +88,7 @@ def gather(paths, options: LintOptions, stdin=None, build: BuildSettings | None 
     paths = [str(path) for path in paths]
     build_output = any(path == "-" or not path.lower().endswith(SOURCE_SUFFIXES) for path in paths)
     compile_sources = [] if build_output else [p for p in paths if p.lower().endswith(COMPILED_SUFFIXES)]
-    if compile_sources and not (options.archs or options.config.arch):  # before reading anything
+    if compile_sources and not options.target_archs:  # before reading anything
         raise BuildSetupError("--arch: needed to compile CUDA sources; name the targets (sm_80, sm_90, ...)")
     machine_code = machine_code_reader(options.machine_code, cache=build is None or build.cache)
     gathered = Gathered(ReadResult(), SourceIndex(), [], None,
@@ -171,12 +172,6 @@ class SourceText(NamedTuple):
     has_syncwarp: bool
 
 
-def _shown_path(path: str) -> str:
-    """A compile-commands source as a path relative to the working directory, when it is under it."""
-    relative = os.path.relpath(path)
-    return path if relative.startswith("..") else relative
-
-
 def _compile_into(sources, options: LintOptions, settings: BuildSettings, gathered, index, source_texts,
                   machine_code=None):
     """Compile `sources` (and the compile commands' entries) for each architecture, with line
@@ -189,7 +184,7 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
     from ..toolchain.compile_commands import CompileCommandsError, load_builds
     from ..toolchain.discovery import find_toolchain
 
-    archs = tuple(options.archs or options.config.arch)
+    archs = options.target_archs
     builds = []
     if sources:
         builds += [Build(os.path.abspath(path), arch, with_line_info(settings.flags), settings.max_registers)
@@ -202,19 +197,19 @@ def _compile_into(sources, options: LintOptions, settings: BuildSettings, gather
         gathered.problems += [InputProblem(settings.compile_commands, None, p) for p in problems]
         known = {os.path.abspath(source.path) for source in source_texts}
         unreadable = {source for source in dict.fromkeys(b.source for b in entries)
-                      if source not in known and not _read_source(_shown_path(source), gathered, index, source_texts,
+                      if source not in known and not _read_source(shown_path(source), gathered, index, source_texts,
                                                                   compiled=True)}
         # The command line's flags come after the entry's: its -maxrregcount, like theirs, wins.
         builds += [b._replace(flags=with_line_info(b.flags + settings.flags),
                               max_registers=b.max_registers if settings.max_registers is None else settings.max_registers)
                    for b in entries if b.source not in unreadable]
-    host = HostCode(_shown_path, enabled=os.environ.get(HOST_LAUNCHES_VARIABLE, "").lower() != "off")
+    host = HostCode(shown_path, enabled=os.environ.get(HOST_LAUNCHES_VARIABLE, "").lower() != "off")
     builds += host.builds(builds)
     shown = {os.path.abspath(path): path for path in sources}  # name sources as the user did
     compiler, built = Compiler(find_toolchain(), settings, keep_cubins=machine_code is not None), {}
     for result in compiler.run(builds):
         build = result.build
-        where = shown.get(build.source) or _shown_path(build.source)
+        where = shown.get(build.source) or shown_path(build.source)
         if host.took(result, where):
             continue
         if result.error is not None:

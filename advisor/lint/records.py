@@ -36,6 +36,11 @@ class LintOptions:
     sm_count: int | None = None  # --sm-count; else config's; else the product's that --arch names
     product_sm_counts: Mapping[str, int] | None = None  # sm_XX -> SMs of the products --arch names
 
+    @property
+    def target_archs(self) -> tuple[str, ...]:
+        """The architectures the run checks: --arch's, else the config's (empty: whatever the inputs hold)."""
+        return tuple(self.archs or self.config.arch)
+
     def sm_count_for(self, arch: str) -> int | None:
         """The SM count the grid rules (TA7xx) use on `arch`; None when nothing says."""
         products = self.product_sm_counts if self.archs else self.config.product_sm_counts()

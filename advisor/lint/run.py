@@ -114,7 +114,7 @@ def _evidence(grouped_value) -> list[KernelUsage]:
 def group_records(records, options: LintOptions, report: LintReport) -> Grouped:
     """The records of each kernel on each architecture linted (variants of a cache's kernel stay
     apart), and the kernels the config describes on its own; what cannot be linted goes to `report`."""
-    archs = set(options.archs or options.config.arch)
+    archs = set(options.target_archs)
     grouped: Grouped = {}
     no_arch: dict[str, int] = {}
     for record in records:
@@ -474,7 +474,7 @@ def lint_paths(paths, options: LintOptions, stdin=None, build: BuildSettings | N
     if gathered.sources:
         # Every architecture the sources are built for: a rule flags what breaks on any of them.
         targets = [k.result.arch for k in report.kernels] or \
-            [resolve(a).arch for a in (options.archs or options.config.arch)]
+            [resolve(a).arch for a in options.target_archs]
         for source in gathered.sources:
             report.source_findings += scan_lines(source.lines, source.has_syncwarp, source.path, targets,
                                                  options.selection)

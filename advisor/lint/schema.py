@@ -15,7 +15,10 @@ summary adds `failing_kernels`, `config` (the config file used) and `warnings`
 (config entries that matched nothing). Added within version 2: a profiled
 launch's `measured` object and the source tool `ncu`."""
 
+from ..advice.verdict import OUTCOMES, SAYS
 from ..engine.limits import LIMITERS
+from ..measured_figures import SECTIONS
+from ..rules import SEVERITIES
 from .document import SCHEMA_VERSION
 from .host_launches import LAUNCH_ORIGINS
 
@@ -25,10 +28,10 @@ _VERDICT = {
     "description": "whether the change the finding proposes is likely to pay, and the evidence (docs/advice.md)",
     "required": ["outcome", "evidence"],
     "properties": {
-        "outcome": {"enum": ["likely_gain", "likely_loss", "unknown"]},
+        "outcome": {"enum": list(OUTCOMES)},
         "evidence": {"type": "array", "items": {
             "type": "object", "required": ["kind", "value", "says", "why"],
-            "properties": {"kind": {"type": "string"}, "says": {"enum": ["gain", "loss", "no_gain", "neutral"]},
+            "properties": {"kind": {"type": "string"}, "says": {"enum": list(SAYS)},
                            "why": {"type": "string"}}}},
     },
 }
@@ -37,7 +40,7 @@ _FINDING = {
     "required": ["code", "severity", "message", "arch", "details", "source"],
     "properties": {
         "code": {"type": "string", "pattern": "^TA[0-9]{3}$"},
-        "severity": {"enum": ["error", "warning", "info"]},
+        "severity": {"enum": list(SEVERITIES)},
         "message": {"type": "string"},
         "arch": {"type": "string"},
         "details": {"type": "object", "properties": {"verdict": _VERDICT}},
@@ -134,8 +137,7 @@ _MEASURED_SECTIONS = {
     "memory": _section("Memory Workload Analysis (--section MemoryWorkloadAnalysis)", {
         "dram_bytes_per_second": _FIGURE, "l1tex_hit_rate_pct": _PERCENT, "l2_hit_rate_pct": _PERCENT,
         "mem_busy_pct": _PERCENT, "max_bandwidth_pct": _PERCENT, "mem_pipes_busy_pct": _PERCENT}),
-    "missing_sections": {"type": "array", "items": {"enum": ["SpeedOfLight", "WarpStateStats", "SchedulerStats",
-                                                             "MemoryWorkloadAnalysis"]},
+    "missing_sections": {"type": "array", "items": {"enum": [section for section, _ in SECTIONS.values()]},
                          "description": "the sections the export lacks for this launch"},
 }
 _MEASURED = {

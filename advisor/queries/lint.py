@@ -7,7 +7,7 @@ serializes what comes back; everything decided about a run is decided here.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ...specs.errors import InputError
@@ -111,13 +111,14 @@ def lint_query(inputs, options, build=None, stdin=None, baseline: str | None = N
     recorded = None
     if baseline and not update_baseline:
         recorded = ratchet.load(baseline)
-        options.previous_registers = ratchet.recorded_registers(recorded)
+        options = replace(options, previous_registers=ratchet.recorded_registers(recorded))  # the caller's stay theirs
     report = lint_paths(inputs, options, stdin=stdin, build=build)
     if update_baseline:
         return LintAnswer(None, ratchet.file_text(ratchet.build(report)), len(report.kernels), report.problems,
                           report.warnings)
     comparison = ratchet.compare(report, recorded) if recorded is not None else None
-    document = lint_document(report, options.fail_on, comparison, tool_version, options.allow_regressions)
+    document = lint_document(report, options.fail_on, comparison, tool_version, options.allow_regressions,
+                             selected_only=bool(options.selection.select))
     return LintAnswer(document, None, len(report.kernels), report.problems, report.warnings)
 
 

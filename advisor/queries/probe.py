@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ..report import SCHEMA_VERSION
+SCHEMA_VERSION = 1  # `probe --format json`'s own layout
 
 
 def probe_document(documents: list[dict]) -> dict:

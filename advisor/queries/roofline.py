@@ -8,6 +8,8 @@ from dataclasses import dataclass
 
 from ..roofline import RooflineError
 
+SCHEMA_VERSION = 1  # `roofline --format json`'s own layout
+
 
 @dataclass(frozen=True)
 class RooflineAnswer:
@@ -41,7 +43,6 @@ def roofline_query(product, warp_size: int, precision: str, probe: dict | None =
                    entries=()) -> RooflineAnswer:
     """The kernel given by its intensity (or FLOPs and bytes) and the lint-config `entries` with a
     roofline table, placed under the product's roofs. RooflineError names what is wrong."""
-    from ..report import SCHEMA_VERSION
     from ..roofline import machine_from_product, place, roofline_document
     from ..text import quoted
 

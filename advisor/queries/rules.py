@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..report import SCHEMA_VERSION
+SCHEMA_VERSION = 1  # `rules --format json`'s own layout
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..report import SCHEMA_VERSION
+SCHEMA_VERSION = 1  # `specs ... --format json`'s own layout
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ..engine.optimizer import LinearSharedMem
 from ..inputs import parse_size
-from ..report import SCHEMA_VERSION
+
+SCHEMA_VERSION = 1  # `suggest --format json`'s own layout
 
 
 def shared_mem_function(fixed=None, per_thread=None, base=None) -> LinearSharedMem:

@@ -20,6 +20,25 @@ _CHAR_BODY = re.compile(r"(?:[^'\\\n]|\\.)*'?")
 SUPPRESS = re.compile(r"tuneadvise:\s*ignore\[([A-Z0-9, ]+)\]")
 
 
+def suppressed_codes(comment: str) -> set[str]:
+    """The rule codes a comment's `tuneadvise: ignore[...]` markers name (every marker of it)."""
+    return {code.strip() for match in SUPPRESS.finditer(comment) for code in match.group(1).split(",") if code.strip()}
+
+
+def close_paren(text: str, open_at: int) -> int:
+    """The index of the parenthesis closing the one at `open_at` (nested pairs skipped), or
+    len(text) where it does not close."""
+    depth = 0
+    for i in range(open_at, len(text)):
+        if text[i] == "(":
+            depth += 1
+        elif text[i] == ")":
+            depth -= 1
+            if depth == 0:
+                return i
+    return len(text)
+
+
 def _blank(text: str) -> str:
     """Spaces for every character but line breaks, so line and column numbers stay."""
     return re.sub(r"[^\n]", " ", text)

@@ -225,7 +225,8 @@ def _fatbin_end(data, start: int) -> int:
     if struct.pack("<I", magic) != FATBIN_MAGIC or header_size < _HEADER.size:
         raise FatbinError("not a fatbin header")
     if start + header_size + size > len(data):
-        raise FatbinError("fatbin runs past the end of the file")
+        raise FatbinError(f"fatbin at offset {start} runs past the end of the file (cut short: its header "
+                          f"declares {header_size + size:,} bytes, {len(data) - start:,} are there)")
     return start + header_size + size
 
 
@@ -278,7 +279,10 @@ def _scan(handle, budget: _Budget) -> Iterator[FatbinEntry]:
 
 
 def _plausible_header(data, at: int) -> bool:
+    """Whether the magic at `at` begins a fatbin's header (its version and header size too: eight
+    bytes no host code or data holds by chance). One that runs past the end of the file is a
+    fatbin cut short, which `_fatbin_end` reports; it is not skipped as four stray bytes."""
     if len(data) < at + _HEADER.size:
         return False
-    _magic, version, header_size, size = _HEADER.unpack_from(data, at)
-    return version == 1 and header_size == _HEADER.size and at + header_size + size <= len(data)
+    _magic, version, header_size, _size = _HEADER.unpack_from(data, at)
+    return version == 1 and header_size == _HEADER.size

@@ -114,9 +114,19 @@ class FunctionFacts:
         self.written: set = set()  # hashes of the VAR_DECLs written
         self.address_taken_by: dict = {}  # VAR_DECL hash -> the calls that take its address (occupancy API)
         self.members: list = []  # (offset, (var hash, path...), value cursor)
-        self._walk(body, [])
+        # Depth first in source order, by an explicit stack: a body nested deeper than Python's
+        # recursion limit (generated code) is walked whole. `ancestors[:depth]` are the node's.
+        ancestors: list = []
+        todo = [(body, 0)]
+        while todo:
+            cursor, depth = todo.pop()
+            del ancestors[depth:]
+            self._visit(cursor, ancestors)
+            ancestors.append(cursor)
+            todo += [(child, depth + 1) for child in reversed(children(cursor))]
 
-    def _walk(self, cursor, stack) -> None:
+    def _visit(self, cursor, stack) -> None:
+        """Note what `cursor` writes; `stack`: the nodes around it, outermost first."""
         kind = cursor.kind.name
         if kind in ("BINARY_OPERATOR", "COMPOUND_ASSIGNMENT_OPERATOR") and operator(cursor) in ASSIGNMENTS:
             self._assigned(cursor, children(cursor), operator(cursor) == "=")
@@ -129,10 +139,6 @@ class FunctionFacts:
                 call = next((c for c in reversed(stack) if c.kind.name == "CALL_EXPR"), None)
                 if call is not None:
                     self.address_taken_by.setdefault(target[0], []).append(call)
-        stack.append(cursor)
-        for child in cursor.get_children():
-            self._walk(child, stack)
-        stack.pop()
 
     def _assigned(self, cursor, operands, plain: bool) -> None:
         target = access_path(operands[0]) if operands else None
@@ -152,23 +158,24 @@ class FunctionFacts:
 
 
 def access_path(cursor) -> tuple | None:
-    """(variable's hash, member or index, ...) of `a.b[2].c`, or None where it is not a local's."""
-    cursor = strip(cursor)
-    kind = cursor.kind.name
-    if kind == "DECL_REF_EXPR":
-        ref = cursor.referenced
-        return (ref.hash,) if ref is not None and ref.kind.name in ("VAR_DECL", "PARM_DECL") else None
-    if kind == "MEMBER_REF_EXPR":
+    """(variable's hash, member or index, ...) of `a.b[2].c`, or None where it is not a local's.
+    Walked down a loop, not by recursion: a chain of any length is read."""
+    path: list = []
+    while True:
+        cursor = strip(cursor)
+        kind = cursor.kind.name
+        if kind == "DECL_REF_EXPR":
+            ref = cursor.referenced
+            return (ref.hash, *reversed(path)) if ref is not None and ref.kind.name in ("VAR_DECL", "PARM_DECL") \
+                else None
         kids = children(cursor)
-        base = access_path(kids[0]) if kids else None
-        return None if base is None else base + (cursor.spelling,)
-    if kind == "ARRAY_SUBSCRIPT_EXPR":
-        kids = children(cursor)
-        if len(kids) != 2:
+        if kind == "MEMBER_REF_EXPR" and kids:
+            path.append(cursor.spelling)
+        elif kind == "ARRAY_SUBSCRIPT_EXPR" and len(kids) == 2 and (index := evaluate(kids[1])) is not None:
+            path.append(index)
+        else:
             return None
-        base, index = access_path(kids[0]), evaluate(kids[1])
-        return None if base is None or index is None else base + (index,)
-    return None
+        cursor = kids[0]
 
 
 def local_initializer(cursor, facts: FunctionFacts):

@@ -108,23 +108,53 @@ def _word_at(text: str, word: str, start: int) -> int:
     return -1
 
 
+# Brackets clang follows before a fatal error: its default, 256, is below what generated code
+# nests. Past this bound the parse stops and says so (`HostParseStopped`). Not higher: clang's
+# parser recurses per bracket, and 4,000 nested calls overflow its stack, ending the process
+# (2,000 do not).
+BRACKET_DEPTH = 1024
+FATAL = 4  # libclang's CXDiagnostic_Fatal
+
+
+class HostParseStopped(Exception):
+    """clang stopped before the end of the host code (a fatal error): one line naming the file."""
+
+
 def parse_host_source(path: str, flags=()):
     """The translation unit of the front end's host file, parsed as C++ with the preprocessor flags
-    nvcc's own preprocessing of it uses. The fatbin its stub includes is not built (only the device
-    build makes one): an empty file stands in for it."""
+    nvcc's own preprocessing of it uses. The stub it includes at its end (`k.cudafe1.stub.c`,
+    written by the device compile) and the fatbin a stub includes are not built here: empty files
+    stand in for them (the kernels' host stubs are no launches), so clang reads to the end."""
     cindex = clang()
     folder = os.path.dirname(path)
-    stand_ins = [(os.path.join(folder, name), "") for name in os.listdir(folder) if name.endswith(".stub.c")]
-    stand_ins = [(stub[:-len(".cudafe1.stub.c")] + ".fatbin.c", "") for stub, _ in stand_ins]
-    return cindex.Index.create().parse(path, args=["-x", "c++", "-std=c++17", *flags, "-w", "-ferror-limit=0"],
-                                       unsaved_files=stand_ins, options=0)
+    stubs = {os.path.join(folder, name) for name in os.listdir(folder) if name.endswith(".stub.c")}
+    if path.endswith(".cudafe1.cpp"):
+        stubs.add(path[:-len(".cpp")] + ".stub.c")
+    stand_ins = [(stub[:-len(".cudafe1.stub.c")] + ".fatbin.c", "") for stub in sorted(stubs)]
+    stand_ins += [(stub, "") for stub in sorted(stubs) if not os.path.exists(stub)]
+    args = ["-x", "c++", "-std=c++17", *flags, "-w", "-ferror-limit=0", f"-fbracket-depth={BRACKET_DEPTH}"]
+    return cindex.Index.create().parse(path, args=args, unsaved_files=stand_ins, options=0)
+
+
+def _stopped(unit) -> str | None:
+    """Where clang gave up on the translation unit (a fatal error: the rest is not parsed, and its
+    launches would be silently missing), as one line naming the file; None where it read it all."""
+    for diagnostic in unit.diagnostics:
+        if diagnostic.severity >= FATAL:
+            file, line = presumed(diagnostic.location)
+            return f"host code not read past {file}:{line}: {diagnostic.spelling}"
+    return None
 
 
 def read_launches(path: str, flags, lines_of, user_file) -> list[HostLaunch]:
     """Every launch in the functions of the user's files in the front end's host file `path`.
     `lines_of(file)`: that file's lines (for columns), or None; `user_file(file)`: whether a file
-    named by a line marker is the user's (not the toolkit's or the system's headers)."""
+    named by a line marker is the user's (not the toolkit's or the system's headers).
+    HostParseStopped where clang could not parse it to the end."""
     unit = parse_host_source(path, flags)
+    stopped = _stopped(unit)
+    if stopped is not None:
+        raise HostParseStopped(stopped)
     sites, launches = _Site(lines_of), []
     for top in unit.cursor.get_children():
         if user_file(presumed(top.location)[0]):
@@ -137,24 +167,30 @@ _FUNCTIONS = ("FUNCTION_DECL", "CXX_METHOD", "FUNCTION_TEMPLATE", "CONSTRUCTOR",
 _SCOPES = ("NAMESPACE", "CLASS_DECL", "STRUCT_DECL", "CLASS_TEMPLATE", "LINKAGE_SPEC", "UNEXPOSED_DECL")
 
 
-def _functions(cursor):
+def _functions(top):
     """The function definitions under a top-level declaration (namespaces and classes opened),
-    but the kernels' host stubs the front end writes."""
-    kind = cursor.kind.name
-    if kind in _FUNCTIONS:
-        if cursor.is_definition() and "device_stub" not in cursor.spelling:
-            yield cursor
-    elif kind in _SCOPES:
-        for child in cursor.get_children():
-            yield from _functions(child)
+    but the kernels' host stubs the front end writes; in source order, by an explicit stack."""
+    todo = [top]
+    while todo:
+        cursor = todo.pop()
+        kind = cursor.kind.name
+        if kind in _FUNCTIONS:
+            if cursor.is_definition() and "device_stub" not in cursor.spelling:
+                yield cursor
+        elif kind in _SCOPES:
+            todo += reversed(children(cursor))
 
 
-def _calls(cursor, conditional=None):
-    """(call, the nearest `?:` around it) under `cursor`, in source order."""
-    for child in cursor.get_children():
-        if child.kind.name == "CALL_EXPR":
-            yield child, conditional
-        yield from _calls(child, child if child.kind.name == "CONDITIONAL_OPERATOR" else conditional)
+def _calls(cursor):
+    """(call, the nearest `?:` around it) under `cursor`, in source order: depth first by an
+    explicit stack, so an expression nested deeper than Python's recursion limit is walked whole."""
+    todo = [(child, None) for child in reversed(children(cursor))]
+    while todo:
+        node, conditional = todo.pop()
+        if node.kind.name == "CALL_EXPR":
+            yield node, conditional
+        around = node if node.kind.name == "CONDITIONAL_OPERATOR" else conditional
+        todo += [(child, around) for child in reversed(children(node))]
 
 
 def _launches_in(function, sites: _Site) -> list[HostLaunch]:

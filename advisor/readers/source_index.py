@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .cuda_source import SUPPRESS, strip_comments
+from .cuda_source import close_paren, strip_comments, suppressed_codes
 
 _GLOBAL = re.compile(r"\b__global__\b")
 _ATTRIBUTE = re.compile(r"\b(__launch_bounds__|__maxnreg__|__cluster_dims__|__attribute__|alignas|decltype)\s*\(")
@@ -105,7 +105,7 @@ def _read(declaration: str) -> tuple[str | None, bool, dict[str, str]]:
     for match in _ATTRIBUTE.finditer(declaration):  # one pass: an attribute's parentheses are skipped whole
         if match.start() < position:
             continue
-        close = _close_paren(declaration, match.end() - 1)
+        close = close_paren(declaration, match.end() - 1)
         attributes.setdefault(match.group(1), declaration[match.end():close + 1])
         pieces.append(declaration[position:match.start()])
         position = close + 1
@@ -161,18 +161,6 @@ def _second_int_argument(arguments: str | None) -> int | None:
     return int(match.group(1)) if match else None
 
 
-def _close_paren(text: str, open_at: int) -> int:
-    depth = 0
-    for i in range(open_at, len(text)):
-        if text[i] == "(":
-            depth += 1
-        elif text[i] == ")":
-            depth -= 1
-            if depth == 0:
-                return i
-    return len(text)
-
-
 def _suppressions(lines: list[tuple[str, str]], number: int) -> set[str]:
     codes: set[str] = set()
     for index in range(number - 1, max(-1, number - 1 - MAX_PREAMBLE), -1):
@@ -181,6 +169,5 @@ def _suppressions(lines: list[tuple[str, str]], number: int) -> set[str]:
             stripped = code.strip()
             if (stripped and not stripped.startswith("template")) or not (stripped or comment.strip()):
                 break  # other code, or a blank line, ends the kernel's preamble
-        for match in SUPPRESS.finditer(comment):
-            codes.update(c.strip() for c in match.group(1).split(",") if c.strip())
+        codes |= suppressed_codes(comment)
     return codes

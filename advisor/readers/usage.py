@@ -79,12 +79,21 @@ def read_usage(path: str | Path, machine_code: MachineCode | None = None) -> Rea
         return read_usage_opened(handle, name, machine_code)
 
 
+HEAD_BYTES = 64  # what tells a binary from text: its magic, or a NUL early on
+
+
+def is_binary(head: bytes) -> bool:
+    """Whether a file whose first bytes are `head` is build output in binary form (an ELF object
+    or cubin, a fatbin, anything with a NUL in its first HEAD_BYTES), not a text log or listing."""
+    return head.startswith(ELF_MAGIC) or head.startswith(FATBIN_MAGIC) or b"\0" in head[:HEAD_BYTES]
+
+
 def read_usage_opened(handle, name: str, machine_code: MachineCode | None = None) -> ReadResult:
     """read_usage on a binary stream opened at its start (a buffered reader: its head is peeked,
     not consumed), for a caller that opened the file once to tell what it is."""
     result = ReadResult()
     try:
-        head = handle.peek(64)[:64]
+        head = handle.peek(HEAD_BYTES)[:HEAD_BYTES]
     except OSError as exc:
         result.problems.append(InputProblem(name, None, f"cannot read: {exc.strerror}"))
         return result
@@ -99,7 +108,7 @@ def read_usage_opened(handle, name: str, machine_code: MachineCode | None = None
         if not result.records and not result.problems:
             result.problems.append(InputProblem(name, None, "no kernel in this cubin"))
         return result
-    if head.startswith(ELF_MAGIC) or head.startswith(FATBIN_MAGIC) or b"\0" in head:
+    if is_binary(head):
         return _read_binary(handle, name, result, machine_code)
     text = io.TextIOWrapper(handle, encoding="utf-8", errors="replace")
     try:

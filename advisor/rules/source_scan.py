@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
-from ..readers.cuda_source import SUPPRESS, strip_comments
+from ..readers.cuda_source import strip_comments, suppressed_codes
 from . import SEVERITIES, SEVERITY_RANK, Finding, RuleSelection, SourceLine, SourceTarget, source_rules
 from .warp_uniform import uniform_spans
 
@@ -45,8 +45,7 @@ def scan_lines(lines: list[tuple[str, str]], has_syncwarp: bool, path: str, targ
     uniform = uniform_spans([code for code, _ in lines])
     for number, (code, comment) in enumerate(lines, 1):
         line = SourceLine(code=code, targets=built_for, file_has_syncwarp=has_syncwarp, uniform=uniform[number - 1])
-        suppressed = SUPPRESS.search(comment) if comment else None
-        ignored = suppressed.group(1).replace(" ", "").split(",") if suppressed else ()
+        ignored = suppressed_codes(comment) if comment else ()
         for rule in rules:
             if rule.code in ignored:
                 continue

@@ -17,12 +17,25 @@ import re
 import tempfile
 
 from ..advice.evidence_compiler import at_cap
+from ..readers.cuda_source import close_paren
 from ..rules import with_cap_built, with_evidence
 from .compile import Build, Compiler
 
 CHECKED = ("TA301", "TA304", "TA901")
-_BOUNDS = re.compile(r"__launch_bounds__\s*\([^)]*\)")
-_MAXNREG = re.compile(r"__maxnreg__\s*\([^)]*\)")
+_BOUNDS = re.compile(r"__launch_bounds__\s*\(")
+_MAXNREG = re.compile(r"__maxnreg__\s*\(")
+
+
+def _replaced(line: str, attribute: re.Pattern, written: str) -> str | None:
+    """`line` with its first `attribute(...)` (nested parentheses included) replaced by `written`;
+    None where the line holds no such attribute, or its parentheses do not close on the line."""
+    match = attribute.search(line)
+    if match is None:
+        return None
+    close = close_paren(line, match.end() - 1)
+    if close == len(line):
+        return None
+    return line[:match.start()] + written + line[close + 1:]
 
 
 def edited_source(text: str, line: int, change: dict) -> str | None:
@@ -33,17 +46,15 @@ def edited_source(text: str, line: int, change: dict) -> str | None:
         return None
     here = lines[line - 1]
     if change.get("via") == "__maxnreg__":
-        if not _MAXNREG.search(here):
-            return None
-        lines[line - 1] = _MAXNREG.sub(f"__maxnreg__({change['maxnreg']})", here, count=1)
+        edited = _replaced(here, _MAXNREG, f"__maxnreg__({change['maxnreg']})")
     else:
         bounds = "__launch_bounds__({}, {})".format(*change["launch_bounds"])
-        if _BOUNDS.search(here):
-            lines[line - 1] = _BOUNDS.sub(bounds, here, count=1)
-        elif "__global__" in here:
-            lines[line - 1] = here.replace("__global__", f"__global__ {bounds}", 1)
-        else:
-            return None
+        edited = _replaced(here, _BOUNDS, bounds)
+        if edited is None and not _BOUNDS.search(here) and "__global__" in here:
+            edited = here.replace("__global__", f"__global__ {bounds}", 1)
+    if edited is None:
+        return None
+    lines[line - 1] = edited
     return "\n".join(lines)
 
 

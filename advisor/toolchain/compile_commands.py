@@ -31,6 +31,7 @@ from ...specs.errors import InputError
 from ...specs.files import read_bounded
 from ..text import quoted
 from .compile import Build
+from .flag_values import flag_values
 from .settings import split_maxrregcount
 
 _WITH_VALUE = {"-o", "-MF", "-MT", "-MQ", "-arch", "--gpu-architecture", "-gencode", "--generate-code", "-code",
@@ -200,14 +201,7 @@ _INCLUDE_FOLDERS = ("-I", "-isystem", "-iquote", "-idirafter", "--include-path",
 
 def _include_folders(flags: list[str]) -> list[str]:
     """The folders the entry's flags add to the include path (-I DIR, -IDIR, --include-path=DIR...)."""
-    folders = []
-    for i, flag in enumerate(flags):
-        name, equals, value = flag.partition("=")
-        if name in _INCLUDE_FOLDERS:
-            folders.append(value if equals else (flags[i + 1] if i + 1 < len(flags) else ""))
-        elif flag.startswith(("-I", "-isystem")) and flag not in _INCLUDE_FOLDERS:
-            folders.append(flag[2:] if flag.startswith("-I") else flag[len("-isystem"):])
-    return folders
+    return [folder for _, folder in flag_values(flags, _INCLUDE_FOLDERS)]
 
 
 def _host_compiler_path(flags: list[str]) -> str | None:

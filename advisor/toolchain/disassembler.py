@@ -14,14 +14,12 @@ import hashlib
 import io
 import json
 import os
-import re
-import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..readers.sass import KernelSass, read_live_registers, read_sass
-from .discovery import candidates
+from .discovery import candidates, tool_release
 from .processes import RunningCompilers, run_limited
 from .report_cache import MAX_ENTRY, EntryStore, file_identity
 
@@ -110,22 +108,9 @@ def find_disassembler() -> Disassembler:
     """The first nvdisasm found of release 13.5 or later, or DisassemblerMissing."""
     for directory, origin in candidates("nvdisasm", "sass"):
         path = directory / "nvdisasm"
-        if os.access(path, os.X_OK) and path.is_file() and nvdisasm_release(str(path.resolve())) >= MINIMUM_RELEASE:
+        if os.access(path, os.X_OK) and path.is_file() and tool_release(str(path.resolve())) >= MINIMUM_RELEASE:
             return Disassembler(str(path.resolve()), origin)
     raise DisassemblerMissing()
-
-
-_RELEASE = re.compile(r"release (\d{1,3})\.(\d{1,3})")
-
-
-def nvdisasm_release(path: str) -> tuple[int, int]:
-    """nvdisasm's release ('Cuda compilation tools, release 13.5, V13.5.37' -> (13, 5)); (0, 0) unknown."""
-    try:
-        out = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60).stdout
-    except (OSError, subprocess.SubprocessError):
-        return (0, 0)
-    match = _RELEASE.search(out)
-    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
 def available() -> Disassembler | None:

@@ -10,6 +10,7 @@ CUDA_HOME / CUDA_PATH, then PATH.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ class Toolchain:
 
     @property
     def version(self) -> str:
-        return _version(self.ptxas)
+        return release_line(self.ptxas)
 
     @property
     def root(self) -> str:
@@ -48,14 +49,24 @@ class Toolchain:
 
 
 @lru_cache(maxsize=8)
-def _version(ptxas: str) -> str:
-    """ptxas's own version line ('Cuda compilation tools, release 13.5, V13.5.37')."""
+def release_line(tool: str) -> str:
+    """A CUDA tool's own version line, as `tool --version` prints it ('Cuda compilation tools,
+    release 13.5, V13.5.37'); "unknown" where it prints none."""
     try:
-        out = subprocess.run([ptxas, "--version"], capture_output=True, text=True, timeout=60).stdout
+        out = subprocess.run([tool, "--version"], capture_output=True, text=True, timeout=60).stdout
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     lines = [line for line in out.splitlines() if "release" in line]
     return lines[-1].strip() if lines else "unknown"
+
+
+_RELEASE = re.compile(r"release (\d{1,3})\.(\d{1,3})")
+
+
+def tool_release(tool: str) -> tuple[int, int]:
+    """A CUDA tool's release from its version line ('... release 13.5, ...' -> (13, 5)); (0, 0) unknown."""
+    match = _RELEASE.search(release_line(tool))
+    return (int(match.group(1)), int(match.group(2))) if match else (0, 0)
 
 
 def wheel_bins():

@@ -25,6 +25,7 @@ from dataclasses import asdict, fields
 
 from ..readers.host_launches import HostLaunch
 from ..text import clip
+from .flag_values import flag_values
 
 HOST_FILE = "host.cu.cpp.ii"
 LAUNCHES_KEY = "-launches"  # the cache entry of a build's launches: its report's key and this
@@ -50,17 +51,9 @@ def host_half(listing: list[str]) -> tuple[list[str], list[str]] | None:
     front = next((i for i, command in enumerate(commands) if command.split(" ", 1)[0] == FRONT_END), None)
     if front is None or not commands:
         return None
-    words = shlex.split(commands[-1])
-    flags, index = [], 1
-    while index < len(words):
-        word = words[index]
-        joined = next((f for f in _KEPT_FLAGS if word.startswith(f) and word != f), None)
-        if word in _KEPT_FLAGS and index + 1 < len(words):
-            flags += [word, words[index + 1]]
-            index += 1
-        elif joined is not None or word.startswith("-std="):
-            flags.append(word)
-        index += 1
+    flags = []
+    for name, value in flag_values(shlex.split(commands[-1])[1:], _KEPT_FLAGS):
+        flags += [f"{name}={value}"] if name == "-std" else [name, value]
     return commands[:front + 1], flags
 
 
@@ -95,7 +88,7 @@ def read_host_file(path: str, flags: list[str], toolkit_root: str,
                    cwd: str | None) -> tuple[tuple[HostLaunch, ...] | None, str | None]:
     """(the launches of the front end's host file `path`, None) or (None, why they were not read)."""
     from ..readers.host_expressions import HostParserMissing
-    from ..readers.host_launches import read_launches
+    from ..readers.host_launches import HostParseStopped, read_launches
 
     try:
         if os.path.getsize(path) > MAX_HOST_FILE:
@@ -106,6 +99,8 @@ def read_host_file(path: str, flags: list[str], toolkit_root: str,
         launches = read_launches(path, flags, _SourceLines(cwd).lines, _user_file(toolkit_root, cwd))
     except HostParserMissing as exc:
         return None, str(exc)
+    except HostParseStopped as exc:
+        return None, clip(str(exc), 200)
     except Exception as exc:  # libclang refused the translation unit (TranslationUnitLoadError)
         return None, f"host code not parsed: {clip(str(exc), 200)}"
     return tuple(_absolute(launch, cwd) for launch in launches), None

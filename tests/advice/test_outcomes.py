@@ -3,7 +3,8 @@ occupancy cliff and block sizes, on this project's advice kernels and PolyBench-
 a GPU by benchmarks/advice_outcomes.py) is replayed through today's verdicts, beside the
 measured outcome. Of `likely_gain`, at least 80% measured faster beyond the noise and none 10%
 or more slower; of `likely_loss`, at least 80% measured slower or equal. The inputs are outside
-truth only: the GPU's times, ptxas's figures, Nsight Compute's profiles, the machine code."""
+truth only: the GPU's times, ptxas's figures, Nsight Compute's profiles, nvdisasm's listings
+(read through today's reader)."""
 
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ def replayed():
     advice = _advice()
     recording = json.loads(OUTCOMES[-1].read_text())
     profiles = advice.profiles_by_kernel(sorted(advice.PROFILES.glob("advice-*.csv*")))
-    machine_code = json.loads((ROOT / "tests" / "fixtures" / "advice" / "machine_code_sm_90.json").read_text())
-    return advice, recording, profiles, machine_code["kernels"]
+    machine_code = advice.machine_code_of(ROOT / "tests" / "fixtures" / "advice" / "nvdisasm_sm_90.json.gz")
+    return advice, recording, profiles, machine_code
 
 
 def test_the_recorded_grid_meets_the_targets(replayed):
@@ -46,6 +47,20 @@ def test_the_recorded_grid_meets_the_targets(replayed):
     assert {r["change"]["kind"] for r in found} == {"register_cap", "block_size"}
     assert summary["gain_target_met"], summary
     assert summary["loss_target_met"], summary
+    # The gains the recorded grid shows today's verdicts calling, and measured faster: a change of
+    # the verdicts that stops calling them (or calls one that measured slower) fails here.
+    assert summary["gain_faster"] >= 1 and summary["likely_gain"] >= 1, summary
+
+
+@pytest.mark.parametrize("outcome", ["unknown", "likely_loss"])
+def test_a_verdict_set_that_never_says_likely_gain_misses_the_gain_target(replayed, monkeypatch, outcome):
+    """The target once held over zero gains: `not gains or ...` met it with nothing measured."""
+    advice, recording, profiles, machine_code = replayed
+    from tuneadvise.advisor.advice.verdict import Verdict
+
+    monkeypatch.setattr(advice, "verdict_of", lambda known, variant: Verdict(outcome, ()))
+    summary = advice.summary(advice.rows(recording, profiles, machine_code))
+    assert summary["likely_gain"] == 0 and not summary["gain_target_met"], summary
 
 
 def test_the_targets_can_fail_a_verdict_that_believes_occupancy(replayed, monkeypatch):

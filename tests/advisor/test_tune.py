@@ -3,6 +3,7 @@ the document it makes of measured times, and exit 3 naming what is missing."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -31,7 +32,7 @@ def test_the_document_puts_each_verdict_beside_its_time_and_names_the_disagreeme
     rows = doc["candidates"]
     assert [r["measured"] for r in rows] == ["baseline", "faster", "faster", "slower", "equal"]
     assert [r["agrees"] for r in rows] == [None, True, False, None, False]
-    assert doc["best"] == 2 and doc["disagreements"] == [2, 4]
+    assert doc["best"] == 2 and doc["disagreements"] == [2, 4] and doc["predictions"] == 3
     assert rows[1]["verdict"]["outcome"] == "likely_gain"
 
 
@@ -108,6 +109,31 @@ def test_a_cu_kernel_without_its_arguments_file_is_bad_input():
     assert result.exit_code == 2 and "--args" in result.output
 
 
+@pytest.mark.parametrize("make", ["huge", "fifo"])
+def test_the_source_kernel_tuner_compiles_is_read_once_bounded_before_anything_is_built(tmp_path, monkeypatch, make):
+    from tuneadvise.advisor import frontier, tune
+    from tuneadvise.specs.files import MAX_SOURCE_BYTES
+
+    def never(*_):
+        raise AssertionError("the source was compiled before it was read")
+
+    monkeypatch.setattr(tune, "kernel_tuner_ready", lambda: (None, "cupy", "a GPU"))
+    monkeypatch.setattr(frontier, "frontier", never)
+    source = tmp_path / "k.cu"
+    if make == "huge":
+        with open(source, "wb") as handle:
+            handle.truncate(MAX_SOURCE_BYTES + 1)
+    else:
+        os.mkfifo(source)
+    args = tmp_path / "args.py"
+    args.write_text("problem_size = 1\narguments = []\n")
+    result = CliRunner().invoke(cli, ["tune", str(source), "--args", str(args), "--arch", "sm_90"])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"tuneadvise: error: FILE: cannot read {source}: ")
+    assert ("larger than 32 MiB" if make == "huge" else "not a regular file") in result.output
+    assert len(result.output.strip().splitlines()) == 1
+
+
 def _fake_cuda_bindings(monkeypatch, runtime=None):
     """`cuda.bindings` as importable (its spec), with `runtime` standing for the real bindings' module."""
     import importlib.machinery
@@ -173,3 +199,17 @@ def test_the_cuda_python_bindings_keep_all_16_bytes_of_a_uuid():
     # back cut short at a zero byte, as the CuPy backend's did (an empty field is all zeros).
     runtime = pytest.importorskip("cuda.bindings.runtime")
     assert len(runtime.cudaDeviceProp().uuid.bytes) == 16
+
+
+@pytest.mark.parametrize("option, said", [("args", "--args: "), (None, "FILE: ")])
+def test_a_file_that_raises_is_bad_input_named_as_the_command_line_names_it(tmp_path, option, said):
+    """The --args file, or a Triton FILE argument, that raises: one line naming the option as typed
+    (an option spelled with its dashes once printed as '----args')."""
+    from tuneadvise.advisor.tune import arguments_file
+    from tuneadvise.specs.errors import InputError
+
+    broken = tmp_path / "broken.py"
+    broken.write_text("1 / 0\n")
+    with pytest.raises(InputError) as raised:
+        arguments_file(str(broken), option)
+    assert raised.value.as_option().startswith(said + f"{broken} raised ZeroDivisionError")

@@ -487,3 +487,14 @@ def test_a_nul_in_a_value_that_looks_like_an_option_names_the_option_it_was_give
     result = CliRunner().invoke(cli, ["suggest", "--arch", "volta", "--registers", "32", "--grid-size", value])
     assert result.exit_code == 2
     assert result.output.startswith("tuneadvise: error: --grid-size: holds a NUL byte") and len(result.output) < 200
+
+
+@pytest.mark.parametrize("fmt", ["table", "json"])
+def test_check_source_on_a_binary_file_is_bad_input_naming_it(tmp_path, fmt):
+    """An object file given by mistake was scanned as text: `0 findings`, exit 0."""
+    binary = tmp_path / "k.o"
+    binary.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(64) + b"__shfl(x, 1)")
+    result = CliRunner().invoke(cli, ["check-source", str(binary), "-t", "sm_90", "--format", fmt])
+    assert result.exit_code == 2
+    assert result.output.strip() == f"tuneadvise: error: PATHS: {binary} is a binary file (build output), " \
+                                    "not CUDA source"

@@ -186,3 +186,19 @@ def test_every_help_fits_the_columns(path, columns):
     assert result.exit_code == 0, result.output
     wide = [line for line in result.stdout.splitlines() if len(line) > columns]
     assert not wide, wide
+
+
+def test_a_problem_line_is_one_line_with_its_control_characters_escaped(tmp_path, monkeypatch):
+    """frontier wrote the compiler's rejection as it came: an escape sequence or a line break in a
+    file's name or a compiler's message reached the terminal."""
+    from tuneadvise.advisor.frontier import FrontierReport
+    from tuneadvise.advisor.queries import frontier
+
+    said = "k\x1b[31m.cu: sm_90 at -maxrregcount=32: the compiler failed: a\nb"
+    monkeypatch.setattr(frontier, "frontier_query", lambda *_: FrontierReport([], [said], "ptxas"))
+    source = tmp_path / "k.cu"
+    source.write_text("__global__ void k() {}\n")
+    result = CliRunner().invoke(cli, ["frontier", str(source), "--arch", "sm_90", "-b", "256"])
+    assert result.exit_code == 2
+    assert result.stderr.splitlines() == ["tuneadvise: bad input: k\\x1b[31m.cu: sm_90 at -maxrregcount=32: "
+                                          "the compiler failed: a\\nb"]

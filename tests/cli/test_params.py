@@ -154,3 +154,42 @@ def test_an_empty_path_is_refused_naming_its_parameter(path, param):
     name = param.human_readable_name if is_argument else max(param.opts, key=len)
     assert result.exit_code == 2, result.output
     assert result.stderr.splitlines() == [f"tuneadvise: error: {name}: an empty path names no file"]
+
+
+# Every Unicode decimal digit but 0-9: Python's int() and float() read them as numbers.
+OTHER_DIGITS = [chr(c) for c in range(0x80, 0x10000) if chr(c).isdecimal()]
+NUMBER_OPTIONS = [
+    (["occupancy", "--arch", "sm_90", "--registers", "32", "--block-size"], "--block-size", "{}4"),
+    (["occupancy", "--arch", "sm_90", "--block-size", "64", "--registers"], "--registers", "3{}"),
+    (["occupancy", "--arch", "sm_90", "--block-size", "64", "--registers", "32", "--shared-mem"], "--shared-mem",
+     "{}K"),
+    (["lint", LOG, "--min-occupancy"], "--min-occupancy", "0.{}"),
+    (["lint", LOG, "--sm-count"], "--sm-count", "1{}"),
+    (["lint", LOG, "--jobs"], "--jobs", "{}"),
+    (["tune", SOURCE, "--arch", "sm_90", "--iterations"], "--iterations", "{}"),
+]
+
+
+@settings(max_examples=40, deadline=None)
+@given(digit=st.sampled_from(OTHER_DIGITS), case=st.sampled_from(NUMBER_OPTIONS))
+@example(digit="\uff14", case=NUMBER_OPTIONS[0])  # full-width 4
+def test_digits_other_than_0_to_9_are_refused_with_the_allowed_form(digit, case):
+    """`-b ４０` launched 40 threads: int() reads every Unicode digit; C and CUDA read 0-9."""
+    args, option, value = case
+    result = invoke([*args, value.format(digit)])
+    assert result.exit_code == 2, result.output
+    assert result.output.startswith(f"tuneadvise: error: {option}: expected ")
+    assert "(digits 0-9)" in result.output or "such as 12288 or 12K" in result.output
+
+
+def test_an_architecture_named_with_other_digits_is_unknown():
+    result = invoke(["occupancy", "--arch", "sm_\uff19\uff10", "-b", "64", "-r", "32"])
+    assert result.exit_code == 2 and "unknown architecture" in result.output
+
+
+def test_a_block_shape_refused_in_part_quotes_what_was_given():
+    """`-b 0x40` is 0 by 40: the error said `got 0`, which no one typed."""
+    result = invoke(["occupancy", "--arch", "sm_90", "-r", "32", "-b", "0x40"])
+    assert result.exit_code == 2
+    assert result.output.strip() == "tuneadvise: error: --block-size: must be from 1 to 1024, got 0 in '0x40' " \
+                                    "(dimensions such as 16x16)"

@@ -101,6 +101,20 @@ def test_a_lost_block_against_the_baseline_fails_by_default(tmp_path):
     assert same.exit_code == 0
 
 
+def test_a_library_caller_options_are_not_changed_by_a_baseline(tmp_path):
+    """lint_query reads the baseline's registers into its own copy of the options: a script that
+    lints two builds with one LintOptions does not carry the first baseline into the second."""
+    from tuneadvise.advisor.lint.records import LintOptions
+    from tuneadvise.advisor.queries.lint import lint_query
+
+    baseline = tmp_path / "baseline.json"
+    assert run("lint", log(tmp_path / "old.log", ("k", 32)), "--baseline", baseline, "--update-baseline").exit_code == 0
+    options = LintOptions(archs=("sm_90",))
+    answer = lint_query([str(log(tmp_path / "new.log", ("k", 40)))], options, baseline=str(baseline))
+    assert answer.document.summary["baseline"]["lost_occupancy"]  # the baseline was read
+    assert options.previous_registers == LintOptions().previous_registers
+
+
 def test_diff_prints_no_report_when_an_input_is_bad(tmp_path):
     old = log(tmp_path / "old.log", ("a", 32), ("b", 32), ("c", 32))
     new = tmp_path / "new.log"
@@ -141,6 +155,16 @@ def test_select_prints_only_the_kernels_with_a_selected_finding(tmp_path):
     assert "wide [sm_90]" in text and "narrow [sm_90]" not in text
     assert "kernels x architectures      2" in text  # still counted
     assert "narrow [sm_90]" in run("lint", path).stdout
+
+
+def test_which_kernels_a_selection_lists_is_the_documents_decision(tmp_path):
+    from tuneadvise.advisor.queries.lint import choose_config, lint_options, lint_query
+
+    path = str(log(tmp_path / "k.log", ("wide", 100), ("narrow", 16)))
+    for select, listed in (("TA302", ["wide"]), (None, ["wide", "narrow"])):
+        doc = lint_query([path], lint_options(choose_config(None, [path]), select=select)).document
+        assert [k["name"] for k in doc.listed()] == listed
+        assert [k["name"] for k in doc.whole()["kernels"]] == ["wide", "narrow"]  # machine formats hold all
 
 
 def test_a_kernel_that_lost_half_its_occupancy_is_not_called_improved(tmp_path):

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from tuneadvise.advisor.readers.compiler_output import parse_cuobjdump
 from tuneadvise.advisor.readers.cubin import read_cubin
 from tuneadvise.advisor.readers.fatbin import FATBIN_MAGIC, FatbinError, lz4_block_decompress, scan_fatbins
-from tuneadvise.advisor.readers.usage import NO_CUDA_CODE, read_usage
+from tuneadvise.advisor.readers.usage import read_usage
 
 from ..helpers import TESTS
 
@@ -53,16 +53,41 @@ def test_compressed_entries_are_zstandard_and_ptx_is_recognised():
 
 
 def test_a_cut_file_yields_no_kernel_and_is_reported(tmp_path):
-    # A file cut inside its fatbin holds no whole fatbin: the scan finds none, and
-    # read_usage reports the file rather than linting part of it.
+    # A file cut inside its fatbin holds no whole fatbin: the scan refuses it, and read_usage
+    # reports the file, saying it was cut short, rather than linting part of it.
     data = (FIXTURES / "lint_multi.o").read_bytes()
     start = data.find(FATBIN_MAGIC)
     cut = tmp_path / "cut.o"
     cut.write_bytes(data[:start + 5000])
-    assert list(scan_fatbins(cut)) == []
+    with pytest.raises(FatbinError, match=f"fatbin at offset {start} runs past the end of the file"):
+        list(scan_fatbins(cut))
     result = read_usage(cut)
     assert not result.records
-    assert [p.message for p in result.problems] == [NO_CUDA_CODE]
+    assert [p.message for p in result.problems] == [f"fatbin at offset {start} runs past the end of the file (cut "
+                                                    f"short: its header declares {_declared(data, start):,} bytes, "
+                                                    "5,000 are there)"]
+
+
+def _declared(data: bytes, at: int) -> int:
+    """A fatbin's length as its header states it (the 16-byte header, then its size)."""
+    _magic, _version, header_size, size = struct.unpack_from("<IHHQ", data, at)
+    return header_size + size
+
+
+def test_a_library_whose_second_fatbin_is_cut_short_says_so(tmp_path):
+    """The second fatbin, cut short, was skipped as stray bytes: the file was reported as holding
+    only PTX (its first fatbin's small cubins hold no kernel), never as cut."""
+    data = (FIXTURES / "liblint.so").read_bytes()
+    first = data.find(FATBIN_MAGIC)
+    second = data.find(FATBIN_MAGIC, first + _declared(data, first))
+    cut = tmp_path / "libcut.so"
+    cut.write_bytes(data[:second + 1000])
+    whole = read_usage(FIXTURES / "liblint.so")
+    result = read_usage(cut)
+    assert len(result.records) < len(whole.records)
+    assert [p.file for p in result.problems] == [str(cut)]
+    assert [p.message.split(" (")[0] for p in result.problems] == \
+        [f"fatbin at offset {second} runs past the end of the file"]
 
 
 def test_entries_past_their_fatbin_are_refused(tmp_path):

@@ -66,7 +66,7 @@ def test_the_host_half_is_nvccs_own_commands():
                '#$ gcc -E -x c++ -D__CUDA_FTZ=0 -I"inc" "-isystem" "/t/include/cccl" -m64 "/s/k.cudafe1.cpp" -o "/s/h.ii"']
     commands, flags = host_half(listing)
     assert commands == [listing[2][3:], listing[3][3:]]  # the host preprocessing and cudafe++, nothing of the device's
-    assert flags == ["-D__CUDA_FTZ=0", "-Iinc", "-isystem", "/t/include/cccl"]
+    assert flags == ["-D", "__CUDA_FTZ=0", "-I", "inc", "-isystem", "/t/include/cccl"]
     assert host_half(listing[:3]) is None
 
 
@@ -156,3 +156,35 @@ def test_compile_time_arithmetic_over_a_seeded_sweep(tmp_path):
             assert launch.block is None and "block size" in launch.run_time, text
         elif valid:
             assert launch.block == (value, 1, 1), text
+
+
+def _nested(tmp_path, depth: int):
+    """A source whose host function launches `first`, then nests `depth` calls (which the front end
+    keeps as written, unlike parentheses), then launches `second` with block 128 inside `depth`
+    nested blocks."""
+    deep = "f(" * depth + "n" + ")" * depth
+    source = tmp_path / "nested.cu"
+    source.write_text("__global__ void first(float *x) { x[0] = 1; }\n__global__ void second(float *x) { x[0] = 2; }\n"
+                      "int f(int v) { return v + 1; }\nvoid run(float *x, int n) {\n    first<<<1, 64>>>(x);\n"
+                      f"    int deep = {deep};\n    {'{' * depth} second<<<deep, 128>>>(x); {'}' * depth}\n}}\n")
+    return compile_one(required_toolchain(), Build(str(source), "sm_90", host=True))
+
+
+@pytest.mark.parametrize("depth", [300, 1000])
+def test_brackets_nested_past_clangs_default_and_pythons_recursion_lose_no_launch(tmp_path, depth):
+    """clang's default bracket depth (256) stopped the parse there, silently dropping the launches
+    after it; a walk by recursion stopped at Python's limit (1000 frames)."""
+    required(libclang, "libclang (the [host] extra)")
+    result = _nested(tmp_path, depth)
+    assert result.host_problem is None
+    assert [(launch.line, launch.block) for launch in result.launches] == [(5, (64, 1, 1)), (7, (128, 1, 1))]
+
+
+def test_brackets_nested_past_the_parsers_bound_are_a_problem_naming_the_file(tmp_path):
+    from tuneadvise.advisor.readers.host_launches import BRACKET_DEPTH
+
+    required(libclang, "libclang (the [host] extra)")
+    result = _nested(tmp_path, BRACKET_DEPTH + 1)
+    assert result.launches is None
+    assert re.fullmatch(r"host code not read past \S*nested\.cu:6: bracket nesting level exceeded maximum of \d+",
+                        result.host_problem), result.host_problem

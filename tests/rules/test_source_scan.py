@@ -46,6 +46,13 @@ def test_comments_still_hide_code_and_suppressions_still_apply():
     assert [comment for _, comment in strip_comments(text)][2] == " tuneadvise: ignore[TA803]"
 
 
+def test_every_marker_of_a_comment_suppresses():
+    """check-source reads `ignore[...]` markers as lint's source index does: each marker counts."""
+    line = "int a = __mul24(2, 3) + __shfl(a, 1); // tuneadvise: ignore[TA801] tuneadvise: ignore[TA803]"
+    assert codes(line.split(" //")[0]) == [("TA801", 1), ("TA803", 1)]
+    assert codes(line) == []
+
+
 def test_volatile_declarations_per_statement():
     assert codes("volatile int x = 0; volatile float *p;") == [("TA802", 1)]
     assert codes("volatile int x = 0;") == []

@@ -319,6 +319,22 @@ def test_a_launch_bound_met_by_spilling_is_flagged_at_ptxas_own_cap(use, tmp_pat
     assert sum(1 for findings in flagged.values() if findings) == 1
 
 
+def test_a_cap_in_bounds_written_with_parentheses_is_built_as_the_advice_says(use, tmp_path):
+    """__launch_bounds__(THREADS, (BLOCKS)): the built cap replaces the whole attribute (it once stopped at
+    the first ')', leaving source the compiler rejects), and ptxas builds the kernel at that cap."""
+    from tuneadvise.advisor.toolchain.cap_check import edited_source
+
+    text = ("#define THREADS 256\n#define BLOCKS 1\n"
+            + REALISTIC.read_text().replace("__global__ void sgemm_tile",
+                                            "__global__ void __launch_bounds__(THREADS, (BLOCKS)) sgemm_tile", 1))
+    line = next(n for n, code in enumerate(text.split("\n"), 1) if "__launch_bounds__" in code)
+    edited = tmp_path / "edited.cu"
+    edited.write_text(edited_source(text, line, {"launch_bounds": (256, 3)}))
+    report = nvcc.ptxas_report(use, edited, "sm_90")
+    wide = report["_Z10sgemm_tileILi8ELi8EEvPKfS1_Pfiii"]
+    assert wide["registers"] <= 65536 // (256 * 3)  # the cap ptxas was given: 3 blocks of 256 threads
+
+
 @pytest.mark.parametrize("flags", ["--keep --keep-dir {d}/kept", "-save-temps", "--output-file={d}/written",
                                    "-optf {d}/opts", "-Xptxas --output-file={d}/written",
                                    "--time {d}/timing.csv", "--fdevice-time-trace={d}/trace.json",
