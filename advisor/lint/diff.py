@@ -47,8 +47,13 @@ class DiffDocument(NamedTuple):
     summary: dict
     problems: list  # the inputs' problems (InputProblem): with any, there is no comparison to report
 
+    @property
+    def tail(self) -> dict:
+        """What follows the rows in the JSON document (formats.json_chunks writes head, rows, tail)."""
+        return {"summary": self.summary}
+
     def whole(self) -> dict:
-        return {**self.head, "kernels": list(self.kernels()), "summary": self.summary}
+        return {**self.head, "kernels": list(self.kernels()), **self.tail}
 
 
 class _Registers(Mapping):
