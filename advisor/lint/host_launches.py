@@ -54,7 +54,8 @@ def with_host_launches(records: list[KernelUsage], launches) -> tuple[list[Kerne
         sites = by_kernel.get(record.name, [])
         if by_template:  # every instantiation of a template launched where its arguments are the caller's
             sites = sites + by_template.get(base_name(demangled.get(record.name, record.name)), [])
-        checked = [(launch, values) for launch in sites if (values := site_launch_values(launch, record)) is not None]
+        read = [(launch, site_launch_values(launch, record)) for launch in sites]
+        checked = [(launch, values) for launch, values in read if values is not None]
         if not checked:
             out.append(replace(record, host_launches=tuple(sites)) if sites else record)
             continue
@@ -63,7 +64,7 @@ def with_host_launches(records: list[KernelUsage], launches) -> tuple[list[Kerne
             out.append(replace(record, host_launches=(launch,), launch=tuple(values.items()),
                                variant=site_text(launch) if several else record.variant))
         notes += [f"{demangle(record.name)} [{record.arch}]: {run_time_text(launch)}; checked at its other launches"
-                  for launch in sites if site_launch_values(launch, record) is None]
+                  for launch, values in read if values is None]
     return out, notes
 
 
