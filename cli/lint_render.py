@@ -175,7 +175,6 @@ def render_statistics(document: dict) -> str:
 def render_diff(doc) -> str:
     """The changed kernels, one row each in lines that wrap between words at the output's width,
     then the counts."""
-    from ..advisor.queries.lint import diff_summary
     from ..advisor.text import terminal_text
 
     width = output_width()
@@ -184,4 +183,4 @@ def render_diff(doc) -> str:
         if r["status"] != "unchanged":
             out += wrap(f"{terminal_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}", width,
                         f"{r['status']:<10} ", " " * 11)
-    return "\n".join(out + wrap(diff_summary(doc), width)) + "\n"
+    return "\n".join(out + wrap(doc.summary_text(), width)) + "\n"

@@ -55,6 +55,12 @@ class DiffDocument(NamedTuple):
     def whole(self) -> dict:
         return {**self.head, "kernels": list(self.kernels()), **self.tail}
 
+    def summary_text(self) -> str:
+        """The counts, in one sentence."""
+        s = self.summary
+        return (f"{s['regressed']} regressed, {s['improved']} improved, {s['added']} added, {s['removed']} removed, "
+                f"{s['unchanged']} unchanged")
+
 
 class _Registers(Mapping):
     """(name, arch) -> registers per thread in the old build, read from its index (TA908's earlier build)."""
@@ -151,3 +157,4 @@ def compare_sides(before: Side, after: Side) -> DiffDocument:
                                    STATUSES[status], said)
 
     return DiffDocument(HEAD, kernels, counts, [])
+

@@ -82,14 +82,12 @@ def json_chunks(doc) -> Iterator[str]:
 
 def diff_markdown_chunks(doc) -> Iterator[str]:
     """`diff --format markdown`: a table of the changed kernels, then the counts."""
-    from ..queries.lint import diff_summary
-
     yield "| kernel | arch | status | changes |\n| --- | --- | --- | --- |\n"
     for row in doc.kernels():
         if row["status"] != "unchanged":
             yield (f"| {markdown_text(row['demangled'])} | {row['arch']} | {row['status']} | "
                    f"{markdown_text('; '.join(row['changes']) or '-')} |\n")
-    yield diff_summary(doc) + "\n"
+    yield doc.summary_text() + "\n"
 
 
 DIFF_SERIALIZERS = {"json": json_chunks, "markdown": diff_markdown_chunks}
