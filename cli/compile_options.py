@@ -6,7 +6,6 @@ from __future__ import annotations
 import click
 
 from ..advisor.toolchain.settings import COMPILE_MEMORY_MIB, COMPILE_TIMEOUT_S
-from .common import BadInput
 from .params import Count, FilePath
 
 
@@ -46,15 +45,6 @@ def build_settings(include_dirs, defines, nvcc_flags, compile_commands, jobs, no
                    compile_timeout=COMPILE_TIMEOUT_S, compile_memory=COMPILE_MEMORY_MIB):
     from ..advisor.toolchain.settings import BuildSettings, source_flags, split_maxrregcount
 
-    # An empty -I would glue nothing to the flag: nvcc then takes the next argument as the
-    # directory, and the build silently loses its resource report.
-    if any(not directory for directory in include_dirs):
-        raise BadInput("--include-dir: an empty directory name; name a directory, or leave the option out")
-    if any(not flag for flag in nvcc_flags):
-        raise BadInput("--nvcc-flag: an empty flag; give the flag as one argument: --nvcc-flag=-std=c++17")
-    for define in defines:
-        if not define.split("=", 1)[0].isidentifier():
-            raise BadInput(f"--define: '{define[:80]}' is not NAME or NAME=VALUE")
     flags, cap = split_maxrregcount(source_flags(include_dirs, defines, nvcc_flags))
     return BuildSettings(flags, compile_commands, jobs, not no_cache, compile_timeout, compile_memory or None, cap)
 

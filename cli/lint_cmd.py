@@ -147,7 +147,7 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
 
     Exit codes: 0 no regression; 1 regressions; 2 bad input.
     """
-    from ..advisor.lint.formats import diff_json_chunks
+    from ..advisor.lint.formats import DIFF_SERIALIZERS
     from ..advisor.queries.lint import choose_config, diff_query, lint_options
 
     options = lint_options(choose_config(config_file, ()), arch, block_size)
@@ -158,8 +158,7 @@ def diff(ctx, old, new, config_file, arch, block_size, fmt):
     from .lint_render import render_diff
 
     fmt = choose_format(fmt)
-    emit("table" if fmt == "markdown" else fmt, doc, lambda: write_text(render_diff(doc, markdown=fmt == "markdown"),
-                                                                         None), {"json": diff_json_chunks})
+    emit(fmt, doc, lambda: write_text(render_diff(doc), None), DIFF_SERIALIZERS)
     ctx.exit(EXIT_FINDINGS if doc.summary["regressed"] else EXIT_OK)
 
 

@@ -172,22 +172,15 @@ def render_statistics(document: dict) -> str:
                    for first, row in zip(head, rows))
 
 
-def render_diff(doc, markdown: bool) -> str:
-    """The changed kernels, one row each (a Markdown table, or lines that wrap between words at
-    the output's width), then the counts."""
-    from ..advisor.queries.lint import diff_summary
-    from ..advisor.text import markdown_text, terminal_text
+def render_diff(doc) -> str:
+    """The changed kernels, one row each in lines that wrap between words at the output's width,
+    then the counts."""
+    from ..advisor.text import terminal_text
 
-    rows = [r for r in doc.kernels() if r["status"] != "unchanged"]
-    summary = diff_summary(doc)
-    if markdown:
-        out = ["| kernel | arch | status | changes |", "| --- | --- | --- | --- |"]
-        out += [f"| {markdown_text(r['demangled'])} | {r['arch']} | {r['status']} | "
-                f"{markdown_text('; '.join(r['changes']) or '-')} |" for r in rows]
-        return "\n".join(out + [summary]) + "\n"
     width = output_width()
     out = []
-    for r in rows:
-        out += wrap(f"{terminal_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}", width,
-                    f"{r['status']:<10} ", " " * 11)
-    return "\n".join(out + wrap(summary, width)) + "\n"
+    for r in doc.kernels():
+        if r["status"] != "unchanged":
+            out += wrap(f"{terminal_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}", width,
+                        f"{r['status']:<10} ", " " * 11)
+    return "\n".join(out + wrap(doc.summary_text(), width)) + "\n"

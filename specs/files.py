@@ -71,7 +71,8 @@ def read_source_to_compile(path, limit: int = MAX_SOURCE_BYTES) -> bytes:
     return data
 
 
-def _tomllib():
+def tomllib():
+    """The standard library's TOML reader (Python 3.11+), else its backport `tomli` (3.10)."""
     if sys.version_info >= (3, 11):
         import tomllib
     else:  # pragma: no cover - exercised on 3.10 only
@@ -81,4 +82,4 @@ def _tomllib():
 
 def read_toml(path: str | os.PathLike) -> dict:
     """A TOML file (a spec, sources or releases file), read through read_bounded."""
-    return _tomllib().loads(read_bounded(path, what="spec file").decode("utf-8"))
+    return tomllib().loads(read_bounded(path, what="spec file").decode("utf-8"))

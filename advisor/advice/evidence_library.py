@@ -23,13 +23,12 @@ class LibraryDataError(ValueError):
 
 def parse_library(text: str, where: str = "library_kernels.toml") -> tuple[tuple[str, re.Pattern], ...]:
     """(library, compiled pattern) of each pattern, in the file's order."""
+    from ...specs.files import tomllib
+
+    toml = tomllib()
     try:
-        import tomllib
-    except ImportError:  # Python 3.10
-        import tomli as tomllib
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
+        data = toml.loads(text)
+    except toml.TOMLDecodeError as exc:
         raise LibraryDataError(f"{where}: not TOML ({exc})") from None
     if set(data) != {"library"} or not isinstance(data["library"], list):
         raise LibraryDataError(f"{where}: expected [[library]] entries only")

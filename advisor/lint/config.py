@@ -385,13 +385,12 @@ def _holds_surrogates(raw) -> bool:
 def _parse(path: Path, text: str) -> dict:
     suffix = path.suffix.lower()
     if suffix == ".toml":
+        from ...specs.files import tomllib
+
+        toml = tomllib()
         try:
-            import tomllib
-        except ImportError:  # Python 3.10
-            import tomli as tomllib
-        try:
-            return tomllib.loads(text)
-        except tomllib.TOMLDecodeError as exc:
+            return toml.loads(text)
+        except toml.TOMLDecodeError as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from None
         except ValueError as exc:  # a value the parser accepts but Python will not read (an integer of 4,300+ digits)
             raise ConfigError(f"{path}: not valid TOML: {_first_clause(exc)}") from None

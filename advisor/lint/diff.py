@@ -47,8 +47,19 @@ class DiffDocument(NamedTuple):
     summary: dict
     problems: list  # the inputs' problems (InputProblem): with any, there is no comparison to report
 
+    @property
+    def tail(self) -> dict:
+        """What follows the rows in the JSON document (formats.json_chunks writes head, rows, tail)."""
+        return {"summary": self.summary}
+
     def whole(self) -> dict:
-        return {**self.head, "kernels": list(self.kernels()), "summary": self.summary}
+        return {**self.head, "kernels": list(self.kernels()), **self.tail}
+
+    def summary_text(self) -> str:
+        """The counts, in one sentence."""
+        s = self.summary
+        return (f"{s['regressed']} regressed, {s['improved']} improved, {s['added']} added, {s['removed']} removed, "
+                f"{s['unchanged']} unchanged")
 
 
 class _Registers(Mapping):
@@ -146,3 +157,4 @@ def compare_sides(before: Side, after: Side) -> DiffDocument:
                                    STATUSES[status], said)
 
     return DiffDocument(HEAD, kernels, counts, [])
+

@@ -70,7 +70,8 @@ def _headline(finding: dict, kernel: dict | None) -> str:
 # -- JSON -------------------------------------------------------------------------
 
 def json_chunks(doc) -> Iterator[str]:
-    """json_line(doc.whole()) and a newline, written a kernel at a time (ASCII: json's escapes)."""
+    """json_line(doc.whole()) and a newline, written a row at a time (ASCII: json's escapes): a lint
+    document's kernels, or a diff's rows."""
     yield COMPACT.encode(doc.head)[:-1] + ',"kernels":['
     separator = ""
     for kernel in doc.kernels():
@@ -79,14 +80,17 @@ def json_chunks(doc) -> Iterator[str]:
     yield "]," + COMPACT.encode(doc.tail)[1:] + "\n"
 
 
-def diff_json_chunks(doc) -> Iterator[str]:
-    """`diff --format json`: json.dumps(doc.whole(), separators=(",", ":")) + "\\n", a row at a time."""
-    yield COMPACT.encode(doc.head)[:-1] + ',"kernels":['
-    separator = ""
+def diff_markdown_chunks(doc) -> Iterator[str]:
+    """`diff --format markdown`: a table of the changed kernels, then the counts."""
+    yield "| kernel | arch | status | changes |\n| --- | --- | --- | --- |\n"
     for row in doc.kernels():
-        yield separator + COMPACT.encode(row)
-        separator = ","
-    yield "]," + COMPACT.encode({"summary": doc.summary})[1:] + "\n"
+        if row["status"] != "unchanged":
+            yield (f"| {markdown_text(row['demangled'])} | {row['arch']} | {row['status']} | "
+                   f"{markdown_text('; '.join(row['changes']) or '-')} |\n")
+    yield doc.summary_text() + "\n"
+
+
+DIFF_SERIALIZERS = {"json": json_chunks, "markdown": diff_markdown_chunks}
 
 
 # -- SARIF ----------------------------------------------------------------------

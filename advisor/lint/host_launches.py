@@ -17,6 +17,7 @@ from dataclasses import replace
 from ..readers.compiler_output import KernelUsage
 from ..readers.demangle import base_name, demangle, demangle_many
 from ..readers.host_launches import OCCUPANCY_API, HostLaunch
+from ..rules.lint_facts import Disagreement, Reading
 
 HOST_CODE, CONFIG, LAUNCH_BOUNDS, ASSUMED = "host code", "config", "launch bounds", "assumed"
 LAUNCH_ORIGINS = (HOST_CODE, CONFIG, LAUNCH_BOUNDS, ASSUMED)
@@ -54,7 +55,8 @@ def with_host_launches(records: list[KernelUsage], launches) -> tuple[list[Kerne
         sites = by_kernel.get(record.name, [])
         if by_template:  # every instantiation of a template launched where its arguments are the caller's
             sites = sites + by_template.get(base_name(demangled.get(record.name, record.name)), [])
-        checked = [(launch, values) for launch in sites if (values := site_launch_values(launch, record)) is not None]
+        read = [(launch, site_launch_values(launch, record)) for launch in sites]
+        checked = [(launch, values) for launch, values in read if values is not None]
         if not checked:
             out.append(replace(record, host_launches=tuple(sites)) if sites else record)
             continue
@@ -63,7 +65,7 @@ def with_host_launches(records: list[KernelUsage], launches) -> tuple[list[Kerne
             out.append(replace(record, host_launches=(launch,), launch=tuple(values.items()),
                                variant=site_text(launch) if several else record.variant))
         notes += [f"{demangle(record.name)} [{record.arch}]: {run_time_text(launch)}; checked at its other launches"
-                  for launch in sites if site_launch_values(launch, record) is None]
+                  for launch, values in read if values is None]
     return out, notes
 
 
@@ -130,8 +132,8 @@ def block_origin(entry_block: bool, usage: KernelUsage, fallback: str) -> tuple[
     return {"option": CONFIG, "launch_bounds": LAUNCH_BOUNDS}.get(fallback, ASSUMED), site
 
 
-def disagreement(entry_values: dict, usage: KernelUsage) -> str | None:
-    """A sentence where a [[kernels]] entry's block differs from the host code's launch (the entry wins)."""
+def disagreement(entry_values: dict, usage: KernelUsage) -> Disagreement | None:
+    """Where a [[kernels]] entry's block differs from the host code's launch (the entry's is used)."""
     site = usage.host_launches[0] if usage.host_launches and usage.launch else None
     if site is None or "block_size" not in entry_values:
         return None
@@ -144,8 +146,8 @@ def disagreement(entry_values: dict, usage: KernelUsage) -> str | None:
         return None
     if host is None or _padded(config) == _padded(host):
         return None
-    return (f"block: config {'x'.join(map(str, config))}, host code {'x'.join(map(str, host))} at "
-            f"{site_text(site)}; using the config's")
+    return Disagreement("block", (Reading("config", "x".join(map(str, config))),
+                                  Reading("host code", "x".join(map(str, host)), site_text(site))))
 
 
 def _padded(dims) -> list[int]:

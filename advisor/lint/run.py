@@ -53,6 +53,7 @@ from ..rules import (
     said_per_run,
     with_machine_code,
 )
+from ..rules.lint_facts import Disagreement, Reading
 from ..text import clip
 from ..toolchain.settings import BuildSettings
 from .host_launches import block_origin, disagreement, run_time_text
@@ -229,8 +230,8 @@ def _config_usage(entry: KernelEntry, arch: str, file: str) -> KernelUsage:
                        spills_from="config" if entry.spill_stores is not None else None)
 
 
-def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, tuple[str, ...]]:
-    """The figures to use, and a sentence per disagreement between sources."""
+def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, tuple[Disagreement, ...]]:
+    """The figures to use, and each figure the sources disagree on (TA905 words them)."""
     if len(evidence) == 1:
         return evidence[0], ()  # one source: its own figures, nothing to disagree with (the usual ptxas log)
     ordered = sorted(evidence, key=lambda r: SOURCE_PRIORITY.get(r.source, 9))
@@ -247,8 +248,7 @@ def _reconcile(evidence: list[KernelUsage]) -> tuple[KernelUsage, tuple[str, ...
                              ("stack frame", "stack_frame")):
         seen = [(r, getattr(r, attribute)) for r in ordered if getattr(r, attribute) is not None]
         if len({value for _, value in seen}) > 1:
-            figures = ", ".join(f"{r.source} {value} ({_where(r)})" for r, value in seen)
-            disagreements.append(f"{label}: {figures}; using {seen[0][0].source}'s")
+            disagreements.append(Disagreement(label, tuple(Reading(r.source, str(value), _where(r)) for r, value in seen)))
     return usage, tuple(disagreements)
 
 

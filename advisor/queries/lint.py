@@ -141,10 +141,3 @@ def diff_query(old: str, new: str, options, stdin=None):
     if old == new == "-":
         raise InputError("OLD and NEW: at most one of them may be '-' (standard input is read once)")
     return diff_paths(old, new, options, stdin=stdin)
-
-
-def diff_summary(doc) -> str:
-    """The counts of a diff, in one sentence."""
-    s = doc.summary
-    return (f"{s['regressed']} regressed, {s['improved']} improved, {s['added']} added, {s['removed']} removed, "
-            f"{s['unchanged']} unchanged")

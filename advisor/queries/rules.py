@@ -23,7 +23,11 @@ def rules_query(selection, severity: str | None = None) -> RulesAnswer:
 
 
 def explain_query(code: str):
-    """The rule with this code (TA106) or name, or None."""
+    """The rule with this code (TA106) or name; InputError naming CODE where there is none."""
+    from ...specs.errors import InputError, quoted
     from ..rules import lookup
 
-    return lookup(code)
+    rule = lookup(code)
+    if rule is None:
+        raise InputError(f"CODE: no rule {quoted(code)} (see 'tuneadvise rules')")
+    return rule

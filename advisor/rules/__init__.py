@@ -37,7 +37,7 @@ Entry points:
   unsorted. Lint builds the context per kernel:
   `LintContext(result=occupancy_result, budget=BudgetLimits.of(config_budget) or
   None, minimum=the min_occupancy that applies or None,
-  disagreements=tuple of sentences, launch_given=bool, register_cap=
+  disagreements=tuple of lint_facts.Disagreement, launch_given=bool, register_cap=
   RegisterCap or None, previous_registers=int or None, assumed_blocks=
   ((key, blocks), ...))`.
 - `source_rules(selection)` and `SourceLine`: what `source_scan.scan_source`
@@ -202,7 +202,7 @@ class LintContext(NamedTuple):
     result: "Occupancy"  # its LaunchConfig holds the build figures (registers, spills, ...)
     budget: BudgetLimits | None = None  # the matching [[budgets]] entry
     minimum: float | None = None  # the min_occupancy that applies (budget, entry, option or config)
-    disagreements: tuple[str, ...] = ()  # one sentence per figure the build sources disagree on
+    disagreements: tuple = ()  # lint_facts.Disagreement: each figure the build sources disagree on (TA905 words them)
     launch_given: bool = True  # a [[kernels]] entry, the config's own kernel or a kernel cache's metadata gave the launch
     register_cap: RegisterCap | None = None  # __maxnreg__, __launch_bounds__ or -maxrregcount, where known
     previous_registers: int | None = None  # registers per thread in an earlier build (baseline, diff)

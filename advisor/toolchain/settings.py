@@ -39,7 +39,19 @@ def source_flags(includes=(), defines=(), extra=()) -> tuple[str, ...]:
 
     >>> source_flags(["inc"], ["N=4", "FAST"], ["--use_fast_math"])
     ('-Iinc', '-DN=4', '-DFAST', '--use_fast_math')
+
+    InputError (naming the option) for an empty directory or flag, or a define that is not
+    NAME or NAME=VALUE.
     """
+    # An empty -I would glue nothing to the flag: nvcc then takes the next argument as the
+    # directory, and the build silently loses its resource report.
+    if any(not directory for directory in includes):
+        raise InputError("include_dir", "an empty directory name; name a directory, or leave the option out")
+    if any(not flag for flag in extra):
+        raise InputError("nvcc_flag", "an empty flag; give the flag as one argument: --nvcc-flag=-std=c++17")
+    for define in defines:
+        if not define.split("=", 1)[0].isidentifier():
+            raise InputError("define", f"'{define[:80]}' is not NAME or NAME=VALUE")
     return tuple([f"-I{d}" for d in includes] + [f"-D{d}" for d in defines] + list(extra))
 
 

@@ -5,6 +5,7 @@ import pytest
 from tuneadvise.advisor.engine.occupancy import occupancy
 from tuneadvise.advisor.launch import LaunchConfig
 from tuneadvise.advisor.rules import LaunchContext, RuleSelection, check_occupancy, finding_of, registry
+from tuneadvise.advisor.rules.lint_facts import Disagreement, Reading
 from tuneadvise.specs.catalog import describe_source, shipped_catalog
 
 from ..reference import nvcc
@@ -413,8 +414,12 @@ def test_lint_rules_run_on_their_context_through_the_selection():
     assert budget == BudgetLimits(kernel="k*", max_registers=32, max_spill_stores=0, max_spill_loads=0,
                             max_stack_frame=None, max_shared_mem=8192)
     over = _lint_context(registers=40, smem=9216, spills=(8, 8, 8), budget=budget, minimum=0.9,
-                         disagreements=("registers: ptxas 40, cubin 32",), launch_given=False)
+                         disagreements=(Disagreement("registers", (Reading("ptxas", "40", "k.log:3"),
+                                                                   Reading("cubin", "32", "k.cubin"))),),
+                         launch_given=False)
     assert codes(over) == ["TA901", "TA902", "TA902", "TA903", "TA904", "TA905", "TA906"]
+    [disagree] = [f for f in lint_findings(over, RuleSelection()) if f.code == "TA905"]
+    assert disagree.message == "registers: ptxas 40 (k.log:3), cubin 32 (k.cubin); using ptxas's"
     assert {f.arch for f in lint_findings(over, RuleSelection())} == {"sm_90"}
     spills = [f for f in lint_findings(over, RuleSelection()) if f.code == "TA902"]
     assert [f.details for f in spills] == [{"spill_stores": 8, "budget": 0}, {"spill_loads": 8, "budget": 0}]

@@ -373,3 +373,19 @@ def test_a_forced_include_found_along_the_include_path_must_be_a_regular_file(tm
     path.write_text(json.dumps([{"directory": str(tmp_path), "file": "k.cu", "command": f"nvcc {flags} -c k.cu"}]))
     builds, problems = load_builds(str(path), ("sm_90",))
     assert builds == [] and len(problems) == 1 and "'zero' is not a regular file" in problems[0]
+
+
+@pytest.mark.parametrize("includes, defines, extra, option", [([""], [], [], "--include-dir"),
+                                                               ([], ["1X=2"], [], "--define"),
+                                                               ([], ["A B"], [], "--define"),
+                                                               ([], [], [""], "--nvcc-flag")])
+def test_build_flags_a_library_caller_gives_are_checked_as_the_command_line_is(includes, defines, extra, option):
+    """source_flags refuses what would make nvcc read the next argument as a directory or define
+    nothing: a script building BuildSettings is held to what --include-dir, --define and
+    --nvcc-flag are held to."""
+    from tuneadvise.advisor.toolchain.settings import source_flags
+    from tuneadvise.specs.errors import InputError
+
+    with pytest.raises(InputError) as raised:
+        source_flags(includes, defines, extra)
+    assert raised.value.as_option().startswith(option + ": ")

@@ -137,7 +137,19 @@ def shared_mem_budget(kernel: LintContext, params: dict):
 )
 def sources_disagree(kernel: LintContext, params: dict):
     if kernel.disagreements:
-        yield "; ".join(kernel.disagreements), {"disagreements": list(kernel.disagreements)}
+        said = [_disagreement_text(disagreement) for disagreement in kernel.disagreements]
+        yield "; ".join(said), {"disagreements": said}
+
+
+def _disagreement_text(disagreement) -> str:
+    """'registers: ptxas 32 (k.log:4), cubin 40 (k.cubin); using ptxas's', or for a config entry's block
+    against the host code's launch, 'block: config 256, host code 128 at k.cu:9:3; using the config's'."""
+    first, *others = disagreement.readings
+    if disagreement.figure == "block":
+        host = others[0]
+        return f"block: config {first.value}, host code {host.value} at {host.where}; using the config's"
+    readings = ", ".join(f"{r.source} {r.value} ({r.where})" for r in disagreement.readings)
+    return f"{disagreement.figure}: {readings}; using {first.source}'s"
 
 
 def _no_launch_settings_for_run(seen: list[tuple[dict, int]]) -> tuple[str, dict]:
