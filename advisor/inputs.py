@@ -103,14 +103,20 @@ def parse_int(value, field: str, low: int, high: int) -> int:
 
 def parse_float(value, field: str, low: float, high: float) -> float:
     """A number from `low` to `high` (NaN refused): a float, an int, or text of the digits 0-9."""
+    span = f"from {_bound(low)} to {_bound(high)}"
     if isinstance(value, bool) or not isinstance(value, (int, str, float)):
-        raise InputError(field, f"expected a number from {low:g} to {high:g}, got {quoted(value)}")
+        raise InputError(field, f"expected a number {span}, got {quoted(value)}")
     if isinstance(value, str) and not (len(value) <= 40 and re.fullmatch(_DECIMAL, value)):
-        raise InputError(field, f"expected a number from {low:g} to {high:g} (digits 0-9), got {quoted(value)}")
+        raise InputError(field, f"expected a number {span} (digits 0-9), got {quoted(value)}")
     number = float(value)
     if not low <= number <= high:
-        raise InputError(field, f"must be from {low:g} to {high:g}, got {quoted(value)}")
+        raise InputError(field, f"must be {span}, got {quoted(value)}")
     return number
+
+
+def _bound(limit: float) -> str:
+    """A range's end as written: 1048576, not 1.04858e+06; 0.5 as 0.5."""
+    return str(int(limit)) if float(limit).is_integer() else f"{limit:g}"
 
 
 def parse_block(value, field: str = "block_size") -> tuple[int, ...]:

@@ -30,18 +30,9 @@ from .options import (
     launch_options,
     select_option,
 )
-from .params import FilePath
+from .params import FilePath, Number
 
 FORMATS = ("table", "json", "jsonl")
-
-
-def _finite(ctx, param, value):
-    """click's FloatRange lets NaN through (every comparison with it is false)."""
-    import math
-
-    if value is not None and not math.isfinite(value):
-        raise click.BadParameter(f"{value} is not a number of bytes from 1 to {1 << 20}")
-    return value
 
 
 @click.command()
@@ -57,7 +48,7 @@ def _finite(ctx, param, value):
               help="Occupancy against block size, registers and shared memory: drawn (table) or as 'curves' (json).")
 @click.option("--plot", type=FilePath(dir_okay=False, readable=False),
               help="Write the three occupancy graphs to FILE.png, .svg or .pdf (needs the 'plot' extra).")
-@click.option("--bytes-in-flight", type=click.FloatRange(min=1, max=1 << 20), metavar="BYTES", callback=_finite,
+@click.option("--bytes-in-flight", type=Number(1, 1 << 20), metavar="BYTES",
               help="Bytes of device-memory loads each thread keeps in flight: adds how much of the DRAM bandwidth "
                    "that occupancy reaches (measured curve from 'probe --save', else Little's law, labelled).")
 @click.pass_context

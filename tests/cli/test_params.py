@@ -167,6 +167,8 @@ NUMBER_OPTIONS = [
     (["lint", LOG, "--sm-count"], "--sm-count", "1{}"),
     (["lint", LOG, "--jobs"], "--jobs", "{}"),
     (["tune", SOURCE, "--arch", "sm_90", "--iterations"], "--iterations", "{}"),
+    (["occupancy", "--arch", "sm_90", "--registers", "32", "--block-size", "64", "--bytes-in-flight"],
+     "--bytes-in-flight", "6{}"),
 ]
 
 
