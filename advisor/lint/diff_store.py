@@ -5,9 +5,8 @@ come back in key order (name, architecture, variant) a kernel at a time to be li
 leave only their figures, in a second table; the comparison is a join of the two sides'
 figures, its rows written to a third table and read back in the document's order. What
 Python holds a batch of kernels (run.DEMANGLED_AT_ONCE) at a time; the rows equal diff.py's
-in-memory comparison (tests/lint/test_diff_store.py). The process's peak is flat in the logs'
-size (benchmarks/diff_memory.py: 163 MB at 28 MB, 172 MB at 113 MB), where the in-memory
-comparison grows with them (179 MB to 353 MB).
+in-memory comparison (tests/lint/test_diff_store.py). So the process's peak stays flat as the
+logs grow, where the in-memory comparison's grows with them (benchmarks/diff_memory.py).
 """
 
 from __future__ import annotations
