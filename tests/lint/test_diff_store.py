@@ -104,39 +104,41 @@ def test_a_store_with_no_room_is_exit_74_and_one_line(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith("tuneadvise-diff-")]  # removed
 
 
-def traced_peak(path, monkeypatch, warm_up: bool) -> int:
-    """Python's peak traced memory (bytes) over diffing `path` against itself, every row consumed,
-    with the store's batches and the linter's shared-analysis bound made small so that a few
-    thousand kernels already span many batches; `warm_up`: diff it once untraced first (imports,
-    first-use caches)."""
-    import tracemalloc
+# Run in a fresh interpreter: in a test session, caches other tests filled would count toward one
+# size's peak and not the other's. The store's batches and the linter's shared-analysis bound are
+# made small, so that a few thousand kernels already span many batches.
+_TRACED_PEAKS = """
+import json, sys, tracemalloc
+from tuneadvise.advisor.lint import diff_store, run
+from tuneadvise.advisor.lint.diff import diff_paths
+from tuneadvise.advisor.lint.run import LintOptions
 
-    from tuneadvise.advisor.lint import diff_store, run
-
-    monkeypatch.setattr(run, "DEMANGLED_AT_ONCE", 128)
-    monkeypatch.setattr(run, "MAX_SHARED_ANALYSES", 128)
-    monkeypatch.setattr(diff_store, "_BATCH", 128)
-    monkeypatch.setattr(diff_store, "DEMANGLED_AT_ONCE", 128)
-    if warm_up:
-        sum(1 for _ in diff_paths(str(path), str(path), LintOptions()).kernels())
+run.DEMANGLED_AT_ONCE = run.MAX_SHARED_ANALYSES = diff_store._BATCH = diff_store.DEMANGLED_AT_ONCE = 128
+sum(1 for _ in diff_paths(sys.argv[1], sys.argv[1], LintOptions()).kernels())  # imports, first-use caches
+found = []
+for path in sys.argv[1:]:
     tracemalloc.start()
-    try:
-        document = diff_paths(str(path), str(path), LintOptions())
-        rows = sum(1 for _ in document.kernels())
-        return tracemalloc.get_traced_memory()[1], rows
-    finally:
-        tracemalloc.stop()
+    rows = sum(1 for _ in diff_paths(path, path, LintOptions()).kernels())
+    found.append([tracemalloc.get_traced_memory()[1], rows])
+    tracemalloc.stop()
+print(json.dumps(found))
+"""
 
 
-def test_the_store_holds_a_batch_not_a_build(tmp_path, monkeypatch):
+def test_the_store_holds_a_batch_not_a_build(tmp_path):
     """Python's peak stays flat as the logs grow eightfold: both sides' records and figures live in
     the store, and only a batch of kernels is in Python at a time. Both logs hold the same register
     counts, so by-value caches fill alike. (Measured: the store's peak grows 2%, the in-memory
     comparison's 3.5x over the same logs.)"""
-    peaks = []
+    import json
+    import subprocess
+    import sys
+
+    paths = []
     for count in (300, 2400):
         kernels = [(f"_Z{len(f'k{i}')}k{i}Pf", arch, 16 + i % 64) for i in range(count) for arch in ("sm_80", "sm_90")]
-        peak, rows = traced_peak(log(tmp_path / f"{count}.log", *kernels), monkeypatch, warm_up=not peaks)
-        assert rows == 2 * count
-        peaks.append(peak)
-    assert peaks[1] < 1.5 * peaks[0], peaks
+        paths.append(str(log(tmp_path / f"{count}.log", *kernels)))
+    done = subprocess.run([sys.executable, "-c", _TRACED_PEAKS, *paths], capture_output=True, text=True, check=True)
+    (small, small_rows), (large, large_rows) = json.loads(done.stdout)
+    assert (small_rows, large_rows) == (600, 4800)
+    assert large < 1.5 * small, (small, large)
