@@ -132,19 +132,10 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
             return BuildResult(build, "", f"cannot run {argv[0]}: {exc.strerror or exc}")
         wrote = os.path.isfile(cubin)
         machine_code = _read_cubin(cubin) if keep_cubin and wrote and done.returncode == 0 else None
-    if done.timed_out:
-        return BuildResult(build, "", f"stopped after {settings.timeout_s:g} s (--compile-timeout)")
+    failure = _failure(done, settings, MAX_COMPILER_OUTPUT)
+    if failure is not None:
+        return BuildResult(build, "", failure)  # the error line is all a failed build is read for
     output = done.output
-    if done.overflowed:
-        first = next((line.strip() for line in output_lines(output) if line.strip()), "")
-        return BuildResult(build, "", f"printed more than {MAX_COMPILER_OUTPUT >> 20} MiB and was stopped; "
-                                      f"it began: {clip(first, MAX_ERROR_LINE)}")
-    if done.returncode != 0:
-        error = compiler_error_line(output_lines(output), done.returncode)
-        if settings.memory_mib is not None and (done.returncode < 0 or any(
-                sign in line.lower() for line in output_lines(output) for sign in _MEMORY_SIGNS)):
-            error += f" (each compiler process may use {settings.memory_mib} MiB: --compile-memory)"
-        return BuildResult(build, "", error)  # the error line is all a failed build is read for
     if not wrote:  # every compile writes a cubin, a source without kernels too; --dryrun or --version do not
         return BuildResult(build, "", "exited without compiling (no cubin written: a flag such as --dryrun "
                                       "or --version in the build's flags?)")
@@ -160,13 +151,27 @@ def _step(argv: list[str], build: Build, settings: BuildSettings, running: Runni
                            output_limit=output_limit, running=running)
     except OSError as exc:
         return None, f"cannot run {argv[0]}: {exc.strerror or exc}"
-    if done.timed_out:
-        return None, f"stopped after {settings.timeout_s:g} s (--compile-timeout)"
-    if done.overflowed:
-        return None, f"printed more than {output_limit >> 20} MiB and was stopped"
-    if done.returncode != 0:
-        return None, compiler_error_line(output_lines(done.output), done.returncode)
+    failure = _failure(done, settings, output_limit)
+    if failure is not None:
+        return None, failure
     return list(output_lines(done.output)), None
+
+
+def _failure(done, settings: BuildSettings, output_limit: int) -> str | None:
+    """One line saying why a compiler command failed (past its time, its output or its memory, or an
+    error it printed); None where it succeeded."""
+    if done.timed_out:
+        return f"stopped after {settings.timeout_s:g} s (--compile-timeout)"
+    if done.overflowed:
+        first = next((line.strip() for line in output_lines(done.output) if line.strip()), "")
+        return f"printed more than {output_limit >> 20} MiB and was stopped; it began: {clip(first, MAX_ERROR_LINE)}"
+    if done.returncode == 0:
+        return None
+    error = compiler_error_line(output_lines(done.output), done.returncode)
+    if settings.memory_mib is not None and (done.returncode < 0 or any(
+            sign in line.lower() for line in output_lines(done.output) for sign in _MEMORY_SIGNS)):
+        error += f" (each compiler process may use {settings.memory_mib} MiB: --compile-memory)"
+    return error
 
 
 def _read_cubin(path: str) -> bytes | None:
