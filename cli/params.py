@@ -58,24 +58,26 @@ class Count(click.ParamType):
         self.low, self.high = low, high
 
     def convert(self, value, param, ctx):
+        return self.parser()(value, _field(param), self.low, self.high)
+
+    @staticmethod
+    def parser():
         from ..advisor.inputs import parse_int
 
-        return parse_int(value, _field(param), self.low, self.high)
+        return parse_int
 
 
-class Number(click.ParamType):
+class Number(Count):
     """A number from `low` to `high` (`--min-occupancy`), digits 0-9 (click's FloatRange takes
     full-width digits and NaN)."""
 
     name = "number"
 
-    def __init__(self, low: float, high: float):
-        self.low, self.high = low, high
-
-    def convert(self, value, param, ctx):
+    @staticmethod
+    def parser():
         from ..advisor.inputs import parse_float
 
-        return parse_float(value, _field(param), self.low, self.high)
+        return parse_float
 
 
 class Quantity(click.ParamType):

@@ -31,11 +31,16 @@ def ready():
     return required_toolchain()
 
 
-def lint(tmp_path, monkeypatch, *args):
-    shutil.copy(FORMS, tmp_path / "forms.cu")
+def lint(tmp_path, monkeypatch, *args, source: tuple[str, str] | None = None):
+    """`lint FILE --format json` on the forms fixture, or on `source` (name, text), without the cache."""
+    name, text = source or ("forms.cu", None)
+    if text is None:
+        shutil.copy(FORMS, tmp_path / name)
+    else:
+        (tmp_path / name).write_text(text)
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("TUNEADVISE_CACHE_DIR", "off")
-    result = CliRunner().invoke(cli, ["lint", "forms.cu", "--arch", "sm_90", "--no-sass", "--format", "json", *args])
+    result = CliRunner().invoke(cli, ["lint", name, "--arch", "sm_90", "--no-sass", "--format", "json", *args])
     assert result.exit_code in (0, 1), result.output
     doc = json.loads(result.stdout)
     jsonschema.validate(doc, LINT_OUTPUT_SCHEMA)
@@ -111,13 +116,8 @@ def test_without_libclang_one_sentence_and_the_assumed_block(ready, tmp_path, mo
 
 
 def test_run_time_blocks_are_named_in_ta906(ready, tmp_path, monkeypatch):
-    source = tmp_path / "runtime.cu"
-    source.write_text("__global__ void grow(float *x) { x[threadIdx.x] += 1; }\n"
-                      "void go(float *x, int n) {\n  grow<<<1, n>>>(x);\n}\n")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TUNEADVISE_CACHE_DIR", "off")
-    result = CliRunner().invoke(cli, ["lint", "runtime.cu", "--arch", "sm_90", "--no-sass", "--format", "json"])
-    doc = json.loads(result.stdout)
+    doc = lint(tmp_path, monkeypatch, source=("runtime.cu", "__global__ void grow(float *x) { x[threadIdx.x] += 1; }\n"
+                                                             "void go(float *x, int n) {\n  grow<<<1, n>>>(x);\n}\n"))
     [kernel] = doc["kernels"]
     assert kernel["launch"]["from"] == "assumed" and kernel["launch"]["site"]["run_time"] == ["block size"]
     [ta906] = [f for f in doc["source_findings"] if f["code"] == "TA906"]
@@ -125,13 +125,9 @@ def test_run_time_blocks_are_named_in_ta906(ready, tmp_path, monkeypatch):
 
 
 def test_a_launch_through_a_function_pointer_is_named_not_guessed(ready, tmp_path, monkeypatch):
-    (tmp_path / "pointer.cu").write_text("__global__ void bump(float *x) { x[threadIdx.x] += 1; }\n"
-                                         "void go(void (*kernel)(float *), float *x) {\n"
-                                         "  kernel<<<1, 64>>>(x);\n}\n")
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TUNEADVISE_CACHE_DIR", "off")
-    result = CliRunner().invoke(cli, ["lint", "pointer.cu", "--arch", "sm_90", "--no-sass", "--format", "json"])
-    doc = json.loads(result.stdout)
+    doc = lint(tmp_path, monkeypatch, source=("pointer.cu", "__global__ void bump(float *x) { x[threadIdx.x] += 1; }\n"
+                                                             "void go(void (*kernel)(float *), float *x) {\n"
+                                                             "  kernel<<<1, 64>>>(x);\n}\n"))
     [kernel] = doc["kernels"]
     assert kernel["launch"]["from"] == "assumed" and kernel["launch"]["site"] is None
     assert any(w.startswith("launch at pointer.cu:3:3 (<<<>>>): which kernel it launches is not known")
