@@ -39,12 +39,17 @@ LITERAL_LAUNCH = re.compile(r"\b([A-Za-z_]\w*)\s*(?:<[^<>;]*>)?\s*<<<\s*[^,;<>]+
 KERNEL_DEFINITION = re.compile(r"__global__[^;{}()]*?\b([A-Za-z_]\w*)\s*\(")
 
 
+def include_flags(checkout: Path, path: Path) -> tuple[str, ...]:
+    """The samples' own include folders: their Common/ and the sample's folder."""
+    return ("-I", str(checkout / "Common"), "-I", str(path.parent))
+
+
 def lint_sample(path: Path, checkout: Path, arch: str) -> dict:
     """{kernels: [[name, from, site, block]], run_time: [...], problems: [...]} of one sample."""
     from tuneadvise.advisor.lint.run import LintOptions, lint_paths
     from tuneadvise.advisor.toolchain.settings import BuildSettings
 
-    flags = ("-I", str(checkout / "Common"), "-I", str(path.parent))
+    flags = include_flags(checkout, path)
     options = LintOptions(archs=(arch,), machine_code=False)
     cwd = os.getcwd()
     os.chdir(checkout)
@@ -104,8 +109,7 @@ def lines_the_build_keeps(checkout: Path, key: str, arch: str) -> set[int]:
     from the line markers of its output: what the build compiles, found without tuneadvise."""
     from tuneadvise.advisor.toolchain.discovery import find_toolchain
 
-    path = checkout / key
-    flags = ["-I", "Common", "-I", str(path.parent.relative_to(checkout))]
+    flags = include_flags(checkout, checkout / key)
     done = subprocess.run([find_toolchain().nvcc, "-E", f"-arch={arch}", *flags, key], cwd=checkout,
                           capture_output=True, text=True, errors="replace", check=False)
     kept, current, number = set(), None, 0
