@@ -25,9 +25,10 @@ from typing import NamedTuple
 
 from ...specs.files import read_bounded
 from ..readers.compiler_output import MAX_LINE, KernelUsage, parse_ptxas
+from ..tool_bounds import failure, output_lines
 from .discovery import Toolchain
 from .host_code import LAUNCHES_KEY, compile_host, launches_from_json, launches_json
-from .processes import RunningCompilers, failure, output_lines, run_limited
+from .processes import RunningCompilers, run_limited
 from .settings import BuildSettings
 
 PTX_SUFFIX = ".ptx"

@@ -19,8 +19,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..readers.sass import KernelSass, read_live_registers, read_sass
+from ..tool_bounds import failure
 from .discovery import candidates, tool_release
-from .processes import RunningCompilers, failure, run_limited
+from .processes import RunningCompilers, run_limited
 from .report_cache import MAX_ENTRY, EntryStore, file_identity
 
 # The spill annotation this reading rests on was seen printed by nvdisasm 13.5 and not by 13.0

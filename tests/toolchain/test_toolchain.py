@@ -18,7 +18,7 @@ from tuneadvise.advisor.toolchain.compile_commands import CompileCommandsError, 
 from tuneadvise.advisor.toolchain.discovery import INSTALL_HINT
 from tuneadvise.cli.main import cli
 
-from ..helpers import JSON_VALUES
+from ..helpers import ABORT_PAST_MEMORY, JSON_VALUES
 
 
 @pytest.fixture
@@ -146,7 +146,7 @@ def test_the_compiler_memory_cap_binds_the_process():
     import subprocess
     import sys
 
-    from tuneadvise.advisor.toolchain.processes import limited
+    from tuneadvise.advisor.tool_bounds import limited
 
     allocate = [sys.executable, "-c", "bytearray(400 << 20)"]
     assert subprocess.run(limited(allocate, 200), capture_output=True).returncode != 0
@@ -390,10 +390,6 @@ def test_build_flags_a_library_caller_gives_are_checked_as_the_command_line_is(i
     with pytest.raises(InputError) as raised:
         source_flags(includes, defines, extra)
     assert raised.value.as_option().startswith(option + ": ")
-
-
-ABORT_PAST_MEMORY = ("import os\ntry:\n    bytearray(1 << 30)\nexcept MemoryError:\n"
-                     "    os.abort()  # as a C++ tool ends on an uncaught std::bad_alloc")
 
 
 @pytest.mark.skipif(os.name != "posix", reason="a shell script stands in for nvdisasm")
