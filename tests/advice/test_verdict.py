@@ -142,7 +142,7 @@ def test_the_library_data_is_validated(text, message):
         parse_library(text)
 
 
-@pytest.mark.parametrize("module", ["verdict", "judge"])
+@pytest.mark.parametrize("module", ["verdict", "judge", "occupancy_step"])
 def test_the_modules_examples_hold(module):
     import doctest
     import importlib
