@@ -35,7 +35,7 @@ class Known(NamedTuple):
     name: str = ""  # for the library gate
     instructions: dict | None = None  # sass.instructions
     hot_loop: dict | None = None  # sass.hot_loop
-    profile: dict | None = None  # evidence_profile.figures of its profiled launch
+    profile: object = None  # evidence_profile.figures of its profiled launch (a LaunchFigures)
 
 
 def _barriers(known: Known) -> int:
