@@ -51,10 +51,9 @@ def _common(known: Known) -> list[Evidence]:
 def _verdict(known: Known, step: list[Evidence], built: dict | None) -> Verdict:
     """The step's evidence (occupancy_step.py), what a build of the change says, and the kernel's own gates."""
     launch = known.launch
-    if built is not None and "spill_stores" in built:
-        step.append(at_cap({"registers": launch.registers, "spill_stores": launch.spill_stores,
-                            "spill_loads": launch.spill_loads}, built))
-    return combine([*step, *_common(known)])
+    cap = [at_cap({"registers": launch.registers, "spill_stores": launch.spill_stores,
+                   "spill_loads": launch.spill_loads}, built)] if built is not None and "spill_stores" in built else []
+    return combine([*step, *cap, *_common(known)])
 
 
 def change_verdict(known: Known, before, after, built: dict | None = None) -> Verdict:
