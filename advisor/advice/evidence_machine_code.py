@@ -56,15 +56,15 @@ def of_finding(details: dict, sass) -> list[Evidence]:
 
 
 def proposed_blocks(details: dict) -> tuple[int, int] | None:
-    """(today's resident blocks per SM, the change's) as an occupancy-step finding (TA301) states
-    them: `blocks_per_sm`, and the register step its `register_change` caps at (the first
-    "registers" entry of `next_steps`), else its `block_change`; None for a change of no step
-    (a pin, a budget)."""
+    """(today's resident blocks per SM, the change's) as an occupancy-step finding states them:
+    `blocks_per_sm`, and TA301's register step its `register_change` caps at (the first
+    "registers" entry of `next_steps`), else its `block_change`, or TA302's `next_step`; None for
+    a change of no step (a pin, a budget)."""
     before = details.get("blocks_per_sm")
     if not isinstance(before, int):
         return None
     if "register_change" in details:
         step = next((s for s in details.get("next_steps", ()) if s.get("resource") == "registers"), None)
     else:
-        step = details.get("block_change")
+        step = details.get("block_change") or details.get("next_step")
     return (before, step["blocks_per_sm"]) if step else None

@@ -229,3 +229,10 @@ def test_littles_law_says_how_many_warps_feed_dram():
     expected = memory_parallelism.advice(product, 32, 16)["warps_for_target"]
     assert found.says == "neutral" and found.value["warps_per_sm_wanted"] == expected
     assert evidence_profile.warps_wanted(None, 32, 16) is None
+
+
+def test_a_grid_resident_whole_is_said_in_agreeing_numbers():
+    from tuneadvise.advisor.advice.evidence_launch import resident_grid
+
+    assert resident_grid(1, 1, 1).why == "its one block is already resident at once (1 block/SM x 1 SM)"
+    assert resident_grid(200, 2, 132).why == "all 200 blocks of the grid are already resident at once (2 blocks/SM x 132 SMs)"

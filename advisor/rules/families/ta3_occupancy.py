@@ -169,11 +169,16 @@ def low_theoretical_occupancy(launch: LaunchContext, params: dict):
     result = launch.result
     if result.launchable and result.occupancy < params["threshold"]:
         details, step = {"occupancy": round(result.occupancy, 6)}, _next_register_step(result)
+        if step is not None:
+            details["blocks_per_sm"] = result.active_blocks_per_sm
         said = ""
         if step is not None:
             verdict = _step_verdict(launch, step, result.warps_per_block)
+            # The verdict also where every finding that proposes a change keeps it, so that lint's
+            # machine code, profile and build weigh into it as they do into TA301's on the same step.
             details["next_step"] = {**_step("registers", step), "verdict": verdict.to_dict()}
-            said = f"; next step: {step.value} registers per thread (TA301), {verdict.text()}"
+            details["verdict"] = details["next_step"]["verdict"]
+            said = f"; next step: {step.value} registers per thread (TA301); {verdict.text()}"
         yield (f"theoretical occupancy {percent(result.occupancy)} is below {percent(params['threshold'])} "
                f"of the maximum, limited by {' + '.join(result.limiters)}{said}"), details
 
