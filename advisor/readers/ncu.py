@@ -46,11 +46,11 @@ MAX_LAUNCHES = 1_000_000  # a 100 MB export holds about 15,000
 MAX_PROBLEMS = 100
 CONVERT_TIMEOUT_S = 300
 # The address space `ncu --import` may take, a generous constant (the compiler's default bound,
-# toolchain/settings.py's COMPILE_MEMORY_MIB), raised here for a report that needs more. Nsight
-# Compute 2025.3.1 converting a 19 MB report of 280 launches (six sections; on an H200 machine) peaked at 348 MB of
-# address space (172 MB resident), as much as a 10 MB `--set full` report. Far below that it is
-# killed or aborts (a one-line error), but at 128 to 256 MiB it exited 0 printing wrong units, so
-# the bound must stay far above what ncu needs, never near it.
+# toolchain/settings.py's COMPILE_MEMORY_MIB), raised here for a report that needs more. On an
+# H200 machine, Nsight Compute 2025.3.1 converting a 19 MB report of 280 launches (six sections)
+# peaked at 348 MB of address space (172 MB resident), as much as a 10 MB `--set full` report.
+# Far below that it is killed or aborts (a one-line error), but at 128 to 256 MiB it exited 0
+# printing wrong units, so the bound must stay far above what ncu needs, never near it.
 CONVERT_MEMORY_MIB = 8192
 MAX_ERRORS_READ = 1 << 16  # bytes of what a failed conversion printed on stderr that its error is read from
 EXPORT_HINT = ("{name} is a saved Nsight Compute report and ncu is not on PATH to convert it: "
