@@ -4,7 +4,6 @@ brute force in tests/rules/test_rules.py and tests/engine/test_whatif.py."""
 
 from __future__ import annotations
 
-from ...advice.occupancy_step import block_step_evidence, step_evidence, step_side
 from ...advice.verdict import Evidence, combine
 from ...engine import whatif
 from ...engine.occupancy import Occupancy, occupancy
@@ -26,6 +25,8 @@ def _step_verdict(launch: LaunchContext, step, warps_per_block: int):
     """The verdict on a register step (an engine what-if Step) of blocks of `warps_per_block` warps:
     the occupancy step's evidence from what the configuration shows (advice/occupancy_step.py, as
     the judge's)."""
+    from ...advice.occupancy_step import step_evidence, step_side  # only where a step is offered: not at start-up
+
     return combine(step_evidence(launch.result, step_side(step, warps_per_block), launch.result.kernel.grid_size,
                                  launch.sm_count))
 
@@ -73,6 +74,8 @@ def _block_size_advice(launch: LaunchContext, limiter: str, details: dict) -> st
     result = launch.result
     best = max(whatif.block_size_table(result), key=lambda s: (s.occupancy, -s.value), default=None)
     if best is not None and best.occupancy > result.occupancy and result.kernel.register_control != LIBRARY:
+        from ...advice.occupancy_step import block_step_evidence, step_side
+
         kernel = result.kernel
         after = step_side(best, -(-best.value // result.arch.warp_size))
         verdict = combine(block_step_evidence(result, after, (kernel.block_size, best.value), kernel.grid_size,
