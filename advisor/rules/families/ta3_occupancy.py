@@ -131,10 +131,9 @@ def occupancy_limiter(launch: LaunchContext, params: dict):
         return
     parts, details = [], {"limiters": result.limiters, "blocks_per_sm": result.active_blocks_per_sm,
                           "occupancy": round(result.occupancy, 6), "next_steps": []}
-    wave = launch.wave
-    grid = result.kernel.grid_size
-    if grid and wave and grid <= wave[0]:
+    if _one_wave_or_less(launch):
         # The grid is one wave or less: a slot more per SM stays empty, so no step is offered.
+        wave, grid = launch.wave, result.kernel.grid_size
         details["grid_fills_more"] = False
         yield (f"occupancy {percent(result.occupancy)} ({result.active_warps_per_sm}/{result.max_warps_per_sm} warps) "
                f"limited by {' + '.join(result.limiters)}; the grid of {plural(grid, 'block', grouped=False)} is at "
@@ -171,11 +170,11 @@ def occupancy_limiter(launch: LaunchContext, params: dict):
 def low_theoretical_occupancy(launch: LaunchContext, params: dict):
     result = launch.result
     if result.launchable and result.occupancy < params["threshold"]:
-        details, step = {"occupancy": round(result.occupancy, 6)}, _next_register_step(result)
+        # TA301's step, where it offers one (none on a grid of one wave or less).
+        step = None if _one_wave_or_less(launch) else _next_register_step(result)
+        details, said = {"occupancy": round(result.occupancy, 6)}, ""
         if step is not None:
             details["blocks_per_sm"] = result.active_blocks_per_sm
-        said = ""
-        if step is not None:
             verdict = _step_verdict(launch, step, result.warps_per_block)
             # The verdict also where every finding that proposes a change keeps it, so that lint's
             # machine code, profile and build weigh into it as they do into TA301's on the same step.
@@ -184,6 +183,12 @@ def low_theoretical_occupancy(launch: LaunchContext, params: dict):
             said = f"; next step: {step.value} registers per thread (TA301); {verdict.text()}"
         yield (f"theoretical occupancy {percent(result.occupancy)} is below {percent(params['threshold'])} "
                f"of the maximum, limited by {' + '.join(result.limiters)}{said}"), details
+
+
+def _one_wave_or_less(launch: LaunchContext) -> bool:
+    """Whether the launch's whole grid is resident at once (one wave or less)."""
+    wave, grid = launch.wave, launch.result.kernel.grid_size
+    return bool(grid and wave and grid <= wave[0])
 
 
 def _next_register_step(result: Occupancy):
