@@ -16,6 +16,7 @@ from typing import NamedTuple
 
 from ..engine.occupancy import occupancy
 from ..launch import LaunchConfig
+from ..measured_figures import LaunchFigures
 from ..text import percent
 from .evidence_compiler import at_cap
 from .evidence_launch import TAIL_SHARE
@@ -35,7 +36,7 @@ class Known(NamedTuple):
     name: str = ""  # for the library gate
     instructions: dict | None = None  # sass.instructions
     hot_loop: dict | None = None  # sass.hot_loop
-    profile: object = None  # evidence_profile.figures of its profiled launch (a LaunchFigures)
+    profile: LaunchFigures | None = None  # evidence_profile.figures of its profiled launch
 
 
 def _barriers(known: Known) -> int:

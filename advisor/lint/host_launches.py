@@ -17,8 +17,8 @@ from dataclasses import replace
 from ..readers.compiler_output import KernelUsage
 from ..readers.demangle import base_name, demangle, demangle_many
 from ..readers.host_launches import OCCUPANCY_API, HostLaunch
-from ..rules.families.ta9_lint import run_time_text
 from ..rules.lint_facts import Disagreement, Reading
+from ..rules.wording import run_time_text
 
 HOST_CODE, CONFIG, LAUNCH_BOUNDS, ASSUMED = "host code", "config", "launch bounds", "assumed"
 LAUNCH_ORIGINS = (HOST_CODE, CONFIG, LAUNCH_BOUNDS, ASSUMED)

@@ -1,4 +1,5 @@
-"""Phrases the rule messages share ("1 block/SM", "2 blocks/SM", "k.cu:12, k.cu:40")."""
+"""Phrases the rule messages share ("1 block/SM", "2 blocks/SM", "k.cu:12, k.cu:40", what a launch sets at
+run time)."""
 
 from __future__ import annotations
 
@@ -42,3 +43,11 @@ def cap_built(at_cap: dict) -> tuple[str, dict]:
     else:
         words = f"built: {at_cap['registers']} registers, no spills"
     return words, {"at_cap": at_cap}
+
+
+def run_time_text(run_time: tuple[str, ...], site: str) -> str:
+    """'block size set at run time at softmax.cu:571:5': what a launch at `site` sets at run time
+    (lint_facts.RunTimeLaunch.run_time; () says the launch)."""
+    values = list(run_time) or ["launch"]
+    listed = values[0] if len(values) == 1 else f"{', '.join(values[:-1])} and {values[-1]}"
+    return f"{listed} set at run time at {site}"

@@ -13,7 +13,7 @@ from ...advice.verdict import Evidence, combine
 from ...text import plural
 from .. import LintContext, rule
 from ..register_advice import budget_change
-from ..wording import register_peak
+from ..wording import register_peak, run_time_text
 
 _ENTRY = "ptxas info    : Compiling entry function '{}' for 'sm_90'\n"
 _SAXPY = _ENTRY.format("_Z5saxpyfPKfPfi") + "ptxas info    : Used 40 registers, used 0 barriers"
@@ -187,14 +187,6 @@ def no_launch_settings(kernel: LintContext, params: dict):
         if named:
             details["run_time_launches"] = named
         yield no_launch_settings_message([(dims, kernel.block_origin)], run_time=named), details
-
-
-def run_time_text(run_time: tuple[str, ...], site: str) -> str:
-    """'block size set at run time at softmax.cu:571:5': what a launch at `site` sets at run time
-    (lint_facts.RunTimeLaunch.run_time; () says the launch)."""
-    values = list(run_time) or ["launch"]
-    listed = values[0] if len(values) == 1 else f"{', '.join(values[:-1])} and {values[-1]}"
-    return f"{listed} set at run time at {site}"
 
 
 def no_launch_settings_message(assumed: list[tuple[tuple[int, ...], str]], kernels: int | None = None,
