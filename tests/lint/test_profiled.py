@@ -3,6 +3,7 @@ launch, the engine's occupancy beside the report's figures, every format, a CI b
 achieved occupancy."""
 
 import json
+import re
 
 import jsonschema
 from click.testing import CliRunner
@@ -447,3 +448,19 @@ def test_launch_n_of_two_exports_stays_two_entries(tmp_path):
     alone = json.loads(run("lint", paths[0], "--format", "json").output)
     assert len(doc["kernels"]) == 2 * len(alone["kernels"])
     assert len({(k["name"], k["variant"]) for k in doc["kernels"]}) == len(doc["kernels"])
+
+
+def test_launch_figures_no_architecture_allows_are_said_once_with_a_count(tmp_path):
+    """A hand-edited export whose every launch has a 0-thread block: the parser's refusal is one
+    problem with a count, as any other cause shared by many launches, not one line per launch
+    (an export of 100,000 launches would print 100,000 lines)."""
+    path = tmp_path / "zero_block.csv"
+    rows = text("ncu_tails")
+    launch_count = len(launches("ncu_tails"))
+    path.write_text(re.sub(r'"\(\d+, 1, 1\)","\(', '"(0, 1, 1)","(', rows), newline="")
+    result = run("lint", path, "--format", "json")
+    assert result.exit_code == 2
+    problems = json.loads(result.stdout)["problems"]
+    assert len(problems) == 1, problems
+    assert "block_size: must be from 1 to 1024" in problems[0]["message"]
+    assert f"and {launch_count - 1} more launches of {launch_count}" in problems[0]["message"]
