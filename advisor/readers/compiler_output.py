@@ -165,6 +165,7 @@ def parse_ptxas(lines, problems: list | None = None, file: str = "") -> Iterator
             if match is None:
                 if _PTXAS_USED_LINE.search(line):
                     note_problem(problems, number, "expected 'Used N registers'")
+                    name = None  # said once, here
             elif name is not None:
                 smem = _SMEM.search(line) if "smem" in line else None
                 barriers = _BARRIERS.search(line) if "barriers" in line else None
