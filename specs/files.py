@@ -83,3 +83,24 @@ def tomllib():
 def read_toml(path: str | os.PathLike) -> dict:
     """A TOML file (a spec, sources or releases file), read through read_bounded."""
     return tomllib().loads(read_bounded(path, what="spec file").decode("utf-8"))
+
+
+class DuplicateKey(ValueError):
+    """A JSON object that names one key twice: JSON readers keep the last silently, TOML refuses."""
+
+
+def _unique_pairs(pairs: list) -> dict:
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise DuplicateKey(f"the key {key[:60]!r} is given twice in one object")
+        seen[key] = value
+    return seen
+
+
+def loads_json(data):
+    """json.loads for a user's document (a config, a spec file): an object that names a key twice
+    is DuplicateKey, as in TOML, rather than its last value taken without a word."""
+    import json
+
+    return json.loads(data, object_pairs_hook=_unique_pairs)
