@@ -82,6 +82,16 @@ def test_piped_text_fits_the_columns_without_escapes_or_box_drawing(args, column
         assert "\x1b" not in line and not (set(line) & BOX_DRAWING), line
 
 
+@pytest.mark.parametrize("columns", ["0", "1", "-5", "39"])
+@pytest.mark.parametrize("args", COMMANDS, ids=_id)
+def test_a_columns_below_the_narrowest_is_the_narrowest_not_an_empty_or_shredded_answer(args, columns):
+    """COLUMNS=0 (a CI runner's) made rich's tables print nothing at all and COLUMNS=1 one
+    character a line, while lint's own layout took 40: every renderer takes 40 at least."""
+    narrowest = CliRunner().invoke(cli, args, env={"COLUMNS": "40", "NO_COLOR": None, "TUNEADVISE_FORMAT": None})
+    result = CliRunner().invoke(cli, args, env={"COLUMNS": columns, "NO_COLOR": None, "TUNEADVISE_FORMAT": None})
+    assert result.exit_code == narrowest.exit_code
+    assert result.stdout == narrowest.stdout
+
 def test_rule_text_is_shown_as_written_not_read_as_markup():
     result = CliRunner().invoke(cli, ["rules", "--select", "TA906"], env={"COLUMNS": "200"})
     assert "No [[kernels]] entry" in result.stdout
