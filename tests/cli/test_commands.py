@@ -498,3 +498,22 @@ def test_check_source_on_a_binary_file_is_bad_input_naming_it(tmp_path, fmt):
     assert result.exit_code == 2
     assert result.output.strip() == f"tuneadvise: error: PATHS: {binary} is a binary file (build output), " \
                                     "not CUDA source"
+
+
+BATCH_LINE = '{"registers": 32, "block_size": 128}\n'
+
+
+@pytest.mark.parametrize("option", [["-r", "72"], ["-b", "384"], ["--shared-mem", "0"], ["--grid-size", "500"],
+                                    ["--carveout", "default"], ["--opt-in"], ["--bytes-in-flight", "64"]])
+def test_a_launch_option_beside_batch_is_refused_not_dropped(option):
+    """`occupancy --batch lines.jsonl -r 72` answered each line for its own registers and dropped
+    72 without a word (even given at its default value): the option is named as unused."""
+    result = run("occupancy", "--arch", "h100-sxm", *option, "--batch", "-", input=BATCH_LINE)
+    assert_one_line_error(result, option[0] if option[0].startswith("--") else "--", "not used with --batch")
+    assert "schema_version" not in result.output
+
+
+def test_batch_defaults_are_still_taken_from_arch_and_cuda():
+    result = run("occupancy", "--arch", "h100-sxm", "--cuda", "12.0", "--batch", "-", input=BATCH_LINE)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["cuda_release"] == "12.0"
