@@ -192,3 +192,11 @@ def test_a_problem_line_is_one_line_with_its_control_characters_escaped(tmp_path
     assert result.exit_code == 2
     assert result.stderr.splitlines() == ["tuneadvise: bad input: k\\x1b[31m.cu: sm_90 at -maxrregcount=32: "
                                           "the compiler failed: a\\nb"]
+
+
+def test_lint_text_says_one_block_per_sm_in_the_singular():
+    """lint's kernel line printed '1 blocks/SM' (occupancy's own text says '1 block/SM')."""
+    result = CliRunner().invoke(cli, ["lint", str(LINT / "ptxas_multi.log")], env={"COLUMNS": "200"})
+    lines = [line for line in result.stdout.splitlines() if "/SM, occupancy" in line]
+    assert any(": 1 block/SM, occupancy" in line for line in lines), lines
+    assert not any(" 1 blocks/SM" in line for line in lines)
