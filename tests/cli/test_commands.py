@@ -517,3 +517,21 @@ def test_batch_defaults_are_still_taken_from_arch_and_cuda():
     result = run("occupancy", "--arch", "h100-sxm", "--cuda", "12.0", "--batch", "-", input=BATCH_LINE)
     assert result.exit_code == 0, result.output
     assert json.loads(result.output)["cuda_release"] == "12.0"
+
+
+@settings(max_examples=60, deadline=None)
+@given(arch=st.sampled_from(["sm_70", "sm_80", "sm_86", "sm_90", "sm_120"]), registers=st.integers(16, 255),
+       block=st.sampled_from([64, 128, 256, 512]), blocks=st.integers(1, 8), opt_in=st.booleans())
+def test_max_dynamic_smem_text_says_the_figures_its_json_gives(arch, registers, block, blocks, opt_in):
+    """The text said '49,152 B keep 2 blocks/SM' where the JSON's blocks_per_sm_at_max was 4:
+    text and JSON of one answer carry the same figures."""
+    args = ["max-dynamic-smem", "--arch", arch, "-r", str(registers), "-b", str(block), "--blocks-per-sm",
+            str(blocks), *(["--opt-in"] if opt_in else [])]
+    doc = json.loads(run(*args, "--format", "json").stdout)
+    text = " ".join(run(*args).stdout.split())
+    if doc["max_dynamic_shared_mem"] is None:
+        return
+    assert f"Up to {doc['max_dynamic_shared_mem']:,} B" in text
+    at_max = doc["blocks_per_sm_at_max"]
+    if at_max > blocks:
+        assert f"At that size {at_max} block{'s' if at_max != 1 else ''}/SM reside" in text, text
