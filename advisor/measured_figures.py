@@ -103,6 +103,11 @@ def launch_figures(launch: ProfiledLaunch) -> LaunchFigures:
                          records.get(MemoryWorkload), tuple(missing))
 
 
+# Each record's key in the figures' JSON (figures_document writes it, read_figures_document reads it back):
+# LaunchFigures' own field names.
+DOCUMENT_KEYS = {Throughput: "throughput", WarpState: "warp_state", Scheduler: "scheduler", MemoryWorkload: "memory"}
+
+
 def figures_document(figures: LaunchFigures) -> dict:
     """The JSON of the figures: each section's object (null when missing), and `missing_sections`."""
     def section(record):
@@ -113,6 +118,27 @@ def figures_document(figures: LaunchFigures) -> dict:
             values["stalls"] = dict(values["stalls"])
         return values
 
-    return {"throughput": section(figures.throughput), "warp_state": section(figures.warp_state),
-            "scheduler": section(figures.scheduler), "memory": section(figures.memory),
+    return {**{key: section(getattr(figures, key)) for key in DOCUMENT_KEYS.values()},
             "missing_sections": list(figures.missing)}
+
+
+def read_figures_document(document: dict) -> LaunchFigures:
+    """The figures of a figures_document (lint's `measured` object), read back into the records: a
+    figure it lacks, or gives as no number, is None; a section it lacks or gives as null is None."""
+    def number(value):
+        return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+    records = {}
+    for record, key in DOCUMENT_KEYS.items():
+        section = document.get(key)
+        if not isinstance(section, dict):
+            continue
+        values = {name: number(section.get(name)) for name in record._fields}
+        if record is WarpState:
+            stalls = section.get("stalls")
+            values["stalls"] = tuple((str(k), v) for k, v in stalls.items() if number(v) is not None) \
+                if isinstance(stalls, dict) else ()
+        records[record] = record(**values)
+    missing = document.get("missing_sections")
+    return LaunchFigures(records.get(Throughput), records.get(WarpState), records.get(Scheduler),
+                         records.get(MemoryWorkload), tuple(missing) if isinstance(missing, list) else ())

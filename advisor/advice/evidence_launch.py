@@ -17,6 +17,7 @@ grid, and what a new block size does to its waves and barriers.
 
 from __future__ import annotations
 
+from ..text import plural
 from .verdict import Evidence
 
 TAIL_SHARE = 0.05
@@ -28,9 +29,10 @@ def resident_grid(grid_size: int | None, blocks_per_sm: int, sm_count: int | Non
         return None
     capacity = blocks_per_sm * sm_count
     if grid_size <= capacity:
+        whole = "its one block is" if grid_size == 1 else f"all {grid_size} blocks of the grid are"
         return Evidence("launch", {"grid_size": grid_size, "resident_blocks": capacity}, "no_gain",
-                        f"all {grid_size} blocks of the grid are already resident at once "
-                        f"({blocks_per_sm} blocks/SM x {sm_count} SMs)")
+                        f"{whole} already resident at once ({plural(blocks_per_sm, 'block', grouped=False)}/SM x "
+                        f"{plural(sm_count, 'SM', grouped=False)})")
     return Evidence("launch", {"grid_size": grid_size, "resident_blocks": capacity}, "neutral",
                     f"{grid_size} blocks run in waves of {capacity}")
 

@@ -16,7 +16,7 @@ Either says "no_gain": no register cap is called a likely gain for such code."""
 from __future__ import annotations
 
 from .evidence_launch import barrier_relief
-from .verdict import Evidence, verdict_of
+from .verdict import Evidence
 
 FMA_PER_LOAD = 4.0  # an 8x8 register tile: 64 FMAs per 16 loads
 MIN_LOOP_MATH = 16  # fewer floating-point operations than this in a loop body is no tile
@@ -45,12 +45,26 @@ def machine_code(instructions: dict | None, hot_loop: dict | None = None) -> Evi
 
 def of_finding(details: dict, sass) -> list[Evidence]:
     """What a kernel's machine code (readers/sass.py's KernelSass) says about the change a finding
-    proposes: the code's own gate, and the barrier gate where its verdict names the blocks per SM
-    the change goes between."""
+    proposes: the code's own gate, and the barrier gate where the finding's details name the
+    resident blocks per SM the change goes between (proposed_blocks)."""
     code = machine_code(sass.instructions, sass.hot_loop)
     if code is None:
         return []
-    steps = [e.value["blocks_per_sm"] for e in verdict_of(details).evidence
-             if e.kind == "occupancy" and isinstance(e.value, dict) and isinstance(e.value.get("blocks_per_sm"), list)]
-    relief = barrier_relief(*steps[0], sass.instructions.get("barriers", 0)) if steps else None
+    blocks = proposed_blocks(details)
+    relief = barrier_relief(*blocks, sass.instructions.get("barriers", 0)) if blocks else None
     return [code] + ([relief] if relief is not None else [])
+
+
+def proposed_blocks(details: dict) -> tuple[int, int] | None:
+    """(today's resident blocks per SM, the change's) as an occupancy-step finding states them:
+    `blocks_per_sm`, and TA301's register step its `register_change` caps at (the first
+    "registers" entry of `next_steps`), else its `block_change`, or TA302's `next_step`; None for
+    a change of no step (a pin, a budget)."""
+    before = details.get("blocks_per_sm")
+    if not isinstance(before, int):
+        return None
+    if "register_change" in details:
+        step = next((s for s in details.get("next_steps", ()) if s.get("resource") == "registers"), None)
+    else:
+        step = details.get("block_change") or details.get("next_step")
+    return (before, step["blocks_per_sm"]) if step else None

@@ -14,44 +14,50 @@ Scheduler Statistics and Memory Workload Analysis figures of the launch the chan
   device's measured bandwidth-vs-occupancy curve where `probe --save` kept one
   (advisor/memory_parallelism.py).
 
-The figures are read through `figures`, one accessor over lint's `measured` object."""
+The figures are advisor/measured_figures.py's records (the one home of the Nsight Compute
+names), read back from lint's `measured` object by `figures`."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
+from ..measured_figures import LaunchFigures, read_figures_document
 from .verdict import Evidence
 
 THROUGHPUT_BOUND = 80.0  # percent of peak
 LATENCY_BOUND = 60.0  # percent of peak: below it on both units, "typically latency issues" (SOL's own rule)
 FEW_ELIGIBLE = 1.0  # eligible warps per scheduler per cycle
 MEMORY_STALLS = ("long_scoreboard", "lg_throttle", "drain", "membar", "imc_miss")
-# Our name -> (section, field) of lint's `measured` object (advisor/measured_figures.py's records).
-KEYS = {
-    "compute_pct": ("throughput", "compute_pct"), "memory_pct": ("throughput", "memory_pct"),
-    "dram_pct": ("throughput", "dram_pct"),
-    "eligible_warps_per_scheduler": ("scheduler", "eligible_warps"),
-    "active_warps_per_scheduler": ("scheduler", "active_warps"),
-    "no_eligible_pct": ("scheduler", "no_eligible_pct"),
-    "warp_cycles_per_issued": ("warp_state", "cycles_per_issued_instruction"),
-}
 
 
-def figures(measured: dict | None) -> dict | None:
-    """The profile figures the gates read ({our name: value}, "stalls": {reason: warp cycles per
-    issued instruction}); None where the export had none of them (an Occupancy-only export)."""
+class _Read(NamedTuple):
+    """The figures the gates read, from the records (None where the export lacks one)."""
+    compute_pct: float | None
+    memory_pct: float | None
+    dram_pct: float | None
+    eligible_warps: float | None  # per scheduler
+    stalls: dict  # reason -> warp cycles per issued instruction
+
+
+def figures(measured: dict | None) -> LaunchFigures | None:
+    """The profiled launch's figures (advisor/measured_figures.py's records) from lint's `measured`
+    object; None where it has no Speed Of Light, warp-state or scheduler section (an
+    Occupancy-only export)."""
     if not measured:
         return None
-    found = {}
-    for name, (section, field) in KEYS.items():
-        value = (measured.get(section) or {}).get(field)
-        if isinstance(value, (int, float)):
-            found[name] = value
-    stalls = (measured.get("warp_state") or {}).get("stalls") or {}
-    found["stalls"] = {k: v for k, v in stalls.items() if isinstance(v, (int, float))} if isinstance(stalls, dict) else {}
-    return found if len(found) > 1 or found["stalls"] else None
+    found = read_figures_document(measured)
+    return None if found.throughput is found.warp_state is found.scheduler is None else found
 
 
-def _throughput(found: dict) -> Evidence | None:
-    compute, memory = found.get("compute_pct"), max(found.get("memory_pct") or 0, found.get("dram_pct") or 0)
+def _read(found: LaunchFigures) -> _Read:
+    throughput, scheduler, warp_state = found.throughput, found.scheduler, found.warp_state
+    return _Read(throughput and throughput.compute_pct, throughput and throughput.memory_pct,
+                 throughput and throughput.dram_pct, scheduler and scheduler.eligible_warps,
+                 dict(warp_state.stalls) if warp_state else {})
+
+
+def _throughput(found: _Read) -> Evidence | None:
+    compute, memory = found.compute_pct, max(found.memory_pct or 0, found.dram_pct or 0)
     if compute is not None and compute >= THROUGHPUT_BOUND and compute >= memory:
         return Evidence("profile", {"compute_throughput_pct": compute}, "no_gain",
                         f"compute throughput is {compute:.0f}% of peak: more warps cannot add much")
@@ -69,25 +75,26 @@ def _dominant_stall(stalls: dict) -> tuple[str, float] | None:
     return (reason, stalls[reason] / total) if total > 0 else None
 
 
-def profile(found: dict | None) -> list[Evidence]:
-    """The profile's evidence about adding resident warps."""
-    if not found:
+def profile(figures: LaunchFigures | None) -> list[Evidence]:
+    """The profile's evidence about adding resident warps (`figures`: evidence_profile.figures')."""
+    if figures is None:
         return []
+    found = _read(figures)
     saturated = _throughput(found)
     if saturated is not None:
         return [saturated]
-    eligible = found.get("eligible_warps_per_scheduler")
-    dominant = _dominant_stall(found.get("stalls", {}))
-    value = {"eligible_warps_per_scheduler": eligible, "compute_throughput_pct": found.get("compute_pct"),
-             "memory_throughput_pct": found.get("memory_pct"),
+    eligible = found.eligible_warps
+    dominant = _dominant_stall(found.stalls)
+    value = {"eligible_warps_per_scheduler": eligible, "compute_throughput_pct": found.compute_pct,
+             "memory_throughput_pct": found.memory_pct,
              "dominant_stall": None if dominant is None else {"reason": dominant[0], "share": round(dominant[1], 3)}}
     few = eligible is not None and eligible < FEW_ELIGIBLE
     if few and dominant is not None and dominant[0] in MEMORY_STALLS:
         return [Evidence("profile", value, "gain",
                          f"{eligible:.2f} eligible warps per scheduler, {dominant[0].replace('_', ' ')} stalls "
                          f"{dominant[1]:.0%} of the cycles: latency-bound, more warps hide it")]
-    busiest = max(found.get("compute_pct") or 0, found.get("memory_pct") or 0, found.get("dram_pct") or 0)
-    if few and dominant is None and "compute_pct" in found and busiest < LATENCY_BOUND:
+    busiest = max(found.compute_pct or 0, found.memory_pct or 0, found.dram_pct or 0)
+    if few and dominant is None and found.compute_pct is not None and busiest < LATENCY_BOUND:
         return [Evidence("profile", value, "gain",
                          f"{eligible:.2f} eligible warps per scheduler and no unit above {LATENCY_BOUND:.0f}% of "
                          "peak: latency-bound, more warps hide it")]

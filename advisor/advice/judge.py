@@ -18,10 +18,11 @@ from ..engine.occupancy import occupancy
 from ..launch import LaunchConfig
 from ..text import percent
 from .evidence_compiler import at_cap
-from .evidence_launch import TAIL_SHARE, barrier_relief, block_change, fewer_warps, resident_grid
+from .evidence_launch import TAIL_SHARE
 from .evidence_library import library
 from .evidence_machine_code import machine_code
 from .evidence_profile import profile
+from .occupancy_step import block_step_evidence, step_evidence
 from .verdict import Evidence, Verdict, combine
 
 
@@ -34,21 +35,11 @@ class Known(NamedTuple):
     name: str = ""  # for the library gate
     instructions: dict | None = None  # sass.instructions
     hot_loop: dict | None = None  # sass.hot_loop
-    profile: dict | None = None  # evidence_profile.figures of its profiled launch
+    profile: object = None  # evidence_profile.figures of its profiled launch (a LaunchFigures)
 
 
-def _occupancy_step(known: Known, before, after) -> list[Evidence]:
-    """The occupancy the change gives, and what the launch makes of it."""
-    value = {"blocks_per_sm": [before.active_blocks_per_sm, after.active_blocks_per_sm],
-             "occupancy": [round(before.occupancy, 6), round(after.occupancy, 6)]}
-    said = f"{percent(before.occupancy)} -> {percent(after.occupancy)} occupancy"
-    if after.active_warps_per_sm == before.active_warps_per_sm:
-        return [Evidence("occupancy", value, "no_gain", f"{said}: no more warps")]
-    found = [Evidence("occupancy", value, "neutral", said)]
-    fewer = fewer_warps(before, after, known.launch.grid_size, known.sm_count)
-    relief = barrier_relief(before.active_blocks_per_sm, after.active_blocks_per_sm,
-                            (known.instructions or {}).get("barriers", 0))
-    return found + [e for e in (fewer, relief) if e is not None]
+def _barriers(known: Known) -> int:
+    return (known.instructions or {}).get("barriers", 0)
 
 
 def _common(known: Known) -> list[Evidence]:
@@ -57,16 +48,19 @@ def _common(known: Known) -> list[Evidence]:
     return found + profile(known.profile)
 
 
+def _verdict(known: Known, step: list[Evidence], built: dict | None) -> Verdict:
+    """The step's evidence (occupancy_step.py), what a build of the change says, and the kernel's own gates."""
+    launch = known.launch
+    cap = [at_cap({"registers": launch.registers, "spill_stores": launch.spill_stores,
+                   "spill_loads": launch.spill_loads}, built)] if built is not None and "spill_stores" in built else []
+    return combine([*step, *cap, *_common(known)])
+
+
 def change_verdict(known: Known, before, after, built: dict | None = None) -> Verdict:
     """A change that takes the kernel from Occupancy `before` to `after`; `built`: what ptxas
     reported for the changed build ({"registers", "spill_stores", ...}), where it was built."""
-    launch = known.launch
-    evidence = _occupancy_step(known, before, after)
-    if built is not None and "spill_stores" in built:
-        evidence.append(at_cap({"registers": launch.registers, "spill_stores": launch.spill_stores,
-                                "spill_loads": launch.spill_loads}, built))
-    grid = resident_grid(launch.grid_size, before.active_blocks_per_sm, known.sm_count)
-    return combine([*evidence, *([grid] if grid else []), *_common(known)])
+    step = step_evidence(before, after, known.launch.grid_size, known.sm_count, _barriers(known))
+    return _verdict(known, step, built)
 
 
 def register_cap_verdict(known: Known, built: dict) -> Verdict:
@@ -82,11 +76,9 @@ def block_size_verdict(known: Known, block_size: int, grid_size: int | None = No
     launch = known.launch
     before = occupancy(known.arch, launch)
     after = occupancy(known.arch, launch.replace(block_size=block_size, grid_size=grid_size))
-    threads = (launch.grid_size or 0) * launch.block_size or None
-    tail = block_change(threads, (launch.block_size, before.active_blocks_per_sm),
-                        (block_size, after.active_blocks_per_sm), known.sm_count, launch.barriers)
-    verdict = change_verdict(known, before, after)
-    return combine([*verdict.evidence, *tail])
+    step = block_step_evidence(before, after, (launch.block_size, block_size), launch.grid_size, known.sm_count,
+                               launch.barriers, _barriers(known))
+    return _verdict(known, step, None)
 
 
 def chosen_block_verdict(occupancy_fraction: float, waves: dict | None) -> Verdict:

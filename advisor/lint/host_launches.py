@@ -17,6 +17,7 @@ from dataclasses import replace
 from ..readers.compiler_output import KernelUsage
 from ..readers.demangle import base_name, demangle, demangle_many
 from ..readers.host_launches import OCCUPANCY_API, HostLaunch
+from ..rules.families.ta9_lint import run_time_text
 from ..rules.lint_facts import Disagreement, Reading
 
 HOST_CODE, CONFIG, LAUNCH_BOUNDS, ASSUMED = "host code", "config", "launch bounds", "assumed"
@@ -64,16 +65,9 @@ def with_host_launches(records: list[KernelUsage], launches) -> tuple[list[Kerne
         for launch, values in checked:
             out.append(replace(record, host_launches=(launch,), launch=tuple(values.items()),
                                variant=site_text(launch) if several else record.variant))
-        notes += [f"{demangle(record.name)} [{record.arch}]: {run_time_text(launch)}; checked at its other launches"
-                  for launch, values in read if values is None]
+        notes += [f"{demangle(record.name)} [{record.arch}]: {run_time_text(launch.run_time, site_text(launch))}; "
+                  "checked at its other launches" for launch, values in read if values is None]
     return out, notes
-
-
-def run_time_text(launch: HostLaunch) -> str:
-    """'block size set at run time at softmax.cu:571:5'."""
-    values = list(launch.run_time) or ["launch"]
-    listed = values[0] if len(values) == 1 else f"{', '.join(values[:-1])} and {values[-1]}"
-    return f"{listed} set at run time at {site_text(launch)}"
 
 
 def site_launch_values(launch: HostLaunch, record: KernelUsage) -> dict | None:

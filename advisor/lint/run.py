@@ -53,10 +53,10 @@ from ..rules import (
     said_per_run,
     with_machine_code,
 )
-from ..rules.lint_facts import Disagreement, Reading
+from ..rules.lint_facts import Disagreement, Reading, RunTimeLaunch
 from ..text import clip
 from ..toolchain.settings import BuildSettings
-from .host_launches import block_origin, disagreement, run_time_text
+from .host_launches import block_origin, disagreement, site_text
 from .profiled import measured_document, with_library_control, with_profile
 from .records import LintedKernel, LintOptions, worst_severity
 
@@ -320,7 +320,7 @@ class _Linter:
         cap = register_cap(resolved.arch, definition, usage.max_registers)
         previous = self.options.previous_registers.get((name, arch))
         extras = usage.reader_figures()
-        run_time = tuple(f"{keys[1]}: {run_time_text(site)}" for site in usage.host_launches or ()
+        run_time = tuple(RunTimeLaunch(keys[1], site_text(site), site.run_time) for site in usage.host_launches or ()
                          if not usage.launch)  # launches in host code that set the block at run time (TA906)
         key = (arch, launch, entry_index, budget_index, disagreements, suppressed, usage.source == "config", cap, previous,
                extras, bool(usage.launch), run_time)

@@ -208,9 +208,9 @@ class LintContext(NamedTuple):
     previous_registers: int | None = None  # registers per thread in an earlier build (baseline, diff)
     assumed_blocks: tuple[tuple[str, int], ...] = ()  # (ASSUMPTION_KEYS key, resident blocks per SM) the host assumes
     block_origin: str = "default"  # with no launch given: "default", "option" (--block-size) or "launch_bounds"
-    # The launches in the source's host code that set the kernel's block at run time ("k(float*): block size
-    # set at run time at k.cu:9:3"), for TA906 to name.
-    run_time_launches: tuple[str, ...] = ()
+    # lint_facts.RunTimeLaunch: the launches in the source's host code that set the kernel's block at run
+    # time, for TA906 to name.
+    run_time_launches: tuple = ()
     # (field, value) a reader added to the kernel's record beyond the build figures (KernelUsage.reader_figures):
     # disassembly or measurements, for the rules that read them.
     reader_figures: tuple[tuple[str, object], ...] = ()

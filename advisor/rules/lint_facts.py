@@ -19,3 +19,11 @@ class Disagreement(NamedTuple):
 
     figure: str  # "registers", "static shared memory", "stack frame", or "block" (a config entry against host code)
     readings: tuple[Reading, ...]
+
+
+class RunTimeLaunch(NamedTuple):
+    """A launch in the source's host code that sets a kernel's block at run time (TA906 names it)."""
+
+    kernel: str  # as the lint names it (demangled)
+    site: str  # file:line:column
+    run_time: tuple[str, ...]  # what it sets at run time ("block size", "grid", ...); () where nothing more is known

@@ -66,22 +66,24 @@ def test_tensor_cores_or_a_register_tiled_loop_rule_out_a_gain_from_a_cap():
     assert gate({}, None) is None
 
 
+def measured(compute=None, memory=None, eligible=None, stalls=None) -> dict:
+    """Lint's `measured` object with these figures (Speed Of Light, Scheduler, Warp State)."""
+    return {"throughput": {"compute_pct": compute, "memory_pct": memory}, "scheduler": {"eligible_warps": eligible},
+            "warp_state": {"stalls": stalls or {}}, "memory": None, "missing_sections": []}
+
+
 @pytest.mark.parametrize("figures, says", [
-    ({"compute_pct": 85.0, "memory_pct": 20.0}, "no_gain"),
-    ({"compute_pct": 30.0, "memory_pct": 91.0}, "no_gain"),
-    ({"compute_pct": 30.0, "memory_pct": 40.0, "eligible_warps_per_scheduler": 0.4,
-      "stalls": {"long_scoreboard": 9.0, "wait": 2.0}}, "gain"),
-    ({"compute_pct": 30.0, "memory_pct": 40.0, "eligible_warps_per_scheduler": 1.6,
-      "stalls": {"long_scoreboard": 9.0, "wait": 2.0}}, "neutral"),  # enough eligible warps
-    ({"compute_pct": 30.0, "memory_pct": 40.0, "eligible_warps_per_scheduler": 0.4,
-      "stalls": {"barrier": 9.0, "long_scoreboard": 2.0}}, "neutral"),  # barriers, not memory
-    ({"compute_pct": 30.0, "memory_pct": 55.0, "eligible_warps_per_scheduler": 0.4}, "gain"),  # no breakdown
-    ({"compute_pct": 30.0, "memory_pct": 65.0, "eligible_warps_per_scheduler": 0.4}, "neutral"),
-    ({"compute_pct": 30.0, "memory_pct": 55.0, "eligible_warps_per_scheduler": 1.4}, "neutral"),
+    (measured(85.0, 20.0), "no_gain"),
+    (measured(30.0, 91.0), "no_gain"),
+    (measured(30.0, 40.0, 0.4, {"long_scoreboard": 9.0, "wait": 2.0}), "gain"),
+    (measured(30.0, 40.0, 1.6, {"long_scoreboard": 9.0, "wait": 2.0}), "neutral"),  # enough eligible warps
+    (measured(30.0, 40.0, 0.4, {"barrier": 9.0, "long_scoreboard": 2.0}), "neutral"),  # barriers, not memory
+    (measured(30.0, 55.0, 0.4), "gain"),  # no breakdown
+    (measured(30.0, 65.0, 0.4), "neutral"),
+    (measured(30.0, 55.0, 1.4), "neutral"),
 ])
 def test_the_profile_gate_tells_saturated_from_latency_bound(figures, says):
-    figures = {"stalls": {}, **figures}
-    [evidence] = evidence_profile.profile(figures)
+    [evidence] = evidence_profile.profile(evidence_profile.figures(figures))
     assert evidence.says == says
 
 
@@ -90,9 +92,34 @@ def test_the_profile_figures_are_read_from_lints_measured_object():
                 "scheduler": {"eligible_warps": 0.7}, "warp_state": {"stalls": {"long_scoreboard": 3.2}},
                 "memory": None}
     found = evidence_profile.figures(measured)
-    assert found["compute_pct"] == 42.0 and found["memory_pct"] == 81.5 and found["stalls"] == {"long_scoreboard": 3.2}
-    assert found["eligible_warps_per_scheduler"] == 0.7 and "dram_pct" not in found
+    assert found.throughput.compute_pct == 42.0 and found.throughput.memory_pct == 81.5
+    assert found.warp_state.stalls == (("long_scoreboard", 3.2),)
+    assert found.scheduler.eligible_warps == 0.7 and found.throughput.dram_pct is None and found.memory is None
     assert evidence_profile.figures({"achieved_occupancy": 0.5, "throughput": None, "warp_state": None}) is None
+
+
+def test_the_profile_gate_reads_each_figure_under_the_name_the_export_records_it():
+    """From a profiled launch's metrics (readers/ncu.py's keys) through lint's `measured` object to
+    the gate's evidence, by measured_figures' records alone: a figure renamed on one side and not the
+    other fails here."""
+    from tuneadvise.advisor.measured_figures import SECTIONS, figures_document, launch_figures
+    from tuneadvise.advisor.readers.ncu import ProfiledLaunch
+
+    def gate(**metrics):
+        launch = ProfiledLaunch("k.csv", 1, "1", "app", 0, "k", (256,), (4096,), "9.0", metrics=metrics)
+        figures = launch_figures(launch)
+        read = evidence_profile.figures(figures_document(figures))
+        assert read == figures  # the document reads back into the very records
+        return evidence_profile.profile(read)[0]
+
+    every = {key: float(n + 1) for n, (_, fields) in enumerate(SECTIONS.values()) for key in fields.values()}
+    assert gate(**every, stall_wait=2.0).says == "neutral"  # every figure, none of them deciding
+    assert gate(sol_compute_pct=85.0, sol_memory_pct=20.0).value == {"compute_throughput_pct": 85.0}
+    assert gate(sol_compute_pct=20.0, sol_memory_pct=30.0, sol_dram_pct=88.0).value == {"memory_throughput_pct": 88.0}
+    latency = gate(sol_compute_pct=20.0, sol_memory_pct=30.0, eligible_warps_per_scheduler=0.4,
+                   stall_long_scoreboard=9.0, stall_wait=1.0)
+    assert latency.says == "gain" and latency.value["eligible_warps_per_scheduler"] == 0.4
+    assert latency.value["dominant_stall"] == {"reason": "long_scoreboard", "share": 0.9}
 
 
 def test_a_grid_already_resident_whole_cannot_use_more_blocks_per_sm():
@@ -142,7 +169,7 @@ def test_the_library_data_is_validated(text, message):
         parse_library(text)
 
 
-@pytest.mark.parametrize("module", ["verdict", "judge"])
+@pytest.mark.parametrize("module", ["verdict", "judge", "occupancy_step"])
 def test_the_modules_examples_hold(module):
     import doctest
     import importlib
@@ -158,8 +185,7 @@ def test_judge_combines_every_gate_that_applies():
 
     arch = resolve_arch("sm_90")
     launch = LaunchConfig(registers=56, block_size=256, grid_size=8192, spill_stores=0, spill_loads=0)
-    latency = {"compute_pct": 20.0, "memory_pct": 30.0, "eligible_warps_per_scheduler": 0.3,
-               "stalls": {"long_scoreboard": 8.0, "wait": 1.0}}
+    latency = evidence_profile.figures(measured(20.0, 30.0, 0.3, {"long_scoreboard": 8.0, "wait": 1.0}))
     clean = {"registers": 48, "spill_stores": 0, "spill_loads": 0}
     assert register_cap_verdict(Known(arch, launch, 132, profile=latency), clean).outcome == "likely_gain"
     assert register_cap_verdict(Known(arch, launch, 132), clean).outcome == "unknown"
@@ -203,3 +229,10 @@ def test_littles_law_says_how_many_warps_feed_dram():
     expected = memory_parallelism.advice(product, 32, 16)["warps_for_target"]
     assert found.says == "neutral" and found.value["warps_per_sm_wanted"] == expected
     assert evidence_profile.warps_wanted(None, 32, 16) is None
+
+
+def test_a_grid_resident_whole_is_said_in_agreeing_numbers():
+    from tuneadvise.advisor.advice.evidence_launch import resident_grid
+
+    assert resident_grid(1, 1, 1).why == "its one block is already resident at once (1 block/SM x 1 SM)"
+    assert resident_grid(200, 2, 132).why == "all 200 blocks of the grid are already resident at once (2 blocks/SM x 132 SMs)"

@@ -430,6 +430,21 @@ def test_lint_rules_run_on_their_context_through_the_selection():
     assert BudgetLimits.of(LintConfig.model_validate({"budgets": [{"max_spill_bytes": 16}]}).budgets[0]).max_spill_stores == 16
 
 
+def test_ta906_words_the_run_time_launches_lint_hands_it_as_facts():
+    from tuneadvise.advisor.rules import lint_findings
+    from tuneadvise.advisor.rules.lint_facts import RunTimeLaunch
+
+    sites = (RunTimeLaunch("grow(float*)", "grow.cu:3:3", ("block size",)),
+             RunTimeLaunch("grow(float*)", "grow.cu:9:5", ("block size", "grid", "dynamic shared memory")),
+             RunTimeLaunch("grow(float*)", "grow.cu:12:5", ()))
+    [finding] = lint_findings(_lint_context(launch_given=False, run_time_launches=sites), RuleSelection.parse("TA906", None))
+    said = ["grow(float*): block size set at run time at grow.cu:3:3",
+            "grow(float*): block size, grid and dynamic shared memory set at run time at grow.cu:9:5",
+            "grow(float*): launch set at run time at grow.cu:12:5"]
+    assert finding.details["run_time_launches"] == said
+    assert finding.message == "no [[kernels]] entry matches; assumed block 256, no dynamic shared memory; " + "; ".join(said)
+
+
 def test_source_rules_go_through_the_selection():
     from tuneadvise.advisor.rules.source_scan import scan_source
 

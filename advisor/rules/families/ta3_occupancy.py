@@ -4,7 +4,7 @@ brute force in tests/rules/test_rules.py and tests/engine/test_whatif.py."""
 
 from __future__ import annotations
 
-from ...advice.evidence_launch import block_change, resident_grid
+from ...advice.occupancy_step import block_step_evidence, step_evidence, step_side
 from ...advice.verdict import Evidence, combine
 from ...engine import whatif
 from ...engine.occupancy import Occupancy, occupancy
@@ -22,17 +22,12 @@ def _step(resource: str, step, verdict=None) -> dict:
     return found
 
 
-def step_verdict(launch: LaunchContext, blocks_after: int, occupancy_after: float):
-    """The verdict on a change that takes the kernel to `blocks_after` resident blocks, from what
-    a configuration alone shows: the occupancy it buys, and whether the grid could use it."""
-    result = launch.result
-    evidence = [Evidence("occupancy", {"blocks_per_sm": [result.active_blocks_per_sm, blocks_after],
-                                       "occupancy": [round(result.occupancy, 6), round(occupancy_after, 6)]},
-                         "neutral", f"{percent(result.occupancy)} -> {percent(occupancy_after)} occupancy")]
-    grid = resident_grid(result.kernel.grid_size, result.active_blocks_per_sm, launch.sm_count)
-    if grid is not None:
-        evidence.append(grid)
-    return combine(evidence)
+def _step_verdict(launch: LaunchContext, step, warps_per_block: int):
+    """The verdict on a register step (an engine what-if Step) of blocks of `warps_per_block` warps:
+    the occupancy step's evidence from what the configuration shows (advice/occupancy_step.py, as
+    the judge's)."""
+    return combine(step_evidence(launch.result, step_side(step, warps_per_block), launch.result.kernel.grid_size,
+                                 launch.sm_count))
 
 
 def _registers_advice(launch: LaunchContext, details: dict) -> str:
@@ -40,7 +35,7 @@ def _registers_advice(launch: LaunchContext, details: dict) -> str:
     cliff = whatif.register_cliff(result)
     if result.kernel.register_control == LIBRARY:
         return f"registers limit {per_sm(result.active_blocks_per_sm)} (a library kernel: its vendor chose them)"
-    verdicts = [step_verdict(launch, step.blocks_per_sm, step.occupancy) for step in cliff.down]
+    verdicts = [_step_verdict(launch, step, result.warps_per_block) for step in cliff.down]
     details["next_steps"] += [_step("registers", step, verdict) for step, verdict in zip(cliff.down, verdicts)]
     if not cliff.down:
         return f"registers limit {per_sm(result.active_blocks_per_sm)}; fewer registers alone cannot add one"
@@ -78,12 +73,10 @@ def _block_size_advice(launch: LaunchContext, limiter: str, details: dict) -> st
     result = launch.result
     best = max(whatif.block_size_table(result), key=lambda s: (s.occupancy, -s.value), default=None)
     if best is not None and best.occupancy > result.occupancy and result.kernel.register_control != LIBRARY:
-        verdict = step_verdict(launch, best.blocks_per_sm, best.occupancy)
         kernel = result.kernel
-        threads = kernel.grid_size * kernel.block_size if kernel.grid_size else None
-        verdict = combine((*verdict.evidence, *block_change(threads, (kernel.block_size, result.active_blocks_per_sm),
-                                                             (best.value, best.blocks_per_sm), launch.sm_count,
-                                                             kernel.barriers)))
+        after = step_side(best, -(-best.value // result.arch.warp_size))
+        verdict = combine(block_step_evidence(result, after, (kernel.block_size, best.value), kernel.grid_size,
+                                              launch.sm_count, kernel.barriers))
         details["block_change"] = {"block_size": best.value, "blocks_per_sm": best.blocks_per_sm,
                                    "occupancy": round(best.occupancy, 6)}
         details.setdefault("verdict", verdict.to_dict())
@@ -172,16 +165,20 @@ def occupancy_limiter(launch: LaunchContext, params: dict):
     trigger={"arch": "hopper", "registers": 128, "block_size": 256},
     clean={"arch": "hopper", "registers": 32, "block_size": 256},
 )
-def low_theoretical_occupancy(result: Occupancy, params: dict):
+def low_theoretical_occupancy(launch: LaunchContext, params: dict):
+    result = launch.result
     if result.launchable and result.occupancy < params["threshold"]:
         details, step = {"occupancy": round(result.occupancy, 6)}, _next_register_step(result)
+        if step is not None:
+            details["blocks_per_sm"] = result.active_blocks_per_sm
         said = ""
         if step is not None:
-            verdict = combine([Evidence("occupancy", {"blocks_per_sm": [result.active_blocks_per_sm,
-                                                                          step.blocks_per_sm]}, "neutral",
-                                        f"{percent(result.occupancy)} -> {percent(step.occupancy)} occupancy")])
+            verdict = _step_verdict(launch, step, result.warps_per_block)
+            # The verdict also where every finding that proposes a change keeps it, so that lint's
+            # machine code, profile and build weigh into it as they do into TA301's on the same step.
             details["next_step"] = {**_step("registers", step), "verdict": verdict.to_dict()}
-            said = f"; next step: {step.value} registers per thread (TA301), {verdict.text()}"
+            details["verdict"] = details["next_step"]["verdict"]
+            said = f"; next step: {step.value} registers per thread (TA301); {verdict.text()}"
         yield (f"theoretical occupancy {percent(result.occupancy)} is below {percent(params['threshold'])} "
                f"of the maximum, limited by {' + '.join(result.limiters)}{said}"), details
 

@@ -183,10 +183,18 @@ def no_launch_settings(kernel: LintContext, params: dict):
     if not kernel.launch_given:
         dims = kernel.result.kernel.dims
         details = {"block_dims": list(dims), "block_from": kernel.block_origin}
-        if kernel.run_time_launches:
-            details["run_time_launches"] = list(kernel.run_time_launches)
-        yield no_launch_settings_message([(dims, kernel.block_origin)], run_time=list(kernel.run_time_launches)), \
-            details
+        named = [f"{launch.kernel}: {run_time_text(launch.run_time, launch.site)}" for launch in kernel.run_time_launches]
+        if named:
+            details["run_time_launches"] = named
+        yield no_launch_settings_message([(dims, kernel.block_origin)], run_time=named), details
+
+
+def run_time_text(run_time: tuple[str, ...], site: str) -> str:
+    """'block size set at run time at softmax.cu:571:5': what a launch at `site` sets at run time
+    (lint_facts.RunTimeLaunch.run_time; () says the launch)."""
+    values = list(run_time) or ["launch"]
+    listed = values[0] if len(values) == 1 else f"{', '.join(values[:-1])} and {values[-1]}"
+    return f"{listed} set at run time at {site}"
 
 
 def no_launch_settings_message(assumed: list[tuple[tuple[int, ...], str]], kernels: int | None = None,
