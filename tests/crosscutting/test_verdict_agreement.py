@@ -56,9 +56,9 @@ def test_lint_and_frontier_give_the_best_cap_the_same_verdict(documents):
     assert compared >= 2
 
 
-@pytest.mark.xfail(strict=True, reason="TA302 names TA301's next register step but keeps the verdict it had "
-                   "before the cap was built (toolchain/cap_check.py rewrites TA301/TA304 only): it says "
-                   "'unknown (no build ... decides it: time it)' where TA301 says likely loss, built")
+@pytest.mark.xfail(strict=True, reason="TA302's step weighs the machine code but not the build at the cap "
+                   "(toolchain/cap_check.py adds the built figures to TA301/TA304 only): TA302 says 'verdict: "
+                   "unknown (no build ... decides it: time it)' where TA301, built, says likely loss")
 def test_ta302_and_ta301_give_the_same_step_the_same_verdict(documents):
     """TA302's next step is TA301's first: once the cap is built, both say what the build says."""
     lint, _ = documents
