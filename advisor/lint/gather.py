@@ -132,18 +132,27 @@ def _read_stdin(stdin, read: ReadResult) -> None:
 
 def launches_apart(records: list) -> list:
     """The records, with the file named in the variant of a profiled launch whose kernel,
-    architecture and launch index occur in more than one export: each is its own launch,
-    never reconciled with another run's."""
-    from ..readers.kernel_caches import named_apart
-
-    files: dict[tuple, set[str]] = {}
+    architecture and launch index occur in more than one export, and its line where they occur
+    twice in one file (two exports appended into one: ncu numbers each run's launches from 0):
+    each is its own launch, never reconciled with another run's, never one dropped for the other."""
+    files: dict[tuple, dict[str, int]] = {}
     for record in records:
         if record.measured is not None:
-            files.setdefault((record.name, record.arch, record.variant), set()).add(record.file)
-    if all(len(named) == 1 for named in files.values()):
+            per_file = files.setdefault((record.name, record.arch, record.variant), {})
+            per_file[record.file] = per_file.get(record.file, 0) + 1
+    if all(len(per_file) == 1 and sum(per_file.values()) == 1 for per_file in files.values()):
         return records
-    return [named_apart(r) if r.measured is not None and len(files[(r.name, r.arch, r.variant)]) > 1 else r
-            for r in records]
+    return [_apart(r, files[(r.name, r.arch, r.variant)]) if r.measured is not None else r for r in records]
+
+
+def _apart(record, per_file: dict[str, int]):
+    from dataclasses import replace
+
+    from ..readers.kernel_caches import named_apart
+
+    if per_file[record.file] > 1:
+        record = replace(record, variant=f"{record.variant}; line {record.line}")
+    return named_apart(record) if len(per_file) > 1 else record
 
 
 def _read_source(path: str, gathered, index: SourceIndex, source_texts: list, compiled: bool = False) -> bool:

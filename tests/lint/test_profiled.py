@@ -464,3 +464,21 @@ def test_launch_figures_no_architecture_allows_are_said_once_with_a_count(tmp_pa
     assert len(problems) == 1, problems
     assert "block_size: must be from 1 to 1024" in problems[0]["message"]
     assert f"and {launch_count - 1} more launches of {launch_count}" in problems[0]["message"]
+
+
+def test_two_exports_appended_into_one_file_keep_every_launch(tmp_path):
+    """`ncu --csv ... >> profile.csv` twice: ncu numbers each run's launches from 0, and the second
+    run's launch 0 was merged into the first's and dropped without a word. Each is kept apart,
+    with the grid its own export gives."""
+    first = text("ncu_tails")
+    second = re.sub(r'"\(66, 1, 1\)"', '"(999, 1, 1)"', first)
+    assert second != first
+    path = tmp_path / "appended.csv"
+    path.write_text(first + second, newline="")
+    result = run("lint", path, "--format", "json")
+    assert result.exit_code == 0, result.output
+    kernels = json.loads(result.stdout)["kernels"]
+    assert len(kernels) == 2 * len(launches("ncu_tails"))
+    grids = sorted(k["measured"]["grid_dims"][0] for k in kernels if k["measured"]["launch_index"] == 0)
+    assert grids == [66, 999]
+    assert len({(k["name"], k["variant"]) for k in kernels}) == len(kernels)
