@@ -135,22 +135,21 @@ def launches_apart(records: list) -> list:
     architecture and launch index occur in more than one export, and its line where they occur
     twice in one file (two exports appended into one: ncu numbers each run's launches from 0):
     each is its own launch, never reconciled with another run's, never one dropped for the other."""
-    files: dict[tuple, dict[str, int]] = {}
+    files: dict[tuple, dict[str, set]] = {}  # the lines each file holds the launch at (a file given twice: once)
     for record in records:
         if record.measured is not None:
-            per_file = files.setdefault((record.name, record.arch, record.variant), {})
-            per_file[record.file] = per_file.get(record.file, 0) + 1
-    if all(len(per_file) == 1 and sum(per_file.values()) == 1 for per_file in files.values()):
+            files.setdefault((record.name, record.arch, record.variant), {}).setdefault(record.file, set()).add(record.line)
+    if all(len(per_file) == 1 and all(len(lines) == 1 for lines in per_file.values()) for per_file in files.values()):
         return records
     return [_apart(r, files[(r.name, r.arch, r.variant)]) if r.measured is not None else r for r in records]
 
 
-def _apart(record, per_file: dict[str, int]):
+def _apart(record, per_file: dict[str, set]):
     from dataclasses import replace
 
     from ..readers.kernel_caches import named_apart
 
-    if per_file[record.file] > 1:
+    if len(per_file[record.file]) > 1:
         record = replace(record, variant=f"{record.variant}; line {record.line}")
     return named_apart(record) if len(per_file) > 1 else record
 
