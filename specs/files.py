@@ -80,9 +80,15 @@ def tomllib():
     return tomllib
 
 
+def document_text(data: bytes) -> str:
+    """A user's document (a config, a spec file) as text: UTF-8, a leading byte-order mark (as
+    Windows editors save) dropped, as the JSON reader drops it from bytes; TOML and a str refuse it."""
+    return data.decode("utf-8-sig")
+
+
 def read_toml(path: str | os.PathLike) -> dict:
     """A TOML file (a spec, sources or releases file), read through read_bounded."""
-    return tomllib().loads(read_bounded(path, what="spec file").decode("utf-8"))
+    return tomllib().loads(document_text(read_bounded(path, what="spec file")))
 
 
 class DuplicateKey(ValueError):

@@ -35,7 +35,7 @@ from pydantic import (
 )
 
 from ...specs.errors import InputError
-from ...specs.files import read_bounded
+from ...specs.files import document_text, read_bounded
 from .. import inputs
 from ..launch import BY_KEY as LAUNCH_FIELDS
 from ..launch import MAX_CLUSTER_SIZE, MAX_LOCAL_BYTES, MAX_SM_COUNT
@@ -339,7 +339,7 @@ def load_config(path: str | Path) -> LintConfig:
     """A config file, or the [tool.tuneadvise] table of a pyproject.toml."""
     path = Path(path)
     try:
-        text = read_bounded(path).decode("utf-8")
+        text = document_text(read_bounded(path))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
