@@ -535,3 +535,13 @@ def test_max_dynamic_smem_text_says_the_figures_its_json_gives(arch, registers, 
     at_max = doc["blocks_per_sm_at_max"]
     if at_max > blocks:
         assert f"At that size {at_max} block{'s' if at_max != 1 else ''}/SM reside" in text, text
+
+
+def test_suggest_refuses_a_base_without_a_size_per_thread():
+    """`suggest --dynamic-shared-mem-base 1K` answered for no dynamic shared memory at all (the
+    base only adds to a per-thread size): it names what to give instead."""
+    result = run("suggest", "--arch", "h100-sxm", "-r", "32", "--dynamic-shared-mem-base", "1K")
+    assert_one_line_error(result, "--dynamic-shared-mem-base", "--dynamic-shared-mem-per-thread")
+    both = run("suggest", "--arch", "h100-sxm", "-r", "32", "--dynamic-shared-mem-base", "1K",
+               "--dynamic-shared-mem-per-thread", "8", "--format", "json")
+    assert json.loads(both.output)["dynamic_shared_mem_function"].startswith("1024")
