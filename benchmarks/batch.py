@@ -3,7 +3,7 @@
 result line out per input line with every rule's findings.
 
     python benchmarks/batch.py [--lines 200000] [--repeats 3] [--profile 20000] [--save FILE]
-                               [--seed 7] [--instructions 1000]
+                               [--seed 7] [--instructions 1000] [--ignore CODES]
 
 Each repeat is a fresh process (no cache starts warm) on its own seeded lines,
 timed from start to exit, start-up included. Beside it, the floor of the stack
@@ -17,7 +17,8 @@ functions by their own time) of the library path on --profile lines.
 `--save FILE` writes every output line of the first repeat, so that two
 versions can be compared byte for byte on the same seeded lines; `--seed N`
 seeds the first repeat's lines (the next repeats N+1, N+2...), for a second
-comparison on other lines.
+comparison on other lines. `--ignore CODES` passes --ignore to the command (`--ignore TA`: no
+findings at all, against the floor of the smaller document it then prints): what the rules cost.
 `--instructions N` (where valgrind is installed) also counts the instructions
 per line of the library path (run_batch) and of the floor on N of those lines,
 with callgrind: the ratio a loaded machine's wall time cannot blur. Each count
@@ -78,9 +79,9 @@ def make_lines(count: int, seed: int = 7) -> list[str]:
     return lines
 
 
-def tuneadvise_command() -> list[str]:
+def tuneadvise_command(ignore: str | None = None) -> list[str]:
     script = shutil.which("tuneadvise") or str(Path(sys.executable).with_name("tuneadvise"))
-    return [script, "occupancy", "--batch", "-", "--format", "jsonl"]
+    return [script, "occupancy", "--batch", "-", "--format", "jsonl", *(["--ignore", ignore] if ignore else [])]
 
 
 def _children_cpu() -> float:
@@ -88,14 +89,14 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def cli_run(lines: list[str]) -> tuple[float, float, list[str]]:
+def cli_run(lines: list[str], ignore: str | None = None) -> tuple[float, float, list[str]]:
     """(seconds from start to exit, CPU seconds, the lines printed) of the command line on these
     lines. CPU time as well as wall time: on a loaded machine the wall clock counts the time the
     process waited for a core."""
     data = "".join(lines).encode()
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
     cpu, start = _children_cpu(), time.perf_counter()
-    proc = subprocess.run(tuneadvise_command(), input=data, capture_output=True, env=env)
+    proc = subprocess.run(tuneadvise_command(ignore), input=data, capture_output=True, env=env)
     seconds, cpu = time.perf_counter() - start, _children_cpu() - cpu
     if proc.returncode not in (0, 1):
         raise SystemExit(f"batch failed ({proc.returncode}): {proc.stderr.decode()[:500]}")
@@ -189,13 +190,14 @@ def main():
     parser.add_argument("--save", help="write the first repeat's output lines here")
     parser.add_argument("--seed", type=int, default=7, help="the first repeat's seed (the next: seed + 1, ...)")
     parser.add_argument("--instructions", type=int, default=0, help="lines counted with callgrind (0: none)")
+    parser.add_argument("--ignore", help="rule codes the command ignores (--ignore TA: no findings)")
     args = parser.parse_args()
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average "
           f"{', '.join(f'{x:.2f}' for x in os.getloadavg())}")
     runs, cpu_ratios = [], []
     for repeat in range(args.repeats):
         lines = make_lines(args.lines, args.seed + repeat)
-        ours, ours_cpu, printed = cli_run(lines)
+        ours, ours_cpu, printed = cli_run(lines, args.ignore)
         if repeat == 0 and args.save:
             Path(args.save).write_text("\n".join(printed) + "\n")
         floor, floor_cpu = floor_seconds(lines, printed)
@@ -206,7 +208,8 @@ def main():
     ours = sorted(r[0] for r in runs)
     floors = sorted(r[1] for r in runs)
     ratios = sorted(r[0] / r[1] for r in runs)
-    print(f"{args.lines:,} varied lines with findings through `{' '.join(['tuneadvise', *tuneadvise_command()[1:]])}`, "
+    findings = f"without {args.ignore}* findings" if args.ignore else "with findings"
+    print(f"{args.lines:,} varied lines {findings} through `{' '.join(['tuneadvise', *tuneadvise_command(args.ignore)[1:]])}`, "
           f"{args.repeats} cold runs: median {args.lines / statistics.median(ours):,.0f} lines/s, "
           f"best {args.lines / ours[0]:,.0f}, worst {args.lines / ours[-1]:,.0f}")
     print(f"floor, json.loads of each line + json.dumps of the document printed for it: "

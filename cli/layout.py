@@ -1,4 +1,4 @@
-"""Text laid out line by line, for the outputs drawn without rich's layout (lint's report, the
+"""Text laid out line by line, for the outputs drawn without rich's layout (lint's report, explain, the
 frontier, statistics, diffs, long tables stacked): lines wrapped between words at the output's
 width: the terminal's, else COLUMNS (80 by default, 40 at least)."""
 

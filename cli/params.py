@@ -140,6 +140,17 @@ class RuleCodes(click.ParamType):
         return value
 
 
+class ProbeNames(click.ParamType):
+    """Probes by name, comma-separated (`dram,l2`), as their names in run order."""
+
+    name = "probes"
+
+    def convert(self, value, param, ctx):
+        from ..advisor.queries.probe import probe_names
+
+        return probe_names(value, _field(param))
+
+
 class Size(click.ParamType):
     """Bytes, such as 12288, `12K` or `1.5K` (K = 1024)."""
 

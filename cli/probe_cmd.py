@@ -7,9 +7,9 @@ import sys
 
 import click
 
-from .common import EXIT_FINDINGS, BadInput, choose_format, console, emit, fail_unavailable
+from .common import EXIT_FINDINGS, choose_format, console, emit, fail_unavailable
 from .options import format_option
-from .params import FilePath
+from .params import FilePath, ProbeNames
 
 
 def _cupy_or_exit(what: str):
@@ -21,41 +21,8 @@ def _cupy_or_exit(what: str):
         fail_unavailable(str(exc))
 
 
-def _parse_only(only: str | None) -> list[str]:
-    from ..probes.suite import PROBES
-
-    if not only:
-        return list(PROBES)
-    names = [n.strip() for n in only.split(",") if n.strip()]
-    unknown = [n for n in names if n not in PROBES]
-    if unknown:
-        raise BadInput(f"--only: unknown probe '{unknown[0]}' (choose from {', '.join(PROBES)})")
-    return [n for n in PROBES if n in names]
-
-
-def _devices(device: str):
-    """CuPy and the GPUs --device names (no CuPy or no GPU exits 3)."""
-    cupy = _cupy_or_exit("probe")
-    from ..probes.gpu import device_count
-
-    return cupy, _parse_devices(device, device_count(cupy))
-
-
-def _parse_devices(device: str, count: int) -> list[int]:
-    """'all', one index, or a comma-separated list of indices (a device may be
-    listed twice, which runs the multi-device path on a one-GPU machine)."""
-    if device == "all":
-        return list(range(count))
-    parts = [p.strip() for p in device.split(",")]
-    for part in parts:
-        if not (part.isascii() and part.isdigit()) or int(part) >= count:
-            raise BadInput(f"--device: {part!r} is not a device index below {count}, a comma-separated list of them, "
-                           "or 'all'")
-    return [int(p) for p in parts]
-
-
 @click.command()
-@click.option("--only", metavar="NAMES",
+@click.option("--only", type=ProbeNames(), metavar="NAMES",
               help="Comma-separated probes: compute, dram, curve, l2, shared, latency, launch, occupancy, cluster.")
 @click.option("--quick", is_flag=True,
               help="Fewer repeats at the same sizes (figures within a few % of the full run; ones whose repeats "
@@ -73,19 +40,18 @@ def probe(only, quick, device, fmt, save, tiny):
     Exit codes: 0 all probes ran; 1 a probe failed (the others still report);
     2 bad input; 3 no CuPy or no GPU.
     """
-    from ..advisor.queries.probe import probe_document
+    from ..advisor.queries.probe import probe_query
     from .fileio import check_writable
 
-    names = _parse_only(only)
     check_writable(save, "--save")
     fmt = choose_format(fmt)
-    cupy, devices = _devices(device)
-    documents = [_probe_one(cupy, index, names, quick, fmt, tiny) for index in devices]
+    answer = probe_query(_cupy_or_exit("probe"), only, device, quick, tiny, save=bool(save),
+                         run=lambda ctx, names: _run_with_progress(ctx, names, fmt),
+                         measured=_render_device if fmt == "table" else None)
     if save:
-        _save_spec(save, documents[0])
-    document = probe_document(documents)
-    emit(fmt, document, lambda: _print_differences(document.get("differs_most", [])))
-    sys.exit(EXIT_FINDINGS if any(doc["failed"] for doc in documents) else 0)
+        _write_spec(save, answer.saved)
+    emit(fmt, answer.to_json(), lambda: _print_differences(answer.document.get("differs_most", [])))
+    sys.exit(EXIT_FINDINGS if answer.failed else 0)
 
 
 def _print_differences(rows: list[dict]) -> None:
@@ -100,15 +66,10 @@ def _print_differences(rows: list[dict]) -> None:
                          f"{row['unit']}, {row['difference']:+.1%} against the others' median {row['others_median']:.4g}"))
 
 
-def _probe_one(cupy, index: int, names: list[str], quick: bool, fmt: str, tiny: bool = False) -> dict:
-    from ..probes.suite import measure_device
+def _render_device(doc: dict, product) -> None:
+    from .probe_render import render_probe
 
-    doc, product = measure_device(cupy, index, names, quick, tiny, lambda ctx, chosen: _run_with_progress(ctx, chosen, fmt))
-    if fmt == "table":
-        from .probe_render import render_probe
-
-        render_probe(console(), doc, product)
-    return doc
+    render_probe(console(), doc, product)
 
 
 def _run_with_progress(ctx, names: list[str], fmt: str):
@@ -124,13 +85,11 @@ def _run_with_progress(ctx, names: list[str], fmt: str):
         return run_probes(ctx, names, progress=lambda name: bar.advance(task))
 
 
-def _save_spec(path: str, doc: dict) -> None:
-    from ..probes.native import saved_spec, to_toml
-    from ..specs.catalog import shipped_catalog
+def _write_spec(path: str, text: str) -> None:
     from .fileio import output_error, write_atomically
 
     try:
-        write_atomically(path, to_toml(saved_spec(doc, shipped_catalog())).encode())
+        write_atomically(path, text.encode())
     except OSError as exc:
         raise output_error(exc, "--save", path) from None
 

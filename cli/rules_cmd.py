@@ -37,22 +37,19 @@ def _render_rules(chosen) -> None:
     console().print(table)
 
 
-def _paragraph(text: str, width: int, indent: str = "") -> str:
+def _paragraph(text: str, width: int) -> str:
     """`text` wrapped between words (never inside one, nor at a hyphen)."""
-    import textwrap
+    from .layout import wrap
 
-    return textwrap.fill(text, width=width, initial_indent=indent, subsequent_indent=indent,
-                         break_long_words=False, break_on_hyphens=False)
+    return "\n".join(wrap(text, width, whole_words=True))
 
 
 def _command(line: str, width: int) -> str:
     """A shell command wrapped between words, each continued line ending in ` \\`, so it still
     runs when pasted."""
-    import textwrap
+    from .layout import wrap
 
-    parts = textwrap.wrap(line, width=width - 2, initial_indent="  ", subsequent_indent="      ",
-                          break_long_words=False, break_on_hyphens=False)
-    return " \\\n".join(parts)
+    return " \\\n".join(wrap(line, width - 2, "  ", "      ", whole_words=True))
 
 
 def _example(example: dict, width: int) -> str:

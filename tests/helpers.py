@@ -9,6 +9,12 @@ TESTS = Path(__file__).resolve().parent
 ROOT = TESTS.parent
 
 
+# A stand-in tool's Python body that allocates 1 GiB and, refused under its address-space bound,
+# aborts as NVIDIA's C++ tools do on an allocation refused (SIGABRT: exit status -6).
+ABORT_PAST_MEMORY = ("import os\ntry:\n    bytearray(1 << 30)\nexcept MemoryError:\n"
+                     "    os.abort()")
+
+
 def assert_one_line_error(result, *fragments: str, exit_code: int = 2) -> None:
     """The bad-input contract (docs/occupancy.md, docs/lint.md): the documented exit code, one
     line of output naming what was wrong (each of `fragments`), and no traceback."""

@@ -148,11 +148,12 @@ class Comparison:
     # block, TA908 among them). A regression fails the run unless the caller allows regressions.
     lost_occupancy: dict = field(default_factory=dict)
 
-    def counts(self, kernel, finding) -> bool:
-        """Whether a finding counts toward failure (source findings always do)."""
+    def status_of(self, kernel, code: str) -> str | None:
+        """A kernel's finding against the baseline: "new", "worse" or "baselined"; None for a
+        source finding (kernel None), which the baseline does not record."""
         if kernel is None:
-            return True
-        return self.status.get((kernel_key(kernel.name, kernel.arch, kernel.usage.variant), finding.code), "new") != "baselined"
+            return None
+        return self.status.get((kernel_key(kernel.name, kernel.arch, kernel.usage.variant), code), "new")
 
 
 def compare(report, baseline: dict) -> Comparison:

@@ -21,7 +21,6 @@ from typing import NamedTuple
 from ..engine.occupancy import CARVEOUT_NAMES
 from ..report import occupancy_document
 from ..rules import SEVERITIES, SEVERITY_RANK
-from .baseline import kernel_key
 from .host_launches import site_document
 from .machine_code import sass_document
 
@@ -51,9 +50,20 @@ class LintDocument(NamedTuple):
     def summary(self) -> dict:
         return self.tail["summary"]
 
+    def failing(self, finding: dict) -> bool:
+        """Whether a finding of this document (a kernel's or a source finding) fails the run, as
+        the summary's failing_findings counted it."""
+        return fails(finding["severity"], self.summary["fail_on"], finding.get("baseline"))
+
     def whole(self) -> dict:
         """The document as one dict: json.dumps of it is `--format json`'s output."""
         return {**self.head, "kernels": list(self.kernels()), **self.tail}
+
+
+def fails(severity: str, fail_on: str, baseline: str | None = None) -> bool:
+    """Whether a finding fails the run: at or above `fail_on`, and not accepted by the baseline
+    (`baseline`: its status against one, "new", "worse" or "baselined"; None without one)."""
+    return SEVERITY_RANK[severity] >= SEVERITY_RANK[fail_on] and baseline != "baselined"
 
 
 def _finding_dict(finding, status: str | None) -> dict:
@@ -81,8 +91,7 @@ def _launch(kernel) -> dict:
 def kernel_document(kernel, comparison=None, occupancy: dict | None = None) -> dict:
     """One kernel's entry. `occupancy`: its occupancy_document, when the caller already has it
     (kernels with the same launch on the same architecture have the same one)."""
-    usage, status = kernel.usage, None
-    key = kernel_key(kernel.name, kernel.arch, kernel.usage.variant) if comparison is not None else None
+    usage = kernel.usage
     entry = {
         "name": kernel.name, "demangled": kernel.demangled, "arch": kernel.arch,
         "registers": usage.registers, "shared_mem": usage.shared_mem,
@@ -94,7 +103,7 @@ def kernel_document(kernel, comparison=None, occupancy: dict | None = None) -> d
         "launch": _launch(kernel),
         "location": {"file": kernel.location[0], "line": kernel.location[1]},
         "occupancy": occupancy if occupancy is not None else occupancy_document(kernel.result, kernel.launch.dims),
-        "findings": [_finding_dict(f, status if key is None else comparison.status.get((key, f.code), "new"))
+        "findings": [_finding_dict(f, None if comparison is None else comparison.status_of(kernel, f.code))
                      for f in kernel.findings],
         "sass": sass_document(usage.sass),
     }
@@ -110,15 +119,14 @@ def summary(report, fail_on: str, comparison=None, allow_regressions: bool = Fal
     by_severity = dict.fromkeys(SEVERITIES, 0)
     by_code: dict[str, int] = {}
     counted = failing_kernels = 0
-    threshold = SEVERITY_RANK[fail_on]
 
     def count(kernel, findings) -> int:
         failing = 0
         for finding in findings:
             by_severity[finding.severity] += 1
             by_code[finding.code] = by_code.get(finding.code, 0) + 1
-            if SEVERITY_RANK[finding.severity] >= threshold and (comparison is None or comparison.counts(kernel, finding)):
-                failing += 1
+            failing += fails(finding.severity, fail_on,
+                             None if comparison is None else comparison.status_of(kernel, finding.code))
         return failing
 
     for kernel in report.kernels:

@@ -20,7 +20,7 @@ import os
 from collections.abc import Iterator
 from xml.sax.saxutils import escape, quoteattr
 
-from ..rules import SEVERITY_RANK, registry
+from ..rules import registry
 from ..text import COMPACT, hex_escaped, markdown_text, utf8_text, xml_text
 from .paths import shown_path
 
@@ -247,36 +247,49 @@ def _attribute(text) -> str:
 
 
 def junit_chunks(doc) -> Iterator[str]:
-    """One test case per kernel and architecture; findings at or above the
-    failure threshold (and not baselined) are failures, the rest go to system-out."""
+    """One test case per kernel and architecture, and one per source file with findings not of a
+    kernel; the findings that fail the run (the document says which: doc.failing) are failures,
+    the rest go to system-out."""
     summary = doc.summary
-    threshold = SEVERITY_RANK[summary["fail_on"]]
-    tests = summary["kernels"] + summary["problems"]
-    failures = summary["failing_kernels"] + summary["problems"]
+    by_file: dict = {}
+    for finding in doc.tail["source_findings"]:
+        by_file.setdefault(finding["details"].get("file") or "", []).append(finding)
+    failing_files = sum(1 for findings in by_file.values() if any(map(doc.failing, findings)))
+    tests = summary["kernels"] + len(by_file) + summary["problems"]
+    failures = summary["failing_kernels"] + failing_files + summary["problems"]
     yield ('<?xml version="1.0" encoding="UTF-8"?>\n'
            f'<testsuites name="tuneadvise lint" tests="{tests}" failures="{failures}">\n'
            f'<testsuite name="tuneadvise lint" tests="{tests}" failures="{failures}" errors="0">\n')
     relative = {}
     for kernel in doc.kernels():
-        failing = [f for f in kernel["findings"]
-                   if SEVERITY_RANK[f["severity"]] >= threshold and f.get("baseline", "new") != "baselined"]
-        others = [f for f in kernel["findings"] if f not in failing]
-        body = ""
-        if failing:
-            text = "\n".join(f"{f['code']} {f['severity']}: {f['message']}" for f in failing)
-            body += (f"<failure type={_attribute(failing[0]['code'])} "
-                     f"message={_attribute(failing[0]['message'])}>{escape(xml_text(text))}</failure>")
-        if others:
-            body += "<system-out>" + escape(xml_text("\n".join(f"{f['code']} {f['severity']}: {f['message']}"
-                                                              for f in others))) + "</system-out>"
         name = _attribute(f"{kernel['demangled']} [{kernel['arch']}]")
         yield (f'  <testcase classname={_attribute("tuneadvise." + kernel["arch"])} name={name}'
-               f' file={_attribute(_relative(kernel["location"]["file"], relative) or "")}>{body}</testcase>\n')
+               f' file={_attribute(_relative(kernel["location"]["file"], relative) or "")}>'
+               f'{_junit_findings(doc, kernel["findings"])}</testcase>\n')
+    for file, findings in by_file.items():
+        shown = _attribute(_relative(file, relative) or "")
+        yield (f'  <testcase classname="tuneadvise.source" name={shown} file={shown}>'
+               f'{_junit_findings(doc, findings)}</testcase>\n')
     for problem in doc.tail["problems"]:
         where = f"{problem['file']}:{problem['line']}" if problem["line"] else problem["file"]
         yield (f'  <testcase classname="tuneadvise.input" name={_attribute(where)}>'
                f'<error type="bad-input" message={_attribute(problem["message"])}/></testcase>\n')
     yield "</testsuite>\n</testsuites>\n"
+
+
+def _junit_findings(doc, findings: list[dict]) -> str:
+    """A test case's body: its failing findings as one failure, the others as system-out."""
+    failing = [f for f in findings if doc.failing(f)]
+    others = [f for f in findings if not doc.failing(f)]
+    body = ""
+    if failing:
+        text = "\n".join(f"{f['code']} {f['severity']}: {f['message']}" for f in failing)
+        body += (f"<failure type={_attribute(failing[0]['code'])} "
+                 f"message={_attribute(failing[0]['message'])}>{escape(xml_text(text))}</failure>")
+    if others:
+        body += "<system-out>" + escape(xml_text("\n".join(f"{f['code']} {f['severity']}: {f['message']}"
+                                                          for f in others))) + "</system-out>"
+    return body
 
 
 # -- CSV ----------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..tool_bounds import Finished, failure, limited
 from .usage import InputProblem
 
 NCU_REP_MAGIC = b"NVR\0"  # a saved .ncu-rep report
@@ -44,6 +45,14 @@ CHUNK = 1 << 20
 MAX_LAUNCHES = 1_000_000  # a 100 MB export holds about 15,000
 MAX_PROBLEMS = 100
 CONVERT_TIMEOUT_S = 300
+# The address space `ncu --import` may take, a generous constant (the compiler's default bound,
+# toolchain/settings.py's COMPILE_MEMORY_MIB), raised here for a report that needs more. On an
+# H200 machine, Nsight Compute 2025.3.1 converting a 19 MB report of 280 launches (six sections)
+# peaked at 348 MB of address space (172 MB resident), as much as a 10 MB `--set full` report.
+# Far below that it is killed or aborts (a one-line error), but at 128 to 256 MiB it exited 0
+# printing wrong units, so the bound must stay far above what ncu needs, never near it.
+CONVERT_MEMORY_MIB = 8192
+MAX_ERRORS_READ = 1 << 16  # bytes of what a failed conversion printed on stderr that its error is read from
 EXPORT_HINT = ("{name} is a saved Nsight Compute report and ncu is not on PATH to convert it: "
                "export it with `ncu --import {name} --csv > report.csv` and pass report.csv")
 
@@ -239,18 +248,20 @@ class _Bounded(io.RawIOBase):
 
 def _converted_lines(path: Path) -> Iterator[str]:
     """The CSV of a saved report, as `ncu --import R --csv --print-units base` prints it (base
-    units: exact byte counts), streamed line by line; ncu is killed past CONVERT_TIMEOUT_S, and a
-    failure raises NcuConversionError when the output ends."""
+    units: exact byte counts), streamed line by line; ncu runs within CONVERT_MEMORY_MIB of address
+    space and is killed past CONVERT_TIMEOUT_S, and a failure raises NcuConversionError (said as
+    every tool's failure is: tool_bounds.failure) when the output ends."""
     ncu = shutil.which("ncu")
     if ncu is None:
         raise NcuMissing(EXPORT_HINT.format(name=path.name))
-    command = [ncu, "--import", str(path), "--csv", "--print-units", "base"]
+    command = limited([ncu, "--import", str(path), "--csv", "--print-units", "base"], CONVERT_MEMORY_MIB)
     with tempfile.TemporaryFile() as errors:
         try:
             process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL)
         except OSError as exc:
             raise NcuConversionError(f"ncu --import {path.name} --csv failed: {exc.strerror}") from None
-        timer = threading.Timer(CONVERT_TIMEOUT_S, process.kill)
+        expired = threading.Event()
+        timer = threading.Timer(CONVERT_TIMEOUT_S, lambda: (expired.set(), process.kill()))
         timer.start()
         try:
             with io.TextIOWrapper(process.stdout, encoding="utf-8", errors="replace", newline="") as text:
@@ -263,9 +274,9 @@ def _converted_lines(path: Path) -> Iterator[str]:
                 process.wait()
         if code != 0:
             errors.seek(0)
-            last = (errors.read(1 << 16).decode("utf-8", "replace").strip().splitlines() or ["no message"])[-1][:200]
-            why = f"killed after {CONVERT_TIMEOUT_S} s" if code < 0 else f"exit {code}"
-            raise NcuConversionError(f"ncu --import {path.name} --csv failed ({why}): {last}")
+            said = Finished(None if expired.is_set() else code, bytearray(errors.read(MAX_ERRORS_READ)), False)
+            problem = failure(said, "ncu", CONVERT_TIMEOUT_S, CONVERT_MEMORY_MIB, MAX_ERRORS_READ)
+            raise NcuConversionError(f"ncu --import {path.name} --csv failed: {problem}")
 
 
 def _bounded_lines(handle) -> Iterator[str]:

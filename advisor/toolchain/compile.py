@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import NamedTuple
 
 from ...specs.files import read_bounded
 from ..readers.compiler_output import MAX_LINE, KernelUsage, parse_ptxas
-from ..text import clip
+from ..tool_bounds import failure, output_lines
 from .discovery import Toolchain
 from .host_code import LAUNCHES_KEY, compile_host, launches_from_json, launches_json
 from .processes import RunningCompilers, run_limited
@@ -35,15 +34,12 @@ from .settings import BuildSettings
 PTX_SUFFIX = ".ptx"
 CUBIN_KEY = "-cubin"  # the cache entry of a build's cubin: its report's key and this
 DEFAULT_SETTINGS = BuildSettings()
-MAX_ERROR_LINE = 300
 MAX_KEPT_CUBIN = 64 << 20  # bytes of a compiled cubin kept for its machine code; larger ones are not read
-MAX_DECODED_LINE = 1 << 16  # bytes of an output line read: past MAX_LINE (parse_ptxas) and MAX_ERROR_LINE
 # What a compiler may print before its build is stopped. ptxas's report is a few hundred bytes a
 # kernel; nvcc repeats the whole source line in every diagnostic, so a long line with many
 # warnings prints quadratically (a 200 KB line of repeated `volatile`: 22,000 warnings, 5 GB).
 MAX_COMPILER_OUTPUT = 32 << 20
-# How a compiler stage reports an allocation refused under --compile-memory (cicc segfaults on some).
-_MEMORY_SIGNS = ("out of memory", "bad_alloc", "cannot allocate memory", "segmentation fault")
+COMPILER_BOUNDS = ("--compile-timeout", "--compile-memory")  # the options that raise a compiler run's bounds
 
 
 class Build(NamedTuple):
@@ -87,31 +83,6 @@ def command(toolchain: Toolchain, build: Build, output: str) -> list[str]:
             build.source, "-o", output]
 
 
-def compiler_error_line(lines, returncode: int) -> str:
-    """The compiler's first error, on one line; else its last line; else the exit status."""
-    first_error = last = ""
-    for line in lines:
-        line = line.strip()
-        if line:
-            last = line
-            if "error" in line.lower():
-                first_error = line
-                break
-    return clip(first_error or last or f"exited with status {returncode}", MAX_ERROR_LINE)
-
-
-def output_lines(data) -> Iterator[str]:
-    """The lines of a compiler's output, decoded one at a time, each at most MAX_DECODED_LINE bytes:
-    the output (up to MAX_COMPILER_OUTPUT) is never text at once, which for output of four-byte
-    characters is four times its size, for each build running."""
-    start, size = 0, len(data)
-    while start < size:
-        end = data.find(b"\n", start)
-        end = size if end < 0 else end
-        yield data[start:min(end, start + MAX_DECODED_LINE)].decode("utf-8", errors="replace").rstrip("\r")
-        start = end + 1
-
-
 def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DEFAULT_SETTINGS,
                 running: RunningCompilers | None = None, keep_cubin: bool = False) -> BuildResult:
     """One build: ptxas's report lines from the compiler's output (stdout and stderr as one), or one
@@ -132,9 +103,9 @@ def compile_one(toolchain: Toolchain, build: Build, settings: BuildSettings = DE
             return BuildResult(build, "", f"cannot run {argv[0]}: {exc.strerror or exc}")
         wrote = os.path.isfile(cubin)
         machine_code = _read_cubin(cubin) if keep_cubin and wrote and done.returncode == 0 else None
-    failure = _failure(done, settings, MAX_COMPILER_OUTPUT)
-    if failure is not None:
-        return BuildResult(build, "", failure)  # the error line is all a failed build is read for
+    problem = _failure(done, settings, MAX_COMPILER_OUTPUT)
+    if problem is not None:
+        return BuildResult(build, "", problem)  # the error line is all a failed build is read for
     output = done.output
     if not wrote:  # every compile writes a cubin, a source without kernels too; --dryrun or --version do not
         return BuildResult(build, "", "exited without compiling (no cubin written: a flag such as --dryrun "
@@ -151,27 +122,15 @@ def _step(argv: list[str], build: Build, settings: BuildSettings, running: Runni
                            output_limit=output_limit, running=running)
     except OSError as exc:
         return None, f"cannot run {argv[0]}: {exc.strerror or exc}"
-    failure = _failure(done, settings, output_limit)
-    if failure is not None:
-        return None, failure
+    problem = _failure(done, settings, output_limit)
+    if problem is not None:
+        return None, problem
     return list(output_lines(done.output)), None
 
 
 def _failure(done, settings: BuildSettings, output_limit: int) -> str | None:
-    """One line saying why a compiler command failed (past its time, its output or its memory, or an
-    error it printed); None where it succeeded."""
-    if done.timed_out:
-        return f"stopped after {settings.timeout_s:g} s (--compile-timeout)"
-    if done.overflowed:
-        first = next((line.strip() for line in output_lines(done.output) if line.strip()), "")
-        return f"printed more than {output_limit >> 20} MiB and was stopped; it began: {clip(first, MAX_ERROR_LINE)}"
-    if done.returncode == 0:
-        return None
-    error = compiler_error_line(output_lines(done.output), done.returncode)
-    if settings.memory_mib is not None and (done.returncode < 0 or any(
-            sign in line.lower() for line in output_lines(done.output) for sign in _MEMORY_SIGNS)):
-        error += f" (each compiler process may use {settings.memory_mib} MiB: --compile-memory)"
-    return error
+    """processes.failure of a compiler command, naming the options that raise its bounds."""
+    return failure(done, "compiler", settings.timeout_s, settings.memory_mib, output_limit, COMPILER_BOUNDS)
 
 
 def _read_cubin(path: str) -> bytes | None:

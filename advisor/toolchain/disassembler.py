@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from ..readers.sass import KernelSass, read_live_registers, read_sass
+from ..tool_bounds import failure
 from .discovery import candidates, tool_release
 from .processes import RunningCompilers, run_limited
 from .report_cache import MAX_ENTRY, EntryStore, file_identity
@@ -93,14 +94,9 @@ class Disassembler:
     def _listing(self, options: list[str], running: RunningCompilers) -> str:
         finished = run_limited([self.path, *options], None, timeout_s=TIMEOUT_S, memory_mib=MEMORY_MIB,
                                output_limit=MAX_LISTING, running=running)
-        if finished.timed_out:
-            raise DisassemblyError(f"nvdisasm ran past {TIMEOUT_S} s")
-        if finished.overflowed:
-            raise DisassemblyError(f"nvdisasm's listing is longer than {MAX_LISTING >> 20} MiB")
-        if finished.returncode != 0:
-            said = bytes(finished.output).decode("utf-8", "replace").replace(options[-1], "the cubin")
-            last = said.strip().splitlines()[-1:] or ["no message"]
-            raise DisassemblyError(f"nvdisasm failed: {last[0][:200]}")
+        problem = failure(finished, "nvdisasm", TIMEOUT_S, MEMORY_MIB, MAX_LISTING)
+        if problem is not None:  # said of the cubin, not of the temporary file it was written to
+            raise DisassemblyError(f"nvdisasm failed: {problem.replace(options[-1], 'the cubin')}")
         return bytes(finished.output).decode("utf-8", "replace")
 
 

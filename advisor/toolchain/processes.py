@@ -1,11 +1,11 @@
 """Run one of NVIDIA's tools within bounds: its time, its address space (and its children's), and
 what it may print; its whole process group killed when a bound is passed or the run is
 interrupted. Every process tuneadvise starts on a source goes through here: the compiles
-(compile.py) and the report cache's `nvcc -M` (report_cache.py), whose preprocessor reads whatever the
-source includes (`#include "/dev/zero"` grows it without end).
+(compile.py), the report cache's `nvcc -M` (report_cache.py), whose preprocessor reads whatever the
+source includes (`#include "/dev/zero"` grows it without end), and nvdisasm (disassembler.py).
 
-On POSIX the address space is capped with `ulimit -v` through /bin/sh, which every process the
-tool starts inherits; a `preexec_fn` would do the same but is unsafe with the thread pool.
+The address-space cap and the one line a failed run is said in are advisor/tool_bounds.py's
+(`limited`, `failure`), which the Nsight Compute reader's `ncu --import` shares.
 """
 
 from __future__ import annotations
@@ -15,39 +15,10 @@ import signal
 import subprocess
 import tempfile
 import threading
-from typing import NamedTuple
+
+from ..tool_bounds import Finished, limited
 
 OUTPUT_GRACE_S = 5  # after the tool exits, how long its output may take to end
-
-
-class Finished(NamedTuple):
-    returncode: int | None  # None: stopped at the time limit
-    output: bytearray  # stdout and stderr together, at most the output limit
-    overflowed: bool  # printed more than the output limit, and was stopped
-
-    @property
-    def timed_out(self) -> bool:
-        return self.returncode is None
-
-
-def limited(argv: list[str], memory_mib: int | None) -> list[str]:
-    """`argv` started with its address space (and its children's) capped at `memory_mib`."""
-    if memory_mib is None or os.name != "posix" or not os.path.exists("/bin/sh"):
-        return argv
-    return ["/bin/sh", "-c", 'ulimit -v "$0" && exec "$@"', str(_within_hard_limit(memory_mib * 1024)), *argv]
-
-
-def _within_hard_limit(kib: int) -> int:
-    """`kib`, or the hard limit this process runs under when that is lower: only a privileged
-    process may raise it, so asking for more failed every build of everyone else (`ulimit: error
-    setting limit (Operation not permitted)`) wherever the hard limit is below --compile-memory."""
-    try:
-        import resource
-
-        hard = resource.getrlimit(resource.RLIMIT_AS)[1]
-    except (ImportError, OSError, ValueError):
-        return kib
-    return kib if hard == resource.RLIM_INFINITY or hard < 0 else min(kib, hard // 1024)
 
 
 class RunningCompilers:

@@ -92,6 +92,28 @@ def test_a_columns_below_the_narrowest_is_the_narrowest_not_an_empty_or_shredded
     assert result.exit_code == narrowest.exit_code
     assert result.stdout == narrowest.stdout
 
+
+@pytest.mark.parametrize("columns", [80, 100])
+def test_explain_wraps_words_whole_and_commands_that_still_run(columns):
+    """Every rule's explanation at 80 and 100 columns: its paragraphs are its own words, broken only
+    between them (a hyphen or a flag is never split), and each example command, continued with
+    ` \\`, is the command the example runs."""
+    from tuneadvise.advisor.rules import registry
+    from tuneadvise.advisor.rules.markdown import example_command
+
+    for rule in registry().values():
+        result = CliRunner().invoke(cli, ["explain", rule.code], env={"COLUMNS": str(columns)})
+        assert result.exit_code == 0, result.output
+        blocks = result.stdout.rstrip("\n").split("\n\n")
+        for block, text in zip(blocks[1:3], (f"{rule.summary}.", rule.explanation)):
+            assert " ".join(block.splitlines()) == text
+            assert all(len(line) <= columns or " " not in line for line in block.splitlines()), block
+        shown = "\n".join(blocks[4:])
+        commands = [line for line in example_command(rule.trigger).splitlines() if line.startswith("tuneadvise ")]
+        for command in commands:
+            assert command in shown.replace(" \\\n      ", " ").replace("\n  tuneadvise", "\ntuneadvise")
+
+
 def test_rule_text_is_shown_as_written_not_read_as_markup():
     result = CliRunner().invoke(cli, ["rules", "--select", "TA906"], env={"COLUMNS": "200"})
     assert "No [[kernels]] entry" in result.stdout

@@ -129,6 +129,34 @@ def test_with_a_baseline_comparison_and_a_selection(tmp_path):
         assert written(report, "warning", comparison, "") == dumped(report, "warning", comparison, "")
 
 
+def junit_failures(text: str) -> tuple[int, int, int]:
+    """(the failures attribute, the test cases failing or in error, the findings inside failures)."""
+    tree = xml.dom.minidom.parseString(text)
+    [suite] = tree.getElementsByTagName("testsuite")
+    cases = [c for c in tree.getElementsByTagName("testcase")
+             if c.getElementsByTagName("failure") or c.getElementsByTagName("error")]
+    findings = sum(len(failure.firstChild.data.splitlines()) for failure in tree.getElementsByTagName("failure"))
+    return int(suite.getAttribute("failures")), len(cases), findings
+
+
+@pytest.mark.parametrize("fail_on", SEVERITIES)
+def test_junit_failures_are_the_findings_the_summary_counts_failing(tmp_path, fail_on):
+    """JUnit reads which findings fail from the document: a kernel's and a source finding alike
+    (TA906, said once per run, is one), new or worse against a baseline, never one it accepted."""
+    (tmp_path / "tuneadvise.toml").write_text(CONFIG)
+    config = load_config(tmp_path / "tuneadvise.toml")
+    mixed = lint_paths([FIXTURES / "lint_multi.o", FIXTURES / "ptxas_multi.log", KERNELS_CU],
+                       LintOptions(config=config))
+    assert any(f.severity == "info" for f in mixed.source_findings)
+    recorded = ratchet.build(lint_paths([generated_log(tmp_path / "build.log", 200, 9)], LintOptions(config=config)))
+    after = lint_paths([generated_log(tmp_path / "after.log", 200, 10)], LintOptions(config=config))
+    for report, comparison in ((mixed, None), (after, ratchet.compare(after, recorded))):
+        doc = lint_document(report, fail_on, comparison)
+        attribute, cases, findings = junit_failures(serialize("junit", doc))
+        assert findings == doc.summary["failing_findings"] and attribute == cases
+    assert {"new", "baselined"} <= set(comparison.status.values())
+
+
 def test_kernels_sharing_an_analysis_keep_their_own_fields(tmp_path):
     # Two kernels with the same figures share a result; their entries still differ in name and line.
     log = tmp_path / "build.log"
@@ -189,7 +217,8 @@ def test_untrusted_names_come_out_valid_in_every_format(names):
             json.loads(text)
         elif fmt == "junit":
             tree = xml.dom.minidom.parseString(text.encode("utf-8"))
-            assert len(tree.getElementsByTagName("testcase")) == kernels
+            files = {f["details"].get("file") or "" for f in doc.tail["source_findings"]}  # a case per source file
+            assert len(tree.getElementsByTagName("testcase")) == kernels + len(files)
         elif fmt == "csv":
             rows = list(csv.reader(io.StringIO(text)))
             assert all(len(row) == len(rows[0]) for row in rows) and len(rows) > kernels

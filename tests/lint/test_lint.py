@@ -201,11 +201,14 @@ def test_github_junit_csv_markdown(config):
     first = next(line for line in github if "TA901" in line)
     assert "file=" in first and ",line=" in first and "title=TA901 register-budget::" in first
     junit = xml.dom.minidom.parseString(run("lint", *args, "--format", "junit").stdout)
-    cases = junit.getElementsByTagName("testcase")
+    cases = [c for c in junit.getElementsByTagName("testcase") if c.getAttribute("classname") != "tuneadvise.source"]
     failures = [c for c in cases if c.getElementsByTagName("failure")]
     code, doc = lint_json(*args)
     failing = [k for k in doc["kernels"] if any(f["severity"] == "error" for f in k["findings"])]
     assert len(cases) == 14 and len(failures) == len(failing) >= 2
+    [source] = [c for c in junit.getElementsByTagName("testcase") if c.getAttribute("classname") == "tuneadvise.source"]
+    assert [f["code"] for f in doc["source_findings"]] == ["TA906"]  # info: passes at --fail-on error
+    assert not source.getElementsByTagName("failure") and "TA906 info: " in source.toxml()
     rows = list(csv.DictReader(io.StringIO(run("lint", *args, "--format", "csv").stdout)))
     assert {r["code"] for r in rows} >= {"TA901", "TA903"}  # no spills known: the .o has none, no log given
     assert all(r["arch"] in ("sm_80", "sm_90") for r in rows)

@@ -417,12 +417,81 @@ def test_differs_most_names_the_device_farthest_from_its_siblings():
 
 @pytest.mark.parametrize("device", ["0,x", "1", "0,,0", "-1", "\u00b2", "0,\u0663"])
 def test_device_list_rejects_what_is_not_an_index_below_the_count(device):
-    from tuneadvise.cli.common import BadInput
-    from tuneadvise.cli.probe_cmd import _parse_devices
+    from tuneadvise.advisor.queries.probe import device_indices
+    from tuneadvise.specs.errors import InputError
 
-    with pytest.raises(BadInput, match="--device"):
-        _parse_devices(device, 1)
-    assert _parse_devices("0,0", 1) == [0, 0] and _parse_devices("all", 2) == [0, 1]
+    with pytest.raises(InputError) as refused:
+        device_indices(device, 1)
+    assert refused.value.as_option().startswith("--device: ")
+    assert device_indices("0,0", 1) == [0, 0] and device_indices("all", 2) == [0, 1]
+
+
+class FakeCupy:
+    """What the probe command asks of CuPy before it measures: how many devices there are."""
+
+    def __init__(self, count: int):
+        self.cuda = type("cuda", (), {"runtime": type("runtime", (), {"getDeviceCount": staticmethod(lambda: count)})})
+
+
+def recorded_devices(monkeypatch, failed_on=()):
+    """measure_device answering each index with the recorded H100 run (tests/fixtures/h100/probe.json)
+    as measured there, its results recomputed by today's code; a probe named failed on the devices
+    in `failed_on`. Returns the calls it was asked, in order."""
+    from tuneadvise.probes import suite
+
+    calls = []
+
+    def measure(cupy, index, names, quick=False, tiny=False, run=None):
+        calls.append((index, tuple(names), quick, tiny))
+        doc = computed()
+        doc["device"] = {**doc["device"], "index": index}
+        if index in failed_on:
+            doc["failed"] = ["dram"]
+        return doc, shipped_catalog().products["h100-sxm"]
+
+    monkeypatch.setattr(suite, "measure_device", measure)
+    return calls
+
+
+def test_probe_query_measures_each_device_in_turn_and_saves_the_first(monkeypatch):
+    from tuneadvise.advisor.queries.probe import probe_query
+    from tuneadvise.probes.native import saved_spec, to_toml
+    from tuneadvise.probes.suite import PROBES
+
+    calls = recorded_devices(monkeypatch, failed_on=(2,))
+    shown = []
+    answer = probe_query(FakeCupy(3), ["dram", "l2"], "2,0", quick=True, save=True,
+                         measured=lambda doc, product: shown.append((doc["device"]["index"], product.name)))
+    assert calls == [(2, ("dram", "l2"), True, False), (0, ("dram", "l2"), True, False)]
+    assert shown == [(2, "h100-sxm"), (0, "h100-sxm")]
+    assert [d["device"]["index"] for d in answer.document["devices"]] == [2, 0]
+    assert answer.document["differs_most"] and answer.failed
+    assert answer.saved == to_toml(saved_spec(answer.document["devices"][0], shipped_catalog()))
+    one = probe_query(FakeCupy(1), None, "all")
+    assert calls[-1] == (0, tuple(PROBES), False, False)
+    assert one.document["device"]["index"] == 0 and one.saved is None and not one.failed
+
+
+def test_probe_command_renders_and_saves_the_query_answer(monkeypatch, tmp_path):
+    from tuneadvise.probes import gpu
+    from tuneadvise.specs.models import load_user_spec
+
+    recorded_devices(monkeypatch, failed_on=(1,))
+    monkeypatch.setattr(gpu, "load_cupy", lambda what: FakeCupy(2))
+    saved = tmp_path / "native.toml"
+    result = CliRunner().invoke(cli, ["probe", "--device", "0,1", "--only", "l2,dram", "--format", "json",
+                                      "--save", str(saved)])
+    assert result.exit_code == 1, result.output  # a probe failed on device 1
+    doc = json.loads(result.stdout)
+    assert [d["device"]["index"] for d in doc["devices"]] == [0, 1] and doc["differs_most"]
+    catalog, _ = load_user_spec(str(saved))
+    assert "native" in catalog.products
+    text = CliRunner().invoke(cli, ["probe", "--device", "all"], env={"COLUMNS": "100"})
+    assert text.exit_code == 1 and text.stdout.count("fp32_fma ") == 2, text.output
+    assert "Across devices, the one that differs most" in text.stdout
+    assert_one_line_error(CliRunner().invoke(cli, ["probe", "--device", "2"]),
+                          "--device: '2' is not a device index below 2")
+    assert_one_line_error(CliRunner().invoke(cli, ["probe", "--only", "l2,x\ny"]), "--only: unknown probe 'x\\ny'")
 
 
 def saved_with_measured_extras(tmp_path):
@@ -480,13 +549,13 @@ def test_cluster_layout_from_probe_save_is_labelled_measured(tmp_path):
 @settings(max_examples=200, deadline=None)
 @given(st.text(max_size=12))
 def test_device_option_answers_any_text_with_a_list_or_one_line_error(text):
-    from tuneadvise.cli.common import BadInput
-    from tuneadvise.cli.probe_cmd import _parse_devices
+    from tuneadvise.advisor.queries.probe import device_indices
+    from tuneadvise.specs.errors import InputError
 
     try:
-        devices = _parse_devices(text, 2)
-    except BadInput as exc:
-        assert "--device" in str(exc) and "\n" not in str(exc)
+        devices = device_indices(text, 2)
+    except InputError as exc:
+        assert exc.as_option().startswith("--device: ") and "\n" not in str(exc)
     else:
         assert devices and all(0 <= d < 2 for d in devices)
 

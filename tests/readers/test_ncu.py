@@ -1,8 +1,10 @@
 """The Nsight Compute reader on real exports (tests/fixtures/ncu) and on hostile input."""
 
 import io
+import sys
 
 import pytest
+from click.testing import CliRunner
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -14,8 +16,10 @@ from tuneadvise.advisor.readers.ncu import (
     read_lines,
     read_ncu,
 )
+from tuneadvise.cli.main import cli
 
 from ..advisor.ncu_fixtures import launches, text
+from ..helpers import ABORT_PAST_MEMORY
 
 
 def test_launches_of_two_processes_stay_apart():
@@ -219,15 +223,30 @@ def test_a_saved_report_is_converted_by_ncu_on_path(tmp_path, monkeypatch):
 
 def test_a_conversion_that_fails_is_one_error(tmp_path, monkeypatch):
     report = fake_ncu(tmp_path, monkeypatch, 'echo "==ERROR== cannot open report" >&2; exit 1')
-    with pytest.raises(NcuConversionError, match=r"\(exit 1\): ==ERROR== cannot open report"):
+    with pytest.raises(NcuConversionError, match=r"^ncu --import R.ncu-rep --csv failed: ==ERROR== cannot open report$"):
         read_ncu(report)
 
 
 def test_a_conversion_that_hangs_is_killed(tmp_path, monkeypatch):
     monkeypatch.setattr(ncu, "CONVERT_TIMEOUT_S", 1)
     report = fake_ncu(tmp_path, monkeypatch, "exec sleep 60")
-    with pytest.raises(NcuConversionError, match="killed after 1 s"):
+    with pytest.raises(NcuConversionError, match=r"^ncu --import R.ncu-rep --csv failed: stopped after 1 s$"):
         read_ncu(report)
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the address space is capped through /bin/sh's ulimit -v")
+def test_a_conversion_past_its_memory_is_one_line_naming_the_bound(tmp_path, monkeypatch):
+    """`ncu --import` runs within CONVERT_MEMORY_MIB of address space: a stand-in that allocates
+    past it (and aborts, as ncu does on a refused allocation) is one line of bad input, exit 2,
+    naming the bound. (A run within it converts: test_a_saved_report_is_converted_by_ncu_on_path.)"""
+    monkeypatch.setattr(ncu, "CONVERT_MEMORY_MIB", 256)
+    report = fake_ncu(tmp_path, monkeypatch, f"exec '{sys.executable}' -c '{ABORT_PAST_MEMORY}'")
+    expected = "ncu --import R.ncu-rep --csv failed: exited with status -6 (each ncu process may use 256 MiB)"
+    with pytest.raises(NcuConversionError) as refused:
+        read_ncu(report)
+    assert str(refused.value) == expected
+    result = CliRunner().invoke(cli, ["lint", str(report)])
+    assert result.exit_code == 2 and result.stderr == f"tuneadvise: bad input: {report}: {expected}\n"
 
 
 def test_a_problem_repeated_on_every_launch_is_said_once_with_a_count():

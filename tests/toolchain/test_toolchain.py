@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 import threading
 import time
 
@@ -17,7 +18,7 @@ from tuneadvise.advisor.toolchain.compile_commands import CompileCommandsError, 
 from tuneadvise.advisor.toolchain.discovery import INSTALL_HINT
 from tuneadvise.cli.main import cli
 
-from ..helpers import JSON_VALUES
+from ..helpers import ABORT_PAST_MEMORY, JSON_VALUES
 
 
 @pytest.fixture
@@ -145,7 +146,7 @@ def test_the_compiler_memory_cap_binds_the_process():
     import subprocess
     import sys
 
-    from tuneadvise.advisor.toolchain.processes import limited
+    from tuneadvise.advisor.tool_bounds import limited
 
     allocate = [sys.executable, "-c", "bytearray(400 << 20)"]
     assert subprocess.run(limited(allocate, 200), capture_output=True).returncode != 0
@@ -389,3 +390,29 @@ def test_build_flags_a_library_caller_gives_are_checked_as_the_command_line_is(i
     with pytest.raises(InputError) as raised:
         source_flags(includes, defines, extra)
     assert raised.value.as_option().startswith(option + ": ")
+
+
+@pytest.mark.skipif(os.name != "posix", reason="a shell script stands in for nvdisasm")
+@pytest.mark.parametrize("script, error", [
+    # Its own error, said of the cubin rather than of the temporary file it was written to.
+    ('for last; do :; done\necho "nvdisasm fatal   : File $last does not appear to be an Elf file"\nexit 1\n',
+     "nvdisasm failed: nvdisasm fatal   : File the cubin does not appear to be an Elf file"),
+    ("sleep 60\n", "nvdisasm failed: stopped after 1 s"),
+    ("yes 'nvdisasm: again'\n", "nvdisasm failed: printed more than 1 MiB and was stopped; it began: nvdisasm: again"),
+    (f"exec '{sys.executable}' -c '{ABORT_PAST_MEMORY}'\n",
+     "nvdisasm failed: exited with status -6 (each nvdisasm process may use 256 MiB)"),
+])
+def test_nvdisasm_failing_is_said_as_every_tool_failure_is(tmp_path, monkeypatch, script, error):
+    """nvdisasm's failures go through processes.failure, the compiler's wording: past its time,
+    its output or its memory, or its own error line."""
+    from tuneadvise.advisor.toolchain import disassembler
+
+    monkeypatch.setattr(disassembler, "TIMEOUT_S", 1)
+    monkeypatch.setattr(disassembler, "MEMORY_MIB", 256)
+    monkeypatch.setattr(disassembler, "MAX_LISTING", 1 << 20)
+    fake = tmp_path / "nvdisasm"
+    fake.write_text("#!/bin/sh\n" + script)
+    fake.chmod(0o755)
+    with pytest.raises(disassembler.DisassemblyError) as failed:
+        disassembler.Disassembler(str(fake), "PATH").kernels(b"\x7fELF not a cubin")
+    assert str(failed.value) == error
