@@ -28,8 +28,7 @@ class NativeNotTaken(UnknownArchError):
     def __init__(self, text: str):
         self.text, self.suggestions = text, []
         InputError.__init__(self, "arch", f"{quoted(text)} (this machine's GPU) is not taken here; name its "
-                                          "architecture (sm_90) or product (h100-sxm), or measure it with "
-                                          "'tuneadvise probe --save FILE' and give --spec-file FILE")
+                                          "architecture (sm_90) or product (h100-sxm)")
 
 
 def arch_aliases(arch: Arch) -> tuple[str, ...]:

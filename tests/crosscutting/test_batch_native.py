@@ -39,5 +39,5 @@ def test_a_batch_line_naming_native_says_it_is_not_taken_there():
 
 def test_lint_arch_native_says_it_is_not_taken_there():
     result = CliRunner().invoke(cli, ["lint", LOG, "--arch", "native"])
-    assert_one_line_error(result, "--arch: 'native' (this machine's GPU) is not taken here", "--spec-file")
+    assert_one_line_error(result, "--arch: 'native' (this machine's GPU) is not taken here", "sm_90")
     assert "did you mean" not in result.output
