@@ -15,8 +15,8 @@ same change.
     '50% -> 62.5% occupancy'
 """
 
-from __future__ import annotations
-
+# Annotations here are evaluated, not text (no `from __future__ import annotations`): typing.NamedTuple
+# compiles every annotation written as text when its class is made, on every command's start-up.
 from typing import NamedTuple
 
 from ..text import percent

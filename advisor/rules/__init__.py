@@ -508,4 +508,20 @@ def with_evidence(finding: Finding, more, note: str = "") -> Finding:
         return finding._replace(message=finding.message + note) if note else finding
     new = combine((*old.evidence, *more))
     message = f"{finding.message.replace(clause, '', 1)}{note}; {new.text()}"  # the verdict closes the message
-    return finding._replace(message=message, details={**finding.details, "verdict": new.to_dict()})
+    return finding._replace(message=message, details=_reweighed(finding.details, new.to_dict()))
+
+
+def _reweighed(details: dict, verdict: dict) -> dict:
+    """`details` with `verdict` for the change it proposes: in `verdict`, and in each step it lists
+    (TA302's `next_step`, TA301's `next_steps`) that carried the same verdict, being the same change."""
+    old = details["verdict"]
+
+    def step(entry):
+        return {**entry, "verdict": verdict} if isinstance(entry, dict) and entry.get("verdict") == old else entry
+
+    out = {**details, "verdict": verdict}
+    if "next_step" in out:
+        out["next_step"] = step(out["next_step"])
+    if isinstance(out.get("next_steps"), list):
+        out["next_steps"] = [step(entry) for entry in out["next_steps"]]
+    return out

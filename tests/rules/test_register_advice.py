@@ -181,6 +181,25 @@ def test_lint_builds_the_suggested_cap_and_reports_what_ptxas_gave(use, source, 
     assert checked >= 2
 
 
+def test_ta302s_verdict_on_ta301s_step_weighs_the_same_build(use):
+    """TA302 names TA301's register step as its next step: where lint built that step's change, both
+    findings give one verdict on it, on the same evidence (a build that spills makes both a likely loss)."""
+    compared, losses = 0, 0
+    for source in SOURCES[:3]:
+        result = run("lint", source, "--arch", "sm_90", "--format", "json")
+        for kernel in json.loads(result.output)["kernels"]:
+            by_code = {f["code"]: f["details"] for f in kernel["findings"]}
+            limiter, low = by_code.get("TA301", {}), by_code.get("TA302", {})
+            if "at_cap" not in limiter or "next_step" not in low:
+                continue
+            assert low["next_step"]["value"] == next(s for s in limiter["next_steps"] if s["resource"] == "registers")["value"]
+            assert low["verdict"]["outcome"] == limiter["verdict"]["outcome"], kernel["name"]
+            assert sorted(map(json.dumps, low["verdict"]["evidence"])) == \
+                sorted(map(json.dumps, limiter["verdict"]["evidence"])), kernel["name"]
+            compared += 1
+            losses += limiter["verdict"]["outcome"] == "likely_loss"
+    assert compared >= 3 and losses >= 2, (compared, losses)
+
 def _budget_changes(chain, source: Path, arch: str, under: int):
     """(name, definition, TA901's register_change, registers) for each kernel of `source` over 40
     registers, with a budget `under` registers below its count."""

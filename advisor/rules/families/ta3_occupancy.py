@@ -4,7 +4,6 @@ brute force in tests/rules/test_rules.py and tests/engine/test_whatif.py."""
 
 from __future__ import annotations
 
-from ...advice.occupancy_step import block_step_evidence, step_evidence, step_side
 from ...advice.verdict import Evidence, combine
 from ...engine import whatif
 from ...engine.occupancy import Occupancy, occupancy
@@ -26,6 +25,8 @@ def _step_verdict(launch: LaunchContext, step, warps_per_block: int):
     """The verdict on a register step (an engine what-if Step) of blocks of `warps_per_block` warps:
     the occupancy step's evidence from what the configuration shows (advice/occupancy_step.py, as
     the judge's)."""
+    from ...advice.occupancy_step import step_evidence, step_side  # only where a step is offered: not at start-up
+
     return combine(step_evidence(launch.result, step_side(step, warps_per_block), launch.result.kernel.grid_size,
                                  launch.sm_count))
 
@@ -73,6 +74,8 @@ def _block_size_advice(launch: LaunchContext, limiter: str, details: dict) -> st
     result = launch.result
     best = max(whatif.block_size_table(result), key=lambda s: (s.occupancy, -s.value), default=None)
     if best is not None and best.occupancy > result.occupancy and result.kernel.register_control != LIBRARY:
+        from ...advice.occupancy_step import block_step_evidence, step_side
+
         kernel = result.kernel
         after = step_side(best, -(-best.value // result.arch.warp_size))
         verdict = combine(block_step_evidence(result, after, (kernel.block_size, best.value), kernel.grid_size,
@@ -128,10 +131,9 @@ def occupancy_limiter(launch: LaunchContext, params: dict):
         return
     parts, details = [], {"limiters": result.limiters, "blocks_per_sm": result.active_blocks_per_sm,
                           "occupancy": round(result.occupancy, 6), "next_steps": []}
-    wave = launch.wave
-    grid = result.kernel.grid_size
-    if grid and wave and grid <= wave[0]:
+    if _one_wave_or_less(launch):
         # The grid is one wave or less: a slot more per SM stays empty, so no step is offered.
+        wave, grid = launch.wave, result.kernel.grid_size
         details["grid_fills_more"] = False
         yield (f"occupancy {percent(result.occupancy)} ({result.active_warps_per_sm}/{result.max_warps_per_sm} warps) "
                f"limited by {' + '.join(result.limiters)}; the grid of {plural(grid, 'block', grouped=False)} is at "
@@ -168,11 +170,11 @@ def occupancy_limiter(launch: LaunchContext, params: dict):
 def low_theoretical_occupancy(launch: LaunchContext, params: dict):
     result = launch.result
     if result.launchable and result.occupancy < params["threshold"]:
-        details, step = {"occupancy": round(result.occupancy, 6)}, _next_register_step(result)
+        # TA301's step, where it offers one (none on a grid of one wave or less).
+        step = None if _one_wave_or_less(launch) else _next_register_step(result)
+        details, said = {"occupancy": round(result.occupancy, 6)}, ""
         if step is not None:
             details["blocks_per_sm"] = result.active_blocks_per_sm
-        said = ""
-        if step is not None:
             verdict = _step_verdict(launch, step, result.warps_per_block)
             # The verdict also where every finding that proposes a change keeps it, so that lint's
             # machine code, profile and build weigh into it as they do into TA301's on the same step.
@@ -181,6 +183,12 @@ def low_theoretical_occupancy(launch: LaunchContext, params: dict):
             said = f"; next step: {step.value} registers per thread (TA301); {verdict.text()}"
         yield (f"theoretical occupancy {percent(result.occupancy)} is below {percent(params['threshold'])} "
                f"of the maximum, limited by {' + '.join(result.limiters)}{said}"), details
+
+
+def _one_wave_or_less(launch: LaunchContext) -> bool:
+    """Whether the launch's whole grid is resident at once (one wave or less)."""
+    wave, grid = launch.wave, launch.result.kernel.grid_size
+    return bool(grid and wave and grid <= wave[0])
 
 
 def _next_register_step(result: Occupancy):
