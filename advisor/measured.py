@@ -136,7 +136,7 @@ def measure(launch: ProfiledLaunch) -> Measured:
     try:
         config = profiled_launch_config(launch, arch, carveout, barriers)
     except InputError as exc:
-        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}): {exc}") from None
+        raise MeasuredError(f"{launch.kernel[:60]} (launch {launch.launch_id}): {exc}", str(exc)) from None
     result = occupancy(arch, config)
     within = [result] + [occupancy(arch, c) for c in _rounded_ends(launch, config)]
     return Measured(launch, arch, config, result, _waves(result, config), barriers,

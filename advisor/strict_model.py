@@ -10,9 +10,17 @@ from . import inputs
 
 
 def normalise_keys(data):
-    if isinstance(data, dict):
-        return {k.replace("-", "_") if isinstance(k, str) else k: v for k, v in data.items()}
-    return data
+    """Kebab-case keys as snake_case; two spellings of one key (block-size and block_size) are
+    refused, never one of them dropped."""
+    if not isinstance(data, dict):
+        return data
+    normal = {}
+    for key, value in data.items():
+        name = key.replace("-", "_") if isinstance(key, str) else key
+        if name in normal:
+            raise ValueError(f"{name} is given twice (as {name} and {name.replace('_', '-')})")
+        normal[name] = value
+    return normal
 
 
 def via_inputs(parse, value, field: str):

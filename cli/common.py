@@ -156,6 +156,28 @@ def styled(text: str, style: str) -> str:
     return Style.parse(style).render(text, color_system=ColorSystem.STANDARD)
 
 
+DEFAULT_WIDTH = 80
+MIN_WIDTH = 40  # narrower, a table's columns hold a word or less each
+
+
+def text_width(terminal: bool) -> int:
+    """The width of text for a terminal (its own) or for a file or pipe (COLUMNS, 80 by default,
+    40 at least): every renderer, rich's console included, lays out to this one width."""
+    if terminal:
+        import shutil
+
+        return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+    try:
+        return max(MIN_WIDTH, int(os.environ.get("COLUMNS", DEFAULT_WIDTH)))
+    except ValueError:
+        return DEFAULT_WIDTH
+
+
+def output_width() -> int:
+    """The width text for stdout fits: the terminal's, else COLUMNS (80 by default)."""
+    return text_width(stdout_is_terminal())
+
+
 def console():
     """A rich console: tables in colour on a terminal (none under NO_COLOR); elsewhere plain
     text, without colour or box-drawing, at the width COLUMNS gives (80 by default)."""
@@ -166,7 +188,8 @@ def console():
         out = Console(no_color=not colour_allowed(True), highlight=False, emoji=False)
     else:
         lines = _TrimmedLines(sys.stdout)
-        out = Console(file=lines, no_color=True, highlight=False, emoji=False)
+        # The width given, not rich's own reading of COLUMNS: COLUMNS=0 made it print nothing at all.
+        out = Console(file=lines, width=text_width(False), no_color=True, highlight=False, emoji=False)
         lines.width = out.width
         out.push_render_hook(_PlainTables(out))
     # rich ends the process with status 1 when the reader goes away; the command's end decides (141).

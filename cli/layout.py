@@ -4,13 +4,11 @@ width: the terminal's, else COLUMNS (80 by default, 40 at least)."""
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
 
-from .common import stdout_is_terminal
+from .common import output_width, text_width
 
-DEFAULT_WIDTH = 80
+__all__ = ["output_width", "text_width", "wrap"]  # the widths are common.py's, which rich's console reads too
 
 
 def wrap(text: str, width: int, first: str = "", rest: str = "", whole_words: bool = False) -> list[str]:
@@ -46,16 +44,3 @@ def _parts(word: str, room: int) -> list[str]:
     return [clip(part, room) for part in parts]
 
 
-def text_width(terminal: bool) -> int:
-    """The width of text for a terminal (its own) or for a file or pipe (COLUMNS, 80 by default)."""
-    if terminal:
-        return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
-    try:
-        return max(40, int(os.environ.get("COLUMNS", DEFAULT_WIDTH)))
-    except ValueError:
-        return DEFAULT_WIDTH
-
-
-def output_width() -> int:
-    """The width text for stdout fits: the terminal's, else COLUMNS (80 by default)."""
-    return text_width(stdout_is_terminal())

@@ -12,6 +12,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Iterator
 
+from ..advisor.text import plural
 from .common import colour_allowed, stdout_is_terminal, styled
 from .layout import output_width, text_width, wrap
 
@@ -127,7 +128,7 @@ def _kernel_lines(kernel: dict, width: int) -> list[str]:
                + ", ".join(f"{'-' if kernel[k] is None else kernel[k]} B {words}"
                            for k, words in (("spill_stores", "spill stores"), ("spill_loads", "spill loads"),
                                             ("stack_frame", "stack frame")))
-               + f"; block {block}: {occ['active_blocks_per_sm']} blocks/SM, occupancy {occ['occupancy']:.1%}"
+               + f"; block {block}: {plural(occ['active_blocks_per_sm'], 'block')}/SM, occupancy {occ['occupancy']:.1%}"
                + (f" ({' + '.join(occ['limiters'])})" if occ["limiters"] else "")
                + ("" if occ["launchable"] else " cannot launch"))
     out += wrap(figures, width, "  ", "    ")

@@ -64,7 +64,7 @@ def occupancy(ctx, arch, spec_file, cuda, batch, fmt, select, ignore, graphs, pl
     """
     selection = rule_selection(select, ignore)
     if batch is not None:
-        ctx.exit(_batch(batch, arch, spec_file, cuda, fmt, selection, graphs or plot))
+        ctx.exit(_batch(batch, arch, spec_file, cuda, fmt, selection, graphs or plot, _given(ctx, launch)))
     require("occupancy", arch=arch or spec_file, registers=launch["registers"], block_size=launch["block_size"])
     if plot:  # a bad path fails before any work; without --plot the plotting module is never imported
         from .plots import plot_format
@@ -91,12 +91,26 @@ def _save_plot(answer, plot: str) -> None:
     save(occupancy_figure(answer.curves, plot_title(answer)), plot)
 
 
-def _batch(batch, arch, spec_file, cuda, fmt, selection, drawn) -> int:
+def _given(ctx, launch: dict) -> list[str]:
+    """The options given on the command line that a batch's lines give instead (each launch value,
+    --bytes-in-flight), as the user wrote them."""
+    from click.core import ParameterSource
+
+    names = [*launch, "bytes_in_flight"]
+    params = {p.name: p for p in ctx.command.params}
+    return [max(params[n].opts, key=len) for n in names
+            if ctx.get_parameter_source(n) not in (None, ParameterSource.DEFAULT)]
+
+
+def _batch(batch, arch, spec_file, cuda, fmt, selection, drawn, given) -> int:
     """Every line of --batch, as JSON Lines; the exit status of the worst line."""
     import sys
 
     from ..advisor.batch import lines_of, run_batch
 
+    if given:  # each line gives its own values: an option beside them would be dropped without a word
+        raise BadInput(f"{'/'.join(given)}: not used with --batch, whose lines give every launch value "
+                       "(--arch, --spec-file and --cuda are the lines' defaults)")
     if fmt not in (None, "jsonl"):
         raise BadInput("--format: batch output is JSON Lines; use --format jsonl")
     if drawn:

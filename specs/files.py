@@ -80,6 +80,33 @@ def tomllib():
     return tomllib
 
 
+def document_text(data: bytes) -> str:
+    """A user's document (a config, a spec file) as text: UTF-8, a leading byte-order mark (as
+    Windows editors save) dropped, as the JSON reader drops it from bytes; TOML and a str refuse it."""
+    return data.decode("utf-8-sig")
+
+
 def read_toml(path: str | os.PathLike) -> dict:
     """A TOML file (a spec, sources or releases file), read through read_bounded."""
-    return tomllib().loads(read_bounded(path, what="spec file").decode("utf-8"))
+    return tomllib().loads(document_text(read_bounded(path, what="spec file")))
+
+
+class DuplicateKey(ValueError):
+    """A JSON object that names one key twice: JSON readers keep the last silently, TOML refuses."""
+
+
+def _unique_pairs(pairs: list) -> dict:
+    seen = {}
+    for key, value in pairs:
+        if key in seen:
+            raise DuplicateKey(f"the key {key[:60]!r} is given twice in one object")
+        seen[key] = value
+    return seen
+
+
+def loads_json(data):
+    """json.loads for a user's document (a config, a spec file): an object that names a key twice
+    is DuplicateKey, as in TOML, rather than its last value taken without a word."""
+    import json
+
+    return json.loads(data, object_pairs_hook=_unique_pairs)

@@ -22,7 +22,7 @@ from .catalog import (
     sources,
 )
 from .errors import InputError
-from .files import read_bounded, read_toml
+from .files import loads_json, read_bounded, read_toml
 
 T = TypeVar("T")
 
@@ -293,9 +293,7 @@ def _sourced_values(values) -> dict:
 
 
 def _read_json(path: Path) -> dict:
-    import json
-
-    return json.loads(read_bounded(path, what="spec file"))
+    return loads_json(read_bounded(path, what="spec file"))
 
 
 def load_user_spec(path) -> tuple[Catalog, list[Arch]]:

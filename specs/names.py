@@ -21,6 +21,16 @@ class UnknownArchError(InputError):
                                  "(accepted: family names, sm_XX, compute_XX, X.Y, product names; see 'tuneadvise specs')")
 
 
+class NativeNotTaken(UnknownArchError):
+    """'native' where nothing measures this machine's GPU (lint, frontier, a batch line): said
+    as such, not as an unknown name with a guess at a product."""
+
+    def __init__(self, text: str):
+        self.text, self.suggestions = text, []
+        InputError.__init__(self, "arch", f"{quoted(text)} (this machine's GPU) is not taken here; name its "
+                                          "architecture (sm_90) or product (h100-sxm)")
+
+
 def arch_aliases(arch: Arch) -> tuple[str, ...]:
     """The usual spellings of one compute capability, so that resolving them needs no pattern."""
     old = [spelling for cc in arch.formerly for spelling in former_spellings(cc)]

@@ -21,7 +21,7 @@ def resolve(arch, spec_file=None, cuda: str | None = None,
     """`arch` (a name, an Arch, or None where `spec_file` adds exactly one architecture) ->
     Resolved, as the `cuda` release of the header computes it (None: the default release).
     `native`: called for the name 'native' (probes.native.native_resolved); without it,
-    'native' is an unknown name."""
+    'native' is refused as not taken here (names.NativeNotTaken, an UnknownArchError)."""
     resolved = _resolved(arch, spec_file, native)
     if cuda is None:
         return resolved
@@ -49,7 +49,11 @@ def _resolved(arch, spec_file, native) -> Resolved:
         if arch is None:
             raise InputError("arch", MISSING_ARCH)
         return catalog.resolve(arch)
-    if native is not None and isinstance(arch, str) and arch.strip().lower() == "native":
+    if isinstance(arch, str) and arch.strip().lower() == "native":
+        if native is None:  # a caller that measures nothing (lint's targets, frontier, a batch line)
+            from .names import NativeNotTaken
+
+            raise NativeNotTaken(arch)
         return native()
     if arch is None:
         raise InputError("arch", MISSING_ARCH)

@@ -23,8 +23,8 @@ import json
 from dataclasses import dataclass, field
 
 from ...specs.errors import InputError
-from ...specs.files import read_bounded
-from ..text import clip
+from ...specs.files import loads_json, read_bounded
+from ..text import clip, quoted
 
 SCHEMA_VERSION = 1  # the baseline file's own layout, versioned apart from every command's output
 
@@ -69,7 +69,7 @@ def build(report) -> dict:
 
 def load(path) -> dict:
     try:
-        data = json.loads(read_bounded(path))
+        data = loads_json(read_bounded(path))
     except OSError as exc:
         raise BaselineError(f"--baseline: cannot read {path}: {exc.strerror}") from None
     except (ValueError, RecursionError) as exc:  # JSON and UTF-8 errors, 4,300-digit integers, deep nesting
@@ -77,7 +77,32 @@ def load(path) -> dict:
     if not isinstance(data, dict) or data.get("kind") != "tuneadvise-lint-baseline" \
             or not isinstance(data.get("kernels"), dict):
         raise BaselineError(f"--baseline: {path} is not a tuneadvise baseline (write one with --update-baseline)")
+    for key, entry in data["kernels"].items():
+        problem = _entry_problem(entry)
+        if problem:
+            raise BaselineError(f"--baseline: {path}: kernel {quoted(key, 80)}: {problem}")
     return data
+
+
+def _entry_problem(entry) -> str | None:
+    """What is wrong with a baseline's kernel entry (a hand edit), or None: it must be an object
+    whose figures are non-negative integers (occupancy a fraction from 0 to 1) or null, and whose
+    findings are rule codes, for the comparison to read."""
+    if not isinstance(entry, dict):
+        return f"expected an object of figures and findings, got {type(entry).__name__}"
+    for figure in FIGURES:
+        value = entry.get(figure)
+        if value is None:
+            continue
+        if figure == "occupancy":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not 0 <= value <= 1:
+                return f"occupancy: expected a fraction from 0 to 1 or null, got {quoted(value, 40)}"
+        elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            return f"{figure}: expected a whole number of 0 or more, or null, got {quoted(value, 40)}"
+    findings = entry.get("findings", [])
+    if not isinstance(findings, list) or not all(isinstance(code, str) for code in findings):
+        return f"findings: expected a list of rule codes, got {quoted(findings, 40)}"
+    return None
 
 
 def recorded_registers(baseline: dict) -> dict[tuple[str, str], int]:

@@ -35,7 +35,7 @@ from pydantic import (
 )
 
 from ...specs.errors import InputError
-from ...specs.files import read_bounded
+from ...specs.files import document_text, read_bounded
 from .. import inputs
 from ..launch import BY_KEY as LAUNCH_FIELDS
 from ..launch import MAX_CLUSTER_SIZE, MAX_LOCAL_BYTES, MAX_SM_COUNT
@@ -339,7 +339,7 @@ def load_config(path: str | Path) -> LintConfig:
     """A config file, or the [tool.tuneadvise] table of a pyproject.toml."""
     path = Path(path)
     try:
-        text = read_bounded(path).decode("utf-8")
+        text = document_text(read_bounded(path))
     except OSError as exc:
         raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
     except UnicodeDecodeError:
@@ -395,11 +395,13 @@ def _parse(path: Path, text: str) -> dict:
         except ValueError as exc:  # a value the parser accepts but Python will not read (an integer of 4,300+ digits)
             raise ConfigError(f"{path}: not valid TOML: {_first_clause(exc)}") from None
     if suffix == ".json":
+        from ...specs.files import loads_json
+
         try:
-            return json.loads(text)
+            return loads_json(text)
         except json.JSONDecodeError as exc:
             raise ConfigError(f"{path}:{exc.lineno}: not valid JSON: {exc.msg}") from None
-        except ValueError as exc:  # an integer of 4,300+ digits
+        except ValueError as exc:  # an integer of 4,300+ digits, a key given twice
             raise ConfigError(f"{path}: not valid JSON: {_first_clause(exc)}") from None
     return _parse_yaml(path, text)
 
@@ -445,6 +447,17 @@ def _loader(yaml):
             except (ValueError, TypeError, OverflowError, ArithmeticError, LookupError, AttributeError) as exc:
                 raise yaml.constructor.ConstructorError(
                     None, None, f"a value cannot be read: {_first_clause(exc)}", node.start_mark) from None
+
+        def construct_mapping(self, node, deep=False):
+            """A mapping that names a key twice is refused, as TOML refuses it (PyYAML keeps the last)."""
+            seen = set()
+            for key_node, _ in getattr(node, "value", ()):
+                key = getattr(key_node, "value", None)
+                if isinstance(key, str) and key in seen:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"the key {clip(key, 60)!r} is given twice in one mapping", key_node.start_mark)
+                seen.add(key)
+            return super().construct_mapping(node, deep)
 
     return PlainYaml
 

@@ -132,18 +132,26 @@ def _read_stdin(stdin, read: ReadResult) -> None:
 
 def launches_apart(records: list) -> list:
     """The records, with the file named in the variant of a profiled launch whose kernel,
-    architecture and launch index occur in more than one export: each is its own launch,
-    never reconciled with another run's."""
-    from ..readers.kernel_caches import named_apart
-
-    files: dict[tuple, set[str]] = {}
+    architecture and launch index occur in more than one export, and its line where they occur
+    twice in one file (two exports appended into one: ncu numbers each run's launches from 0):
+    each is its own launch, never reconciled with another run's, never one dropped for the other."""
+    files: dict[tuple, dict[str, set]] = {}  # the lines each file holds the launch at (a file given twice: once)
     for record in records:
         if record.measured is not None:
-            files.setdefault((record.name, record.arch, record.variant), set()).add(record.file)
-    if all(len(named) == 1 for named in files.values()):
+            files.setdefault((record.name, record.arch, record.variant), {}).setdefault(record.file, set()).add(record.line)
+    if all(len(per_file) == 1 and all(len(lines) == 1 for lines in per_file.values()) for per_file in files.values()):
         return records
-    return [named_apart(r) if r.measured is not None and len(files[(r.name, r.arch, r.variant)]) > 1 else r
-            for r in records]
+    return [_apart(r, files[(r.name, r.arch, r.variant)]) if r.measured is not None else r for r in records]
+
+
+def _apart(record, per_file: dict[str, set]):
+    from dataclasses import replace
+
+    from ..readers.kernel_caches import named_apart
+
+    if len(per_file[record.file]) > 1:
+        record = replace(record, variant=f"{record.variant}; line {record.line}")
+    return named_apart(record) if len(per_file) > 1 else record
 
 
 def _read_source(path: str, gathered, index: SourceIndex, source_texts: list, compiled: bool = False) -> bool:

@@ -184,15 +184,22 @@ def lint_groups(pairs, options: LintOptions, sources: SourceIndex | None, report
                 continue
             try:
                 kernel, rank = linter.lint(name, arch, resolved, evidence)
-            except InputError as exc:  # figures no architecture allows (a corrupt or hand-edited log)
-                record = evidence[0]
-                report.problems.append(InputProblem(record.file or record.source, record.line,
-                                                    f"{name} on {arch}: {exc}"))
+            except InputError as exc:  # figures no architecture allows (a corrupt or hand-edited log, a launch)
+                report.problems.append(_refused(evidence[0], name, arch, exc))
                 continue
             yield rank, name, arch, variant or "", kernel  # unique before the kernel, which is never compared
     for arch, count in sorted(unknown.items()):
         report.skipped.append(f"{count} kernel(s) for {arch}, which no shipped spec describes")
     _run_notes(linter, options, report)
+
+
+def _refused(record: KernelUsage, name: str, arch: str, exc: InputError) -> InputProblem:
+    """The problem of a kernel whose figures the parser refuses, where they come from: the host
+    launch that gave them (`k<<<1, 2048>>>`: its file, line and column), else the record's own line."""
+    site = record.host_launches[0] if record.launch and record.host_launches else None
+    if site is not None:
+        return InputProblem(site.file, site.line, f"{name} on {arch}, launched here (column {site.column}): {exc}")
+    return InputProblem(record.file or record.source, record.line, f"{name} on {arch}: {exc}")
 
 
 def _run_notes(linter: _Linter, options: LintOptions, report: LintReport) -> None:

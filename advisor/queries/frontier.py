@@ -21,6 +21,6 @@ def frontier_query(source: str, archs, block_dims: tuple[int, ...], kernel_glob:
         raise InputError("arch", str(exc)) from None
     report = frontier(source, names, math.prod(block_dims), kernel_glob, settings)
     if not report.kernels and not report.problems:
-        raise InputError(f"--kernel: '{kernel_glob}' matches no kernel of {source}" if kernel_glob
-                         else f"FILE: {source} holds no kernel")
+        raise InputError(f"--kernel: '{kernel_glob}' matches no kernel of {source}" if kernel_glob is not None
+                         else f"FILE: {source} holds no kernel")  # an empty glob is given, and matches nothing
     return report

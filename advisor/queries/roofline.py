@@ -48,6 +48,14 @@ def roofline_query(product, warp_size: int, precision: str, probe: dict | None =
 
     if intensity is None and (flops is None) != (bytes_ is None):
         raise RooflineError("--flops and --bytes: give both, or --intensity")
+    if intensity is not None and flops is not None:  # one of two intensities would be dropped
+        raise RooflineError("--intensity and --flops/--bytes: give one intensity, not both")
+    if intensity is None and flops is None:  # nothing to place: each would be dropped without a word
+        given = [name for name, value in (("--shared-bytes-per-flop", shared_bytes_per_flop),
+                                          ("--achieved", achieved)) if value is not None]
+        if given:
+            raise RooflineError(f"{' and '.join(given)}: describe the kernel that --intensity, or --flops and --bytes, "
+                                "places; give that too (a --kernels entry carries its own)")
     intensity_name = "--intensity"
     if intensity is None and flops is not None:
         intensity, intensity_name = flops / bytes_, "--flops / --bytes"  # checked by place(), which names them

@@ -4,7 +4,7 @@ chooses it, the minimum grid that fills the device, and the waves of a planned g
 from __future__ import annotations
 
 from ..engine.optimizer import LinearSharedMem
-from ..inputs import parse_size
+from ..inputs import InputError, parse_size
 
 SCHEMA_VERSION = 1  # `suggest --format json`'s own layout
 
@@ -15,6 +15,10 @@ def shared_mem_function(fixed=None, per_thread=None, base=None) -> LinearSharedM
     if per_thread is not None:
         return LinearSharedMem(parse_size(base or 0, "dynamic_shared_mem_base"),
                                parse_size(per_thread, "dynamic_shared_mem_per_thread"))
+    if base is not None:  # alone it was dropped without a word: no per-thread part to add it to
+        raise InputError("dynamic_shared_mem_base", "the constant part of a size per thread: give "
+                                                    "--dynamic-shared-mem-per-thread too, or a fixed size as "
+                                                    "--dynamic-shared-mem")
     return LinearSharedMem(parse_size(fixed or 0, "dynamic_shared_mem"), 0)
 
 

@@ -43,7 +43,7 @@ def _cuda(source, resolved, args, block_size, kernel_glob, grid_size, sm_count, 
     text = kernel_source(source)
     report = frontier(source, [resolved.sm], block_size, kernel_glob, settings)
     if len(report.kernels) != 1:
-        raise InputError("--kernel", f"'{kernel_glob or '*'}' matches {len(report.kernels)} kernels of {source}; "
+        raise InputError("--kernel", f"'{'*' if kernel_glob is None else kernel_glob}' matches {len(report.kernels)} kernels of {source}; "
                                      "name one")
     kernel = report.kernels[0]
     if "arguments" not in given or "problem_size" not in given:

@@ -95,7 +95,27 @@ BUILD_FIELDS = ("name", "arch", "registers", "shared_mem", "barriers", "stack_fr
 # `measured` is not among them: the TA0xx rules read a profiled launch through MeasuredContext.
 _READER_FIELDS = tuple(f.name for f in fields(KernelUsage) if f.name not in BUILD_FIELDS + ("measured",))
 
+# A kernel's report ends with its 'Used N registers' line; a log cut or interleaved before it
+# (a build killed mid-way, two builds writing one file) leaves that kernel unread, which is said.
+_UNFINISHED = "kernel '{}' has no 'Used N registers' line: the log ends or moves on before its report does"
 _PTXAS_USED_LINE = re.compile(r"ptxas\s+info\s*:\s*Used\b")
+
+
+# The clauses ptxas prints after 'Used N registers' (CUDA 13 and older toolkits), digits as N.
+_USED_CLAUSES = ("used N barriers", "N bytes smem", "N bytes cmem[N]", "N bytes cumulative stack size")
+_NUMBER = re.compile(r"\d{1,18}")
+
+
+def _cut_clause(rest: str) -> bool:
+    """Whether the text after 'Used N registers' ends inside one of its clauses ("used 4 barrie",
+    a trailing comma): a line cut there, not a line of another format. A cut between two whole
+    clauses cannot be told from an older toolkit's shorter line."""
+    clauses = rest.rstrip("\r\n").split(",")[1:]
+    for clause in clauses:
+        said = _NUMBER.sub("N", clause.strip())
+        if any(template.startswith(said) and template != said for template in _USED_CLAUSES):
+            return True
+    return False
 
 
 def note_problem(problems, number: int, message: str) -> None:
@@ -112,6 +132,7 @@ def parse_ptxas(lines, problems: list | None = None, file: str = "") -> Iterator
     `file`: the name the records give as theirs.
     """
     name = arch = None
+    pending = 0  # the line of the kernel being read
     archs: dict[str, str] = {}  # one string per architecture, not one per record
     props: tuple | None = None
     for number, line in enumerate(lines, 1):
@@ -124,7 +145,10 @@ def parse_ptxas(lines, problems: list | None = None, file: str = "") -> Iterator
         # Substring tests pick the one pattern a line can match (each pattern
         # contains its test's words), so most lines cost no regex at all.
         if "Compiling entry function" in line:
+            if name is not None:
+                note_problem(problems, pending, _UNFINISHED.format(name[:200]))
             match = _COMPILING.search(line)
+            pending = number
             if match:
                 name, arch, props = match.group(1), archs.setdefault(match.group(2), match.group(2)), None
             else:
@@ -141,10 +165,12 @@ def parse_ptxas(lines, problems: list | None = None, file: str = "") -> Iterator
             if match is None:
                 if _PTXAS_USED_LINE.search(line):
                     note_problem(problems, number, "expected 'Used N registers'")
+                    name = None  # said once, here
             elif name is not None:
                 smem = _SMEM.search(line) if "smem" in line else None
                 barriers = _BARRIERS.search(line) if "barriers" in line else None
-                if ("bytes smem" in line and smem is None) or (" barriers" in line and barriers is None):
+                if ("bytes smem" in line and smem is None) or (" barriers" in line and barriers is None) \
+                        or _cut_clause(line[match.end():]):
                     note_problem(problems, number, "expected 'Used N registers, used N barriers, N bytes smem'")
                     name = None
                     continue
@@ -154,6 +180,8 @@ def parse_ptxas(lines, problems: list | None = None, file: str = "") -> Iterator
                                   int(barriers.group(1)) if barriers else None, stack, stores, loads, "ptxas", number,
                                   file)
                 name = None
+    if name is not None:
+        note_problem(problems, pending, _UNFINISHED.format(name[:200]))
 
 
 def parse_cuobjdump(lines, arch: str | None = None, reserved_shared_mem=None,

@@ -15,8 +15,10 @@ import re
 
 # What starts a comment or a literal: the only places the code/text split can change.
 _OPENERS = re.compile(r'//|/\*|R"([^()\\\s"]{0,16})\(|"|\'')
-_STRING_BODY = re.compile(r'(?:[^"\\\n]|\\.)*"?')
-_CHAR_BODY = re.compile(r"(?:[^'\\\n]|\\.)*'?")
+# A literal's run of plain characters; escapes are stepped over one by one in Python
+# (_literal_end), so no pattern repeats a group: `(?:[^"\\\n]|\\.)*` held some 120 bytes of
+# memory per character of an unterminated literal (600 MB for 5 MB of source).
+_PLAIN = {'"': re.compile(r'[^"\\\n]*'), "'": re.compile(r"[^'\\\n]*")}
 SUPPRESS = re.compile(r"tuneadvise:\s*ignore\[([A-Z0-9, ]+)\]")
 
 
@@ -42,6 +44,21 @@ def close_paren(text: str, open_at: int) -> int:
 def _blank(text: str) -> str:
     """Spaces for every character but line breaks, so line and column numbers stay."""
     return re.sub(r"[^\n]", " ", text)
+
+
+def _literal_end(text: str, at: int, quote: str) -> int:
+    """Where a string or character literal whose body starts at `at` ends: after its closing
+    quote, or at the line break or end of text that leaves it open (before a backslash there)."""
+    plain = _PLAIN[quote]
+    while True:
+        at = plain.match(text, at).end()
+        if at == len(text) or text[at] == "\n":
+            return at
+        if text[at] == quote:
+            return at + 1
+        if at + 1 == len(text) or text[at + 1] == "\n":  # a backslash that escapes nothing here
+            return at
+        at += 2
 
 
 def strip_comments(text: str) -> list[tuple[str, str]]:
@@ -74,8 +91,7 @@ def strip_comments(text: str) -> list[tuple[str, str]]:
             end = text.find(close, match.end())
             end = len(text) if end < 0 else end + len(close)
         else:
-            body = _STRING_BODY if opener == '"' else _CHAR_BODY
-            end = body.match(text, start + 1).end()
+            end = _literal_end(text, start + 1, opener)
         code.append(_blank(text[start:end]))
         line += text.count("\n", start, end)
         position = end

@@ -34,3 +34,18 @@ def test_no_words_without_spills_or_without_their_lines():
 def test_frontiers_spill_lines_agree_in_number(count, said):
     text = point(40, 100, [line("k.cu", n, 4, 4) for n in range(count)]).spill_places
     assert (text.endswith(said) if said else "more" not in text) and "1 more lines" not in text
+
+
+@pytest.mark.parametrize("glob, said", [(None, "FILE: k.cu holds no kernel"),
+                                        ("", "--kernel: '' matches no kernel of k.cu"),
+                                        ("gemm*", "--kernel: 'gemm*' matches no kernel of k.cu")])
+def test_a_glob_that_picks_nothing_is_named_even_when_empty(monkeypatch, glob, said):
+    """`frontier k.cu --kernel ''` said 'k.cu holds no kernel' of a file that holds several."""
+    from tuneadvise.advisor.frontier import FrontierReport
+    from tuneadvise.advisor.queries.frontier import frontier_query
+    from tuneadvise.specs.errors import InputError
+
+    monkeypatch.setattr("tuneadvise.advisor.frontier.frontier", lambda *a, **k: FrontierReport([], [], "ptxas"))
+    with pytest.raises(InputError) as raised:
+        frontier_query("k.cu", ["sm_90"], (256,), glob)
+    assert str(raised.value) == said

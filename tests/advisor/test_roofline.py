@@ -183,3 +183,14 @@ def test_figures_at_the_range_edges_stay_finite_in_json_and_the_chart(intensity,
     json.loads(result.output, parse_constant=lambda token: pytest.fail(f"non-finite {token} in the JSON"))
     table = run(*args, "--format", "table")
     assert table.exit_code == 0 and "FLOP/byte" in table.output, table.output
+
+
+@pytest.mark.parametrize("args, named", [
+    (["--achieved", "1T"], "--achieved"),
+    (["--shared-bytes-per-flop", "3"], "--shared-bytes-per-flop"),
+    (["--flops", "2T", "--bytes", "1T", "--intensity", "5"], "--intensity and --flops/--bytes"),
+])
+def test_a_kernel_figure_without_the_kernel_or_two_intensities_are_refused(args, named):
+    """Each was dropped without a word: the machine's roofs printed, exit 0, as if not given."""
+    result = CliRunner().invoke(cli, ["roofline", "--arch", "h100-sxm", *args])
+    assert_one_line_error(result, named)

@@ -498,3 +498,50 @@ def test_check_source_on_a_binary_file_is_bad_input_naming_it(tmp_path, fmt):
     assert result.exit_code == 2
     assert result.output.strip() == f"tuneadvise: error: PATHS: {binary} is a binary file (build output), " \
                                     "not CUDA source"
+
+
+BATCH_LINE = '{"registers": 32, "block_size": 128}\n'
+
+
+@pytest.mark.parametrize("option", [["-r", "72"], ["-b", "384"], ["--shared-mem", "0"], ["--grid-size", "500"],
+                                    ["--carveout", "default"], ["--opt-in"], ["--bytes-in-flight", "64"]])
+def test_a_launch_option_beside_batch_is_refused_not_dropped(option):
+    """`occupancy --batch lines.jsonl -r 72` answered each line for its own registers and dropped
+    72 without a word (even given at its default value): the option is named as unused."""
+    result = run("occupancy", "--arch", "h100-sxm", *option, "--batch", "-", input=BATCH_LINE)
+    assert_one_line_error(result, option[0] if option[0].startswith("--") else "--", "not used with --batch")
+    assert "schema_version" not in result.output
+
+
+def test_batch_defaults_are_still_taken_from_arch_and_cuda():
+    result = run("occupancy", "--arch", "h100-sxm", "--cuda", "12.0", "--batch", "-", input=BATCH_LINE)
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["cuda_release"] == "12.0"
+
+
+@settings(max_examples=60, deadline=None)
+@given(arch=st.sampled_from(["sm_70", "sm_80", "sm_86", "sm_90", "sm_120"]), registers=st.integers(16, 255),
+       block=st.sampled_from([64, 128, 256, 512]), blocks=st.integers(1, 8), opt_in=st.booleans())
+def test_max_dynamic_smem_text_says_the_figures_its_json_gives(arch, registers, block, blocks, opt_in):
+    """The text said '49,152 B keep 2 blocks/SM' where the JSON's blocks_per_sm_at_max was 4:
+    text and JSON of one answer carry the same figures."""
+    args = ["max-dynamic-smem", "--arch", arch, "-r", str(registers), "-b", str(block), "--blocks-per-sm",
+            str(blocks), *(["--opt-in"] if opt_in else [])]
+    doc = json.loads(run(*args, "--format", "json").stdout)
+    text = " ".join(run(*args).stdout.split())
+    if doc["max_dynamic_shared_mem"] is None:
+        return
+    assert f"Up to {doc['max_dynamic_shared_mem']:,} B" in text
+    at_max = doc["blocks_per_sm_at_max"]
+    if at_max > blocks:
+        assert f"At that size {at_max} block{'s' if at_max != 1 else ''}/SM reside" in text, text
+
+
+def test_suggest_refuses_a_base_without_a_size_per_thread():
+    """`suggest --dynamic-shared-mem-base 1K` answered for no dynamic shared memory at all (the
+    base only adds to a per-thread size): it names what to give instead."""
+    result = run("suggest", "--arch", "h100-sxm", "-r", "32", "--dynamic-shared-mem-base", "1K")
+    assert_one_line_error(result, "--dynamic-shared-mem-base", "--dynamic-shared-mem-per-thread")
+    both = run("suggest", "--arch", "h100-sxm", "-r", "32", "--dynamic-shared-mem-base", "1K",
+               "--dynamic-shared-mem-per-thread", "8", "--format", "json")
+    assert json.loads(both.output)["dynamic_shared_mem_function"].startswith("1024")

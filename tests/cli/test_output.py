@@ -82,6 +82,17 @@ def test_piped_text_fits_the_columns_without_escapes_or_box_drawing(args, column
         assert "\x1b" not in line and not (set(line) & BOX_DRAWING), line
 
 
+@pytest.mark.parametrize("columns", ["0", "1", "-5", "39"])
+@pytest.mark.parametrize("args", COMMANDS, ids=_id)
+def test_a_columns_below_the_narrowest_is_the_narrowest_not_an_empty_or_shredded_answer(args, columns):
+    """COLUMNS=0 (a CI runner's) made rich's tables print nothing at all and COLUMNS=1 one
+    character a line, while lint's own layout took 40: every renderer takes 40 at least."""
+    narrowest = CliRunner().invoke(cli, args, env={"COLUMNS": "40", "NO_COLOR": None, "TUNEADVISE_FORMAT": None})
+    result = CliRunner().invoke(cli, args, env={"COLUMNS": columns, "NO_COLOR": None, "TUNEADVISE_FORMAT": None})
+    assert result.exit_code == narrowest.exit_code
+    assert result.stdout == narrowest.stdout
+
+
 @pytest.mark.parametrize("columns", [80, 100])
 def test_explain_wraps_words_whole_and_commands_that_still_run(columns):
     """Every rule's explanation at 80 and 100 columns: its paragraphs are its own words, broken only
@@ -203,3 +214,11 @@ def test_a_problem_line_is_one_line_with_its_control_characters_escaped(tmp_path
     assert result.exit_code == 2
     assert result.stderr.splitlines() == ["tuneadvise: bad input: k\\x1b[31m.cu: sm_90 at -maxrregcount=32: "
                                           "the compiler failed: a\\nb"]
+
+
+def test_lint_text_says_one_block_per_sm_in_the_singular():
+    """lint's kernel line printed '1 blocks/SM' (occupancy's own text says '1 block/SM')."""
+    result = CliRunner().invoke(cli, ["lint", str(LINT / "ptxas_multi.log")], env={"COLUMNS": "200"})
+    lines = [line for line in result.stdout.splitlines() if "/SM, occupancy" in line]
+    assert any(": 1 block/SM, occupancy" in line for line in lines), lines
+    assert not any(" 1 blocks/SM" in line for line in lines)

@@ -4,12 +4,17 @@ from a bad input. SM counts are the spec's (H100 SXM5: 132 SMs, H100 PCIe: 114).
 
 import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tuneadvise.advisor.readers.compiler_output import KernelUsage
 from tuneadvise.cli.main import cli
+
+from ..helpers import JSON_VALUES, assert_one_line_error
 
 
 def run(*args):
@@ -180,3 +185,29 @@ def test_a_kernel_that_lost_half_its_occupancy_is_not_called_improved(tmp_path):
     assert current["occupancy"]["occupancy"] <= recorded["occupancy"] / 2 and result.exit_code == 1
     assert set(recorded["findings"]) - {f["code"] for f in current["findings"]}  # it did lose a finding
     assert not any(line.startswith("k@sm_90") for line in doc["summary"]["baseline"]["improved"])
+
+
+BASELINE_LOG = Path(__file__).parents[1] / "fixtures" / "lint" / "ptxas_sm_90.log"
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(field=st.sampled_from(["registers", "shared_mem", "spill_stores", "spill_loads", "stack_frame", "occupancy",
+                              "findings", None]),
+       value=st.one_of(JSON_VALUES, st.lists(JSON_VALUES, max_size=3), st.floats()))
+def test_a_hand_edited_baseline_is_read_or_refused_in_one_line(tmp_path, field, value):
+    """A baseline entry's figure or findings of any JSON type (findings [1] and occupancy 'abc'
+    were internal errors, exit 70): compared, or refused naming the kernel and the field."""
+    path = tmp_path / "baseline.json"
+    written = run("lint", BASELINE_LOG, "--baseline", path, "--update-baseline")
+    assert written.exit_code == 0, written.output
+    baseline = json.loads(path.read_text())
+    key = sorted(baseline["kernels"])[0]
+    if field is None:
+        baseline["kernels"][key] = value
+    else:
+        baseline["kernels"][key][field] = value
+    path.write_text(json.dumps(baseline))
+    result = run("lint", BASELINE_LOG, "--baseline", path, "--format", "json")
+    assert result.exit_code in (0, 1, 2), result.output
+    if result.exit_code == 2:
+        assert_one_line_error(result, "--baseline", key[:20])

@@ -3,6 +3,7 @@ launch, the engine's occupancy beside the report's figures, every format, a CI b
 achieved occupancy."""
 
 import json
+import re
 
 import jsonschema
 from click.testing import CliRunner
@@ -447,3 +448,37 @@ def test_launch_n_of_two_exports_stays_two_entries(tmp_path):
     alone = json.loads(run("lint", paths[0], "--format", "json").output)
     assert len(doc["kernels"]) == 2 * len(alone["kernels"])
     assert len({(k["name"], k["variant"]) for k in doc["kernels"]}) == len(doc["kernels"])
+
+
+def test_launch_figures_no_architecture_allows_are_said_once_with_a_count(tmp_path):
+    """A hand-edited export whose every launch has a 0-thread block: the parser's refusal is one
+    problem with a count, as any other cause shared by many launches, not one line per launch
+    (an export of 100,000 launches would print 100,000 lines)."""
+    path = tmp_path / "zero_block.csv"
+    rows = text("ncu_tails")
+    launch_count = len(launches("ncu_tails"))
+    path.write_text(re.sub(r'"\(\d+, 1, 1\)","\(', '"(0, 1, 1)","(', rows), newline="")
+    result = run("lint", path, "--format", "json")
+    assert result.exit_code == 2
+    problems = json.loads(result.stdout)["problems"]
+    assert len(problems) == 1, problems
+    assert "block_size: must be from 1 to 1024" in problems[0]["message"]
+    assert f"and {launch_count - 1} more launches of {launch_count}" in problems[0]["message"]
+
+
+def test_two_exports_appended_into_one_file_keep_every_launch(tmp_path):
+    """`ncu --csv ... >> profile.csv` twice: ncu numbers each run's launches from 0, and the second
+    run's launch 0 was merged into the first's and dropped without a word. Each is kept apart,
+    with the grid its own export gives."""
+    first = text("ncu_tails")
+    second = re.sub(r'"\(66, 1, 1\)"', '"(999, 1, 1)"', first)
+    assert second != first
+    path = tmp_path / "appended.csv"
+    path.write_text(first + second, newline="")
+    result = run("lint", path, "--format", "json")
+    assert result.exit_code == 0, result.output
+    kernels = json.loads(result.stdout)["kernels"]
+    assert len(kernels) == 2 * len(launches("ncu_tails"))
+    grids = sorted(k["measured"]["grid_dims"][0] for k in kernels if k["measured"]["launch_index"] == 0)
+    assert grids == [66, 999]
+    assert len({(k["name"], k["variant"]) for k in kernels}) == len(kernels)

@@ -3,6 +3,8 @@
 themselves must agree kernel by kernel, and the parsers must survive any text."""
 
 
+from dataclasses import replace
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -144,3 +146,21 @@ def test_any_line_parses_quickly_or_is_reported(text):
     list(parse_ptxas(["ptxas info    : Compiling entry function 'k' for 'sm_90'\n", text + " bytes stack frame\n"]))
     list(parse_cuobjdump(["\tFunction k:\n", "REG:" + text + "\n"], arch="sm_90"))
     assert time.process_time() - start < 0.5
+
+
+@pytest.mark.parametrize("sm", ARCHS)
+def test_a_log_cut_anywhere_reads_only_whole_kernels_and_says_where_it_was_cut(sm):
+    """A real log cut at every character (a build killed mid-way, a log truncated by a CI
+    limit): each kernel read carries the figures the whole log gives it, and a kernel whose
+    report was begun but not read whole is a problem; a cut 'used 4 barrie' is no barrier count."""
+    whole = ptxas(sm)
+    text = (FIXTURES / f"ptxas_sm_{sm}.log").read_text()
+    for end in range(len(text) + 1):
+        if text[:end].endswith(("registers", "barriers")):
+            continue  # a cut between whole clauses reads as an older toolkit's shorter line
+        problems: list = []
+        read = {k.name: k for k in parse_ptxas(text[:end].splitlines(keepends=True), problems)}
+        for name, kernel in read.items():
+            assert replace(kernel, line=0) == replace(whole[name], line=0), (end, kernel)
+        begun = {name for name in whole if f"Compiling entry function '{name}' for 'sm_{sm}'" in text[:end]}
+        assert problems or begun <= set(read), (end, begun - set(read))
