@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 from functools import lru_cache
 
+from ..specs.files import DuplicateKey, loads_json
 from ..specs.names import UnknownArchError
 from ..specs.releases import UnknownReleaseError
 from ..specs.resolve import resolve
@@ -148,9 +149,11 @@ def _text_of(line, number: int) -> str | None:
 
 def _object_of(text: str) -> dict:
     try:
-        item = json.loads(text)
+        item = loads_json(text)
     except json.JSONDecodeError:
         raise
+    except DuplicateKey as exc:  # valid JSON, but which of the two values was meant?
+        raise InputError("line", str(exc)) from None
     except ValueError as exc:  # valid JSON that Python will not read: an integer of over 4,300 digits
         raise json.JSONDecodeError(str(exc).split(";")[0], text, 0) from None
     if type(item) is not dict:

@@ -96,12 +96,15 @@ class DuplicateKey(ValueError):
 
 
 def _unique_pairs(pairs: list) -> dict:
-    seen = {}
-    for key, value in pairs:
+    found = dict(pairs)
+    if len(found) == len(pairs):
+        return found
+    seen = set()
+    for key, _ in pairs:
         if key in seen:
             raise DuplicateKey(f"the key {key[:60]!r} is given twice in one object")
-        seen[key] = value
-    return seen
+        seen.add(key)
+    return found
 
 
 def loads_json(data):

@@ -36,6 +36,8 @@ def csv_cell(value):
     if isinstance(value, str):
         # A lone CR would end the row for a reader: the writer quotes only the terminator's LF.
         value = utf8_text(value).replace("\r\n", "\n").replace("\r", "\n")
+        if not value.isprintable():  # ESC, BEL...: escaped, as the other formats write them; rows keep their breaks
+            value = "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in value)
         if value[:1] in ("=", "+", "-", "@", "\t", "\r"):
             return "'" + value
     return value

@@ -376,12 +376,12 @@ def read_lines(lines: Iterable[str], name: str) -> NcuReadResult:
     of the export (ncu's ==PROF== lines, the program's output) parse as rows that name no
     launch and are skipped."""
     result = NcuReadResult()
-    reader = csv.reader(lines)
+    # An export saved with a byte-order mark, first or appended: dropped before csv reads the line, where a
+    # mark before a quoted field would keep the field's quotes.
+    reader = csv.reader(line[len(BOM):] if line.startswith(BOM) else line for line in lines)
     assembler: _Assembler | None = None
     width = 0
     for row in _rows(reader, name, result):
-        if row and row[0].startswith(BOM):  # an export saved with a byte-order mark, first or appended
-            row[0] = row[0][len(BOM):]
         if assembler is None or (row and row[0] == "ID"):
             if assembler is not None:  # an appended export: the launch before its header is complete
                 assembler.finish()

@@ -28,7 +28,7 @@ import shlex
 import stat
 
 from ...specs.errors import InputError
-from ...specs.files import read_bounded
+from ...specs.files import document_text, read_bounded
 from ..text import quoted
 from .compile import Build
 from .flag_values import flag_values
@@ -247,7 +247,7 @@ def _runs_named_program(flags: list[str]) -> str | None:
 def load_builds(path: str, archs: tuple[str, ...]) -> tuple[list[Build], list[str]]:
     """(one Build per .cu entry and architecture, problems as sentences)."""
     try:
-        entries = json.loads(read_bounded(path, MAX_FILE_BYTES, "compile_commands.json").decode("utf-8"))
+        entries = json.loads(document_text(read_bounded(path, MAX_FILE_BYTES, "compile_commands.json")))
     except OSError as exc:
         raise CompileCommandsError(f"--compile-commands: cannot read {path}: {exc.strerror}") from None
     except (json.JSONDecodeError, UnicodeDecodeError, RecursionError) as exc:

@@ -49,8 +49,6 @@ def test_a_spec_file_with_a_byte_order_mark_is_read_as_without(tmp_path, suffix)
     assert json.loads(marked.stdout)["active_blocks_per_sm"] == json.loads(plain.stdout)["active_blocks_per_sm"]
 
 
-@pytest.mark.xfail(strict=True, reason="advisor/toolchain/compile_commands.py decodes the file to str before "
-                   "json.loads: 'is not JSON: Unexpected UTF-8 BOM (decode using utf-8-sig)'")
 def test_a_compile_database_with_a_byte_order_mark_is_read_as_without(tmp_path):
     path = tmp_path / "compile_commands.json"
     path.write_text(json.dumps([{"directory": str(tmp_path), "file": "missing.cu", "command": "nvcc -c missing.cu"}]),

@@ -16,9 +16,7 @@ LOG = (f"ptxas info    : Compiling entry function '{EVIL}' for 'sm_90'\n"
        "ptxas info    : Used 255 registers, used 1 barriers, 60000 bytes smem\n")
 # Line ends and tabs are the formats' own; any other C0 control written raw is the name's (a terminal acts on them).
 RAW = {chr(c) for c in range(0x20)} - {"\n", "\t"}
-FORMATS = ["table", "json", "sarif", "github", "junit", "markdown",
-           pytest.param("csv", marks=pytest.mark.xfail(strict=True, reason=(
-               "advisor/lint/formats.py csv_cell guards formulas but writes ESC, BEL, BS and VT raw")))]
+FORMATS = ["table", "json", "sarif", "github", "junit", "markdown", "csv"]
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

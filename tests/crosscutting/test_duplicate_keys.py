@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 
-import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -73,8 +72,6 @@ def test_a_config_without_duplicates_still_reads_each_spelling(tmp_path):
         assert sizes == {128}, (suffix, sizes)
 
 
-@pytest.mark.xfail(strict=True, reason="advisor/batch.py reads a line with json.loads, which keeps the last "
-                   "of a key given twice: '\"registers\":64,\"registers\":32' is answered for 32 without a word")
 def test_a_batch_line_that_gives_a_key_twice_is_a_bad_line():
     line = '{"arch": "sm_90", "registers": 64, "registers": 32, "block_size": 256}\n'
     result = run(["occupancy", "--batch", "-"], stdin=line)

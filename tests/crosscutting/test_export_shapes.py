@@ -29,9 +29,7 @@ def lint(tmp_path, body: str):
 
 @pytest.mark.parametrize("shape", [
     "as_written", "crlf", "bom_before_preamble", "header_first",
-    pytest.param("bom_before_header", marks=pytest.mark.xfail(strict=True, reason=(
-        "advisor/readers/ncu.py strips the byte-order mark after csv has read the field: "
-        "'\\ufeff\"ID\"' is read with its quotes, so the header is not found and the export is refused"))),
+    "bom_before_header",
 ])
 def test_each_shape_of_an_export_reads_the_launches_ncu_wrote(tmp_path, shape):
     export = text("ncu_tails")
