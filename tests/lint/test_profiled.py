@@ -194,16 +194,21 @@ def test_the_run_wide_library_finding_points_at_the_export_in_sarif():
 
 def test_a_cause_shared_by_many_launches_is_said_once_with_a_count(tmp_path):
     """An export without the Occupancy section: one problem for all its launches, not one each."""
-    path = tmp_path / "no_occupancy.csv"
     rows = [line for line in text("ncu_tails").splitlines(keepends=True) if '"Occupancy"' not in line
             and '"Shared Memory Configuration Size"' not in line]
-    path.write_text("".join(rows), newline="")
+    message = _the_one_problem(tmp_path / "no_occupancy.csv", "".join(rows))
+    assert "lacks shared_mem_config_size" in message
+    assert f"and {len(launches('ncu_tails')) - 1} more launches" in message
+
+
+def _the_one_problem(path, export: str) -> str:
+    """The message of the one problem lint reports (exit 2) on `export` written at `path`."""
+    path.write_text(export, newline="")
     result = run("lint", path, "--format", "json")
     assert result.exit_code == 2
     problems = json.loads(result.stdout)["problems"]
     assert len(problems) == 1, problems
-    assert "lacks shared_mem_config_size" in problems[0]["message"]
-    assert f"and {len(launches('ncu_tails')) - 1} more launches" in problems[0]["message"]
+    return problems[0]["message"]
 
 
 def test_an_optional_column_after_the_required_ones_is_bad_input_not_a_crash(tmp_path):
@@ -454,16 +459,11 @@ def test_launch_figures_no_architecture_allows_are_said_once_with_a_count(tmp_pa
     """A hand-edited export whose every launch has a 0-thread block: the parser's refusal is one
     problem with a count, as any other cause shared by many launches, not one line per launch
     (an export of 100,000 launches would print 100,000 lines)."""
-    path = tmp_path / "zero_block.csv"
-    rows = text("ncu_tails")
     launch_count = len(launches("ncu_tails"))
-    path.write_text(re.sub(r'"\(\d+, 1, 1\)","\(', '"(0, 1, 1)","(', rows), newline="")
-    result = run("lint", path, "--format", "json")
-    assert result.exit_code == 2
-    problems = json.loads(result.stdout)["problems"]
-    assert len(problems) == 1, problems
-    assert "block_size: must be from 1 to 1024" in problems[0]["message"]
-    assert f"and {launch_count - 1} more launches of {launch_count}" in problems[0]["message"]
+    message = _the_one_problem(tmp_path / "zero_block.csv",
+                               re.sub(r'"\(\d+, 1, 1\)","\(', '"(0, 1, 1)","(', text("ncu_tails")))
+    assert "block_size: must be from 1 to 1024" in message
+    assert f"and {launch_count - 1} more launches of {launch_count}" in message
 
 
 def test_two_exports_appended_into_one_file_keep_every_launch(tmp_path):
