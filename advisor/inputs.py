@@ -126,10 +126,11 @@ def parse_block(value, field: str = "block_size") -> tuple[int, ...]:
     if isinstance(value, (list, tuple)):
         parts = list(value)
     elif isinstance(value, str):
-        parts = [p for p in re.split(r"[x,*\s]+", value.strip().lower()) if p]
+        text = value.strip().lower()
+        parts = re.split(r"[x,*\s]+", text) if text else []
     else:
         parts = [value]
-    if not 1 <= len(parts) <= 3:
+    if not 1 <= len(parts) <= 3 or "" in parts:  # '32x' or ',32' is a dimension missing, not 32
         raise InputError(field, f"expected 1 to 3 dimensions such as 256 or 16x16, got {quoted(value)}")
     try:
         dims = tuple(parse_int(p, field, 1, limit) for p, limit in zip(parts, MAX_BLOCK_DIMS))

@@ -195,3 +195,16 @@ def test_a_block_shape_refused_in_part_quotes_what_was_given():
     assert result.exit_code == 2
     assert result.output.strip() == "tuneadvise: error: --block-size: must be from 1 to 1024, got 0 in '0x40' " \
                                     "(dimensions such as 16x16)"
+
+
+@pytest.mark.parametrize("value", ["32x", ",32", "16x16x", "x"])
+def test_a_block_with_a_dimension_missing_is_refused_not_read_short(value):
+    # '32x' was read as a block of 32: a dimension the user began and did not finish.
+    with pytest.raises(InputError, match="expected 1 to 3 dimensions"):
+        parse_block(value)
+
+
+@pytest.mark.parametrize("value, dims", [("16 x 16", (16, 16)), (" 256 ", (256,)), ("32,8,2", (32, 8, 2)),
+                                         ("8*8", (8, 8))])
+def test_a_block_written_with_any_separator_is_read(value, dims):
+    assert parse_block(value) == dims
