@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from ...advice.verdict import Evidence, combine
 from ...engine import whatif
+from ...engine.limits import div_round_up
 from ...engine.occupancy import Occupancy, occupancy
 from ...text import percent, plural
 from .. import LaunchContext, rule
@@ -77,7 +78,7 @@ def _block_size_advice(launch: LaunchContext, limiter: str, details: dict) -> st
         from ...advice.occupancy_step import block_step_evidence, step_side
 
         kernel = result.kernel
-        after = step_side(best, -(-best.value // result.arch.warp_size))
+        after = step_side(best, div_round_up(best.value, result.arch.warp_size))
         verdict = combine(block_step_evidence(result, after, (kernel.block_size, best.value), kernel.grid_size,
                                               launch.sm_count, kernel.barriers))
         details["block_change"] = {"block_size": best.value, "blocks_per_sm": best.blocks_per_sm,
