@@ -19,8 +19,6 @@ names), read back from lint's `measured` object by `figures`."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from ..measured_figures import LaunchFigures, read_figures_document
 from .verdict import Evidence
 
@@ -28,15 +26,6 @@ THROUGHPUT_BOUND = 80.0  # percent of peak
 LATENCY_BOUND = 60.0  # percent of peak: below it on both units, "typically latency issues" (SOL's own rule)
 FEW_ELIGIBLE = 1.0  # eligible warps per scheduler per cycle
 MEMORY_STALLS = ("long_scoreboard", "lg_throttle", "drain", "membar", "imc_miss")
-
-
-class _Read(NamedTuple):
-    """The figures the gates read, from the records (None where the export lacks one)."""
-    compute_pct: float | None
-    memory_pct: float | None
-    dram_pct: float | None
-    eligible_warps: float | None  # per scheduler
-    stalls: dict  # reason -> warp cycles per issued instruction
 
 
 def figures(measured: dict | None) -> LaunchFigures | None:
@@ -49,15 +38,11 @@ def figures(measured: dict | None) -> LaunchFigures | None:
     return None if found.throughput is found.warp_state is found.scheduler is None else found
 
 
-def _read(found: LaunchFigures) -> _Read:
-    throughput, scheduler, warp_state = found.throughput, found.scheduler, found.warp_state
-    return _Read(throughput and throughput.compute_pct, throughput and throughput.memory_pct,
-                 throughput and throughput.dram_pct, scheduler and scheduler.eligible_warps,
-                 dict(warp_state.stalls) if warp_state else {})
-
-
-def _throughput(found: _Read) -> Evidence | None:
-    compute, memory = found.compute_pct, max(found.memory_pct or 0, found.dram_pct or 0)
+def _throughput(throughput) -> Evidence | None:
+    """'no_gain' where the Speed Of Light record shows a unit at THROUGHPUT_BOUND or more."""
+    if throughput is None:
+        return None
+    compute, memory = throughput.compute_pct, max(throughput.memory_pct or 0, throughput.dram_pct or 0)
     if compute is not None and compute >= THROUGHPUT_BOUND and compute >= memory:
         return Evidence("profile", {"compute_throughput_pct": compute}, "no_gain",
                         f"compute throughput is {compute:.0f}% of peak: more warps cannot add much")
@@ -79,22 +64,24 @@ def profile(figures: LaunchFigures | None) -> list[Evidence]:
     """The profile's evidence about adding resident warps (`figures`: evidence_profile.figures')."""
     if figures is None:
         return []
-    found = _read(figures)
-    saturated = _throughput(found)
+    throughput, scheduler, warp_state = figures.throughput, figures.scheduler, figures.warp_state
+    saturated = _throughput(throughput)
     if saturated is not None:
         return [saturated]
-    eligible = found.eligible_warps
-    dominant = _dominant_stall(found.stalls)
-    value = {"eligible_warps_per_scheduler": eligible, "compute_throughput_pct": found.compute_pct,
-             "memory_throughput_pct": found.memory_pct,
+    compute, memory, dram = (throughput.compute_pct, throughput.memory_pct, throughput.dram_pct) if throughput \
+        else (None, None, None)
+    eligible = scheduler.eligible_warps if scheduler else None
+    dominant = _dominant_stall(dict(warp_state.stalls) if warp_state else {})
+    value = {"eligible_warps_per_scheduler": eligible, "compute_throughput_pct": compute,
+             "memory_throughput_pct": memory,
              "dominant_stall": None if dominant is None else {"reason": dominant[0], "share": round(dominant[1], 3)}}
     few = eligible is not None and eligible < FEW_ELIGIBLE
     if few and dominant is not None and dominant[0] in MEMORY_STALLS:
         return [Evidence("profile", value, "gain",
                          f"{eligible:.2f} eligible warps per scheduler, {dominant[0].replace('_', ' ')} stalls "
                          f"{dominant[1]:.0%} of the cycles: latency-bound, more warps hide it")]
-    busiest = max(found.compute_pct or 0, found.memory_pct or 0, found.dram_pct or 0)
-    if few and dominant is None and found.compute_pct is not None and busiest < LATENCY_BOUND:
+    busiest = max(compute or 0, memory or 0, dram or 0)
+    if few and dominant is None and compute is not None and busiest < LATENCY_BOUND:
         return [Evidence("profile", value, "gain",
                          f"{eligible:.2f} eligible warps per scheduler and no unit above {LATENCY_BOUND:.0f}% of "
                          "peak: latency-bound, more warps hide it")]
