@@ -108,7 +108,10 @@ def parse_float(value, field: str, low: float, high: float) -> float:
         raise InputError(field, f"expected a number {span}, got {quoted(value)}")
     if isinstance(value, str) and not (len(value) <= 40 and re.fullmatch(_DECIMAL, value)):
         raise InputError(field, f"expected a number {span} (digits 0-9), got {quoted(value)}")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int past a float's range (10**400): past `high` as well
+        raise InputError(field, f"must be {span}, got {quoted(value)}") from None
     if not low <= number <= high:
         raise InputError(field, f"must be {span}, got {quoted(value)}")
     return number

@@ -78,7 +78,7 @@ def kernel_source(path: str) -> str:
     try:
         return read_source_to_compile(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
     except OSError as exc:
-        raise InputError(f"FILE: cannot read {path}: {exc.strerror or exc}") from None
+        raise _file_error(None, f"cannot read {path}: {exc.strerror or exc}") from None
 
 
 def cu_candidates(report, arch, sm_count: int | None, grid_size: int | None) -> list[Candidate]:
@@ -284,8 +284,8 @@ def run_triton(path: str) -> tuple[list, list[list[float] | None], str]:
     given = arguments_file(path, None)
     configs, bench = given.get("configs"), given.get("bench")
     if not configs or not callable(bench):
-        raise InputError(f"FILE: {path} defines no `configs` (triton.Configs) and `bench(config)`, which a Triton "
-                         "file for tune defines")
+        raise _file_error(None, f"{path} defines no `configs` (triton.Configs) and `bench(config)`, which a Triton "
+                                "file for tune defines")
     compiled = [bench(config) for config in configs]
     times = [do_bench(lambda c=config: bench(c), return_mode="all") for config in configs]
     return compiled, times, torch.cuda.get_device_name(0)

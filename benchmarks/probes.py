@@ -151,7 +151,9 @@ def main() -> None:
 def measure(args, report: dict) -> None:
     if args.rss_devices:
         peak, wall = peak_host_memory(args.rss_devices)
-        count = device_count() if args.rss_devices == "all" else len(args.rss_devices.split(","))
+        from tuneadvise.advisor.queries.probe import device_indices
+
+        count = len(device_indices(args.rss_devices, device_count()))  # what `probe --device` runs on
         report["host_memory"] = {"devices": args.rss_devices, "peak_mb": peak, "wall_s": wall}
         print(f"probe --device {args.rss_devices} --quick: peak host memory {peak:,.0f} MB for {count} device runs "
               f"({peak / count:,.0f} MB per device; target <= 1,024), {wall:.1f} s")

@@ -525,3 +525,13 @@ def _reweighed(details: dict, verdict: dict) -> dict:
     if isinstance(out.get("next_steps"), list):
         out["next_steps"] = [step(entry) for entry in out["next_steps"]]
     return out
+
+
+def same_register_step(finding: Finding, proposer: Finding) -> bool:
+    """Whether `finding` is TA302 naming, as its next step, the register step whose change the TA301
+    finding `proposer` proposes: one change both judge, so evidence about it (a build at the cap)
+    weighs into both verdicts."""
+    if finding.code != "TA302" or proposer.code != "TA301":
+        return False
+    step = next((s for s in proposer.details.get("next_steps", ()) if s["resource"] == "registers"), None)
+    return step is not None and (finding.details.get("next_step") or {}).get("value") == step["value"]

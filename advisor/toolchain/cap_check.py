@@ -18,7 +18,7 @@ import tempfile
 
 from ..advice.evidence_compiler import at_cap
 from ..readers.cuda_source import close_paren
-from ..rules import with_cap_built, with_evidence
+from ..rules import same_register_step, with_cap_built, with_evidence
 from .compile import Build, Compiler
 
 CHECKED = ("TA301", "TA304", "TA901")
@@ -97,15 +97,6 @@ def _copy_build(kernel, change: dict, source: Build, scratch: str) -> Build | No
     return source._replace(source=name, flags=(*include, *source.flags))
 
 
-def _names_the_step_built(finding, built) -> bool:
-    """Whether `finding` is TA302 naming, as its next step, the register step whose change the TA301
-    finding `built` proposes: the one change both judge, so the build weighs into both verdicts."""
-    if finding.code != "TA302" or built.code != "TA301":
-        return False
-    step = next((s for s in built.details.get("next_steps", ()) if s["resource"] == "registers"), None)
-    return step is not None and (finding.details.get("next_step") or {}).get("value") == step["value"]
-
-
 def check_caps(kernels: list, builds: dict, compiler) -> list:
     """`kernels` (LintedKernel) with each TA301/TA304 register change built and its figures in
     the finding, and TA302's verdict on TA301's step weighing the same build. `builds`: {(file as
@@ -140,7 +131,7 @@ def check_caps(kernels: list, builds: dict, compiler) -> list:
                 before = {"registers": kernel.usage.registers, "spill_stores": kernel.usage.spill_stores,
                           "spill_loads": kernel.usage.spill_loads}
                 built = [at_cap(before, figures)]
-                findings = [with_evidence(f, built) if _names_the_step_built(f, findings[i]) else f for f in findings]
+                findings = [with_evidence(f, built) if same_register_step(f, findings[i]) else f for f in findings]
                 findings[i] = with_evidence(with_cap_built(findings[i], figures), built)
         checked.append(kernel._replace(findings=tuple(findings)))
     return checked

@@ -129,7 +129,7 @@ def _step(argv: list[str], build: Build, settings: BuildSettings, running: Runni
 
 
 def _failure(done, settings: BuildSettings, output_limit: int) -> str | None:
-    """processes.failure of a compiler command, naming the options that raise its bounds."""
+    """tool_bounds.failure of a compiler command, naming the options that raise its bounds."""
     return failure(done, "compiler", settings.timeout_s, settings.memory_mib, output_limit, COMPILER_BOUNDS)
 
 

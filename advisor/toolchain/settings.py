@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ...specs.errors import InputError
+from ...specs.errors import InputError, quoted
 
 
 class BuildSetupError(InputError):
@@ -51,7 +51,7 @@ def source_flags(includes=(), defines=(), extra=()) -> tuple[str, ...]:
         raise InputError("nvcc_flag", "an empty flag; give the flag as one argument: --nvcc-flag=-std=c++17")
     for define in defines:
         if not define.split("=", 1)[0].isidentifier():
-            raise InputError("define", f"'{define[:80]}' is not NAME or NAME=VALUE")
+            raise InputError("define", f"{quoted(define)} is not NAME or NAME=VALUE")
     return tuple([f"-I{d}" for d in includes] + [f"-D{d}" for d in defines] + list(extra))
 
 

@@ -208,3 +208,10 @@ def test_a_block_with_a_dimension_missing_is_refused_not_read_short(value):
                                          ("8*8", (8, 8))])
 def test_a_block_written_with_any_separator_is_read(value, dims):
     assert parse_block(value) == dims
+
+
+def test_a_number_past_a_floats_range_is_out_of_range_not_an_error():
+    from tuneadvise.advisor.inputs import parse_float
+
+    with pytest.raises(InputError, match="must be from 0 to 10"):
+        parse_float(10**400, "bytes_in_flight", 0, 10)

@@ -403,7 +403,7 @@ def test_build_flags_a_library_caller_gives_are_checked_as_the_command_line_is(i
      "nvdisasm failed: exited with status -6 (each nvdisasm process may use 256 MiB)"),
 ])
 def test_nvdisasm_failing_is_said_as_every_tool_failure_is(tmp_path, monkeypatch, script, error):
-    """nvdisasm's failures go through processes.failure, the compiler's wording: past its time,
+    """nvdisasm's failures go through tool_bounds.failure, the compiler's wording: past its time,
     its output or its memory, or its own error line."""
     from tuneadvise.advisor.toolchain import disassembler
 
