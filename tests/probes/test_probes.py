@@ -453,10 +453,10 @@ def recorded_devices(monkeypatch, failed_on=()):
     return calls
 
 
-def test_probe_query_measures_each_device_in_turn_and_saves_the_first(monkeypatch):
+def test_probe_query_measures_each_device_in_turn_and_saves_the_first(monkeypatch, tmp_path):
     from tuneadvise.advisor.queries.probe import probe_query
-    from tuneadvise.probes.native import saved_spec, to_toml
     from tuneadvise.probes.suite import PROBES
+    from tuneadvise.specs.models import load_user_spec
 
     calls = recorded_devices(monkeypatch, failed_on=(2,))
     shown = []
@@ -466,7 +466,11 @@ def test_probe_query_measures_each_device_in_turn_and_saves_the_first(monkeypatc
     assert shown == [(2, "h100-sxm"), (0, "h100-sxm")]
     assert [d["device"]["index"] for d in answer.document["devices"]] == [2, 0]
     assert answer.document["differs_most"] and answer.failed
-    assert answer.saved == to_toml(saved_spec(answer.document["devices"][0], shipped_catalog()))
+    saved = tmp_path / "native.toml"
+    saved.write_text(answer.saved)
+    native = load_user_spec(str(saved))[0].products["native"]  # what the driver reported on the recorded H100
+    recorded = computed()["device"]
+    assert (native.get("sm_count"), native.cc) == (recorded["attributes"]["sm_count"], recorded["compute_capability"])
     one = probe_query(FakeCupy(1), None, "all")
     assert calls[-1] == (0, tuple(PROBES), False, False)
     assert one.document["device"]["index"] == 0 and one.saved is None and not one.failed
