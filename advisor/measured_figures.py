@@ -7,9 +7,10 @@ bytes per second); nothing here is computed by the engine."""
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-from .readers.ncu import ProfiledLaunch
+if TYPE_CHECKING:  # the reader is needed to read an export, not to lay out its figures (lint's schema)
+    from .readers.ncu import ProfiledLaunch
 
 
 class Throughput(NamedTuple):

@@ -131,10 +131,10 @@ def change_text(figure: str, old, new) -> str:
     return f"{figure} {old} -> {new}"
 
 
-def changes(recorded: dict, current: dict) -> tuple[list[str], list[str]]:
-    """("registers 32 -> 40", ...) sentences: (worse, better)."""
+def changes(changed: list) -> tuple[list[str], list[str]]:
+    """("registers 32 -> 40", ...) sentences of changed_figures' answer: (worse, better)."""
     worse, better = [], []
-    for figure, old, new, got_worse in changed_figures(recorded, current):
+    for figure, old, new, got_worse in changed:
         (worse if got_worse else better).append(change_text(figure, old, new))
     return worse, better
 
@@ -165,12 +165,12 @@ def compare(report, baseline: dict) -> Comparison:
         seen.add(key)
         recorded = recorded_kernels.get(key)
         current = figures_of(kernel)
-        worse, better = changes(recorded, current) if recorded else ([], [])
+        changed = changed_figures(recorded, current) if recorded else []
+        worse, better = changes(changed)
         if worse:
             comparison.worse[key] = worse
             comparison.lost_occupancy.update((key, change_text(figure, old, new)) for figure, old, new, got_worse
-                                             in changed_figures(recorded, current)
-                                             if figure == "occupancy" and got_worse)
+                                             in changed if figure == "occupancy" and got_worse)
         accepted = set(recorded.get("findings", [])) if recorded else set()
         codes = {f.code for f in kernel.findings}
         for code in codes:

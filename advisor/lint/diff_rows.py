@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .baseline import FIGURES, LOST_BLOCK, changes, figures_of
+from .baseline import FIGURES, LOST_BLOCK, changed_figures, changes, figures_of
 
 STATUSES = ("regressed", "added", "removed", "improved", "unchanged")  # the document's order
 
@@ -29,7 +29,7 @@ def row_status(old: Sequence | None, new: Sequence | None, lost: Sequence[str] =
         return "added", []
     if new is None:
         return "removed", []
-    worse, better = changes(dict(zip(FIGURES, old)), dict(zip(FIGURES, new)))
+    worse, better = changes(changed_figures(dict(zip(FIGURES, old)), dict(zip(FIGURES, new))))
     worse += list(lost)
     return ("regressed" if worse else ("improved" if better else "unchanged")), worse + better
 

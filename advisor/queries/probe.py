@@ -26,12 +26,14 @@ class ProbeAnswer:
         return any(doc["failed"] for doc in self.document.get("devices", [self.document]))
 
 
-def probe_names(only: str, field: str = "only") -> list[str]:
-    """The probes a comma-separated list names, in their run order; InputError (naming `field`)
-    for a name that is no probe."""
+def probe_names(only: str, field: str) -> list[str]:
+    """The probes a comma-separated list names, in their run order (none named: every probe);
+    InputError (naming `field`) for a name that is no probe."""
     from ...probes.suite import PROBES
 
     names = [n.strip() for n in only.split(",") if n.strip()]
+    if not names:
+        return list(PROBES)
     unknown = [n for n in names if n not in PROBES]
     if unknown:
         raise InputError(field, f"unknown probe {quoted(unknown[0])} (choose from {', '.join(PROBES)})")

@@ -609,3 +609,12 @@ def test_recorded_quick_run_is_within_5_percent_of_the_full_run_or_flagged():
         assert abs(r["value"] / full_medians[r["name"]] - 1) <= 0.05, r["name"]
     assert {r["name"] for r in quick["results"] if r["value"] is None} == set(quick["unstable"]) <= {
         "launch_async", "launch_sync"}
+
+
+def test_only_naming_no_probe_runs_every_probe():
+    # `--only ""` (a script's empty variable) ran every probe before the query took it over, as no --only does.
+    from tuneadvise.advisor.queries.probe import probe_names
+    from tuneadvise.probes.suite import PROBES
+
+    assert probe_names("", "only") == probe_names(" , ", "only") == list(PROBES)
+    assert probe_names("l2,dram", "only") == [n for n in PROBES if n in ("l2", "dram")]
