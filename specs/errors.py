@@ -36,12 +36,13 @@ MAX_QUOTED = 60  # characters of a user's value an error message repeats
 MAX_ERROR = 400  # characters of one error line
 
 
-def one_line(text) -> str:
-    """`text` on one line: line breaks and other control characters written as escapes."""
+def one_line(text, keep: str = "") -> str:
+    """`text` on one line: line breaks and other control characters written as escapes (but those
+    in `keep`, for a format whose syntax holds them, such as a quoted CSV cell's line breaks)."""
     text = str(text)
     if text.isprintable():
         return text
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return "".join(c if c.isprintable() or c in keep else repr(c)[1:-1] for c in text)
 
 
 def clip(text, limit: int = MAX_ERROR) -> str:

@@ -12,6 +12,8 @@ import os
 import stat
 import sys
 
+from .errors import quoted
+
 # os.path rather than pathlib: every command imports this module, and pathlib brings urllib.parse.
 DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data")  # the shipped spec files
 MAX_DOCUMENT_BYTES = 16 << 20  # a config, spec file, probe document or baseline: real ones are kilobytes
@@ -91,6 +93,11 @@ def read_toml(path: str | os.PathLike) -> dict:
     return tomllib().loads(document_text(read_bounded(path, what="spec file")))
 
 
+def twice(key) -> str:
+    """What a document that names `key` twice in one object or mapping is told."""
+    return f"the key {quoted(key)} is given twice in one object"
+
+
 class DuplicateKey(ValueError):
     """A JSON object that names one key twice: JSON readers keep the last silently, TOML refuses."""
 
@@ -102,7 +109,7 @@ def _unique_pairs(pairs: list) -> dict:
     seen = set()
     for key, _ in pairs:
         if key in seen:
-            raise DuplicateKey(f"the key {key[:60]!r} is given twice in one object")
+            raise DuplicateKey(twice(key))
         seen.add(key)
     return found
 

@@ -35,7 +35,7 @@ from pydantic import (
 )
 
 from ...specs.errors import InputError
-from ...specs.files import document_text, read_bounded
+from ...specs.files import document_text, loads_json, read_bounded, tomllib, twice
 from .. import inputs
 from ..launch import BY_KEY as LAUNCH_FIELDS
 from ..launch import MAX_CLUSTER_SIZE, MAX_LOCAL_BYTES, MAX_SM_COUNT
@@ -385,8 +385,6 @@ def _holds_surrogates(raw) -> bool:
 def _parse(path: Path, text: str) -> dict:
     suffix = path.suffix.lower()
     if suffix == ".toml":
-        from ...specs.files import tomllib
-
         toml = tomllib()
         try:
             return toml.loads(text)
@@ -395,8 +393,6 @@ def _parse(path: Path, text: str) -> dict:
         except ValueError as exc:  # a value the parser accepts but Python will not read (an integer of 4,300+ digits)
             raise ConfigError(f"{path}: not valid TOML: {_first_clause(exc)}") from None
     if suffix == ".json":
-        from ...specs.files import loads_json
-
         try:
             return loads_json(text)
         except json.JSONDecodeError as exc:
@@ -455,7 +451,7 @@ def _loader(yaml):
                 key = getattr(key_node, "value", None)
                 if isinstance(key, str) and key in seen:
                     raise yaml.constructor.ConstructorError(
-                        None, None, f"the key {clip(key, 60)!r} is given twice in one mapping", key_node.start_mark)
+                        None, None, twice(key), key_node.start_mark)
                 seen.add(key)
             return super().construct_mapping(node, deep)
 

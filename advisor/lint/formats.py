@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from xml.sax.saxutils import escape, quoteattr
 
 from ..rules import registry
-from ..text import COMPACT, hex_escaped, markdown_text, utf8_text, xml_text
+from ..text import COMPACT, hex_escaped, markdown_text, one_line, utf8_text, xml_text
 from .paths import shown_path
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -36,8 +36,7 @@ def csv_cell(value):
     if isinstance(value, str):
         # A lone CR would end the row for a reader: the writer quotes only the terminator's LF.
         value = utf8_text(value).replace("\r\n", "\n").replace("\r", "\n")
-        if not value.isprintable():  # ESC, BEL...: escaped, as the other formats write them; rows keep their breaks
-            value = "".join(c if c.isprintable() or c in "\n\t" else repr(c)[1:-1] for c in value)
+        value = one_line(value, keep="\n\t")  # ESC, BEL...: escaped, as the other formats write them
         if value[:1] in ("=", "+", "-", "@", "\t", "\r"):
             return "'" + value
     return value

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from ...specs.errors import InputError, quoted
 
-SCHEMA_VERSION = 1  # `probe --format json`'s own layout
+SCHEMA_VERSION = 1  # `verify --format json`'s own layout
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,6 @@ pyramid of kernels on a product, from its spec or from measured probe results.""
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 
 from ..roofline import RooflineError
@@ -87,10 +86,10 @@ def roofline_entries(path: str) -> list:
 
 def read_probe_results(path: str) -> dict:
     """A `probe --format json` document; its fields are checked where they are read (roofline.probe_ceilings)."""
-    from ...specs.files import read_bounded
+    from ...specs.files import loads_json, read_bounded
 
     try:
-        doc = json.loads(read_bounded(path))
+        doc = loads_json(read_bounded(path))
     except OSError as exc:
         raise RooflineError(f"--probe: cannot read {path}: {exc.strerror}") from None
     except (ValueError, RecursionError) as exc:

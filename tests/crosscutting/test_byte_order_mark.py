@@ -55,3 +55,4 @@ def test_a_compile_database_with_a_byte_order_mark_is_read_as_without(tmp_path):
                     encoding="utf-8-sig")
     result = run("lint", "--compile-commands", path, "--arch", "sm_90", "--format", "json")
     assert "BOM" not in result.output and "not JSON" not in result.output, result.output
+    assert "missing.cu: cannot read" in result.output, result.output  # its entry was read, and its file looked for
