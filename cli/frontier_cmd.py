@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import click
 
-from .common import EXIT_BAD_INPUT, EXIT_OK, choose_format, emit, report_inputs
+from .common import EXIT_BAD_INPUT, EXIT_OK, choose_format, emit, output_width, report_inputs
 from .compile_options import build_options, build_settings, compiling
-from .layout import output_width, wrap
+from .layout import wrap
 from .options import arch_names_option, block_shape_option
 from .params import FilePath
 

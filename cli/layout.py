@@ -1,14 +1,10 @@
 """Text laid out line by line, for the outputs drawn without rich's layout (lint's report, explain, the
 frontier, statistics, diffs, long tables stacked): lines wrapped between words at the output's
-width: the terminal's, else COLUMNS (80 by default, 40 at least)."""
+width (common.output_width: the terminal's, else COLUMNS, 80 by default, 40 at least)."""
 
 from __future__ import annotations
 
 import re
-
-from .common import output_width, text_width
-
-__all__ = ["output_width", "text_width", "wrap"]  # the widths are common.py's, which rich's console reads too
 
 
 def wrap(text: str, width: int, first: str = "", rest: str = "", whole_words: bool = False) -> list[str]:

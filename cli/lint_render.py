@@ -13,8 +13,8 @@ import sys
 from collections.abc import Iterator
 
 from ..advisor.text import plural
-from .common import colour_allowed, stdout_is_terminal, styled
-from .layout import output_width, text_width, wrap
+from .common import colour_allowed, output_width, stdout_is_terminal, styled, text_width
+from .layout import wrap
 
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan", "bold": "bold", "dim": "dim",
           "passed": "bold green", "failed": "bold red"}

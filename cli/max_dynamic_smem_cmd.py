@@ -73,7 +73,7 @@ def _render(answer) -> None:
         return
     out.print(f"[bold]Up to {budget.max_dynamic_shared_mem:,} B of dynamic shared memory per block keep {wanted}/SM[/] "
               f"(bound by {LIMITER_WORDS[budget.limiter]})")
-    if budget.keeps_blocks and budget.blocks_at_max > budget.blocks_per_sm:  # the JSON's blocks_per_sm_at_max
+    if budget.keeps_more_blocks:
         out.print(f"At that size {plural(budget.blocks_at_max, 'block')}/SM reside, more than asked")
     if not budget.keeps_blocks:
         out.print(f"[yellow]note:[/] with that much the occupancy calculation gives "

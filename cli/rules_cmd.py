@@ -77,7 +77,7 @@ def explain(code):
 
 def _render_explanation(rule) -> None:
     from ..specs.catalog import describe_source
-    from .layout import output_width
+    from .common import output_width
 
     width = output_width()
     click.echo("\n\n".join([

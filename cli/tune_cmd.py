@@ -9,9 +9,9 @@ import sys
 import click
 
 from ..advisor.launch import MAX_SM_COUNT
-from .common import EXIT_FINDINGS, EXIT_OK, choose_format, emit, error_line, fail_unavailable
+from .common import EXIT_FINDINGS, EXIT_OK, choose_format, emit, error_line, fail_unavailable, output_width
 from .compile_options import build_options, build_settings, compiling
-from .layout import output_width, wrap
+from .layout import wrap
 from .options import arch_option, block_shape_option, format_option
 from .params import ArchName, Count, FilePath
 

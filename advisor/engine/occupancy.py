@@ -220,6 +220,11 @@ class DynamicSharedMemBudget(NamedTuple):
         calculation: not always (on 3.x preferring L1 its size_t subtraction can wrap)."""
         return self.blocks_at_max is not None and self.blocks_at_max >= self.blocks_per_sm
 
+    @property
+    def keeps_more_blocks(self) -> bool:
+        """Whether more blocks than asked reside with the answer's bytes (blocks_per_sm_at_max above it)."""
+        return self.keeps_blocks and self.blocks_at_max > self.blocks_per_sm
+
 
 def grid_waves(result: Occupancy, grid_size: int, sm_count: int) -> float | None:
     """The grid in waves of (resident blocks per SM x SMs) blocks; None when no block is resident."""

@@ -20,7 +20,7 @@ from typing import NamedTuple
 
 from ..engine.occupancy import CARVEOUT_NAMES
 from ..report import occupancy_document
-from ..rules import SEVERITIES, SEVERITY_RANK
+from ..rules import SEVERITIES, fails
 from .host_launches import site_document
 from .machine_code import sass_document
 
@@ -58,12 +58,6 @@ class LintDocument(NamedTuple):
     def whole(self) -> dict:
         """The document as one dict: json.dumps of it is `--format json`'s output."""
         return {**self.head, "kernels": list(self.kernels()), **self.tail}
-
-
-def fails(severity: str, fail_on: str, baseline: str | None = None) -> bool:
-    """Whether a finding fails the run: at or above `fail_on`, and not accepted by the baseline
-    (`baseline`: its status against one, "new", "worse" or "baselined"; None without one)."""
-    return SEVERITY_RANK[severity] >= SEVERITY_RANK[fail_on] and baseline != "baselined"
 
 
 def _finding_dict(finding, status: str | None) -> dict:

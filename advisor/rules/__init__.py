@@ -60,6 +60,12 @@ SEVERITIES = ("error", "warning", "info")
 SEVERITY_RANK = {name: rank for rank, name in enumerate(reversed(SEVERITIES))}  # info 0 < warning 1 < error 2
 
 
+def fails(severity: str, fail_on: str, baseline: str | None = None) -> bool:
+    """Whether a finding fails the run: at or above `fail_on`, and not accepted by the baseline
+    (`baseline`: its status against one, "new", "worse" or "baselined"; None without one)."""
+    return SEVERITY_RANK[severity] >= SEVERITY_RANK[fail_on] and baseline != "baselined"
+
+
 # NamedTuple rather than dataclass: a dataclass is made by generating and compiling its methods
 # at import, and this module is on every command's start-up path (benchmarks/startup.py).
 class Rule(NamedTuple):

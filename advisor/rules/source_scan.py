@@ -14,7 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import NamedTuple
 
 from ..readers.cuda_source import strip_comments, suppressed_codes
-from . import SEVERITIES, SEVERITY_RANK, Finding, RuleSelection, SourceLine, SourceTarget, source_rules
+from . import SEVERITIES, Finding, RuleSelection, SourceLine, SourceTarget, fails, source_rules
 from .warp_uniform import uniform_spans
 
 
@@ -97,7 +97,7 @@ def source_document(sources: Iterable[tuple[str, str]], targets, selection: Rule
     for finding in findings:
         by_severity[finding.severity] += 1
         by_code[finding.code] = by_code.get(finding.code, 0) + 1
-    failing = sum(1 for f in findings if SEVERITY_RANK[f.severity] >= SEVERITY_RANK[fail_on])
+    failing = sum(1 for f in findings if fails(f.severity, fail_on))
     summary = {"files": files, "findings": len(findings), "by_severity": by_severity,
                "by_code": dict(sorted(by_code.items())), "fail_on": fail_on, "failing_findings": failing,
                "passed": failing == 0, "warnings": []}
