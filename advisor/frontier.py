@@ -214,10 +214,10 @@ def source_index(source: str) -> SourceIndex:
         raise BuildSetupError(f"FILE: {source} is neither a CUDA source (.cu) nor PTX (.ptx)")
     index = SourceIndex()
     if not source.lower().endswith(".ptx"):
-        from ..specs.files import read_source_to_compile
+        from ..specs.files import source_text
 
         try:
-            index.add_file(source, read_source_to_compile(source).decode("utf-8", errors="replace"))
+            index.add_file(source, source_text(source))
         except OSError as exc:
             raise BuildSetupError(f"FILE: cannot read {source}: {exc.strerror}") from None
     elif not os.path.isfile(source):

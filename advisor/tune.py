@@ -73,10 +73,10 @@ def _file_error(option: str | None, message: str) -> InputError:
 def kernel_source(path: str) -> str:
     """The .cu source whose copies Kernel Tuner compiles, read once through the bounded reader
     (MAX_SOURCE_BYTES, a regular file, no NUL bytes); what cannot be read is bad input naming FILE."""
-    from ..specs.files import MAX_SOURCE_BYTES, read_source_to_compile
+    from ..specs.files import source_text
 
     try:
-        return read_source_to_compile(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+        return source_text(path)
     except OSError as exc:
         raise _file_error(None, f"cannot read {path}: {exc.strerror or exc}") from None
 

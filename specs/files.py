@@ -73,6 +73,12 @@ def read_source_to_compile(path, limit: int = MAX_SOURCE_BYTES) -> bytes:
     return data
 
 
+def source_text(path) -> str:
+    """A source the compiler will read, as text (read_source_to_compile; bytes that are not UTF-8
+    replaced): OSError where it cannot be read."""
+    return read_source_to_compile(path).decode("utf-8", errors="replace")
+
+
 def tomllib():
     """The standard library's TOML reader (Python 3.11+), else its backport `tomli` (3.10)."""
     if sys.version_info >= (3, 11):

@@ -74,10 +74,10 @@ def _wanted(kernel, builds: dict) -> list[tuple[int, dict, Build]]:
 
 
 def _text(path: str) -> str | None:
-    from ...specs.files import MAX_SOURCE_BYTES, read_source_to_compile
+    from ...specs.files import source_text
 
     try:
-        return read_source_to_compile(path, MAX_SOURCE_BYTES).decode("utf-8", errors="replace")
+        return source_text(path)
     except OSError:
         return None
 
