@@ -180,8 +180,7 @@ def render_diff(doc) -> str:
 
     width = output_width()
     out = []
-    for r in doc.kernels():
-        if r["status"] != "unchanged":
-            out += wrap(f"{terminal_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}", width,
-                        f"{r['status']:<10} ", " " * 11)
+    for r in doc.listed():
+        out += wrap(f"{terminal_text(r['demangled'])} [{r['arch']}]: {'; '.join(r['changes']) or '-'}", width,
+                    f"{r['status']:<10} ", " " * 11)
     return "\n".join(out + wrap(doc.summary_text(), width)) + "\n"

@@ -55,6 +55,11 @@ class DiffDocument(NamedTuple):
     def whole(self) -> dict:
         return {**self.head, "kernels": list(self.kernels()), **self.tail}
 
+    def listed(self) -> Iterator[dict]:
+        """The rows a human report lists: those that changed (the summary counts the unchanged ones;
+        JSON holds every row)."""
+        return (row for row in self.kernels() if row["status"] != "unchanged")
+
     def summary_text(self) -> str:
         """The counts, in one sentence."""
         s = self.summary

@@ -84,10 +84,9 @@ def json_chunks(doc) -> Iterator[str]:
 def diff_markdown_chunks(doc) -> Iterator[str]:
     """`diff --format markdown`: a table of the changed kernels, then the counts."""
     yield "| kernel | arch | status | changes |\n| --- | --- | --- | --- |\n"
-    for row in doc.kernels():
-        if row["status"] != "unchanged":
-            yield (f"| {markdown_text(row['demangled'])} | {row['arch']} | {row['status']} | "
-                   f"{markdown_text('; '.join(row['changes']) or '-')} |\n")
+    for row in doc.listed():
+        yield (f"| {markdown_text(row['demangled'])} | {row['arch']} | {row['status']} | "
+               f"{markdown_text('; '.join(row['changes']) or '-')} |\n")
     yield doc.summary_text() + "\n"
 
 
